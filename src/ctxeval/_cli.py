@@ -1,0 +1,95 @@
+"""The ``ctxeval`` command line."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._errors import CtxevalError
+
+__all__ = ["main", "cli"]
+
+
+def _measure_help() -> str:
+    from ._measures import families
+
+    names = ", ".join(f.name for f in families())
+    return f"measure name, repeatable (e.g. nDCG@10, P(rel=2)@5, AP). Known: {names}. See 'ctxeval measures'."
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output and output != "-":
+        Path(output).write_text(text, encoding="utf-8", newline="\n")
+    else:
+        click.echo(text, nl=False)
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CtxevalError as exc:
+            click.echo(f"ctxeval: error: {exc}", err=True)
+            ctx.exit(2)
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+            click.echo(f"ctxeval: error: {exc.filename}: {exc.strerror}", err=True)
+            ctx.exit(2)
+        except BrokenPipeError:  # pragma: no cover
+            ctx.exit(0)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="ctxeval")
+def cli() -> None:
+    """ctxeval: how much of the best evidence did your retriever put into the K slots the LLM reads?"""
+
+
+MISSING_HELP = (
+    "judged queries absent from a run: zero = score them 0 (trec_eval -c; default), "
+    "ignore = leave them out (trec_eval's default), error = fail"
+)
+
+
+@cli.command()
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-m", "--measure", "measures", multiple=True, help=_measure_help())
+@click.option("--per-query", is_flag=True, help="also report every query's value")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "jsonl"]), default="table", show_default=True)
+@click.option("--missing", type=click.Choice(["zero", "ignore", "error"]), default="zero", show_default=True, help=MISSING_HELP)
+@click.option("--ties", type=click.Choice(["trec", "input"]), default="trec", show_default=True, help="trec: score (as float32) desc, then doc id desc; input: file order")
+@click.option("--duplicates", type=click.Choice(["error", "first", "best"]), default="error", show_default=True, help="a repeated (query, doc) pair: fail, or keep the first / the best-scored")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, help="write here instead of stdout")
+def evaluate(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool, fmt: str, missing: str, ties: str, duplicates: str, output: str | None) -> None:
+    """Evaluate RUN files against QRELS."""
+    from ._evaluate import DEFAULT_MEASURES
+    from ._evaluate import evaluate as run_eval
+    from ._output import render
+
+    result = run_eval(qrels, list(runs), list(measures) or list(DEFAULT_MEASURES), ties=ties, missing=missing, duplicates=duplicates)
+    _emit(render(result, fmt, per_query), output)
+
+
+@cli.command("measures")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+def measures_cmd(fmt: str) -> None:
+    """List every measure with its parameters and definition."""
+    from ._docs import measure_list
+
+    click.echo(measure_list(fmt), nl=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        cli.main(args=argv, prog_name="ctxeval", standalone_mode=True)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

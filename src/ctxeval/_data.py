@@ -1,0 +1,293 @@
+"""The data model: :class:`Qrels` (judgments) and :class:`Run` (a ranked, scored result list).
+
+Both wrap a validated polars frame. Ids are strings at the edge; the evaluation engine turns them into
+integer codes and contiguous per-query segments (see :mod:`ctxeval._engine`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from . import _io
+from ._errors import ConfigError, InputError
+
+__all__ = ["Qrels", "Run", "GradeMap"]
+
+
+def _source_name(obj: Any, default: str) -> str:
+    return str(obj) if isinstance(obj, (str, os.PathLike)) else default
+
+
+class Qrels:
+    """Relevance judgments: one integer grade per (query id, doc id); grades may be negative.
+
+    >>> q = Qrels.from_dict({"q1": {"d1": 2, "d2": 0}})
+    >>> len(q), q.query_ids
+    (2, ['q1'])
+    """
+
+    __slots__ = ("_df", "source", "dropped_duplicates")
+
+    def __init__(self, frame: pl.DataFrame, source: str = "<qrels>", *, dropped_duplicates: int = 0) -> None:
+        expected = {"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64}
+        for col, dtype in expected.items():
+            if col not in frame.columns or frame.schema[col] != dtype:
+                raise InputError(f"{source}: a Qrels frame needs column {col!r} of type {dtype}")
+        self._df = frame.select(list(expected))
+        self.source = source
+        self.dropped_duplicates = dropped_duplicates
+
+    # construction ---------------------------------------------------------------------------------
+    @classmethod
+    def from_file(
+        cls, path: str | os.PathLike[str], *, format: str | None = None, duplicates: _io.DuplicatePolicy = "error"
+    ) -> Qrels:
+        """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet."""
+        df = _io.read_file(path, "qrels", format)
+        fmt = format or _io.detect_format(path)
+        locate = (lambda q, d: _io.locate_in_trec(path, q, d)) if fmt == "trec" else None
+        df, dropped = _io.resolve_duplicates(df, "qrels", str(path), duplicates, locate)
+        return cls(df, str(path), dropped_duplicates=dropped)
+
+    @classmethod
+    def from_dict(cls, mapping: Mapping[str, Mapping[str, int]], *, source: str = "<qrels dict>") -> Qrels:
+        """From ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape)."""
+        return cls(_io.frame_from_dict(mapping, "qrels", source), source)
+
+    @classmethod
+    def from_frame(
+        cls, frame: Any, *, source: str = "<qrels frame>", duplicates: _io.DuplicatePolicy = "error"
+    ) -> Qrels:
+        """From a pandas or polars frame with query id, doc id and relevance columns."""
+        df = _io.frame_from_table(frame, "qrels", source)
+        df, dropped = _io.resolve_duplicates(df, "qrels", source, duplicates)
+        return cls(df, source, dropped_duplicates=dropped)
+
+    @classmethod
+    def coerce(cls, obj: Any, **kwargs: Any) -> Qrels:
+        """Accept a :class:`Qrels`, a path, a dict-of-dicts or a frame."""
+        if isinstance(obj, Qrels):
+            return obj
+        if isinstance(obj, (str, os.PathLike)):
+            return cls.from_file(obj, **kwargs)
+        if isinstance(obj, Mapping):
+            return cls.from_dict(obj)
+        return cls.from_frame(obj, **kwargs)
+
+    # access ----------------------------------------------------------------------------------------
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The judgments as a polars frame (``query_id``, ``doc_id``, ``relevance``)."""
+        return self._df
+
+    @property
+    def query_ids(self) -> list[str]:
+        """Judged query ids, sorted byte-wise."""
+        return sorted(self._df["query_id"].unique().to_list())
+
+    def __len__(self) -> int:
+        return self._df.height
+
+    def __repr__(self) -> str:
+        n_q = self._df["query_id"].n_unique()
+        return f"Qrels({self.source!r}, {n_q} queries, {self._df.height} judgments)"
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for q, d, r in self._df.iter_rows():
+            out.setdefault(q, {})[d] = r
+        return out
+
+    def map_grades(self, grade_map: GradeMap | Mapping[int, int]) -> Qrels:
+        """Qrels with every grade mapped through ``grade_map`` (unmapped grades are an error)."""
+        gm = grade_map if isinstance(grade_map, GradeMap) else GradeMap(dict(grade_map))
+        return Qrels(gm.apply(self._df, self.source), self.source)
+
+    def write_trec(self, path: str | os.PathLike[str]) -> None:
+        _io.write_trec_qrels(self._df, path)
+
+    def write_parquet(self, path: str | os.PathLike[str]) -> None:
+        self._df.write_parquet(path)
+
+
+class Run:
+    """A run: a score per (query id, doc id) with a name.
+
+    The rank column of a TREC file is ignored; ranking is decided at evaluation time by the ``ties``
+    policy (trec_eval's by default: score descending, then doc id descending).
+
+    >>> r = Run.from_dict({"q1": {"d1": 0.5, "d2": 0.9}}, name="bm25")
+    >>> r.name, len(r)
+    ('bm25', 2)
+    """
+
+    __slots__ = ("_df", "name", "source", "dropped_duplicates")
+
+    def __init__(self, frame: pl.DataFrame, name: str = "run", source: str = "<run>", *, dropped_duplicates: int = 0) -> None:
+        expected = {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}
+        for col, dtype in expected.items():
+            if col not in frame.columns or frame.schema[col] != dtype:
+                raise InputError(f"{source}: a Run frame needs column {col!r} of type {dtype}")
+        self._df = frame.select(list(expected))
+        self.name = name
+        self.source = source
+        self.dropped_duplicates = dropped_duplicates
+
+    @staticmethod
+    def _name_from(df: pl.DataFrame, path: str | os.PathLike[str] | None, fallback: str) -> str:
+        if "tag" in df.columns:
+            tags = df["tag"].unique()
+            if tags.len() == 1 and tags[0]:
+                return str(tags[0])
+        if path is not None:
+            name = Path(path).name
+            if name.lower().endswith(".gz"):
+                name = name[:-3]
+            stem = os.path.splitext(name)[0]
+            return stem or name
+        return fallback
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        name: str | None = None,
+        format: str | None = None,
+        duplicates: _io.DuplicatePolicy = "error",
+    ) -> Run:
+        """Read a TREC run (``qid Q0 docid rank score tag``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
+
+        The run's name is ``name`` if given, else its tag when one tag is used throughout, else the
+        file name without extension.
+        """
+        df = _io.read_file(path, "run", format)
+        fmt = format or _io.detect_format(path)
+        locate = (lambda q, d: _io.locate_in_trec(path, q, d)) if fmt == "trec" else None
+        df, dropped = _io.resolve_duplicates(df, "run", str(path), duplicates, locate)
+        return cls(df, name or cls._name_from(df, path, "run"), str(path), dropped_duplicates=dropped)
+
+    @classmethod
+    def from_dict(cls, mapping: Mapping[str, Mapping[str, float]], *, name: str = "run", source: str = "<run dict>") -> Run:
+        """From ``{query_id: {doc_id: score}}`` (the pytrec_eval / ranx shape)."""
+        return cls(_io.frame_from_dict(mapping, "run", source), name, source)
+
+    @classmethod
+    def from_frame(
+        cls, frame: Any, *, name: str | None = None, source: str = "<run frame>", duplicates: _io.DuplicatePolicy = "error"
+    ) -> Run:
+        """From a pandas or polars frame with query id, doc id and score columns (and optionally a tag)."""
+        df = _io.frame_from_table(frame, "run", source)
+        df, dropped = _io.resolve_duplicates(df, "run", source, duplicates)
+        return cls(df, name or cls._name_from(df, None, "run"), source, dropped_duplicates=dropped)
+
+    @classmethod
+    def coerce(cls, obj: Any, *, name: str | None = None, **kwargs: Any) -> Run:
+        """Accept a :class:`Run`, a path, a dict-of-dicts or a frame."""
+        if isinstance(obj, Run):
+            return obj
+        if isinstance(obj, (str, os.PathLike)):
+            return cls.from_file(obj, name=name, **kwargs)
+        if isinstance(obj, Mapping):
+            return cls.from_dict(obj, name=name or "run")
+        return cls.from_frame(obj, name=name, **kwargs)
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The run as a polars frame (``query_id``, ``doc_id``, ``score``) in input order."""
+        return self._df
+
+    @property
+    def query_ids(self) -> list[str]:
+        return sorted(self._df["query_id"].unique().to_list())
+
+    def __len__(self) -> int:
+        return self._df.height
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, {self._df['query_id'].n_unique()} queries, {self._df.height} rows)"
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for q, d, s in self._df.iter_rows():
+            out.setdefault(q, {})[d] = s
+        return out
+
+    def with_name(self, name: str) -> Run:
+        return Run(self._df, name, self.source, dropped_duplicates=self.dropped_duplicates)
+
+    def write_trec(self, path: str | os.PathLike[str], *, ties: str = "trec") -> None:
+        """Write in TREC format, ranked by the ``ties`` policy (ranks 1..n per query)."""
+        from ._engine import ranked_frame
+
+        _io.write_trec_run(ranked_frame(self._df, ties), path, self.name)
+
+    def write_parquet(self, path: str | os.PathLike[str]) -> None:
+        self._df.with_columns(pl.lit(self.name).alias("tag")).write_parquet(path)
+
+
+class GradeMap:
+    """A mapping of qrels grades onto another scale (e.g. TREC DL 0–3 onto the 1–5 utility scale).
+
+    >>> GradeMap.parse("trec-dl").mapping
+    {3: 5, 2: 4, 1: 3, 0: 2}
+    >>> str(GradeMap.parse("3:5,2:4"))
+    '3:5,2:4'
+    """
+
+    PRESETS: dict[str, dict[int, int]] = {
+        "trec-dl": {3: 5, 2: 4, 1: 3, 0: 2},
+        "identity": {},
+    }
+
+    __slots__ = ("mapping", "name")
+
+    def __init__(self, mapping: Mapping[int, int], name: str | None = None) -> None:
+        self.mapping = {int(k): int(v) for k, v in mapping.items()}
+        self.name = name
+
+    @classmethod
+    def parse(cls, text: str) -> GradeMap:
+        text = text.strip()
+        if text in cls.PRESETS:
+            return cls(cls.PRESETS[text], text)
+        mapping: dict[int, int] = {}
+        for part in text.split(","):
+            if not part.strip():
+                continue
+            src, sep, dst = part.partition(":")
+            try:
+                if not sep:
+                    raise ValueError
+                mapping[int(src)] = int(dst)
+            except ValueError:
+                raise ConfigError(
+                    f"grade map {text!r}: {part.strip()!r} is not of the form FROM:TO with integer grades "
+                    f"(or use a preset: {', '.join(cls.PRESETS)})"
+                ) from None
+        return cls(mapping)
+
+    def __str__(self) -> str:
+        if self.name:
+            return self.name
+        return ",".join(f"{k}:{v}" for k, v in self.mapping.items())
+
+    def describe(self) -> str:
+        body = ",".join(f"{k}:{v}" for k, v in self.mapping.items()) or "identity"
+        return f"{self.name} ({body})" if self.name and self.mapping else body
+
+    def apply(self, df: pl.DataFrame, source: str) -> pl.DataFrame:
+        if not self.mapping:
+            return df
+        present = set(df["relevance"].unique().to_list())
+        unmapped = sorted(present - set(self.mapping))
+        if unmapped:
+            raise ConfigError(
+                f"{source}: grade map {self.describe()} does not map grade(s) {unmapped}; add them to the map"
+            )
+        return df.with_columns(pl.col("relevance").replace_strict(self.mapping, return_dtype=pl.Int64))

@@ -1,0 +1,185 @@
+"""``evaluate``: measures over one or more runs against one qrels, with explicit query-set policies."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._data import Qrels, Run
+from ._engine import EvalData, QueryAccounting, prepare
+from ._errors import ConfigError
+from ._measures import Measure, parse_measures
+
+__all__ = ["evaluate", "Result", "RunResult", "aggregate", "DEFAULT_MEASURES"]
+
+DEFAULT_MEASURES = ("nDCG@10", "AP", "RR", "P@10", "R@100")
+
+
+def aggregate(measure: Measure, values: np.ndarray) -> tuple[float, int]:
+    """The summary of per-query values and the number of queries where the measure is defined.
+
+    ``mean``: arithmetic mean over defined (non-NaN) queries; ``sum``: their sum; ``gmean``: the
+    geometric mean with values floored at 1e-5, as trec_eval's gm_map.
+    """
+    valid = values[~np.isnan(values)]
+    n = int(valid.size)
+    how = measure.spec.aggregate
+    if how == "sum":
+        return float(valid.sum()), n
+    if n == 0:
+        return math.nan, 0
+    if how == "gmean":
+        return float(np.exp(np.mean(np.log(np.maximum(valid, 1e-5))))), n
+    return float(valid.mean()), n
+
+
+@dataclass
+class RunResult:
+    """Per-query values of every measure for one run."""
+
+    name: str
+    source: str
+    qids: list[str]
+    values: dict[Measure, np.ndarray]
+    accounting: QueryAccounting
+    dropped_duplicates: int = 0
+    summary: dict[Measure, tuple[float, int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.summary:
+            self.summary = {m: aggregate(m, v) for m, v in self.values.items()}
+
+    def mean(self, measure: Measure | str) -> float:
+        return self.summary[_key(measure)][0]
+
+    def valid(self, measure: Measure | str) -> int:
+        return self.summary[_key(measure)][1]
+
+    def per_query(self, measure: Measure | str) -> dict[str, float]:
+        vals = self.values[_key(measure)]
+        return {q: float(v) for q, v in zip(self.qids, vals)}
+
+
+def _key(measure: Measure | str) -> Measure:
+    return measure if isinstance(measure, Measure) else parse_measures(measure)[0]
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
+
+
+@dataclass
+class Result:
+    """The outcome of :func:`evaluate`: measures × runs, with the settings that produced it."""
+
+    measures: list[Measure]
+    runs: list[RunResult]
+    settings: dict[str, Any]
+
+    def __getitem__(self, name: str) -> RunResult:
+        for r in self.runs:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def to_dict(self, per_query: bool = False) -> dict[str, Any]:
+        runs = []
+        for r in self.runs:
+            entry: dict[str, Any] = {
+                "name": r.name,
+                "path": r.source,
+                "aggregate": {str(m): _num(r.summary[m][0]) for m in self.measures},
+                "valid_queries": {str(m): r.summary[m][1] for m in self.measures},
+                "queries": r.accounting.to_dict(),
+            }
+            if r.dropped_duplicates:
+                entry["dropped_duplicates"] = r.dropped_duplicates
+            if per_query:
+                entry["per_query"] = {
+                    q: {str(m): _num(float(r.values[m][i])) for m in self.measures} for i, q in enumerate(r.qids)
+                }
+            runs.append(entry)
+        return {"measures": [str(m) for m in self.measures], "runs": runs, "settings": dict(self.settings)}
+
+    def to_pandas(self, per_query: bool = False) -> Any:
+        """Long format: run, query (``all`` for the summary), measure, value."""
+        import pandas as pd
+
+        rows = []
+        for r in self.runs:
+            for m in self.measures:
+                rows.append((r.name, "all", str(m), r.summary[m][0]))
+                if per_query:
+                    rows.extend((r.name, q, str(m), float(v)) for q, v in zip(r.qids, r.values[m]))
+        return pd.DataFrame(rows, columns=["run", "query", "measure", "value"])
+
+
+def _unique_names(runs: Sequence[Run]) -> list[str]:
+    seen: dict[str, int] = {}
+    names = []
+    for r in runs:
+        n = seen.get(r.name, 0) + 1
+        seen[r.name] = n
+        names.append(r.name if n == 1 else f"{r.name}#{n}")
+    return names
+
+
+def evaluate(
+    qrels: Any,
+    runs: Any,
+    measures: Iterable[str | Measure] | str | Measure = DEFAULT_MEASURES,
+    *,
+    ties: str = "trec",
+    missing: str = "zero",
+    duplicates: str = "error",
+) -> Result:
+    """Evaluate one or more runs.
+
+    ``qrels`` and each run may be a path, a dict-of-dicts, a pandas/polars frame or a
+    :class:`Qrels`/:class:`Run`. ``missing`` decides judged queries absent from a run: ``zero``
+    (scored 0, trec_eval ``-c``; the default here), ``ignore`` (trec_eval's default) or ``error``.
+
+    >>> res = evaluate({"q1": {"a": 1, "b": 0}}, {"q1": {"a": 0.2, "b": 0.9}}, ["P@1", "RR"])
+    >>> res.runs[0].mean("RR"), res.runs[0].mean("P@1")
+    (0.5, 0.0)
+    """
+    qr = Qrels.coerce(qrels, duplicates=duplicates)
+    run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
+    if not run_list:
+        raise ConfigError("evaluate needs at least one run")
+    run_objs = [Run.coerce(r, duplicates=duplicates) for r in run_list]
+    ms = _measure_list(measures)
+    results = []
+    for run, name in zip(run_objs, _unique_names(run_objs)):
+        data = prepare(qr, run, ties=ties, missing=missing)
+        values = {m: m.compute(data) for m in ms}
+        results.append(RunResult(name, run.source, data.qids, values, data.accounting, run.dropped_duplicates))
+    settings = {
+        "qrels": qr.source,
+        "ties": ties,
+        "missing": missing,
+        "duplicates": duplicates,
+        "qrels_dropped_duplicates": qr.dropped_duplicates,
+    }
+    return Result(ms, results, settings)
+
+
+def _measure_list(measures: Iterable[str | Measure] | str | Measure) -> list[Measure]:
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    out: list[Measure] = []
+    for m in measures:
+        for parsed in parse_measures(m):
+            if parsed not in out:
+                out.append(parsed)
+    if not out:
+        raise ConfigError("no measures given")
+    return out
+
+
+def compute(data: EvalData, measures: Iterable[Measure]) -> dict[Measure, np.ndarray]:
+    return {m: m.compute(data) for m in measures}

@@ -1,0 +1,556 @@
+"""Readers and writers at the edge: TREC text (plain or gzip), CSV/TSV, JSONL, Parquet, pandas and
+dict-of-dicts in; TREC and Parquet out.
+
+Every reader returns a validated polars frame with the columns ``query_id`` (str), ``doc_id`` (str)
+and ``relevance`` (int64, qrels) or ``score`` (float64, runs) plus, for runs, ``tag`` when the input
+has one. Malformed input raises :class:`~ctxeval.FormatError` naming the source, the line and the
+problem.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from ._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
+
+Kind = Literal["qrels", "run"]
+DuplicatePolicy = Literal["error", "first", "best"]
+
+_QID_NAMES = ("query_id", "qid", "query", "q_id", "topic", "topic_id")
+_DOC_NAMES = ("doc_id", "docid", "docno", "doc", "pid", "passage_id", "document_id")
+_SCORE_NAMES = ("score", "sim", "similarity")
+_REL_NAMES = ("relevance", "rel", "grade", "label", "judgment", "judgement")
+_TAG_NAMES = ("tag", "run", "run_id", "runid", "name", "system")
+
+_TREC_COLUMNS = {"qrels": 4, "run": 6}
+_CHUNK = 1 << 24
+
+
+def _open_bytes(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+    if head == b"\x1f\x8b":
+        try:
+            with gzip.open(path, "rb") as gz:
+                return gz.read()
+        except (OSError, EOFError) as exc:
+            raise FormatError(str(path), None, f"cannot decompress gzip data: {exc}") from exc
+    return path.read_bytes()
+
+
+def _base_suffix(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return os.path.splitext(name)[1]
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """The input format implied by a file name: ``parquet``, ``jsonl``, ``csv``, ``tsv`` or ``trec``."""
+    suffix = _base_suffix(Path(path))
+    return {
+        ".parquet": "parquet",
+        ".pq": "parquet",
+        ".jsonl": "jsonl",
+        ".ndjson": "jsonl",
+        ".json": "jsonl",
+        ".csv": "csv",
+        ".tsv": "tsv",
+    }.get(suffix, "trec")
+
+
+# --------------------------------------------------------------------------------------------------
+# TREC text
+# --------------------------------------------------------------------------------------------------
+
+_WS_RUN = re.compile(rb"[ \t]+")
+_LEAD_WS = re.compile(rb"(?m)^[ \t]+")
+_TRAIL_WS = re.compile(rb"(?m)[ \t\r]+$")
+
+
+def _first_data_line(data: bytes) -> bytes | None:
+    for line in io.BytesIO(data[: 1 << 16]):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(b"#"):
+            return line
+    return None
+
+
+def _is_plain(data: bytes, sep: bytes) -> bool:
+    """True when every field is separated by exactly one ``sep`` and no other white space exists."""
+    other = b" " if sep == b"\t" else b"\t"
+    if other in data or b"\r" in data or (sep + sep) in data:
+        return False
+    if data.startswith(sep) or (b"\n" + sep) in data or (sep + b"\n") in data:
+        return False
+    return not data.endswith(sep)
+
+
+def _polars_trec(data: bytes, kind: Kind, sep: bytes) -> pl.DataFrame | None:
+    """Fast path: parse with polars; ``None`` when anything looks off (the slow path then explains)."""
+    if kind == "run":
+        schema = {
+            "query_id": pl.String,
+            "q0": pl.String,
+            "doc_id": pl.String,
+            "rank": pl.String,
+            "score": pl.Float64,
+            "tag": pl.String,
+        }
+    else:
+        schema = {"query_id": pl.String, "iter": pl.String, "doc_id": pl.String, "relevance": pl.Int64}
+    try:
+        df = pl.read_csv(
+            data,
+            separator=sep.decode(),
+            has_header=False,
+            comment_prefix="#",
+            truncate_ragged_lines=True,
+            quote_char=None,
+            schema=schema,
+            rechunk=True,
+        )
+    except Exception:  # noqa: BLE001 - any parse trouble sends us to the exact slow path
+        return None
+    if df.height == 0:
+        return None
+    keep = ["query_id", "doc_id", "score", "tag"] if kind == "run" else ["query_id", "doc_id", "relevance"]
+    df = df.select(keep)
+    if df.null_count().sum_horizontal().item() != 0:
+        return None
+    # A comment-looking id, an empty id, or a non-finite score: let the exact path report it.
+    bad = df.select(
+        (pl.col("query_id").str.starts_with("#").any())
+        | (pl.col("query_id").str.len_bytes().min() == 0)
+        | (pl.col("doc_id").str.len_bytes().min() == 0)
+    ).item()
+    if bad:
+        return None
+    if kind == "run" and not df.select(pl.col("score").is_finite().all()).item():
+        return None
+    return df
+
+
+def _slow_trec(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
+    """Exact line-by-line parser: handles every layout trec_eval accepts and explains every error."""
+    ncols = _TREC_COLUMNS[kind]
+    qids: list[str] = []
+    docs: list[str] = []
+    vals: list[Any] = []
+    tags: list[str] = []
+    text = data.decode("utf-8", errors="strict") if data.isascii() else _decode(data, source)
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) < ncols:
+            expect = "qid iter docid grade" if kind == "qrels" else "qid Q0 docid rank score tag"
+            raise FormatError(
+                source, lineno, f"expected {ncols} fields ({expect}), found {len(fields)}", line
+            )
+        qids.append(fields[0])
+        docs.append(fields[2])
+        if kind == "run":
+            vals.append(_parse_score(fields[4], source, lineno, line))
+            tags.append(fields[5])
+        else:
+            vals.append(_parse_grade(fields[3], source, lineno, line))
+    if not qids:
+        raise EmptyInputError(f"{source}: no {kind} lines found (the file is empty or only comments)")
+    cols: dict[str, Any] = {
+        "query_id": pl.Series(qids, dtype=pl.String),
+        "doc_id": pl.Series(docs, dtype=pl.String),
+    }
+    if kind == "run":
+        cols["score"] = pl.Series(vals, dtype=pl.Float64)
+        cols["tag"] = pl.Series(tags, dtype=pl.String)
+    else:
+        cols["relevance"] = pl.Series(vals, dtype=pl.Int64)
+    return pl.DataFrame(cols)
+
+
+def _decode(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FormatError(source, line, f"not valid UTF-8 (byte {data[exc.start]:#04x})") from exc
+
+
+def _parse_score(token: str, source: str, lineno: int | None, line: str | None) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        raise FormatError(source, lineno, f"score {token!r} is not a number", line) from None
+    if not math.isfinite(value):
+        raise FormatError(source, lineno, f"score {token!r} is not finite", line)
+    return value
+
+
+def _parse_grade(token: Any, source: str, lineno: int | None, line: str | None) -> int:
+    if isinstance(token, bool):
+        raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line)
+    if isinstance(token, int):
+        return token
+    if isinstance(token, float):
+        if math.isfinite(token) and token.is_integer():
+            return int(token)
+        raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line)
+    try:
+        return int(str(token))
+    except ValueError:
+        pass
+    try:
+        as_float = float(token)
+    except ValueError:
+        raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line) from None
+    if math.isfinite(as_float) and as_float.is_integer():
+        return int(as_float)
+    raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line)
+
+
+def parse_trec_bytes(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
+    """Parse TREC qrels or run text. Fields are separated by any run of spaces or tabs; ``#`` lines
+    and blank lines are skipped; columns beyond the format's are ignored (as trec_eval does)."""
+    first = _first_data_line(data)
+    if first is None:
+        raise EmptyInputError(f"{source}: no {kind} lines found (the file is empty or only comments)")
+    sep = b"\t" if b"\t" in first else b" "
+    df = None
+    if _is_plain(data, sep):
+        df = _polars_trec(data, kind, sep)
+    if df is None:
+        normal = _TRAIL_WS.sub(b"", _LEAD_WS.sub(b"", _WS_RUN.sub(b" ", data)))
+        if normal.strip():
+            df = _polars_trec(normal, kind, b" ")
+    if df is None:
+        df = _slow_trec(data, kind, source)
+    return df
+
+
+# --------------------------------------------------------------------------------------------------
+# Header formats: CSV / TSV / JSONL
+# --------------------------------------------------------------------------------------------------
+
+
+def _pick(names: Iterable[str], candidates: tuple[str, ...], what: str, source: str, required: bool) -> str | None:
+    lowered = {n.lower().strip(): n for n in names}
+    for cand in candidates:
+        if cand in lowered:
+            return lowered[cand]
+    if required:
+        raise FormatError(
+            source,
+            1,
+            f"no {what} column: expected one of {', '.join(candidates)}; found {', '.join(map(str, names)) or 'none'}",
+        )
+    return None
+
+
+def _records_from_rows(
+    rows: Iterator[tuple[int, Mapping[str, Any]]], header: list[str], kind: Kind, source: str
+) -> pl.DataFrame:
+    qcol = _pick(header, _QID_NAMES, "query id", source, True)
+    dcol = _pick(header, _DOC_NAMES, "document id", source, True)
+    vcol = _pick(header, _SCORE_NAMES if kind == "run" else _REL_NAMES, "score" if kind == "run" else "relevance", source, True)
+    tcol = _pick(header, _TAG_NAMES, "run name", source, False) if kind == "run" else None
+    qids: list[str] = []
+    docs: list[str] = []
+    vals: list[Any] = []
+    tags: list[str] = []
+    for lineno, rec in rows:
+        q, d, v = rec.get(qcol), rec.get(dcol), rec.get(vcol)  # type: ignore[arg-type]
+        for name, value in ((qcol, q), (dcol, d)):
+            if value is None or (isinstance(value, str) and not value.strip()):
+                raise FormatError(source, lineno, f"{name} is missing or empty", _show(rec))
+            if not isinstance(value, (str, int)) or isinstance(value, bool):
+                raise FormatError(source, lineno, f"{name} {value!r} is not a string or integer id", _show(rec))
+        if v is None or (isinstance(v, str) and not v.strip()):
+            raise FormatError(source, lineno, f"{vcol} is missing or empty", _show(rec))
+        qids.append(str(q).strip())
+        docs.append(str(d).strip())
+        if kind == "run":
+            if isinstance(v, bool):
+                raise FormatError(source, lineno, f"score {v!r} is not a number", _show(rec))
+            if isinstance(v, str):
+                vals.append(_parse_score(v.strip(), source, lineno, _show(rec)))
+            else:
+                vals.append(_check_num(v, source, lineno, rec))
+            if tcol is not None:
+                tags.append(str(rec.get(tcol, "")))
+        else:
+            vals.append(_parse_grade(v.strip() if isinstance(v, str) else v, source, lineno, _show(rec)))
+    if not qids:
+        raise EmptyInputError(f"{source}: no {kind} records found (the file is empty)")
+    cols: dict[str, Any] = {"query_id": pl.Series(qids, dtype=pl.String), "doc_id": pl.Series(docs, dtype=pl.String)}
+    if kind == "run":
+        cols["score"] = pl.Series(vals, dtype=pl.Float64)
+        if tcol is not None:
+            cols["tag"] = pl.Series(tags, dtype=pl.String)
+    else:
+        cols["relevance"] = pl.Series(vals, dtype=pl.Int64)
+    return pl.DataFrame(cols)
+
+
+def _check_num(v: Any, source: str, lineno: int, rec: Any) -> float:
+    if not isinstance(v, (int, float)):
+        raise FormatError(source, lineno, f"score {v!r} is not a number", _show(rec))
+    if not math.isfinite(float(v)):
+        raise FormatError(source, lineno, f"score {v!r} is not finite", _show(rec))
+    return float(v)
+
+
+def _show(rec: Any) -> str:
+    try:
+        return json.dumps(rec, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(rec)
+
+
+def parse_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> pl.DataFrame:
+    text = _decode(data, source)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header: list[str] | None = None
+    header_line = 0
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for fields in reader:
+        lineno = reader.line_num
+        if not fields or all(not f.strip() for f in fields):
+            continue
+        if header is None:
+            header = [f.strip() for f in fields]
+            header_line = lineno
+            continue
+        if len(fields) != len(header):
+            raise FormatError(
+                source, lineno, f"expected {len(header)} fields as in the header (line {header_line}), found {len(fields)}",
+                delimiter.join(fields),
+            )
+        rows.append((lineno, dict(zip(header, fields))))
+    if header is None:
+        raise EmptyInputError(f"{source}: the file is empty (no header)")
+    return _records_from_rows(iter(rows), header, kind, source)
+
+
+def parse_jsonl(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
+    text = _decode(data, source)
+    rows: list[tuple[int, dict[str, Any]]] = []
+    keys: dict[str, None] = {}
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise FormatError(source, lineno, f"invalid JSON ({exc.msg} at column {exc.colno})", line) from None
+        if not isinstance(rec, dict):
+            raise FormatError(source, lineno, "expected a JSON object", line)
+        for k in rec:
+            keys.setdefault(k, None)
+        rows.append((lineno, rec))
+    if not rows:
+        raise EmptyInputError(f"{source}: no {kind} records found (the file is empty)")
+    return _records_from_rows(iter(rows), list(keys), kind, source)
+
+
+def frame_from_table(table: Any, kind: Kind, source: str) -> pl.DataFrame:
+    """Validate a polars or pandas frame with named columns."""
+    if not isinstance(table, pl.DataFrame):
+        try:
+            import pandas as pd  # noqa: F401
+        except ImportError:  # pragma: no cover
+            pass
+        if hasattr(table, "to_dict") and hasattr(table, "columns"):
+            table = pl.DataFrame({str(c): list(table[c]) for c in table.columns}, strict=False)
+        else:
+            raise InputError(f"{source}: expected a pandas or polars DataFrame, got {type(table).__name__}")
+    header = list(table.columns)
+    if table.height == 0:
+        raise EmptyInputError(f"{source}: the frame has no rows")
+    qcol = _pick(header, _QID_NAMES, "query id", source, True)
+    dcol = _pick(header, _DOC_NAMES, "document id", source, True)
+    vcol = _pick(header, _SCORE_NAMES if kind == "run" else _REL_NAMES, "score" if kind == "run" else "relevance", source, True)
+    tcol = _pick(header, _TAG_NAMES, "run name", source, False) if kind == "run" else None
+    names = [qcol, dcol, vcol] + ([tcol] if tcol else [])
+    sub = table.select(names)
+    rows = ((i + 1, dict(zip(names, r))) for i, r in enumerate(sub.iter_rows()))
+    out = _records_from_rows(rows, names, kind, f"{source} (row)")
+    return out
+
+
+def frame_from_dict(mapping: Mapping[str, Mapping[str, Any]], kind: Kind, source: str) -> pl.DataFrame:
+    if not isinstance(mapping, Mapping):
+        raise InputError(f"{source}: expected a mapping {{query_id: {{doc_id: value}}}}, got {type(mapping).__name__}")
+    qids: list[str] = []
+    docs: list[str] = []
+    vals: list[Any] = []
+    for q, inner in mapping.items():
+        if not isinstance(inner, Mapping):
+            raise InputError(f"{source}: query {q!r} maps to {type(inner).__name__}, expected a mapping of doc id to value")
+        for d, v in inner.items():
+            loc = f"{source}[{q!r}][{d!r}]"
+            if kind == "run":
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
+                    raise InputError(f"{loc}: score {v!r} is not a finite number")
+                vals.append(float(v))
+            else:
+                vals.append(_parse_grade(v, loc, None, None))
+            qids.append(str(q))
+            docs.append(str(d))
+    if not qids:
+        raise EmptyInputError(f"{source}: the mapping holds no (query, doc) pairs")
+    col = "score" if kind == "run" else "relevance"
+    return pl.DataFrame(
+        {
+            "query_id": pl.Series(qids, dtype=pl.String),
+            "doc_id": pl.Series(docs, dtype=pl.String),
+            col: pl.Series(vals, dtype=pl.Float64 if kind == "run" else pl.Int64),
+        }
+    )
+
+
+def read_file(path: str | os.PathLike[str], kind: Kind, fmt: str | None = None) -> pl.DataFrame:
+    p = Path(path)
+    source = str(path)
+    if not p.exists():
+        raise InputError(f"{source}: no such file")
+    if p.is_dir():
+        raise InputError(f"{source}: is a directory, expected a {kind} file")
+    fmt = fmt or detect_format(p)
+    if fmt == "parquet":
+        try:
+            table = pl.read_parquet(p)
+        except Exception as exc:  # noqa: BLE001
+            raise FormatError(source, None, f"cannot read Parquet: {exc}") from exc
+        return frame_from_table(table, kind, source)
+    data = _open_bytes(p)
+    if not data.strip():
+        raise EmptyInputError(f"{source}: the file is empty")
+    if fmt == "trec":
+        return parse_trec_bytes(data, kind, source)
+    if fmt == "jsonl":
+        return parse_jsonl(data, kind, source)
+    if fmt in ("csv", "tsv"):
+        return parse_delimited(data, kind, source, "," if fmt == "csv" else "\t")
+    raise ConfigError(f"unknown input format {fmt!r}: use trec, csv, tsv, jsonl or parquet")
+
+
+# --------------------------------------------------------------------------------------------------
+# Duplicates
+# --------------------------------------------------------------------------------------------------
+
+
+def resolve_duplicates(
+    df: pl.DataFrame, kind: Kind, source: str, policy: DuplicatePolicy, locate: Any = None
+) -> tuple[pl.DataFrame, int]:
+    """Apply the duplicate (query, doc) policy; returns the frame and how many rows were dropped."""
+    if policy not in ("error", "first", "best"):
+        raise ConfigError(f"duplicates policy must be 'error', 'first' or 'best', got {policy!r}")
+    if df.select(pl.struct("query_id", "doc_id").is_unique().all()).item():
+        return df, 0
+    if policy == "error":
+        dup = (
+            df.with_row_index("_row")
+            .filter(pl.struct("query_id", "doc_id").is_duplicated())
+            .head(2)
+        )
+        q, d = dup["query_id"][0], dup["doc_id"][0]
+        rows = dup.filter((pl.col("query_id") == q) & (pl.col("doc_id") == d))["_row"].to_list()
+        where = locate(q, d) if locate is not None else None
+        if where:
+            lines = " and ".join(str(x) for x in where[:2])
+            msg = f"{source}: duplicate {kind} entry for query {q!r}, doc {d!r} on lines {lines}"
+        else:
+            msg = f"{source}: duplicate {kind} entry for query {q!r}, doc {d!r} (records {rows[0] + 1} and {rows[-1] + 1})"
+        opt = "--duplicates first|best" if kind == "run" else "--duplicates first|best"
+        raise DuplicateError(msg + f"; pass {opt} (duplicates='first' or 'best') to keep one")
+    before = df.height
+    if policy == "first":
+        out = df.unique(subset=["query_id", "doc_id"], keep="first", maintain_order=True)
+    else:
+        col = "score" if kind == "run" else "relevance"
+        out = (
+            df.with_row_index("_row")
+            .sort([col, "_row"], descending=[True, False])
+            .unique(subset=["query_id", "doc_id"], keep="first")
+            .sort("_row")
+            .drop("_row")
+        )
+    return out, before - out.height
+
+
+def locate_in_trec(data_path: str | os.PathLike[str], q: str, d: str) -> list[int]:
+    """Line numbers at which (q, d) occurs in a TREC file (used only to explain a duplicate)."""
+    lines: list[int] = []
+    data = _open_bytes(Path(data_path))
+    for lineno, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
+        f = line.split()
+        if len(f) >= 3 and f[0] == q and f[2] == d:
+            lines.append(lineno)
+            if len(lines) == 2:
+                break
+    return lines
+
+
+# --------------------------------------------------------------------------------------------------
+# Writers
+# --------------------------------------------------------------------------------------------------
+
+
+def _fmt_float(x: float) -> str:
+    return repr(float(x))
+
+
+def write_trec_run(df: pl.DataFrame, path: str | os.PathLike[str], name: str) -> None:
+    """Write a run as ``qid Q0 docid rank score tag``; rank follows the frame's order per query."""
+    out = df.with_columns(
+        pl.int_range(1, pl.len() + 1).over("query_id").alias("rank"),
+    )
+    _write_text(
+        path,
+        (
+            f"{q} Q0 {d} {r} {_fmt_float(s)} {name}\n"
+            for q, d, r, s in out.select("query_id", "doc_id", "rank", "score").iter_rows()
+        ),
+    )
+
+
+def write_trec_qrels(df: pl.DataFrame, path: str | os.PathLike[str]) -> None:
+    _write_text(path, (f"{q} 0 {d} {r}\n" for q, d, r in df.select("query_id", "doc_id", "relevance").iter_rows()))
+
+
+def _write_text(path: str | os.PathLike[str], lines: Iterable[str]) -> None:
+    p = Path(path)
+    with open(p, "wb") as raw:
+        if p.name.endswith(".gz"):
+            # mtime=0 and no file name: the same data gives the same bytes.
+            stream: Any = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+        else:
+            stream = raw
+        fh = io.TextIOWrapper(stream, encoding="utf-8", newline="\n")
+        _write_lines(fh, lines)
+        fh.flush()
+        fh.detach()
+        if stream is not raw:
+            stream.close()
+
+
+def _write_lines(fh: Any, lines: Iterable[str]) -> None:
+    buf: list[str] = []
+    for line in lines:
+        buf.append(line)
+        if len(buf) >= 65536:
+            fh.write("".join(buf))
+            buf.clear()
+    fh.write("".join(buf))

@@ -1,0 +1,6 @@
+"""The measure registry. Importing this package registers every built-in measure family."""
+
+from ._base import REGISTRY, Family, Measure, Param, families, make, parse_measure, parse_measures, register
+from . import _classical  # noqa: F401  (registers the classical families)
+
+__all__ = ["REGISTRY", "Family", "Measure", "Param", "families", "make", "parse_measure", "parse_measures", "register"]

@@ -1,0 +1,260 @@
+"""Classical IR measures with trec_eval's semantics, as vectorised kernels over query segments.
+
+Conventions (trec_eval's, see ``ctxeval measures``): relevance is ``grade >= rel`` (default 1) for
+the binary measures; P@k divides by k even when fewer than k docs were retrieved; recall and AP
+divide by the number of relevant judged docs, retrieved or not; nDCG uses the raw grade as a linear
+gain and ignores ``rel``; negative grades give gain 0; unjudged docs are non-relevant.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._engine import EvalData, seg_cumsum, seg_first, seg_sum
+from ._base import Family, Measure, Param, add_alias, register
+
+REL = Param("rel", "int", 1, "minimum grade counted as relevant (inclusive)")
+TREC = "trec_eval 10.0 (NIST), https://github.com/usnistgov/trec_eval"
+
+
+def _div(num: np.ndarray, den: np.ndarray | float) -> np.ndarray:
+    num = np.asarray(num, dtype=np.float64)
+    den = np.broadcast_to(np.asarray(den, dtype=np.float64), num.shape)
+    out = np.zeros_like(num)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _rel_top(d: EvalData, m: Measure) -> np.ndarray:
+    mask = d.relevant(m["rel"])
+    if m.cutoff is not None:
+        mask = mask & d.top(int(m.cutoff))
+    return mask
+
+
+# --- P, R, Success, Judged, set measures ------------------------------------------------------------
+
+
+def _precision(d: EvalData, m: Measure) -> np.ndarray:
+    return seg_sum(_rel_top(d, m), d.r_off) / float(m.cutoff)
+
+
+def _recall(d: EvalData, m: Measure) -> np.ndarray:
+    return _div(seg_sum(_rel_top(d, m), d.r_off), d.num_rel(m["rel"]))
+
+
+def _success(d: EvalData, m: Measure) -> np.ndarray:
+    return (seg_sum(_rel_top(d, m), d.r_off) > 0).astype(np.float64)
+
+
+def _judged(d: EvalData, m: Measure) -> np.ndarray:
+    return seg_sum(d.r_judged & d.top(int(m.cutoff)), d.r_off) / float(m.cutoff)
+
+
+def _set_p(d: EvalData, m: Measure) -> np.ndarray:
+    return _div(seg_sum(d.relevant(m["rel"]), d.r_off), d.n_ret)
+
+
+def _set_r(d: EvalData, m: Measure) -> np.ndarray:
+    return _div(seg_sum(d.relevant(m["rel"]), d.r_off), d.num_rel(m["rel"]))
+
+
+def _set_f(d: EvalData, m: Measure) -> np.ndarray:
+    p, r = _set_p(d, m), _set_r(d, m)
+    b2 = m["beta"] ** 2
+    return _div((b2 + 1.0) * p * r, b2 * p + r)
+
+
+# --- AP, RR, Rprec, Bpref ---------------------------------------------------------------------------
+
+
+def _ap(d: EvalData, m: Measure) -> np.ndarray:
+    rel = d.relevant(m["rel"])
+    so_far = seg_cumsum(rel.astype(np.int64), d.r_off, d.r_seg)
+    contrib = np.where(rel, so_far / d.r_rank, 0.0)
+    if m.cutoff is not None:
+        contrib = np.where(d.top(int(m.cutoff)), contrib, 0.0)
+    return _div(seg_sum(contrib, d.r_off), d.num_rel(m["rel"]))
+
+
+def _rr(d: EvalData, m: Measure) -> np.ndarray:
+    first = seg_first(_rel_top(d, m), d.r_seg, d.n_queries)
+    out = np.zeros(d.n_queries)
+    hit = first >= 0
+    out[hit] = 1.0 / d.r_rank[first[hit]]
+    return out
+
+
+def _rprec(d: EvalData, m: Measure) -> np.ndarray:
+    R = d.num_rel(m["rel"])
+    mask = d.relevant(m["rel"]) & (d.r_rank <= R[d.r_seg])
+    return _div(seg_sum(mask, d.r_off), R)
+
+
+def _bpref(d: EvalData, m: Measure) -> np.ndarray:
+    rel_level = m["rel"]
+    rel = d.relevant(rel_level)
+    nonrel = d.r_judged & (d.r_grade >= 0) & (d.r_grade < rel_level)
+    R = d.num_rel(rel_level)
+    N = seg_sum(((d.q_grade >= 0) & (d.q_grade < rel_level)).astype(np.int64), d.q_off)
+    above = seg_cumsum(nonrel.astype(np.int64), d.r_off, d.r_seg) - nonrel  # nonrel strictly above
+    Rq, Nq = R[d.r_seg], N[d.r_seg]
+    denom = np.minimum(Nq, Rq)
+    penalty = _div(np.minimum(above, Rq), denom)
+    contrib = np.where(rel, 1.0 - penalty, 0.0)
+    return _div(seg_sum(contrib, d.r_off), R)
+
+
+# --- interpolated precision -------------------------------------------------------------------------
+
+
+def _iprec_table(d: EvalData, rel_level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per relevant retrieved row: its query, its count j among relevant retrieved, and
+    max precision over rows with count >= j (the interpolated precision at j)."""
+    rel = d.relevant(rel_level)
+    so_far = seg_cumsum(rel.astype(np.int64), d.r_off, d.r_seg)
+    idx = np.flatnonzero(rel)
+    seg = d.r_seg[idx]
+    j = so_far[idx]
+    prec = j / d.r_rank[idx]
+    # Segmented suffix maximum: walk backwards with a per-segment offset larger than any precision.
+    key = prec[::-1] + 2.0 * (d.n_queries - seg[::-1])
+    interp = (np.maximum.accumulate(key) - 2.0 * (d.n_queries - seg[::-1]))[::-1]
+    return seg, j, interp
+
+
+def iprec_at(d: EvalData, rel_level: int, level: float, rounding: str) -> np.ndarray:
+    R = d.num_rel(rel_level)
+    seg, j, interp = _iprec_table(d, rel_level)
+    if rounding == "v9":
+        need = np.floor(level * R + 0.9).astype(np.int64)
+    else:
+        need = np.floor(level * R + 0.5).astype(np.int64)  # C lround for non-negative values
+    need = np.maximum(need, 1)
+    out = np.zeros(d.n_queries)
+    hit = np.flatnonzero(j == need[seg])
+    out[seg[hit]] = interp[hit]
+    return out
+
+
+def _iprec(d: EvalData, m: Measure) -> np.ndarray:
+    return iprec_at(d, m["rel"], float(m.cutoff), m["rounding"])
+
+
+ELEVEN = tuple(i / 10 for i in range(11))
+
+
+def _aucpr(d: EvalData, m: Measure) -> np.ndarray:
+    pts = [iprec_at(d, m["rel"], p, m["rounding"]) for p in ELEVEN]
+    area = np.zeros(d.n_queries)
+    for a, b in zip(pts[:-1], pts[1:]):
+        area += 0.05 * (a + b)
+    return area
+
+
+# --- DCG family -------------------------------------------------------------------------------------
+
+
+def _gain_of(grades: np.ndarray, m: Measure) -> np.ndarray:
+    gains = m["gains"]
+    if m["dcg"] == "exp-log2":
+        base = np.where(grades > 0, np.exp2(np.maximum(grades, 0).astype(np.float64)) - 1.0, 0.0)
+    else:
+        base = np.maximum(grades, 0).astype(np.float64)
+    if gains:
+        for g, v in gains:
+            base = np.where(grades == g, v, base)
+    return base
+
+
+def _dcg_parts(d: EvalData, m: Measure) -> tuple[np.ndarray, np.ndarray]:
+    k = None if m.cutoff is None else int(m.cutoff)
+    gain = np.where(d.r_judged, _gain_of(d.r_grade, m), 0.0)
+    disc = 1.0 / np.log2(d.r_rank + 1.0)
+    contrib = gain * disc
+    if k is not None:
+        contrib = np.where(d.top(k), contrib, 0.0)
+    dcg = seg_sum(contrib, d.r_off)
+    qg = _gain_of(d.q_grade, m)
+    if m["gains"]:
+        order = np.lexsort((-qg, d.q_seg))
+        qg = qg[order]
+    ideal = np.where(qg > 0, qg, 0.0) / np.log2(d.q_pos + 1.0)
+    if k is not None:
+        ideal = np.where(d.q_pos <= k, ideal, 0.0)
+    return dcg, seg_sum(ideal, d.q_off)
+
+
+def _ndcg(d: EvalData, m: Measure) -> np.ndarray:
+    dcg, idcg = _dcg_parts(d, m)
+    return _div(dcg, idcg)
+
+
+def _dcg(d: EvalData, m: Measure) -> np.ndarray:
+    return _dcg_parts(d, m)[0]
+
+
+def _err(d: EvalData, m: Measure) -> np.ndarray:
+    gmax = m["gmax"] if m["gmax"] is not None else d.max_grade
+    g = np.where(d.r_judged, np.maximum(d.r_grade, 0), 0).astype(np.float64)
+    R = np.clip((np.exp2(g) - 1.0) / np.exp2(float(gmax)), 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        log_keep = np.log1p(-R)
+    # probability the user is still looking at rank r: product of (1 - R_i) over i < r
+    excl = seg_cumsum(log_keep, d.r_off, d.r_seg) - log_keep
+    contrib = np.exp(excl) * R / d.r_rank
+    contrib = np.where(d.top(int(m.cutoff)), contrib, 0.0)
+    return seg_sum(contrib, d.r_off)
+
+
+# --- counts -----------------------------------------------------------------------------------------
+
+
+def _num_q(d: EvalData, m: Measure) -> np.ndarray:
+    return np.ones(d.n_queries)
+
+
+def _num_ret(d: EvalData, m: Measure) -> np.ndarray:
+    return d.n_ret.astype(np.float64)
+
+
+def _num_rel(d: EvalData, m: Measure) -> np.ndarray:
+    return d.num_rel(m["rel"]).astype(np.float64)
+
+
+def _num_rel_ret(d: EvalData, m: Measure) -> np.ndarray:
+    return seg_sum(d.relevant(m["rel"]), d.r_off).astype(np.float64)
+
+
+GAINS = Param("gains", "gains", None, "custom gain per grade, e.g. {0:0,1:1,2:3,3:7}; unlisted grades keep the default gain")
+DCG = Param("dcg", "str", "log2", "gain form: log2 (linear gain, trec_eval) or exp-log2 (2^g - 1, Burges)", choices=("log2", "exp-log2"))
+ROUNDING = Param(
+    "rounding", "str", "lround", "recall cut-off rounding: lround (trec_eval 10) or v9 ((long)(p*R + 0.9))", choices=("lround", "v9")
+)
+
+for fam in (
+    Family("P", "Precision at k", "P@k = |relevant ∩ top k| / k (padded with non-relevant when fewer than k retrieved)", TREC, _precision, (REL,), cutoff="required", aliases=("precision",), perfect_is_one=False),
+    Family("R", "Recall at k", "R@k = |relevant ∩ top k| / |relevant judged|; 0 when nothing is relevant", TREC, _recall, (REL,), cutoff="required", aliases=("recall",)),
+    Family("AP", "Average precision", "AP@k = Σ_{relevant d at rank i ≤ k} (relevant in top i / i) / |relevant judged|", "Harman 1993; " + TREC, _ap, (REL,), aliases=("map", "map_cut", "MAP"), perfect_is_one=True),
+    Family("RR", "Reciprocal rank of the first relevant doc", "RR@k = 1 / rank of the first relevant doc within the top k, else 0", "Voorhees 1999 (TREC-8 QA); " + TREC, _rr, (REL,), aliases=("MRR", "recip_rank", "mrr"), perfect_is_one=True),
+    Family("Rprec", "R-precision", "Rprec = |relevant ∩ top R| / R, R = |relevant judged|", TREC, _rprec, (REL,), cutoff="none", aliases=("r-precision", "rprecision", "Rprec"), perfect_is_one=True),
+    Family("Success", "Success (hit) at k", "Success@k = 1 if any relevant doc is in the top k, else 0", TREC, _success, (REL,), cutoff="required", aliases=("Hit", "hit_rate", "hits_rate", "success", "hit")),
+    Family("Bpref", "Binary preference", "bpref = (1/R) Σ_{relevant retrieved r} (1 − min(n_r, R) / min(N, R)); n_r = judged non-relevant above r, N = judged non-relevant", "Buckley & Voorhees, SIGIR 2004; " + TREC, _bpref, (REL,), cutoff="none", aliases=("bpref",), perfect_is_one=True),
+    Family("IPrec", "Interpolated precision at a recall level", "IPrec@p = max precision at any rank whose recall ≥ p, with the recall cut-off round(p·R) relevant docs", TREC, _iprec, (REL, ROUNDING), cutoff="required", cutoff_kind="float", aliases=("iprec_at_recall",)),
+    Family("AUCPR", "Area under the 11-point interpolated precision–recall curve", "AUCPR = Σ_{i=0..9} 0.1 · (IPrec@(i/10) + IPrec@((i+1)/10)) / 2 (trapezoid rule)", TREC, _aucpr, (REL, ROUNDING), cutoff="none", perfect_is_one=True),
+    Family("nDCG", "Normalised discounted cumulative gain", "nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i≤k} gain(g_i) / log2(i + 1); IDCG from all judged docs; 0 when IDCG = 0", "Järvelin & Kekäläinen, TOIS 2002; " + TREC, _ndcg, (GAINS, DCG), aliases=("ndcg", "ndcg_cut", "NDCG"), perfect_is_one=True),
+    Family("DCG", "Discounted cumulative gain", "DCG@k = Σ_{i≤k} gain(g_i) / log2(i + 1)", "Järvelin & Kekäläinen, TOIS 2002", _dcg, (GAINS, DCG), bounds=None, aliases=("dcg",)),
+    Family("ERR", "Expected reciprocal rank", "ERR@k = Σ_{r≤k} (1/r) R(g_r) Π_{i<r} (1 − R(g_i)), R(g) = (2^g − 1) / 2^gmax", "Chapelle, Metzler, Zhang & Grinspan, CIKM 2009", _err, (Param("gmax", "int", None, "highest grade (default: the highest grade in the qrels; 4 reproduces gdeval)", lo=0),), cutoff="required", aliases=("err",)),
+    Family("Judged", "Fraction of the top k that is judged", "Judged@k = |judged ∩ top k| / k", "Sakai & Kando 2008; ir_measures", _judged, (), cutoff="required", aliases=("judged",)),
+    Family("SetP", "Precision of the whole retrieved set", "SetP = |relevant ∩ retrieved| / |retrieved|", TREC, _set_p, (REL,), cutoff="none", aliases=("set_P",)),
+    Family("SetR", "Recall of the whole retrieved set", "SetR = |relevant ∩ retrieved| / |relevant judged|", TREC, _set_r, (REL,), cutoff="none", aliases=("set_recall",)),
+    Family("SetF", "F-measure of the retrieved set", "SetF = (β²+1)·SetP·SetR / (β²·SetP + SetR)", TREC, _set_f, (REL, Param("beta", "float", 1.0, "weight of recall relative to precision", lo=0.0)), cutoff="none", aliases=("set_F",)),
+    Family("NumQ", "Number of queries evaluated", "NumQ = Σ_q 1", TREC, _num_q, (), cutoff="none", aggregate="sum", bounds=None, aliases=("num_q",)),
+    Family("NumRet", "Number of docs retrieved", "NumRet = Σ_q |retrieved_q|", TREC, _num_ret, (), cutoff="none", aggregate="sum", bounds=None, aliases=("num_ret",)),
+    Family("NumRel", "Number of relevant judged docs", "NumRel = Σ_q |relevant judged_q|", TREC, _num_rel, (REL,), cutoff="none", aggregate="sum", bounds=None, aliases=("num_rel",)),
+    Family("NumRelRet", "Number of relevant docs retrieved", "NumRelRet = Σ_q |relevant ∩ retrieved_q|", TREC, _num_rel_ret, (REL,), cutoff="none", aggregate="sum", bounds=None, aliases=("num_rel_ret",)),
+):
+    register(fam)
+
+add_alias("precision", "P")
+add_alias("hit_rate", "Success")

@@ -1,0 +1,119 @@
+"""Writers for evaluation results: table (rich), JSON, CSV and JSONL. Deterministic bytes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from typing import Any
+
+from ._evaluate import Result
+
+__all__ = ["render", "FORMATS", "fmt_value"]
+
+FORMATS = ("table", "json", "csv", "jsonl")
+
+
+def fmt_value(x: float | None, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "NA"
+    if float(x).is_integer() and abs(x) >= 1:
+        return str(int(x))
+    return f"{x:.{digits}f}"
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def render(result: Result, fmt: str, per_query: bool = False) -> str:
+    if fmt == "json":
+        return to_json(result.to_dict(per_query=per_query))
+    if fmt == "jsonl":
+        lines = []
+        for r in result.runs:
+            for m in result.measures:
+                mean, valid = r.summary[m]
+                lines.append(
+                    json.dumps(
+                        {"run": r.name, "query": "all", "measure": str(m), "value": None if math.isnan(mean) else mean, "valid_queries": valid},
+                        ensure_ascii=False,
+                    )
+                )
+            if per_query:
+                for i, q in enumerate(r.qids):
+                    for m in result.measures:
+                        v = float(r.values[m][i])
+                        lines.append(json.dumps({"run": r.name, "query": q, "measure": str(m), "value": None if math.isnan(v) else v}, ensure_ascii=False))
+        return "\n".join(lines) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["run", "query", "measure", "value", "valid_queries"])
+        for r in result.runs:
+            for m in result.measures:
+                mean, valid = r.summary[m]
+                w.writerow([r.name, "all", str(m), "" if math.isnan(mean) else repr(mean), valid])
+            if per_query:
+                for i, q in enumerate(r.qids):
+                    for m in result.measures:
+                        v = float(r.values[m][i])
+                        w.writerow([r.name, q, str(m), "" if math.isnan(v) else repr(v), ""])
+        return buf.getvalue()
+    if fmt == "table":
+        return _table(result, per_query)
+    raise ValueError(fmt)
+
+
+def _table(result: Result, per_query: bool) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=max(100, 14 + 12 * len(result.measures)), color_system=None, highlight=False)
+    table = Table(title=None, show_lines=False)
+    table.add_column("run", style="bold")
+    for m in result.measures:
+        table.add_column(str(m), justify="right")
+    best = {}
+    for m in result.measures:
+        vals = [r.summary[m][0] for r in result.runs if not math.isnan(r.summary[m][0])]
+        best[m] = max(vals) if vals and m.spec.bounds is not None else None
+    for r in result.runs:
+        cells = []
+        for m in result.measures:
+            mean = r.summary[m][0]
+            text = fmt_value(mean)
+            if len(result.runs) > 1 and best[m] is not None and mean == best[m]:
+                text += "*"
+            cells.append(text)
+        table.add_row(r.name, *cells)
+    console.print(table)
+    for r in result.runs:
+        a = r.accounting
+        parts = [f"{a.evaluated} queries evaluated"]
+        if a.missing:
+            how = "scored 0" if a.missing_policy == "zero" else "ignored"
+            parts.append(f"{a.missing} judged but missing from the run ({how}, --missing {a.missing_policy})")
+        if a.unjudged:
+            parts.append(f"{a.unjudged} in the run without judgments (ignored)")
+        if r.dropped_duplicates:
+            parts.append(f"{r.dropped_duplicates} duplicate rows dropped")
+        console.print(f"{r.name}: " + "; ".join(parts))
+    na = [(r.name, str(m), len(r.qids) - r.summary[m][1]) for r in result.runs for m in result.measures if r.summary[m][1] < len(r.qids) and m.spec.aggregate == "mean"]
+    for name, m, n in na:
+        console.print(f"{name}: {m} undefined (NA) on {n} queries, excluded from its mean")
+    if len(result.runs) > 1:
+        console.print("* best value of the column")
+    if per_query:
+        pq = Table(title="per query")
+        pq.add_column("run")
+        pq.add_column("query")
+        for m in result.measures:
+            pq.add_column(str(m), justify="right")
+        for r in result.runs:
+            for i, q in enumerate(r.qids):
+                pq.add_row(r.name, q, *(fmt_value(float(r.values[m][i])) for m in result.measures))
+        console.print(pq)
+    return buf.getvalue()
