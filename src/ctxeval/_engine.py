@@ -13,6 +13,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from . import _io
 from ._data import Qrels, Run
 from ._errors import ConfigError, QueryMismatchError
 
@@ -34,41 +35,69 @@ def ranked_frame(df: pl.DataFrame, ties: str = "trec") -> pl.DataFrame:
 
     ``ties="trec"``: score descending as a 32-bit float (trec_eval holds scores as C floats), ties
     broken by doc id descending (byte-wise). ``ties="input"``: the input order within each query.
+    Input that is already in this order (the common case: runs are written ranked) is detected in
+    one vectorised pass and returned without sorting.
     """
     _check_policy("ties", ties, TIES)
-    if df.height == 0:
+    if df.height < 2:
         return df
-    if ties == "input":
-        if _is_sorted_qid(df):
+    qid = df["query_id"]
+    gid = qid.rle_id().to_numpy()
+    same = gid[1:] == gid[:-1]
+    starts = np.flatnonzero(np.r_[True, ~same])
+    heads = qid.gather(starts)
+    grouped = heads.n_unique() == len(starts)
+    within = True
+    if ties == "trec":
+        s32 = df["score"].cast(pl.Float32).to_numpy()
+        a, b = s32[:-1], s32[1:]
+        if bool(np.any(same & (a < b))):
+            within = False
+        else:
+            t = np.flatnonzero(same & (a == b))
+            if t.size:
+                doc = df["doc_id"]
+                if not bool((doc.gather(t) > doc.gather(t + 1)).all()):
+                    # Scores are ordered but some runs of tied scores are not in doc id order:
+                    # sort just those rows.
+                    df = df[_order_tie_runs(t, doc)]
+    if grouped and within:
+        if bool(heads.is_sorted()):
             return df
+        lengths = np.diff(np.r_[starts, df.height])
+        order = heads.arg_sort().to_numpy()
+        return df[_segment_perm(starts[order], lengths[order])]
+    if ties == "input":
         return df.sort("query_id", maintain_order=True)
-    key = pl.col("score").cast(pl.Float32)
-    q, q1 = pl.col("query_id"), pl.col("query_id").shift(-1)
-    s, s1 = key, key.shift(-1)
-    d, d1 = pl.col("doc_id"), pl.col("doc_id").shift(-1)
-    same = q == q1
-    order_ok = (s > s1) | ((s == s1) & (d > d1))
-    checks = df.select(
-        sorted_q=(q <= q1).fill_null(True).all(),
-        within=(~same | order_ok).fill_null(True).all(),
-    ).row(0)
-    sorted_q, within = checks
-    if sorted_q and within:
-        return df
-    if within:
-        # Grouped and ordered inside each query, but queries out of byte order: move whole segments.
-        gid = df.select(pl.col("query_id").rle_id()).to_series().to_numpy()
-        starts = np.flatnonzero(np.r_[True, gid[1:] != gid[:-1]])
-        heads = df["query_id"].gather(starts)
-        if heads.n_unique() == len(starts):
-            lengths = np.diff(np.r_[starts, df.height])
-            order = np.argsort(np.asarray(heads.to_list(), dtype=object), kind="stable")
-            return df[_segment_perm(starts[order], lengths[order])]
     return (
-        df.with_columns(key.alias("_s32"))
+        df.with_columns(pl.col("score").cast(pl.Float32).alias("_s32"))
         .sort(["query_id", "_s32", "doc_id"], descending=[False, True, True])
         .drop("_s32")
     )
+
+
+def _order_tie_runs(t: np.ndarray, doc: pl.Series) -> np.ndarray:
+    """Permutation that sorts each run of tied rows by doc id descending. ``t`` holds the rows
+    whose successor ties with them (same query, equal float32 score)."""
+    n = doc.len()
+    in_tie = np.zeros(n, dtype=bool)
+    in_tie[t] = True
+    in_tie[t + 1] = True
+    rows = np.flatnonzero(in_tie)
+    # a new tie run starts at a tied row whose predecessor does not tie with it
+    starts_run = np.ones(rows.size, dtype=bool)
+    linked = np.zeros(n, dtype=bool)
+    linked[t + 1] = True
+    starts_run &= ~linked[rows]
+    run_id = np.cumsum(starts_run)
+    local = (
+        pl.DataFrame({"run": run_id, "doc": doc.gather(rows), "row": rows})
+        .sort(["run", "doc"], descending=[False, True])["row"]
+        .to_numpy()
+    )
+    perm = np.arange(n, dtype=np.int64)
+    perm[rows] = local
+    return perm
 
 
 def _segment_perm(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -76,10 +105,6 @@ def _segment_perm(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     total = int(lengths.sum())
     out_off = np.r_[0, np.cumsum(lengths)[:-1]]
     return np.arange(total, dtype=np.int64) - np.repeat(out_off - starts, lengths)
-
-
-def _is_sorted_qid(df: pl.DataFrame) -> bool:
-    return bool(df.select((pl.col("query_id") <= pl.col("query_id").shift(-1)).fill_null(True).all()).item())
 
 
 @dataclass(frozen=True)
@@ -107,13 +132,17 @@ class QueryAccounting:
 class EvalData:
     """A run and its qrels as per-query segments.
 
+    The run is held sparsely: for each query a segment ``[r_off[i], r_off[i+1])`` of ranked rows, of
+    which only the *judged* rows are materialised (``j_idx``: their global row index in rank order,
+    ``j_grade``: their grade). Unjudged rows carry no information for qrels-based measures, so the
+    kernels cost O(judged retrieved), not O(retrieved). Dense per-row arrays (``r_grade``,
+    ``r_judged``, ``r_rank``, ``r_seg``, ``r_score``) are available lazily for kernels that need them.
+
     Attributes
     ----------
     qids: the evaluated query ids, byte-wise ascending.
-    r_off: ``int64[n_q + 1]`` segment offsets into the run arrays (rows in rank order).
-    r_grade: ``int64[n_rows]`` grade of each retrieved doc (0 where unjudged).
-    r_judged: ``bool[n_rows]`` whether the doc is judged.
-    r_score: ``float64[n_rows]`` the run's scores.
+    r_off: ``int64[n_q + 1]`` segment offsets into the ranked run rows.
+    j_idx, j_grade: judged retrieved rows (global row index, ascending) and their grades.
     q_off, q_grade: the judged grades of each query, descending.
     has_run: ``bool[n_q]`` whether the query occurs in the run.
     """
@@ -122,30 +151,48 @@ class EvalData:
         self,
         qids: list[str],
         r_off: np.ndarray,
-        r_grade: np.ndarray,
-        r_judged: np.ndarray,
-        r_score: np.ndarray,
+        j_idx: np.ndarray,
+        j_grade: np.ndarray,
         q_off: np.ndarray,
         q_grade: np.ndarray,
         has_run: np.ndarray,
         accounting: QueryAccounting,
-        doc_ids: pl.Series | None = None,
+        frame: pl.DataFrame | None = None,
         ties: str = "trec",
         max_grade: int = 0,
     ) -> None:
         self.qids = qids
         self.r_off = r_off
-        self.r_grade = r_grade
-        self.r_judged = r_judged
-        self.r_score = r_score
+        self.j_idx = j_idx
+        self.j_grade = j_grade
         self.q_off = q_off
         self.q_grade = q_grade
         self.has_run = has_run
         self.accounting = accounting
-        self.doc_ids = doc_ids
+        self.frame = frame  #: the ranked run rows (query_id, doc_id, score), when kept
         self.ties = ties
         self.max_grade = max_grade  #: the highest grade in the whole qrels
         self._cache: dict[object, np.ndarray] = {}
+
+    @classmethod
+    def from_dense(
+        cls,
+        qids: list[str],
+        r_off: np.ndarray,
+        r_grade: np.ndarray,
+        r_judged: np.ndarray,
+        q_off: np.ndarray,
+        q_grade: np.ndarray,
+        **kwargs: object,
+    ) -> EvalData:
+        """Build from dense per-row arrays (tests and small inputs)."""
+        j_idx = np.flatnonzero(r_judged)
+        n_q = len(qids)
+        kwargs.setdefault("has_run", np.diff(r_off) > 0)
+        kwargs.setdefault(
+            "accounting", QueryAccounting(n_q, 0, 0, "ignore")
+        )
+        return cls(qids, r_off, j_idx, np.asarray(r_grade)[j_idx], q_off, q_grade, **kwargs)  # type: ignore[arg-type]
 
     @property
     def n_queries(self) -> int:
@@ -153,7 +200,55 @@ class EvalData:
 
     @property
     def n_rows(self) -> int:
-        return int(self.r_grade.shape[0])
+        return int(self.r_off[-1])
+
+    # sparse (judged rows) ------------------------------------------------------------------------
+    @cached_property
+    def j_seg(self) -> np.ndarray:
+        """Query index of every judged retrieved row."""
+        return np.searchsorted(self.r_off, self.j_idx, side="right").astype(np.int64) - 1
+
+    @cached_property
+    def j_rank(self) -> np.ndarray:
+        """1-based rank of every judged retrieved row."""
+        return self.j_idx - self.r_off[:-1][self.j_seg] + 1
+
+    def j_relevant(self, rel: int) -> np.ndarray:
+        """Mask over judged rows: grade >= rel."""
+        key = ("j_rel", rel)
+        if key not in self._cache:
+            self._cache[key] = self.j_grade >= rel
+        return self._cache[key]
+
+    def seg_count(self, mask: np.ndarray) -> np.ndarray:
+        """Per query: how many judged rows satisfy ``mask``."""
+        return np.bincount(self.j_seg[mask], minlength=self.n_queries)
+
+    def seg_total(self, values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Per query: the sum of ``values`` (one per judged row) over rows satisfying ``mask``."""
+        seg = self.j_seg if mask is None else self.j_seg[mask]
+        w = values if mask is None else values[mask]
+        return np.bincount(seg, weights=w, minlength=self.n_queries).astype(np.float64)
+
+    # dense (every ranked row) --------------------------------------------------------------------
+    @cached_property
+    def r_judged(self) -> np.ndarray:
+        out = np.zeros(self.n_rows, dtype=bool)
+        out[self.j_idx] = True
+        return out
+
+    @cached_property
+    def r_grade(self) -> np.ndarray:
+        """Grade of every ranked row (0 where unjudged; see ``r_judged``)."""
+        out = np.zeros(self.n_rows, dtype=np.int64)
+        out[self.j_idx] = self.j_grade
+        return out
+
+    @cached_property
+    def r_score(self) -> np.ndarray:
+        if self.frame is None:
+            raise RuntimeError("this EvalData was built without the run's rows (keep_frame=False)")
+        return self.frame["score"].to_numpy()
 
     @cached_property
     def r_seg(self) -> np.ndarray:
@@ -242,13 +337,36 @@ def _align(counts: dict[str, int], qids: list[str]) -> np.ndarray:
     return off
 
 
+def _grades(ranked: pl.DataFrame, qdf: pl.DataFrame) -> pl.Series:
+    """The qrels grade of every ranked row (null where unjudged).
+
+    Joins on 64-bit (query, doc) hashes, then checks every match against the strings; a hash
+    collision (never seen in practice) falls back to the exact string join.
+    """
+    rkeys = _io.pair_keys(ranked)
+    qkeys = _io.pair_keys(qdf)
+    if qkeys.n_unique() == qkeys.len():
+        right = pl.DataFrame({"key": qkeys, "relevance": qdf["relevance"], "_qrow": pl.int_range(qdf.height, dtype=pl.UInt32, eager=True)})
+        joined = pl.DataFrame({"key": rkeys}).join(right, on="key", how="left", maintain_order="left")
+        qrow = joined["_qrow"]
+        hit = qrow.is_not_null()
+        rows = hit.arg_true()
+        qr = qrow.filter(hit)
+        same = (ranked["query_id"].gather(rows) == qdf["query_id"].gather(qr)).all() and (
+            ranked["doc_id"].gather(rows) == qdf["doc_id"].gather(qr)
+        ).all()
+        if same and joined.height == ranked.height:
+            return joined["relevance"]
+    return ranked.join(qdf, on=["query_id", "doc_id"], how="left", maintain_order="left")["relevance"]
+
+
 def prepare(
     qrels: Qrels,
     run: Run,
     *,
     ties: str = "trec",
     missing: str = "zero",
-    keep_doc_ids: bool = False,
+    keep_frame: bool = True,
 ) -> EvalData:
     """Join ``run`` with ``qrels`` into per-query segments.
 
@@ -260,10 +378,9 @@ def prepare(
     _check_policy("missing", missing, MISSING)
     qdf = qrels.frame
     rdf = run.frame
-    judged_q = qdf["query_id"].unique()
-    run_q = rdf["query_id"].unique()
-    judged_set = set(judged_q.to_list())
-    run_set = set(run_q.to_list())
+    judged_set = set(qdf["query_id"].unique().to_list())
+    run_counts = dict(rdf.group_by("query_id").len().iter_rows())
+    run_set = set(run_counts)
     missing_ids = tuple(sorted(judged_set - run_set))
     unjudged_ids = tuple(sorted(run_set - judged_set))
     if missing == "error" and missing_ids:
@@ -282,19 +399,16 @@ def prepare(
         missing_ids=missing_ids,
         unjudged_ids=unjudged_ids,
     )
-
     if unjudged_ids:
-        rdf = rdf.filter(pl.col("query_id").is_in(judged_q.implode()))
+        rdf = rdf.filter(pl.col("query_id").is_in(pl.Series(both, dtype=pl.String).implode()))
     ranked = ranked_frame(rdf, ties)
-    joined = ranked.join(qdf, on=["query_id", "doc_id"], how="left", maintain_order="left")
-    rel = joined["relevance"]
-    r_judged = rel.is_not_null().to_numpy()
-    r_grade = rel.fill_null(0).to_numpy().astype(np.int64, copy=False)
-    r_score = joined["score"].to_numpy()
-    counts = dict(joined.group_by("query_id").len().iter_rows()) if joined.height else {}
-    r_off = _align(counts, qids)
+    grades = _grades(ranked, qdf)
+    judged = grades.is_not_null()
+    j_idx = judged.arg_true().to_numpy().astype(np.int64, copy=False)
+    j_grade = grades.drop_nulls().to_numpy().astype(np.int64, copy=False)
+    r_off = _align(run_counts, qids)
 
-    qsel = qdf if missing == "zero" else qdf.filter(pl.col("query_id").is_in(pl.Series(both).implode()))
+    qsel = qdf if missing == "zero" else qdf.filter(pl.col("query_id").is_in(pl.Series(both, dtype=pl.String).implode()))
     qsorted = qsel.sort(["query_id", "relevance"], descending=[False, True])
     qcounts = dict(qsorted.group_by("query_id").len().iter_rows())
     q_off = _align(qcounts, qids)
@@ -303,14 +417,13 @@ def prepare(
     return EvalData(
         qids,
         r_off,
-        r_grade,
-        r_judged,
-        r_score,
+        j_idx,
+        j_grade,
         q_off,
         q_grade,
         has_run,
         acc,
-        joined["doc_id"] if keep_doc_ids else None,
+        ranked if keep_frame else None,
         ties,
         int(qdf["relevance"].max() or 0),  # type: ignore[arg-type]
     )

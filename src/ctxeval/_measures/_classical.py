@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._engine import EvalData, seg_cumsum, seg_first, seg_sum
+from .._engine import EvalData, seg_sum
 from ._base import Family, Measure, Param, add_alias, register
 
 REL = Param("rel", "int", 1, "minimum grade counted as relevant (inclusive)")
@@ -25,10 +25,11 @@ def _div(num: np.ndarray, den: np.ndarray | float) -> np.ndarray:
     return out
 
 
-def _rel_top(d: EvalData, m: Measure) -> np.ndarray:
-    mask = d.relevant(m["rel"])
+def _rel_rows(d: EvalData, m: Measure) -> np.ndarray:
+    """Mask over judged rows: relevant (grade >= rel) and within the cutoff."""
+    mask = d.j_relevant(m["rel"])
     if m.cutoff is not None:
-        mask = mask & d.top(int(m.cutoff))
+        mask = mask & (d.j_rank <= int(m.cutoff))
     return mask
 
 
@@ -36,27 +37,27 @@ def _rel_top(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _precision(d: EvalData, m: Measure) -> np.ndarray:
-    return seg_sum(_rel_top(d, m), d.r_off) / float(m.cutoff)
+    return d.seg_count(_rel_rows(d, m)) / float(m.cutoff)
 
 
 def _recall(d: EvalData, m: Measure) -> np.ndarray:
-    return _div(seg_sum(_rel_top(d, m), d.r_off), d.num_rel(m["rel"]))
+    return _div(d.seg_count(_rel_rows(d, m)), d.num_rel(m["rel"]))
 
 
 def _success(d: EvalData, m: Measure) -> np.ndarray:
-    return (seg_sum(_rel_top(d, m), d.r_off) > 0).astype(np.float64)
+    return (d.seg_count(_rel_rows(d, m)) > 0).astype(np.float64)
 
 
 def _judged(d: EvalData, m: Measure) -> np.ndarray:
-    return seg_sum(d.r_judged & d.top(int(m.cutoff)), d.r_off) / float(m.cutoff)
+    return d.seg_count(d.j_rank <= int(m.cutoff)) / float(m.cutoff)
 
 
 def _set_p(d: EvalData, m: Measure) -> np.ndarray:
-    return _div(seg_sum(d.relevant(m["rel"]), d.r_off), d.n_ret)
+    return _div(d.seg_count(d.j_relevant(m["rel"])), d.n_ret)
 
 
 def _set_r(d: EvalData, m: Measure) -> np.ndarray:
-    return _div(seg_sum(d.relevant(m["rel"]), d.r_off), d.num_rel(m["rel"]))
+    return _div(d.seg_count(d.j_relevant(m["rel"])), d.num_rel(m["rel"]))
 
 
 def _set_f(d: EvalData, m: Measure) -> np.ndarray:
@@ -68,41 +69,55 @@ def _set_f(d: EvalData, m: Measure) -> np.ndarray:
 # --- AP, RR, Rprec, Bpref ---------------------------------------------------------------------------
 
 
+def _rank_among(mask: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """For the rows selected by ``mask`` (in rank order), their 1-based count within their query."""
+    s = seg[mask]
+    n = s.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    start = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    first = np.repeat(start, np.diff(np.r_[start, n]))
+    return np.arange(n, dtype=np.int64) - first + 1
+
+
 def _ap(d: EvalData, m: Measure) -> np.ndarray:
-    rel = d.relevant(m["rel"])
-    so_far = seg_cumsum(rel.astype(np.int64), d.r_off, d.r_seg)
-    contrib = np.where(rel, so_far / d.r_rank, 0.0)
-    if m.cutoff is not None:
-        contrib = np.where(d.top(int(m.cutoff)), contrib, 0.0)
-    return _div(seg_sum(contrib, d.r_off), d.num_rel(m["rel"]))
+    rel = _rel_rows(d, m)
+    so_far = _rank_among(rel, d.j_seg)
+    prec = so_far / d.j_rank[rel]
+    sums = np.bincount(d.j_seg[rel], weights=prec, minlength=d.n_queries)
+    return _div(sums, d.num_rel(m["rel"]))
 
 
 def _rr(d: EvalData, m: Measure) -> np.ndarray:
-    first = seg_first(_rel_top(d, m), d.r_seg, d.n_queries)
+    rel = _rel_rows(d, m)
     out = np.zeros(d.n_queries)
-    hit = first >= 0
-    out[hit] = 1.0 / d.r_rank[first[hit]]
+    seg, rank = d.j_seg[rel], d.j_rank[rel]
+    if seg.size:
+        first = np.r_[True, seg[1:] != seg[:-1]]
+        out[seg[first]] = 1.0 / rank[first]
     return out
 
 
 def _rprec(d: EvalData, m: Measure) -> np.ndarray:
     R = d.num_rel(m["rel"])
-    mask = d.relevant(m["rel"]) & (d.r_rank <= R[d.r_seg])
-    return _div(seg_sum(mask, d.r_off), R)
+    mask = d.j_relevant(m["rel"]) & (d.j_rank <= R[d.j_seg])
+    return _div(d.seg_count(mask), R)
 
 
 def _bpref(d: EvalData, m: Measure) -> np.ndarray:
-    rel_level = m["rel"]
-    rel = d.relevant(rel_level)
-    nonrel = d.r_judged & (d.r_grade >= 0) & (d.r_grade < rel_level)
-    R = d.num_rel(rel_level)
-    N = seg_sum(((d.q_grade >= 0) & (d.q_grade < rel_level)).astype(np.int64), d.q_off)
-    above = seg_cumsum(nonrel.astype(np.int64), d.r_off, d.r_seg) - nonrel  # nonrel strictly above
-    Rq, Nq = R[d.r_seg], N[d.r_seg]
-    denom = np.minimum(Nq, Rq)
-    penalty = _div(np.minimum(above, Rq), denom)
-    contrib = np.where(rel, 1.0 - penalty, 0.0)
-    return _div(seg_sum(contrib, d.r_off), R)
+    level = m["rel"]
+    rel = d.j_relevant(level)
+    nonrel = (d.j_grade >= 0) & (d.j_grade < level)
+    R = d.num_rel(level)
+    N = seg_sum(((d.q_grade >= 0) & (d.q_grade < level)).astype(np.int64), d.q_off)
+    # judged non-relevant rows strictly above each judged row of the same query
+    cum = np.cumsum(nonrel)
+    seg_start = np.searchsorted(d.j_seg, np.arange(d.n_queries), side="left")
+    before = np.r_[0, cum][seg_start][d.j_seg]
+    above = cum - nonrel - before
+    Rq, Nq = R[d.j_seg], N[d.j_seg]
+    penalty = _div(np.minimum(above, Rq), np.minimum(Nq, Rq))
+    return _div(d.seg_total(1.0 - penalty, rel), R)
 
 
 # --- interpolated precision -------------------------------------------------------------------------
@@ -111,15 +126,13 @@ def _bpref(d: EvalData, m: Measure) -> np.ndarray:
 def _iprec_table(d: EvalData, rel_level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per relevant retrieved row: its query, its count j among relevant retrieved, and
     max precision over rows with count >= j (the interpolated precision at j)."""
-    rel = d.relevant(rel_level)
-    so_far = seg_cumsum(rel.astype(np.int64), d.r_off, d.r_seg)
-    idx = np.flatnonzero(rel)
-    seg = d.r_seg[idx]
-    j = so_far[idx]
-    prec = j / d.r_rank[idx]
+    rel = d.j_relevant(rel_level)
+    seg = d.j_seg[rel]
+    j = _rank_among(rel, d.j_seg)
+    prec = j / d.j_rank[rel]
     # Segmented suffix maximum: walk backwards with a per-segment offset larger than any precision.
     key = prec[::-1] + 2.0 * (d.n_queries - seg[::-1])
-    interp = (np.maximum.accumulate(key) - 2.0 * (d.n_queries - seg[::-1]))[::-1]
+    interp = (np.maximum.accumulate(key) - 2.0 * (d.n_queries - seg[::-1]))[::-1] if key.size else key
     return seg, j, interp
 
 
@@ -169,12 +182,11 @@ def _gain_of(grades: np.ndarray, m: Measure) -> np.ndarray:
 
 def _dcg_parts(d: EvalData, m: Measure) -> tuple[np.ndarray, np.ndarray]:
     k = None if m.cutoff is None else int(m.cutoff)
-    gain = np.where(d.r_judged, _gain_of(d.r_grade, m), 0.0)
-    disc = 1.0 / np.log2(d.r_rank + 1.0)
-    contrib = gain * disc
+    gain = _gain_of(d.j_grade, m)
+    mask = gain != 0
     if k is not None:
-        contrib = np.where(d.top(k), contrib, 0.0)
-    dcg = seg_sum(contrib, d.r_off)
+        mask &= d.j_rank <= k
+    dcg = d.seg_total(gain / np.log2(d.j_rank + 1.0), mask)
     qg = _gain_of(d.q_grade, m)
     if m["gains"]:
         order = np.lexsort((-qg, d.q_seg))
@@ -196,15 +208,19 @@ def _dcg(d: EvalData, m: Measure) -> np.ndarray:
 
 def _err(d: EvalData, m: Measure) -> np.ndarray:
     gmax = m["gmax"] if m["gmax"] is not None else d.max_grade
-    g = np.where(d.r_judged, np.maximum(d.r_grade, 0), 0).astype(np.float64)
+    g = np.maximum(d.j_grade, 0).astype(np.float64)
     R = np.clip((np.exp2(g) - 1.0) / np.exp2(float(gmax)), 0.0, 1.0)
+    R = np.where(d.j_rank <= int(m.cutoff), R, 0.0)
     with np.errstate(divide="ignore"):
         log_keep = np.log1p(-R)
-    # probability the user is still looking at rank r: product of (1 - R_i) over i < r
-    excl = seg_cumsum(log_keep, d.r_off, d.r_seg) - log_keep
-    contrib = np.exp(excl) * R / d.r_rank
-    contrib = np.where(d.top(int(m.cutoff)), contrib, 0.0)
-    return seg_sum(contrib, d.r_off)
+    # probability the user reaches a row: product of (1 - R_i) over judged rows above it
+    cum = np.cumsum(log_keep)
+    seg_start = np.searchsorted(d.j_seg, np.arange(d.n_queries), side="left")
+    before = np.r_[0.0, cum][seg_start][d.j_seg]
+    excl = cum - log_keep - before
+    with np.errstate(invalid="ignore"):
+        contrib = np.where(R > 0, np.exp(excl) * R / d.j_rank, 0.0)
+    return d.seg_total(contrib)
 
 
 # --- counts -----------------------------------------------------------------------------------------
@@ -223,7 +239,7 @@ def _num_rel(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _num_rel_ret(d: EvalData, m: Measure) -> np.ndarray:
-    return seg_sum(d.relevant(m["rel"]), d.r_off).astype(np.float64)
+    return d.seg_count(d.j_relevant(m["rel"])).astype(np.float64)
 
 
 GAINS = Param("gains", "gains", None, "custom gain per grade, e.g. {0:0,1:1,2:3,3:7}; unlisted grades keep the default gain")
