@@ -74,6 +74,14 @@ def evaluate(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_q
     _emit(render(result, fmt, per_query), output)
 
 
+@cli.command()
+def demo() -> None:
+    """Run the main job on the bundled example data set and print a readable report."""
+    from ._demo import demo_report
+
+    click.echo(demo_report(), nl=False)
+
+
 @cli.command("measures")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
 def measures_cmd(fmt: str) -> None:
