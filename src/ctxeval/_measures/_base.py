@@ -40,6 +40,7 @@ __all__ = [
     "parse_measures",
     "families",
     "add_alias",
+    "add_trec_param",
 ]
 
 _NAME_RE = re.compile(r"^(?P<name>[^()@\s]+?)(?:\((?P<params>.*)\))?(?:@(?P<cut>[^@()\s]+))?$", re.S)
@@ -151,6 +152,15 @@ def register(family: Family) -> Family:
 
 def add_alias(alias: str, family: str, **fixed: Any) -> None:
     _ALIASES[alias.lower()] = (family, fixed)
+
+
+_TREC_PARAM: dict[str, str] = {}
+
+
+def add_trec_param(family: str, param: str) -> None:
+    """In trec_eval syntax, ``name.v`` and ``name_v`` set ``param`` of ``family`` instead of its cutoff
+    (``rbp.0.5`` is ``RBP(p=0.5)``, ``Rprec_mult.0.2`` is ``Rprec_mult(mult=0.2)``)."""
+    _TREC_PARAM[family] = param
 
 
 def families(group: str | None = None) -> list[Family]:
@@ -406,24 +416,52 @@ def _lookup(name: str) -> tuple[str | None, dict[str, Any]]:
 
 
 def _parse_trec_style(raw: str) -> list[Measure] | None:
-    """``name.v1,v2`` (trec_eval -m syntax) and ``name_v`` (trec_eval output names)."""
+    """``name.v1,v2`` (trec_eval -m syntax), ``name.key=v,...`` (trec_eval parameter pairs: integer
+    keys are gains, other keys are parameters) and ``name_v`` (trec_eval output names)."""
     base, dot, rest = raw.partition(".")
     if dot:
         family, fixed = _lookup(base)
         if family is not None and rest:
+            if "=" in rest:
+                return [_trec_pairs(raw, family, fixed, rest)]
+            target = _TREC_PARAM.get(family)
             out = []
             for v in rest.split(","):
                 try:
-                    out.append(make(family, fixed, _number(v)))
+                    value = _number(v)
                 except ValueError:
-                    raise MeasureError(f"cannot parse measure {raw!r}: cutoff {v!r} is not a number") from None
+                    raise MeasureError(f"cannot parse measure {raw!r}: {v!r} is not a number") from None
+                out.append(make(family, {**fixed, target: value}) if target else make(family, fixed, value))
             return out
     m = re.fullmatch(r"(.+?)_([0-9][0-9.]*)", raw)
     if m:
         family, fixed = _lookup(m.group(1))
         if family is not None:
+            target = _TREC_PARAM.get(family)
             try:
-                return [make(family, fixed, _number(m.group(2)))]
+                value = _number(m.group(2))
+                return [make(family, {**fixed, target: value}) if target else make(family, fixed, value)]
             except ValueError:
                 return None
     return None
+
+
+def _trec_pairs(raw: str, family: str, fixed: dict[str, Any], rest: str) -> Measure:
+    params: dict[str, Any] = dict(fixed)
+    gains: dict[int, Any] = {}
+    for item in rest.split(","):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        try:
+            if not sep or not key:
+                raise ValueError(f"{item!r} is not key=value")
+            val = _literal(value)
+        except ValueError as exc:
+            raise MeasureError(f"cannot parse measure {raw!r}: {exc}") from None
+        if re.fullmatch(r"[+-]?\d+", key):
+            gains.setdefault(int(key), val)  # trec_eval: the first gain given for a grade wins
+        else:
+            params[key] = val
+    if gains:
+        params["gains"] = gains
+    return make(family, params)
