@@ -16,13 +16,18 @@ from ._errors import (
     MeasureError,
     QueryMismatchError,
 )
+from ._diagnose import Diagnosis, diagnose
 from ._evaluate import Result, RunResult, evaluate
+from ._pool import PoolError
 from ._measures import Family, Measure, families, parse_measure, parse_measures
 
 __version__ = "0.1.0"
 
 __all__ = [
     "evaluate",
+    "diagnose",
+    "Diagnosis",
+    "PoolError",
     "Qrels",
     "Run",
     "GradeMap",

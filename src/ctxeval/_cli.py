@@ -54,6 +54,13 @@ MISSING_HELP = (
 )
 
 
+GRADE_MAP_HELP = (
+    "map qrels grades onto the 1-5 utility scale of the RAG measures: FROM:TO,... (e.g. 3:5,2:4,1:3,0:2) "
+    "or a preset (trec-dl); rel= thresholds and classical measures keep the qrels' own grades"
+)
+POOL_HELP = "the retrieval pool (a run) the RUNs were selected from, for PROC and %PROC; default: each RUN itself"
+
+
 @cli.command()
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -64,13 +71,28 @@ MISSING_HELP = (
 @click.option("--ties", type=click.Choice(["trec", "input"]), default="trec", show_default=True, help="trec: score (as float32) desc, then doc id desc; input: file order")
 @click.option("--duplicates", type=click.Choice(["error", "first", "best"]), default="error", show_default=True, help="a repeated (query, doc) pair: fail, or keep the first / the best-scored")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, help="write here instead of stdout")
-def evaluate(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool, fmt: str, missing: str, ties: str, duplicates: str, output: str | None) -> None:
-    """Evaluate RUN files against QRELS."""
+@click.option("--grade-map", default=None, help=GRADE_MAP_HELP)
+@click.option("--pool", "pool", type=click.Path(dir_okay=False), default=None, help=POOL_HELP)
+@click.option("--pool-depth", type=click.IntRange(min=1), default=None, help="cut the pool at this depth (default: its full length)")
+@click.option("--allow-outside-pool", is_flag=True, help="evaluate runs holding docs outside the pool (they are reported) instead of failing")
+@click.option("--groups", type=click.Path(dir_okay=False), default=None, help="file of 'doc_id group' lines for RA-nWG(novelty=...)")
+def evaluate(
+    qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool, fmt: str, missing: str, ties: str, duplicates: str, output: str | None,
+    grade_map: str | None = None, pool: str | None = None, pool_depth: int | None = None, allow_outside_pool: bool = False, groups: str | None = None,
+) -> None:
+    """Evaluate RUN files against QRELS.
+
+    RAG measures (RA-nWG@K, PROC@K, %PROC@K, ...) read grades on the 1-5 utility scale; map other
+    scales with --grade-map. With --pool, every RUN is a reranking of that one retrieval pool.
+    """
     from ._evaluate import DEFAULT_MEASURES
     from ._evaluate import evaluate as run_eval
     from ._output import render
 
-    result = run_eval(qrels, list(runs), list(measures) or list(DEFAULT_MEASURES), ties=ties, missing=missing, duplicates=duplicates)
+    result = run_eval(
+        qrels, list(runs), list(measures) or list(DEFAULT_MEASURES), ties=ties, missing=missing, duplicates=duplicates,
+        grade_map=grade_map, pool=pool, pool_depth=pool_depth, allow_outside_pool=allow_outside_pool, groups=groups,
+    )
     _emit(render(result, fmt, per_query), output)
 
 
@@ -89,6 +111,15 @@ def measures_cmd(fmt: str) -> None:
     from ._docs import measure_list
 
     click.echo(measure_list(fmt), nl=False)
+
+
+def _register() -> None:
+    from ._cli_rag import diagnose_cmd
+
+    cli.add_command(diagnose_cmd)
+
+
+_register()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from . import _io
@@ -31,7 +32,7 @@ class Qrels:
     (2, ['q1'])
     """
 
-    __slots__ = ("_df", "source", "dropped_duplicates")
+    __slots__ = ("_df", "source", "dropped_duplicates", "_keys")
 
     def __init__(self, frame: pl.DataFrame, source: str = "<qrels>", *, dropped_duplicates: int = 0) -> None:
         expected = {"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64}
@@ -41,6 +42,14 @@ class Qrels:
         self._df = frame.select(list(expected))
         self.source = source
         self.dropped_duplicates = dropped_duplicates
+        self._keys: np.ndarray | None = None
+
+    @property
+    def keys(self) -> np.ndarray:
+        """64-bit hash of every (query_id, doc_id) pair, in row order (computed once)."""
+        if self._keys is None:
+            self._keys = _io.pair_keys(self._df).to_numpy()
+        return self._keys
 
     # construction ---------------------------------------------------------------------------------
     @classmethod
@@ -126,7 +135,7 @@ class Run:
     ('bm25', 2)
     """
 
-    __slots__ = ("_df", "name", "source", "dropped_duplicates")
+    __slots__ = ("_df", "name", "source", "dropped_duplicates", "_keys")
 
     def __init__(self, frame: pl.DataFrame, name: str = "run", source: str = "<run>", *, dropped_duplicates: int = 0) -> None:
         expected = {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}
@@ -137,6 +146,14 @@ class Run:
         self.name = name
         self.source = source
         self.dropped_duplicates = dropped_duplicates
+        self._keys: np.ndarray | None = None
+
+    @property
+    def keys(self) -> np.ndarray:
+        """64-bit hash of every (query_id, doc_id) pair, in row order (computed once)."""
+        if self._keys is None:
+            self._keys = _io.pair_keys(self._df).to_numpy()
+        return self._keys
 
     @staticmethod
     def _name_from(df: pl.DataFrame, path: str | os.PathLike[str] | None, fallback: str) -> str:

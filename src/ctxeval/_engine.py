@@ -30,17 +30,32 @@ def _check_policy(name: str, value: str, allowed: tuple[str, ...]) -> None:
         raise ConfigError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
 
 
-def ranked_frame(df: pl.DataFrame, ties: str = "trec") -> pl.DataFrame:
-    """Rows grouped by query (ids ascending, byte-wise) and in rank order within each query.
+@dataclass(frozen=True)
+class Ranking:
+    """The rank order of a run's rows: ``perm`` (None = the input order already is the rank order)
+    and the query segments in that order (ids ascending byte-wise, with their row counts)."""
+
+    perm: np.ndarray | None
+    qids: list[str]
+    lengths: np.ndarray
+
+    def apply(self, df: pl.DataFrame) -> pl.DataFrame:
+        return df if self.perm is None else df[self.perm]
+
+
+def rank(df: pl.DataFrame, ties: str = "trec") -> Ranking:
+    """Order rows by query (ids ascending, byte-wise), then by rank within each query.
 
     ``ties="trec"``: score descending as a 32-bit float (trec_eval holds scores as C floats), ties
     broken by doc id descending (byte-wise). ``ties="input"``: the input order within each query.
-    Input that is already in this order (the common case: runs are written ranked) is detected in
-    one vectorised pass and returned without sorting.
+    Input already grouped by query and ordered by score (runs are usually written ranked) is
+    recognised in one vectorised pass; runs of tied scores out of doc id order are sorted locally, and
+    whole query segments are moved rather than the rows sorted.
     """
     _check_policy("ties", ties, TIES)
-    if df.height < 2:
-        return df
+    n = df.height
+    if n == 0:
+        return Ranking(None, [], np.zeros(0, dtype=np.int64))
     qid = df["query_id"]
     gid = qid.rle_id().to_numpy()
     same = gid[1:] == gid[:-1]
@@ -48,7 +63,8 @@ def ranked_frame(df: pl.DataFrame, ties: str = "trec") -> pl.DataFrame:
     heads = qid.gather(starts)
     grouped = heads.n_unique() == len(starts)
     within = True
-    if ties == "trec":
+    tie_perm: np.ndarray | None = None
+    if ties == "trec" and grouped:
         s32 = df["score"].cast(pl.Float32).to_numpy()
         a, b = s32[:-1], s32[1:]
         if bool(np.any(same & (a < b))):
@@ -58,22 +74,28 @@ def ranked_frame(df: pl.DataFrame, ties: str = "trec") -> pl.DataFrame:
             if t.size:
                 doc = df["doc_id"]
                 if not bool((doc.gather(t) > doc.gather(t + 1)).all()):
-                    # Scores are ordered but some runs of tied scores are not in doc id order:
-                    # sort just those rows.
-                    df = df[_order_tie_runs(t, doc)]
+                    tie_perm = _order_tie_runs(t, doc)
     if grouped and within:
+        lengths = np.diff(np.r_[starts, n])
         if bool(heads.is_sorted()):
-            return df
-        lengths = np.diff(np.r_[starts, df.height])
+            return Ranking(tie_perm, heads.to_list(), lengths)
         order = heads.arg_sort().to_numpy()
-        return df[_segment_perm(starts[order], lengths[order])]
+        seg = _segment_perm(starts[order], lengths[order])
+        perm = seg if tie_perm is None else tie_perm[seg]
+        return Ranking(perm, heads.gather(order).to_list(), lengths[order])
+    idx = pl.int_range(n, dtype=pl.Int64, eager=True).alias("_row")
+    frame = df.select("query_id", "doc_id", pl.col("score").cast(pl.Float32).alias("_s32")).with_columns(idx)
     if ties == "input":
-        return df.sort("query_id", maintain_order=True)
-    return (
-        df.with_columns(pl.col("score").cast(pl.Float32).alias("_s32"))
-        .sort(["query_id", "_s32", "doc_id"], descending=[False, True, True])
-        .drop("_s32")
-    )
+        ordered = frame.sort(["query_id", "_row"])
+    else:
+        ordered = frame.sort(["query_id", "_s32", "doc_id"], descending=[False, True, True])
+    counts = ordered.select(pl.col("query_id").rle()).unnest("query_id")
+    return Ranking(ordered["_row"].to_numpy(), counts["value"].to_list(), counts["len"].to_numpy().astype(np.int64))
+
+
+def ranked_frame(df: pl.DataFrame, ties: str = "trec") -> pl.DataFrame:
+    """The rows of ``df`` in rank order (see :func:`rank`)."""
+    return rank(df, ties).apply(df)
 
 
 def _order_tie_runs(t: np.ndarray, doc: pl.Series) -> np.ndarray:
@@ -173,6 +195,21 @@ class EvalData:
         self.ties = ties
         self.max_grade = max_grade  #: the highest grade in the whole qrels
         self._cache: dict[object, np.ndarray] = {}
+
+    # Set-based RAG measures (see ``_pool.attach``): the grade map in force, the retrieval pool and
+    # the doc -> group mapping. ``j_util``/``q_util`` are the grades after the grade map; the RAG
+    # kernels read them, every other kernel reads the qrels' own grades.
+    grade_map: object | None = None
+    pool: object | None = None  #: a ``_pool.PoolInfo``; None: the run itself, full depth
+    groups: object | None = None  #: a ``_pool.GroupInfo`` or None
+
+    @cached_property
+    def j_util(self) -> np.ndarray:
+        return self.j_grade
+
+    @cached_property
+    def q_util(self) -> np.ndarray:
+        return self.q_grade
 
     @classmethod
     def from_dense(
@@ -337,27 +374,34 @@ def _align(counts: dict[str, int], qids: list[str]) -> np.ndarray:
     return off
 
 
-def _grades(ranked: pl.DataFrame, qdf: pl.DataFrame) -> pl.Series:
-    """The qrels grade of every ranked row (null where unjudged).
+def _judged_rows(run: Run, ranking: Ranking, keep: np.ndarray | None, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (in rank order, after dropping unkept rows) of the judged rows, and their grades.
 
-    Joins on 64-bit (query, doc) hashes, then checks every match against the strings; a hash
-    collision (never seen in practice) falls back to the exact string join.
+    Probes 64-bit (query, doc) hashes against the qrels' hashes, then checks every hit against the
+    strings; a hash collision (never seen in practice) falls back to an exact string join.
     """
-    rkeys = _io.pair_keys(ranked)
-    qkeys = _io.pair_keys(qdf)
-    if qkeys.n_unique() == qkeys.len():
-        right = pl.DataFrame({"key": qkeys, "relevance": qdf["relevance"], "_qrow": pl.int_range(qdf.height, dtype=pl.UInt32, eager=True)})
-        joined = pl.DataFrame({"key": rkeys}).join(right, on="key", how="left", maintain_order="left")
-        qrow = joined["_qrow"]
-        hit = qrow.is_not_null()
-        rows = hit.arg_true()
-        qr = qrow.filter(hit)
-        same = (ranked["query_id"].gather(rows) == qdf["query_id"].gather(qr)).all() and (
-            ranked["doc_id"].gather(rows) == qdf["doc_id"].gather(qr)
-        ).all()
-        if same and joined.height == ranked.height:
-            return joined["relevance"]
-    return ranked.join(qdf, on=["query_id", "doc_id"], how="left", maintain_order="left")["relevance"]
+    rows = ranking.perm if ranking.perm is not None else None
+    if keep is not None:
+        rows = np.flatnonzero(keep) if rows is None else rows[keep]
+    rkeys = run.keys if rows is None else run.keys[rows]
+    qdf = qrels.frame
+    qkeys = qrels.keys
+    if np.unique(qkeys).size == qkeys.size:
+        hit = np.flatnonzero(pl.Series(rkeys).is_in(pl.Series(qkeys).implode()).to_numpy())
+        src = hit if rows is None else rows[hit]
+        order = np.argsort(qkeys, kind="stable")
+        qrow = order[np.searchsorted(qkeys, rkeys[hit], sorter=order)]
+        rdf = run.frame
+        ok = bool(
+            (rdf["doc_id"].gather(src) == qdf["doc_id"].gather(qrow)).all()
+            and (rdf["query_id"].gather(src) == qdf["query_id"].gather(qrow)).all()
+        )
+        if ok:
+            return hit.astype(np.int64), qdf["relevance"].to_numpy()[qrow].astype(np.int64)
+    ranked = run.frame if rows is None else run.frame[rows]
+    grades = ranked.join(qdf, on=["query_id", "doc_id"], how="left", maintain_order="left")["relevance"]
+    judged = grades.is_not_null()
+    return judged.arg_true().to_numpy().astype(np.int64), grades.drop_nulls().to_numpy().astype(np.int64)
 
 
 def prepare(
@@ -366,21 +410,28 @@ def prepare(
     *,
     ties: str = "trec",
     missing: str = "zero",
-    keep_frame: bool = True,
+    keep_frame: bool = False,
+    grade_map: object | None = None,
+    pool: Run | None = None,
+    pool_depth: int | None = None,
+    allow_outside_pool: bool = False,
+    groups: object | None = None,
 ) -> EvalData:
     """Join ``run`` with ``qrels`` into per-query segments.
 
     Queries in the run without judgments are ignored (counted in ``accounting.unjudged``). Judged
     queries absent from the run follow ``missing``: ``ignore`` drops them (trec_eval's default),
     ``zero`` keeps them with an empty ranking (trec_eval ``-c``), ``error`` raises.
+
+    ``grade_map``, ``pool``, ``pool_depth``, ``allow_outside_pool`` and ``groups`` serve the set-based
+    RAG measures; see :func:`ctxeval._pool.attach`.
     """
     _check_policy("ties", ties, TIES)
     _check_policy("missing", missing, MISSING)
     qdf = qrels.frame
     rdf = run.frame
     judged_set = set(qdf["query_id"].unique().to_list())
-    run_counts = dict(rdf.group_by("query_id").len().iter_rows())
-    run_set = set(run_counts)
+    run_set = set(rdf["query_id"].unique().to_list())
     missing_ids = tuple(sorted(judged_set - run_set))
     unjudged_ids = tuple(sorted(run_set - judged_set))
     if missing == "error" and missing_ids:
@@ -399,14 +450,17 @@ def prepare(
         missing_ids=missing_ids,
         unjudged_ids=unjudged_ids,
     )
+    ranking = rank(rdf, ties)
+    keep = None
+    seg_len = dict(zip(ranking.qids, ranking.lengths.tolist()))
     if unjudged_ids:
-        rdf = rdf.filter(pl.col("query_id").is_in(pl.Series(both, dtype=pl.String).implode()))
-    ranked = ranked_frame(rdf, ties)
-    grades = _grades(ranked, qdf)
-    judged = grades.is_not_null()
-    j_idx = judged.arg_true().to_numpy().astype(np.int64, copy=False)
-    j_grade = grades.drop_nulls().to_numpy().astype(np.int64, copy=False)
-    r_off = _align(run_counts, qids)
+        kept_seg = np.array([q in judged_set for q in ranking.qids], dtype=bool)
+        keep = np.repeat(kept_seg, ranking.lengths)
+    j_idx, j_grade = _judged_rows(run, ranking, keep, qrels)
+    r_off = _align(seg_len, qids)
+    frame_rows = ranking.perm
+    if keep is not None:
+        frame_rows = np.flatnonzero(keep) if frame_rows is None else frame_rows[keep]
 
     qsel = qdf if missing == "zero" else qdf.filter(pl.col("query_id").is_in(pl.Series(both, dtype=pl.String).implode()))
     qsorted = qsel.sort(["query_id", "relevance"], descending=[False, True])
@@ -414,7 +468,9 @@ def prepare(
     q_off = _align(qcounts, qids)
     q_grade = qsorted["relevance"].to_numpy().astype(np.int64, copy=False)
     has_run = np.array([q in run_set for q in qids], dtype=bool)
-    return EvalData(
+    rag = grade_map is not None or pool is not None or pool_depth is not None or groups is not None
+    ranked = (rdf if frame_rows is None else rdf[frame_rows]) if (keep_frame or rag) else None
+    data = EvalData(
         qids,
         r_off,
         j_idx,
@@ -423,7 +479,12 @@ def prepare(
         q_grade,
         has_run,
         acc,
-        ranked if keep_frame else None,
+        ranked,
         ties,
         int(qdf["relevance"].max() or 0),  # type: ignore[arg-type]
     )
+    if rag:
+        from ._pool import attach
+
+        attach(data, qrels, run, grade_map=grade_map, pool=pool, pool_depth=pool_depth, allow_outside_pool=allow_outside_pool, groups=groups)
+    return data

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _pool
 from ._data import Qrels, Run
 from ._engine import EvalData, QueryAccounting, prepare
 from ._errors import ConfigError
@@ -48,6 +49,7 @@ class RunResult:
     accounting: QueryAccounting
     dropped_duplicates: int = 0
     summary: dict[Measure, tuple[float, int]] = field(default_factory=dict)
+    pool: dict[str, Any] | None = None  #: outside-pool accounting when an explicit pool was given
 
     def __post_init__(self) -> None:
         if not self.summary:
@@ -98,6 +100,8 @@ class Result:
             }
             if r.dropped_duplicates:
                 entry["dropped_duplicates"] = r.dropped_duplicates
+            if r.pool is not None:
+                entry["pool"] = dict(r.pool)
             if per_query:
                 entry["per_query"] = {
                     q: {str(m): _num(float(r.values[m][i])) for m in self.measures} for i, q in enumerate(r.qids)
@@ -136,12 +140,25 @@ def evaluate(
     ties: str = "trec",
     missing: str = "zero",
     duplicates: str = "error",
+    grade_map: Any = None,
+    pool: Any = None,
+    pool_depth: int | None = None,
+    allow_outside_pool: bool = False,
+    groups: Any = None,
 ) -> Result:
     """Evaluate one or more runs.
 
     ``qrels`` and each run may be a path, a dict-of-dicts, a pandas/polars frame or a
     :class:`Qrels`/:class:`Run`. ``missing`` decides judged queries absent from a run: ``zero``
     (scored 0, trec_eval ``-c``; the default here), ``ignore`` (trec_eval's default) or ``error``.
+
+    Set-based RAG measures (``RA-nWG@10``, ``PROC@10``, ...; see :mod:`ctxeval._measures._rag`) read
+    the qrels grades through ``grade_map`` (a preset such as ``"trec-dl"``, ``"3:5,2:4,1:3,0:2"``, a
+    mapping or a :class:`GradeMap`) and need them on the 1–5 scale; ``Judged@K`` is added beside them.
+    ``pool`` is the retrieval pool (a run; with several runs, the same pool applies to all), cut at
+    ``pool_depth``; without it each run is its own pool. Docs of a run outside its pool raise
+    :class:`~ctxeval._pool.PoolError` unless ``allow_outside_pool``. ``groups`` (doc id → group, a
+    mapping or a ``doc_id group`` file) serves ``RA-nWG(novelty=...)``.
 
     >>> res = evaluate({"q1": {"a": 1, "b": 0}}, {"q1": {"a": 0.2, "b": 0.9}}, ["P@1", "RR"])
     >>> res.runs[0].mean("RR"), res.runs[0].mean("P@1")
@@ -153,18 +170,31 @@ def evaluate(
         raise ConfigError("evaluate needs at least one run")
     run_objs = [Run.coerce(r, duplicates=duplicates) for r in run_list]
     ms = _measure_list(measures)
+    gm = _pool.coerce_grade_map(grade_map)
+    pool_run = Run.coerce(pool, duplicates=duplicates) if pool is not None else None
+    grp = _pool.load_groups(groups)
+    rag = any(_pool.is_rag(m) for m in ms)
+    if rag:
+        ms = _pool.with_judged(ms)
     results = []
     for run, name in zip(run_objs, _unique_names(run_objs)):
-        data = prepare(qr, run, ties=ties, missing=missing)
+        data = prepare(
+            qr, run, ties=ties, missing=missing, grade_map=gm, pool=pool_run, pool_depth=pool_depth, allow_outside_pool=allow_outside_pool, groups=grp
+        )
+        _pool.check_scale(data, ms)
         values = {m: m.compute(data) for m in ms}
-        results.append(RunResult(name, run.source, data.qids, values, data.accounting, run.dropped_duplicates))
+        pool_report = data.pool.report() if pool_run is not None else None  # type: ignore[union-attr]
+        results.append(RunResult(name, run.source, data.qids, values, data.accounting, run.dropped_duplicates, pool=pool_report))
     settings = {
         "qrels": qr.source,
         "ties": ties,
         "missing": missing,
         "duplicates": duplicates,
         "qrels_dropped_duplicates": qr.dropped_duplicates,
+        "grade_map": gm.describe() if gm is not None else None,
     }
+    if rag or pool_run is not None or pool_depth is not None:
+        settings["pool"] = _pool.settings(pool_run, pool_depth, allow_outside_pool, grp)
     return Result(ms, results, settings)
 
 

@@ -15,10 +15,11 @@ __all__ = ["render", "FORMATS", "fmt_value"]
 FORMATS = ("table", "json", "csv", "jsonl")
 
 
-def fmt_value(x: float | None, digits: int = 4) -> str:
+def fmt_value(x: float | None, digits: int = 4, count: bool = False) -> str:
+    """``NA`` for an undefined value; whole numbers for counts; else fixed decimals."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "NA"
-    if float(x).is_integer() and abs(x) >= 1:
+    if count and float(x).is_integer():
         return str(int(x))
     return f"{x:.{digits}f}"
 
@@ -66,12 +67,28 @@ def render(result: Result, fmt: str, per_query: bool = False) -> str:
     raise ValueError(fmt)
 
 
+def _rag_notes(result: Result) -> list[str]:
+    """The grade map in force and the pool, when RAG measures or a pool are involved."""
+    st = result.settings
+    pool = st.get("pool")
+    if pool is None and not st.get("grade_map"):
+        return []
+    out = [f"grade map: {st.get('grade_map') or 'none (qrels grades read as the 1-5 utility scale)'}"]
+    if pool is not None:
+        depth = f", depth {pool['depth']}" if pool.get("depth") else ", full depth"
+        out.append(f"pool: {pool['name']}{depth}" + (f"; groups: {pool['groups']}" if pool.get("groups") else ""))
+    for r in result.runs:
+        if r.pool and r.pool.get("outside_pool_docs"):
+            out.append(f"{r.name}: {r.pool['outside_pool_docs']} docs in {r.pool['outside_pool_queries']} queries outside the pool (allowed)")
+    return out
+
+
 def _table(result: Result, per_query: bool) -> str:
     from rich.console import Console
     from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, width=max(100, 14 + 12 * len(result.measures)), color_system=None, highlight=False)
+    console = Console(file=buf, width=max(100, 20 + sum(max(len(str(m)), 8) + 3 for m in result.measures)), color_system=None, highlight=False)
     table = Table(title=None, show_lines=False)
     table.add_column("run", style="bold")
     for m in result.measures:
@@ -79,12 +96,15 @@ def _table(result: Result, per_query: bool) -> str:
     best = {}
     for m in result.measures:
         vals = [r.summary[m][0] for r in result.runs if not math.isnan(r.summary[m][0])]
-        best[m] = max(vals) if vals and m.spec.bounds is not None else None
+        if not vals or m.spec.bounds is None:
+            best[m] = None
+        else:
+            best[m] = max(vals) if m.spec.higher_is_better else min(vals)
     for r in result.runs:
         cells = []
         for m in result.measures:
             mean = r.summary[m][0]
-            text = fmt_value(mean)
+            text = fmt_value(mean, count=m.spec.aggregate == "sum")
             if len(result.runs) > 1 and best[m] is not None and mean == best[m]:
                 text += "*"
             cells.append(text)
@@ -104,8 +124,10 @@ def _table(result: Result, per_query: bool) -> str:
     na = [(r.name, str(m), len(r.qids) - r.summary[m][1]) for r in result.runs for m in result.measures if r.summary[m][1] < len(r.qids) and m.spec.aggregate == "mean"]
     for name, m, n in na:
         console.print(f"{name}: {m} undefined (NA) on {n} queries, excluded from its mean")
+    for line in _rag_notes(result):
+        console.print(line)
     if len(result.runs) > 1:
-        console.print("* best value of the column")
+        console.print("* best value of the column (lowest for harm measures)")
     if per_query:
         pq = Table(title="per query")
         pq.add_column("run")
@@ -114,6 +136,6 @@ def _table(result: Result, per_query: bool) -> str:
             pq.add_column(str(m), justify="right")
         for r in result.runs:
             for i, q in enumerate(r.qids):
-                pq.add_row(r.name, q, *(fmt_value(float(r.values[m][i])) for m in result.measures))
+                pq.add_row(r.name, q, *(fmt_value(float(r.values[m][i]), count=m.spec.aggregate == "sum") for m in result.measures))
         console.print(pq)
     return buf.getvalue()

@@ -120,6 +120,7 @@ class Family:
     group: str = "classical"
     requires: frozenset[str] = frozenset()
     perfect_is_one: bool = False  #: a run that ranks the judged docs ideally scores 1 where defined
+    higher_is_better: bool = True  #: False for harm-like measures (best = lowest)
 
     def param(self, name: str) -> Param:
         for p in self.params:
