@@ -24,6 +24,12 @@ def _source_name(obj: Any, default: str) -> str:
     return str(obj) if isinstance(obj, (str, os.PathLike)) else default
 
 
+def _pair_keys(obj: Qrels | Run) -> np.ndarray:
+    if obj._keys is None:
+        obj._keys = _io.pair_keys(obj._df).to_numpy()
+    return obj._keys
+
+
 class Qrels:
     """Relevance judgments: one integer grade per (query id, doc id); grades may be negative.
 
@@ -44,12 +50,7 @@ class Qrels:
         self.dropped_duplicates = dropped_duplicates
         self._keys: np.ndarray | None = None
 
-    @property
-    def keys(self) -> np.ndarray:
-        """64-bit hash of every (query_id, doc_id) pair, in row order (computed once)."""
-        if self._keys is None:
-            self._keys = _io.pair_keys(self._df).to_numpy()
-        return self._keys
+    keys = property(lambda self: _pair_keys(self), doc="64-bit hash of every (query_id, doc_id) pair, in row order (computed once).")
 
     # construction ---------------------------------------------------------------------------------
     @classmethod
@@ -148,12 +149,7 @@ class Run:
         self.dropped_duplicates = dropped_duplicates
         self._keys: np.ndarray | None = None
 
-    @property
-    def keys(self) -> np.ndarray:
-        """64-bit hash of every (query_id, doc_id) pair, in row order (computed once)."""
-        if self._keys is None:
-            self._keys = _io.pair_keys(self._df).to_numpy()
-        return self._keys
+    keys = property(lambda self: _pair_keys(self), doc="64-bit hash of every (query_id, doc_id) pair, in row order (computed once).")
 
     @staticmethod
     def _name_from(df: pl.DataFrame, path: str | os.PathLike[str] | None, fallback: str) -> str:
