@@ -115,8 +115,10 @@ def measures_cmd(fmt: str) -> None:
 
 def _register() -> None:
     from ._cli_rag import diagnose_cmd
+    from ._cli_trec import trec_eval_cmd
 
     cli.add_command(diagnose_cmd)
+    cli.add_command(trec_eval_cmd)
 
 
 _register()

@@ -130,9 +130,14 @@ def _iprec_table(d: EvalData, rel_level: int) -> tuple[np.ndarray, np.ndarray, n
     seg = d.j_seg[rel]
     j = _rank_among(rel, d.j_seg)
     prec = j / d.j_rank[rel]
-    # Segmented suffix maximum: walk backwards with a per-segment offset larger than any precision.
-    key = prec[::-1] + 2.0 * (d.n_queries - seg[::-1])
-    interp = (np.maximum.accumulate(key) - 2.0 * (d.n_queries - seg[::-1]))[::-1] if key.size else key
+    # Segmented suffix maximum, exact: accumulate the precisions' integer order with a per-segment
+    # offset (adding a float offset to the precisions themselves would round away their low bits).
+    if prec.size:
+        u, inv = np.unique(prec, return_inverse=True)
+        off = (d.n_queries - seg[::-1].astype(np.int64)) * np.int64(u.size)
+        interp = u[(np.maximum.accumulate(inv.reshape(-1)[::-1] + off) - off)[::-1]]
+    else:
+        interp = prec
     return seg, j, interp
 
 
@@ -142,7 +147,8 @@ def iprec_at(d: EvalData, rel_level: int, level: float, rounding: str) -> np.nda
     if rounding == "v9":
         need = np.floor(level * R + 0.9).astype(np.int64)
     else:
-        need = np.floor(level * R + 0.5).astype(np.int64)  # C lround for non-negative values
+        x = level * R  # C lround, exactly (floor(x + 0.5) rounds 0.49999999999999994 up)
+        need = (np.floor(x) + (x - np.floor(x) >= 0.5)).astype(np.int64)
     need = np.maximum(need, 1)
     out = np.zeros(d.n_queries)
     hit = np.flatnonzero(j == need[seg])
