@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ._errors import CtxevalError
+from ._cli_common import invoke_reporting_errors
 
 __all__ = ["main", "cli"]
 
@@ -30,16 +30,7 @@ def _emit(text: str, output: str | None) -> None:
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except CtxevalError as exc:
-            click.echo(f"ctxeval: error: {exc}", err=True)
-            ctx.exit(2)
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-            click.echo(f"ctxeval: error: {exc.filename}: {exc.strerror}", err=True)
-            ctx.exit(2)
-        except BrokenPipeError:  # pragma: no cover
-            ctx.exit(0)
+        return invoke_reporting_errors(ctx, super().invoke)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ._errors import CtxevalError
+from ._cli_common import invoke_reporting_errors
 
 __all__ = ["trec_eval_cmd"]
 
@@ -15,14 +15,7 @@ class _TrecCommand(click.Command):
     """Reports a :class:`CtxevalError` as ``ctxeval: error: ...`` with exit status 2, never a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except CtxevalError as exc:
-            click.echo(f"ctxeval: error: {exc}", err=True)
-            ctx.exit(2)
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-            click.echo(f"ctxeval: error: {exc.filename}: {exc.strerror}", err=True)
-            ctx.exit(2)
+        return invoke_reporting_errors(ctx, super().invoke)
 
 
 _MEASURE_HELP = (
