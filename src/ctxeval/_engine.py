@@ -13,7 +13,6 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from . import _io
 from ._data import Qrels, Run
 from ._errors import ConfigError, QueryMismatchError
 
@@ -211,26 +210,6 @@ class EvalData:
     def q_util(self) -> np.ndarray:
         return self.q_grade
 
-    @classmethod
-    def from_dense(
-        cls,
-        qids: list[str],
-        r_off: np.ndarray,
-        r_grade: np.ndarray,
-        r_judged: np.ndarray,
-        q_off: np.ndarray,
-        q_grade: np.ndarray,
-        **kwargs: object,
-    ) -> EvalData:
-        """Build from dense per-row arrays (tests and small inputs)."""
-        j_idx = np.flatnonzero(r_judged)
-        n_q = len(qids)
-        kwargs.setdefault("has_run", np.diff(r_off) > 0)
-        kwargs.setdefault(
-            "accounting", QueryAccounting(n_q, 0, 0, "ignore")
-        )
-        return cls(qids, r_off, j_idx, np.asarray(r_grade)[j_idx], q_off, q_grade, **kwargs)  # type: ignore[arg-type]
-
     @property
     def n_queries(self) -> int:
         return len(self.qids)
@@ -310,13 +289,6 @@ class EvalData:
     def n_ret(self) -> np.ndarray:
         return np.diff(self.r_off)
 
-    def relevant(self, rel: int) -> np.ndarray:
-        """Run-row mask: judged with grade >= rel."""
-        key = ("relevant", rel)
-        if key not in self._cache:
-            self._cache[key] = self.r_judged & (self.r_grade >= rel)
-        return self._cache[key]
-
     def num_rel(self, rel: int) -> np.ndarray:
         """Per query: judged docs with grade >= rel (retrieved or not)."""
         key = ("num_rel", rel)
@@ -324,20 +296,6 @@ class EvalData:
             self._cache[key] = seg_sum((self.q_grade >= rel).astype(np.int64), self.q_off)
         return self._cache[key]
 
-    def judged_nonrel(self, rel: int) -> np.ndarray:
-        key = ("num_nonrel", rel)
-        if key not in self._cache:
-            self._cache[key] = seg_sum((self.q_grade < rel).astype(np.int64), self.q_off)
-        return self._cache[key]
-
-    def top(self, k: int | None) -> np.ndarray:
-        """Run-row mask of the top-k rows of each query (all rows when k is None)."""
-        if k is None:
-            return np.ones(self.n_rows, dtype=bool)
-        key = ("top", k)
-        if key not in self._cache:
-            self._cache[key] = self.r_rank <= k
-        return self._cache[key]
 
 
 def seg_sum(values: np.ndarray, off: np.ndarray) -> np.ndarray:
@@ -348,24 +306,6 @@ def seg_sum(values: np.ndarray, off: np.ndarray) -> np.ndarray:
     cs[0] = 0
     np.cumsum(values, out=cs[1:])
     return cs[off[1:]] - cs[off[:-1]]
-
-
-def seg_cumsum(values: np.ndarray, off: np.ndarray, seg: np.ndarray) -> np.ndarray:
-    """Inclusive running sum of ``values`` restarting at every segment."""
-    cs = np.cumsum(values)
-    start = np.r_[0, cs][off[:-1]]
-    return cs - start[seg]
-
-
-def seg_first(mask: np.ndarray, seg: np.ndarray, n_seg: int) -> np.ndarray:
-    """Index of the first row of each segment where ``mask`` holds, or -1."""
-    idx = np.flatnonzero(mask)
-    out = np.full(n_seg, -1, dtype=np.int64)
-    if idx.size:
-        s = seg[idx]
-        first = np.r_[True, s[1:] != s[:-1]]
-        out[s[first]] = idx[first]
-    return out
 
 
 def _align(counts: dict[str, int], qids: list[str]) -> np.ndarray:

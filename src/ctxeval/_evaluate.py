@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _pool
 from ._data import Qrels, Run
-from ._engine import EvalData, QueryAccounting, prepare
+from ._engine import QueryAccounting, prepare
 from ._errors import ConfigError
 from ._measures import Measure, parse_measures
 
@@ -210,6 +210,3 @@ def _measure_list(measures: Iterable[str | Measure] | str | Measure) -> list[Mea
         raise ConfigError("no measures given")
     return out
 
-
-def compute(data: EvalData, measures: Iterable[Measure]) -> dict[Measure, np.ndarray]:
-    return {m: m.compute(data) for m in measures}

@@ -374,10 +374,6 @@ def parse_jsonl(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
 def frame_from_table(table: Any, kind: Kind, source: str) -> pl.DataFrame:
     """Validate a polars or pandas frame with named columns."""
     if not isinstance(table, pl.DataFrame):
-        try:
-            import pandas as pd  # noqa: F401
-        except ImportError:  # pragma: no cover
-            pass
         if hasattr(table, "to_dict") and hasattr(table, "columns"):
             table = pl.DataFrame({str(c): list(table[c]) for c in table.columns}, strict=False)
         else:
