@@ -326,11 +326,12 @@ def _judged_rows(run: Run, ranking: Ranking, keep: np.ndarray | None, qrels: Qre
     rkeys = run.keys if rows is None else run.keys[rows]
     qdf = qrels.frame
     qkeys = qrels.keys
-    if np.unique(qkeys).size == qkeys.size:
+    order = np.argsort(qkeys, kind="stable")
+    sorted_keys = qkeys[order]
+    if not bool(np.any(sorted_keys[1:] == sorted_keys[:-1])):
         hit = np.flatnonzero(pl.Series(rkeys).is_in(pl.Series(qkeys).implode()).to_numpy())
         src = hit if rows is None else rows[hit]
-        order = np.argsort(qkeys, kind="stable")
-        qrow = order[np.searchsorted(qkeys, rkeys[hit], sorter=order)]
+        qrow = order[np.searchsorted(sorted_keys, rkeys[hit])]
         rdf = run.frame
         ok = bool(
             (rdf["doc_id"].gather(src) == qdf["doc_id"].gather(qrow)).all()
