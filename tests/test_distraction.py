@@ -647,3 +647,22 @@ def test_fit_udcg_cli(tmp_path: Path) -> None:
     assert len(fit["alpha"]) == len(fit["beta"]) == 5
     bad = CliRunner().invoke(cli, ["fit-udcg", str(EXAMPLE / "qrels.txt"), str(tmp_path / "x.run"), "--answers", str(EXAMPLE / "answers.tsv")])
     assert bad.exit_code == 2 and "ctxeval: error:" in bad.output
+
+
+def test_pair_lookup_survives_hash_collisions(monkeypatch: pytest.MonkeyPatch) -> None:
+    import polars as pl
+
+    import ctxeval._io as io_mod
+    from ctxeval._utility import _pair_values
+
+    frame = pl.DataFrame({"query_id": ["q1", "q2", "q2"], "doc_id": ["d1", "d1", "d2"]})
+    table = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "u": [0.25]})
+    expected = [0.25, None, None]
+    for keyfun in (
+        lambda df: df.select(pl.col("doc_id").hash(1)).to_series(),  # (q2, d1) collides with (q1, d1)
+        lambda df: pl.Series([0] * df.height, dtype=pl.UInt64),  # every pair collides
+    ):
+        monkeypatch.setattr(io_mod, "pair_keys", keyfun)
+        got = _pair_values(frame, table, "u")
+        assert [None if math.isnan(x) else x for x in got] == expected
+        assert _pair_values(frame, table, None).tolist() == [True, False, False]

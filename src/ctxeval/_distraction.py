@@ -26,7 +26,7 @@ from ._data import Qrels, Run
 from ._engine import prepare
 from ._errors import ConfigError
 from ._measures import Measure, make
-from ._measures._distraction import ideal_ddcg  # noqa: F401  (registers the families)
+from ._measures._distraction import top_rows
 from ._utility import (
     WHY_KNOWN,
     WHY_LABEL,
@@ -182,11 +182,11 @@ def distraction_table(
         both = ~np.isnan(values["ndDCG"])
         gap = float(np.mean(values["nDCG"][both] - values["ndDCG"][both])) if both.any() else math.nan
         dyn = dynamic_k_summary(data.r_off, urows.u, discount=discount)
-        top = (data.r_rank <= k) & (urows.u < 0)
-        idx = np.flatnonzero(top)
-        qseg = data.r_seg[idx]
+        tidx, tseg, trank = top_rows(data, k)
+        neg = urows.u[tidx] < 0
+        idx, qseg, nrank = tidx[neg], tseg[neg], trank[neg]
         docs = data.frame["doc_id"].gather(idx).to_numpy() if idx.size else np.zeros(0, dtype=object)  # type: ignore[index]
-        order = np.lexsort((docs, qseg, data.r_rank[idx], urows.u[idx]))
+        order = np.lexsort((docs, qseg, nrank, urows.u[idx]))
         worst_rows = []
         grades = data.r_grade
         judged = data.r_judged
