@@ -17,6 +17,9 @@ from ._errors import (
     QueryMismatchError,
 )
 from ._diagnose import Diagnosis, diagnose
+from ._distraction import distraction_table
+from ._fit_udcg import fit_udcg
+from ._utility import DistractorRules, UtilityConfig
 from ._evaluate import Result, RunResult, evaluate
 from ._pool import PoolError
 from ._measures import Family, Measure, families, parse_measure, parse_measures
@@ -27,6 +30,10 @@ __all__ = [
     "evaluate",
     "diagnose",
     "Diagnosis",
+    "distraction_table",
+    "fit_udcg",
+    "DistractorRules",
+    "UtilityConfig",
     "PoolError",
     "Qrels",
     "Run",
