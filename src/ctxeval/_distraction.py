@@ -29,7 +29,6 @@ from ._measures import Measure, make
 from ._measures._distraction import top_rows
 from ._utility import (
     WHY_KNOWN,
-    WHY_LABEL,
     WHY_LLM,
     WHY_RANK,
     WHY_SCORE,

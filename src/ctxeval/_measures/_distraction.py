@@ -28,6 +28,14 @@ the utility of the passage at rank i; without @k the whole ranked list counts.
   (parameter ``fit``); b = 0 gives the paper's form. k defaults to the fit's length and cannot exceed it.
 * ``DistractorRate@k`` = #(u_i < 0, i <= k) / k; ``DistractorHarm@k`` = Σ_{i<=k} max(0, -u_i) (lower is
   better for both).
+
+A grade-5 passage above a grade-1 one: u = [1, -1], dDCG@2 = 1 - 1/log2(3) = 0.3691, rate 1/2, harm 1,
+UDCG@2 = σ((1·1 - 1/3·1) / 2) = σ(1/3) = 0.5826:
+
+>>> from ctxeval import evaluate
+>>> r = evaluate({"q": {"a": 5, "b": 1}}, {"q": {"a": 2.0, "b": 1.0}}, ["dDCG@2", "DistractorRate@2", "DistractorHarm@2", "UDCG@2"]).runs[0]
+>>> [round(r.mean(m), 4) for m in ("dDCG@2", "DistractorRate@2", "DistractorHarm@2", "UDCG@2")]
+[0.3691, 0.5, 1.0, 0.5826]
 """
 
 from __future__ import annotations
