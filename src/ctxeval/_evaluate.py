@@ -50,6 +50,7 @@ class RunResult:
     dropped_duplicates: int = 0
     summary: dict[Measure, tuple[float, int]] = field(default_factory=dict)
     pool: dict[str, Any] | None = None  #: outside-pool accounting when an explicit pool was given
+    utility: dict[str, int] | None = None  #: rows set by each utility rule, when distraction measures ran
 
     def __post_init__(self) -> None:
         if not self.summary:
@@ -102,6 +103,8 @@ class Result:
                 entry["dropped_duplicates"] = r.dropped_duplicates
             if r.pool is not None:
                 entry["pool"] = dict(r.pool)
+            if r.utility is not None:
+                entry["utility"] = dict(r.utility)
             if per_query:
                 entry["per_query"] = {
                     q: {str(m): _num(float(r.values[m][i])) for m in self.measures} for i, q in enumerate(r.qids)
@@ -145,6 +148,13 @@ def evaluate(
     pool_depth: int | None = None,
     allow_outside_pool: bool = False,
     groups: Any = None,
+    utility_map: Any = None,
+    distractors: Any = None,
+    utilities: Any = None,
+    distractor_rules: Any = "default",
+    tau: float | None = None,
+    top_rank: int | None = None,
+    penalty: float | None = None,
 ) -> Result:
     """Evaluate one or more runs.
 
@@ -159,6 +169,15 @@ def evaluate(
     ``pool_depth``; without it each run is its own pool. Docs of a run outside its pool raise
     :class:`~ctxeval._pool.PoolError` unless ``allow_outside_pool``. ``groups`` (doc id → group, a
     mapping or a ``doc_id group`` file) serves ``RA-nWG(novelty=...)``.
+
+    Distraction-aware measures (``dDCG@5``, ``UDCG@5``, ``DistractorRate@5``, ...; see
+    :mod:`ctxeval._measures._distraction`) read per-passage utilities (:mod:`ctxeval._utility`):
+    ``utility_map`` (grade -> utility, default ``{5: 1, 4: 1, 3: 0.5, 2: 0, 1: -1}`` on the grades after
+    ``grade_map``), ``distractors`` (known ``qid docid`` pairs, u = -1), ``utilities`` (LLM utilities,
+    ``qid docid u`` lines) and the detection rules ``distractor_rules`` (``default``, ``strict``,
+    ``lenient``, ``off`` or a :class:`~ctxeval._utility.DistractorRules`) with ``tau``, ``top_rank``,
+    ``penalty`` overrides. They are computed once per run, only when such a measure is requested, and
+    the settings record them.
 
     >>> res = evaluate({"q1": {"a": 1, "b": 0}}, {"q1": {"a": 0.2, "b": 0.9}}, ["P@1", "RR"])
     >>> res.runs[0].mean("RR"), res.runs[0].mean("P@1")
@@ -176,15 +195,27 @@ def evaluate(
     rag = any(_pool.is_rag(m) for m in ms)
     if rag:
         ms = _pool.with_judged(ms)
+    need_u = any("utility" in m.spec.requires for m in ms)
+    ucfg = None
+    if need_u or any(x is not None for x in (utility_map, distractors, utilities, tau, top_rank, penalty)) or distractor_rules != "default":
+        from ._utility import UtilityConfig
+
+        ucfg = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty)
     results = []
     for run, name in zip(run_objs, _unique_names(run_objs)):
         data = prepare(
-            qr, run, ties=ties, missing=missing, grade_map=gm, pool=pool_run, pool_depth=pool_depth, allow_outside_pool=allow_outside_pool, groups=grp
+            qr, run, ties=ties, missing=missing, grade_map=gm, pool=pool_run, pool_depth=pool_depth, allow_outside_pool=allow_outside_pool, groups=grp,
+            keep_frame=need_u,
         )
         _pool.check_scale(data, ms)
+        ucounts = None
+        if need_u:
+            from ._utility import attach_utilities
+
+            ucounts = attach_utilities(data, ucfg, qr).counts()
         values = {m: m.compute(data) for m in ms}
         pool_report = data.pool.report() if pool_run is not None else None  # type: ignore[union-attr]
-        results.append(RunResult(name, run.source, data.qids, values, data.accounting, run.dropped_duplicates, pool=pool_report))
+        results.append(RunResult(name, run.source, data.qids, values, data.accounting, run.dropped_duplicates, pool=pool_report, utility=ucounts))
     settings = {
         "qrels": qr.source,
         "ties": ties,
@@ -195,6 +226,8 @@ def evaluate(
     }
     if rag or pool_run is not None or pool_depth is not None:
         settings["pool"] = _pool.settings(pool_run, pool_depth, allow_outside_pool, grp)
+    if need_u and ucfg is not None:
+        settings["utility"] = ucfg.describe()
     return Result(ms, results, settings)
 
 

@@ -592,6 +592,7 @@ class UtilityRows:
     ``u``: utility of every row; ``rel``: relative score; ``why``: which rule set u (:data:`WHY_NAMES`);
     ``label``: the label utility (before the known list, the rules and LLM utilities);
     ``llm_u``: the raw LLM utility (NaN where none; None without a utilities file);
+    ``known``: the rows on the known-distractor list (whichever step set their utility);
     ``pos_off``/``pos_u``: per query, the positive utilities of its judged docs, descending (the ideal
     of ndDCG; None when they cannot be known, see :func:`row_utilities`).
     """
@@ -604,6 +605,7 @@ class UtilityRows:
     pos_off: np.ndarray | None
     pos_u: np.ndarray | None
     config: UtilityConfig
+    known: np.ndarray | None = None
 
     @property
     def source(self) -> str:
@@ -668,10 +670,11 @@ def row_utilities(data: EvalData, config: UtilityConfig | None = None, qrels: Qr
     u = label.copy()
     why = np.zeros(n, dtype=np.int8)
     frame = data.frame
+    known = np.zeros(n, dtype=bool)
     if config.known is not None and n:
-        hit = _pair_values(frame, config.known, None)
-        u[hit] = -1.0
-        why[hit] = WHY_KNOWN
+        known = _pair_values(frame, config.known, None)
+        u[known] = -1.0
+        why[known] = WHY_KNOWN
     rel = relative_scores(data.r_off, data.r_score) if n else np.zeros(0)
     rules = config.rules
     cand = (u == 0.0) & (why == WHY_LABEL)
@@ -688,11 +691,11 @@ def row_utilities(data: EvalData, config: UtilityConfig | None = None, qrels: Qr
     if config.llm is not None:
         llm_u = _pair_values(frame, config.llm, "u") if n else np.zeros(0)
         has = ~np.isnan(llm_u)
-        relevant = (label > 0) & (why != WHY_KNOWN)
+        relevant = (label > 0) & ~known
         u[has] = np.where(relevant[has], llm_u[has], -llm_u[has])
         why[has] = WHY_LLM
     pos_off, pos_u = _ideal(data, config, qrels)
-    return UtilityRows(u, rel, why, label, llm_u, pos_off, pos_u, config)
+    return UtilityRows(u, rel, why, label, llm_u, pos_off, pos_u, config, known)
 
 
 def _ideal(data: EvalData, config: UtilityConfig, qrels: Qrels | None) -> tuple[np.ndarray | None, np.ndarray | None]:

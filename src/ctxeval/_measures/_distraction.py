@@ -1,0 +1,302 @@
+"""Distraction-aware measures: passages with negative utility (plausible but wrong, see
+:mod:`ctxeval._utility`) cost the LLM reader, so they cost the score.
+
+Every kernel reads the per-row utilities attached to the :class:`~ctxeval._engine.EvalData`
+(``data.utility``, a :class:`~ctxeval._utility.UtilityRows` computed once per run by ``evaluate``); the
+families declare ``requires={"utility"}`` so that ``evaluate`` computes them only when needed. u_i is
+the utility of the passage at rank i; without @k the whole ranked list counts.
+
+* ``dDCG@k`` = Σ_{i<=k} u_i / log2(i + 1): DCG over utilities (the negative-utility DCG some write-ups
+  call UDCG; it is not Trappolini et al.'s metric).
+* ``ndDCG@k`` = dDCG@k / IdDCG@k, IdDCG@k = Σ_{j<=k} u*_j / log2(j + 1) over the positive utilities u*
+  of the query's judged docs in descending order (retrieved or not). NA when the query has no judged
+  doc of positive utility (IdDCG = 0), as there is nothing to normalise by. ndDCG <= 1; it is
+  negative when distractors outweigh the help.
+* ``UDCG@k`` (Trappolini et al. 2025, as their released code computes it):
+  σ((1/|C|) Σ_{p∈C} w(p)·u(p)), C the top k (|C| = min(k, retrieved)), w = ``w_rel`` for relevant
+  passages and ``w_irr`` for the others, σ(x) = 1 / (1 + e^-x). Relevant: grade >= ``rel`` on the
+  qrels' own grades; by default (``rel`` unset) a positive label utility. A known distractor is never
+  relevant. u(p) is the LLM utility (``--utilities``); without that file label-derived stand-ins are
+  used: 1 for a relevant passage, else the size of its negative utility (1 for a distractor, the
+  penalty's size for a hard negative, 0 otherwise). Non-reference form: passages without a utility
+  (LLM source only) are left out of C; an empty C gives σ(0) = 0.5 (neither help nor harm), so the
+  value always lies in [σ(min(w)·1), σ(max(w)·1)] (defaults: [σ(-1/3), σ(1)] = [0.4174, 0.7311]).
+  ``reference=true`` reproduces the released code exactly: an empty list gives 0.0, and a passage
+  without a utility is skipped in the sum but counted in |C|.
+* ``UDCG-pos@k`` (the positional, fitted form): σ(b + Σ_{i<=k} α_i u_i⁺ + Σ_{i<=k} β_i u_i⁻), u⁺ =
+  max(u, 0), u⁻ = max(-u, 0), with α, β, b read from a JSON file written by ``ctxeval fit-udcg``
+  (parameter ``fit``); b = 0 gives the paper's form. k defaults to the fit's length and cannot exceed it.
+* ``DistractorRate@k`` = #(u_i < 0, i <= k) / k; ``DistractorHarm@k`` = Σ_{i<=k} max(0, -u_i) (lower is
+  better for both).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._engine import EvalData
+from .._errors import ConfigError, MeasureError
+from .._utility import utilities_of
+from ._base import Family, Measure, Param, register
+
+UDCG_CITE = 'Trappolini et al. 2025, "Redefining Retrieval Evaluation in the Era of LLMs", arXiv:2510.21440 (code: GiovanniTRA/UDCG)'
+UTIL_CITE = "ctxeval (issue 4): per-passage utility from labels, known distractors and detection rules, or LLM utilities"
+REQ = frozenset({"utility"})
+
+W_REL = Param("w_rel", "float", 1.0, "weight of a relevant passage")
+W_IRR = Param("w_irr", "float", -1.0 / 3.0, "weight of an irrelevant passage (the released code's CLI passes -0.333)")
+UREL = Param("rel", "int", None, "minimum grade counted as relevant, on the qrels' own grades (default: a positive label utility)")
+REFERENCE = Param("reference", "bool", False, "reproduce the released code's edge cases: empty list -> 0.0; a passage without a utility counts in |C| but not in the sum")
+FIT = Param("fit", "str", None, "JSON file of fitted alpha/beta/bias written by 'ctxeval fit-udcg' (required)")
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """The logistic function, computed without overflow."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty_like(x)
+    pos = x >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+    e = np.exp(x[~pos])
+    out[~pos] = e / (1.0 + e)
+    return out
+
+
+def _top(d: EvalData, m: Measure) -> np.ndarray | None:
+    """Mask over ranked rows within the cutoff (None: every row)."""
+    return None if m.cutoff is None else d.r_rank <= int(m.cutoff)
+
+
+def _seg_total(d: EvalData, values: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    seg = d.r_seg if mask is None else d.r_seg[mask]
+    w = values if mask is None else values[mask]
+    return np.bincount(seg, weights=w, minlength=d.n_queries).astype(np.float64)
+
+
+def _discount(d: EvalData) -> np.ndarray:
+    key = ("dist_discount",)
+    if key not in d._cache:
+        d._cache[key] = 1.0 / np.log2(d.r_rank + 1.0)
+    return d._cache[key]
+
+
+def _ddcg(d: EvalData, m: Measure) -> np.ndarray:
+    rows = utilities_of(d)
+    return _seg_total(d, rows.u * _discount(d), _top(d, m))
+
+
+def ideal_ddcg(d: EvalData, k: int | None) -> np.ndarray:
+    """Per query: the DCG of its judged docs' positive utilities, descending, cut at k."""
+    rows = utilities_of(d)
+    if rows.pos_u is None or rows.pos_off is None:
+        raise ConfigError(
+            "ndDCG's ideal needs the qrels doc by doc when a known-distractor list or LLM utilities are in force: "
+            "attach_utilities(data, config, qrels)"
+        )
+    off = rows.pos_off
+    seg = np.repeat(np.arange(d.n_queries, dtype=np.int64), np.diff(off))
+    pos = np.arange(rows.pos_u.size, dtype=np.int64) - off[:-1][seg] + 1
+    keep = np.ones(pos.size, dtype=bool) if k is None else pos <= k
+    return np.bincount(seg[keep], weights=rows.pos_u[keep] / np.log2(pos[keep] + 1.0), minlength=d.n_queries).astype(np.float64)
+
+
+def _nddcg(d: EvalData, m: Measure) -> np.ndarray:
+    num = _ddcg(d, m)
+    den = ideal_ddcg(d, None if m.cutoff is None else int(m.cutoff))
+    out = np.full(d.n_queries, np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def relevant_rows(d: EvalData, rel: int | None) -> np.ndarray:
+    """Per ranked row: relevant for UDCG (grade >= rel, or a positive label utility when rel is None),
+    and never when on the known-distractor list."""
+    rows = utilities_of(d)
+    if rel is None:
+        out = rows.label > 0
+    else:
+        out = d.r_judged & (d.r_grade >= rel)
+    if rows.known is not None:
+        out = out & ~rows.known
+    return out
+
+
+def udcg_utilities(d: EvalData, rel: int | None) -> np.ndarray:
+    """u(p) of every ranked row for UDCG: the LLM utility (NaN where none), or the label-derived
+    stand-in (1 for a relevant passage, else the size of its negative utility)."""
+    rows = utilities_of(d)
+    if rows.llm_u is not None:
+        return rows.llm_u
+    return np.where(relevant_rows(d, rel), 1.0, np.maximum(0.0, -rows.u))
+
+
+def _udcg(d: EvalData, m: Measure) -> np.ndarray:
+    relevant = relevant_rows(d, m["rel"])
+    u = udcg_utilities(d, m["rel"])
+    has = ~np.isnan(u)
+    w = np.where(relevant, m["w_rel"], m["w_irr"])
+    contrib = np.where(has, w * np.where(has, u, 0.0), 0.0)
+    top = _top(d, m)
+    total = _seg_total(d, contrib, top)
+    size_all = _seg_total(d, np.ones(d.n_rows), top)
+    if m["reference"]:
+        mean = np.divide(total, size_all, out=np.zeros(d.n_queries), where=size_all > 0)
+        return np.where(size_all > 0, sigmoid(mean), 0.0)
+    size_has = _seg_total(d, has.astype(np.float64), top)
+    mean = np.divide(total, size_has, out=np.zeros(d.n_queries), where=size_has > 0)
+    return sigmoid(mean)
+
+
+# --- the positional form -----------------------------------------------------------------------------
+
+
+def load_fit(path: str | Path) -> dict[str, Any]:
+    """Read and check a fit file written by ``ctxeval fit-udcg`` (``alpha``, ``beta`` of equal length k,
+    ``bias``)."""
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"{path}: no such fit file (write one with 'ctxeval fit-udcg ... -o {path}')")
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not a JSON fit file ({exc})") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}: expected a JSON object with alpha, beta and bias")
+    alpha, beta, bias = doc.get("alpha"), doc.get("beta"), doc.get("bias", 0.0)
+    ok = (
+        isinstance(alpha, list)
+        and isinstance(beta, list)
+        and len(alpha) == len(beta) > 0
+        and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in alpha + beta + [bias])
+    )
+    if not ok:
+        raise ConfigError(f"{path}: 'alpha' and 'beta' must be non-empty lists of numbers of equal length and 'bias' a number")
+    return {"alpha": np.asarray(alpha, dtype=np.float64), "beta": np.asarray(beta, dtype=np.float64), "bias": float(bias), "k": len(alpha)}
+
+
+def positional_z(u: np.ndarray, rank: np.ndarray, seg: np.ndarray, n_q: int, fit: dict[str, Any], k: int) -> np.ndarray:
+    """Per query: b + Σ_{i<=k} α_i max(u_i, 0) + Σ_{i<=k} β_i max(-u_i, 0)."""
+    keep = rank <= k
+    r = rank[keep] - 1
+    uu = u[keep]
+    z = fit["alpha"][r] * np.maximum(uu, 0.0) + fit["beta"][r] * np.maximum(-uu, 0.0)
+    return fit["bias"] + np.bincount(seg[keep], weights=z, minlength=n_q)
+
+
+def _udcg_pos(d: EvalData, m: Measure) -> np.ndarray:
+    path = m["fit"]
+    if path is None:
+        raise MeasureError("measure UDCG-pos needs a fit file: UDCG-pos(fit='udcg_fit.json')@5, written by 'ctxeval fit-udcg'")
+    key = ("udcg_fit", path)
+    if key not in d._cache:
+        d._cache[key] = load_fit(path)  # type: ignore[assignment]
+    fit: dict[str, Any] = d._cache[key]  # type: ignore[assignment]
+    k = fit["k"] if m.cutoff is None else int(m.cutoff)
+    if k > fit["k"]:
+        raise MeasureError(f"{m}: the fit in {path} has weights for ranks 1..{fit['k']} only; use a cutoff <= {fit['k']}")
+    rows = utilities_of(d)
+    return sigmoid(positional_z(rows.u, d.r_rank, d.r_seg, d.n_queries, fit, k))
+
+
+# --- rate and harm -------------------------------------------------------------------------------------
+
+
+def _rate(d: EvalData, m: Measure) -> np.ndarray:
+    rows = utilities_of(d)
+    return _seg_total(d, (rows.u < 0).astype(np.float64), _top(d, m)) / float(m.cutoff)
+
+
+def _harm(d: EvalData, m: Measure) -> np.ndarray:
+    rows = utilities_of(d)
+    return _seg_total(d, np.maximum(0.0, -rows.u), _top(d, m))
+
+
+INF = math.inf
+
+for fam in (
+    Family(
+        "dDCG",
+        "Distraction-aware DCG: DCG over signed per-passage utilities",
+        "dDCG@k = Σ_{i≤k} u_i / log2(i + 1), u_i the utility of the passage at rank i (negative for distractors)",
+        UTIL_CITE,
+        _ddcg,
+        cutoff="optional",
+        bounds=(-INF, INF),
+        group="distraction",
+        requires=REQ,
+        aliases=("ddcg",),
+    ),
+    Family(
+        "ndDCG",
+        "dDCG normalised by the ideal DCG of the positive utilities",
+        "ndDCG@k = dDCG@k / IdDCG@k, IdDCG@k = Σ_{j≤k} u*_j / log2(j + 1) over the positive utilities u* of the "
+        "query's judged docs, descending; NA when there is none; ≤ 1, negative when distractors outweigh the help",
+        UTIL_CITE,
+        _nddcg,
+        cutoff="optional",
+        bounds=(-INF, 1.0),
+        group="distraction",
+        requires=REQ,
+        aliases=("nddcg",),
+    ),
+    Family(
+        "UDCG",
+        "Utility and distraction of the top-k set for an LLM reader (released, order-free form)",
+        "UDCG@k = σ((1/|C|) Σ_{p∈C} w(p)·u(p)), C = top k, w = w_rel (relevant) or w_irr, σ logistic; u(p) = LLM utility "
+        "(--utilities) or the label stand-in (relevant 1, else |negative utility|); passages without u left out of C, "
+        "empty C → σ(0); reference=true: empty list → 0.0, missing u counted in |C|",
+        UDCG_CITE,
+        _udcg,
+        (W_REL, W_IRR, UREL, REFERENCE),
+        cutoff="optional",
+        bounds=(0.0, 1.0),
+        group="distraction",
+        requires=REQ,
+        aliases=("udcg",),
+    ),
+    Family(
+        "UDCG-pos",
+        "Positional UDCG with fitted weights",
+        "UDCG-pos@k = σ(b + Σ_{i≤k} α_i max(u_i, 0) + Σ_{i≤k} β_i max(-u_i, 0)), α, β, b from a fit file written by "
+        "'ctxeval fit-udcg'; k ≤ the fit's length (default: it)",
+        UDCG_CITE + " (§5, learned positional form)",
+        _udcg_pos,
+        (FIT,),
+        cutoff="optional",
+        bounds=(0.0, 1.0),
+        group="distraction",
+        requires=REQ,
+        aliases=("udcg-pos", "udcg_pos"),
+    ),
+    Family(
+        "DistractorRate",
+        "Share of the k slots holding a passage of negative utility",
+        "DistractorRate@k = #(u_i < 0, i ≤ k) / k",
+        UTIL_CITE,
+        _rate,
+        cutoff="required",
+        bounds=(0.0, 1.0),
+        group="distraction",
+        requires=REQ,
+        aliases=("distractorrate", "distractor_rate"),
+        higher_is_better=False,
+    ),
+    Family(
+        "DistractorHarm",
+        "Total negative utility in the top k",
+        "DistractorHarm@k = Σ_{i≤k} max(0, −u_i) (at most k, utilities lying in [−1, 1])",
+        UTIL_CITE,
+        _harm,
+        cutoff="required",
+        bounds=(0.0, INF),
+        group="distraction",
+        requires=REQ,
+        aliases=("distractorharm", "distractor_harm"),
+        higher_is_better=False,
+    ),
+):
+    register(fam)
