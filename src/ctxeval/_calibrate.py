@@ -48,14 +48,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._engine import EvalData
-from ._errors import ConfigError
+from ._errors import ConfigError, MeasureError
 from ._pool import pool_of
 from ._relscore import relative_scores
 from ._selector import POLICY_FORMAT, RANKING_RULE, RELATIVE_SCORE_RULE, ContextSelector
@@ -199,7 +199,7 @@ def _best_fixed(mean: np.ndarray, sign: float) -> int | None:
 
 
 def _num(x: float) -> float | None:
-    x = float(x)
+    x = float(x) + 0.0  # -0.0 -> 0.0
     return None if math.isnan(x) else x
 
 
@@ -310,7 +310,7 @@ def fit(
 # measures on truncated runs
 # --------------------------------------------------------------------------------------------------
 
-_ROW_FIELDS = ("u", "rel", "why", "label", "llm_u")  #: the per-row arrays of ``_utility.UtilityRows``
+_PER_QUERY_FIELDS = ("pos_off", "pos_u")  #: ``UtilityRows`` arrays over the qrels (kept); every other array is per row (cut)
 
 
 def _prefix_index(r_off: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
@@ -333,7 +333,12 @@ class _Prefix(EvalData):
         if self._full_utility is None or self._rows is None:
             raise ConfigError("this truncated EvalData has no per-passage utilities")
         full, rows = self._full_utility(), self._rows
-        return replace(full, **{f: (None if getattr(full, f) is None else getattr(full, f)[rows]) for f in _ROW_FIELDS})
+        cut = {
+            f.name: getattr(full, f.name)[rows]
+            for f in fields(full)
+            if f.name not in _PER_QUERY_FIELDS and isinstance(getattr(full, f.name), np.ndarray)
+        }
+        return replace(full, **cut)
 
 
 def truncate(data: EvalData, length: int, utility: Callable[[], UtilityRows] | None = None) -> EvalData:
@@ -448,7 +453,10 @@ def calibrate(
     utility_map: Any = None,
     distractors: Any = None,
     utilities: Any = None,
-    rules: Any = "default",
+    distractor_rules: Any = "default",
+    tau: float | None = None,
+    top_rank: int | None = None,
+    penalty: float | None = None,
     grade_map: Any = None,
     pool: Any = None,
     pool_depth: int | None = None,
@@ -459,10 +467,13 @@ def calibrate(
 ) -> Calibration:
     """Fit a runtime policy (K_max, τ) on ``run`` against ``qrels`` (see the module docstring).
 
-    ``objective``: ``"utility"`` (total utility of the selected set) or a measure name. The
-    utilities come from ``config`` (a :class:`~ctxeval._utility.UtilityConfig`) or from
-    ``utility_map``, ``distractors`` (known ``qid docid`` pairs), ``utilities`` (LLM utilities) and
-    ``rules`` (a preset name or a :class:`~ctxeval._utility.DistractorRules`). ``grade_map``,
+    ``objective``: ``"utility"`` (total utility of the selected set) or a measure name; ``k``: the
+    largest K_max tried; ``folds``, ``seed``: the cross-validation. The per-passage utilities come
+    from ``config`` (a :class:`~ctxeval._utility.UtilityConfig`) or, as for :func:`ctxeval.evaluate`,
+    from ``utility_map``, ``distractors`` (known ``qid docid`` pairs), ``utilities`` (LLM utilities)
+    and the detection rules ``distractor_rules`` with their ``tau``, ``top_rank`` and ``penalty``
+    overrides. (That ``tau`` is the rules' hard-negative threshold; the policy's τ is searched on the
+    grid :data:`TAUS`.) ``grade_map``,
     ``pool``, ``pool_depth``, ``allow_outside_pool``, ``groups``, ``missing`` and ``duplicates`` are
     as for :func:`ctxeval.evaluate`; the ranking is always trec_eval's (``ties="trec"``), the one
     :class:`ctxeval.ContextSelector` applies.
@@ -485,10 +496,13 @@ def calibrate(
     k = int(k)
     measure = None
     if not (isinstance(objective, str) and objective.strip().lower() == "utility"):
-        measure = parse_measure(objective)
+        try:
+            measure = parse_measure(objective)
+        except MeasureError as exc:
+            raise MeasureError(f"objective must be 'utility' or a measure name: {exc}") from None
         if measure.spec.aggregate != "mean":
             raise ConfigError(f"calibrate optimises a mean over queries; {measure} aggregates by its {measure.spec.aggregate}")
-    cfg = config if config is not None else UtilityConfig.resolve(utility_map, distractors, utilities, rules)
+    cfg = config if config is not None else UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty)
     qr = Qrels.coerce(qrels, duplicates=duplicates)
     rn = Run.coerce(run, duplicates=duplicates)
     gm = coerce_grade_map(grade_map)

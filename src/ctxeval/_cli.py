@@ -105,11 +105,13 @@ def measures_cmd(fmt: str) -> None:
 
 
 def _register() -> None:
+    from ._cli_calibrate import calibrate_cmd
     from ._cli_rag import diagnose_cmd
     from ._cli_trec import trec_eval_cmd
 
     cli.add_command(diagnose_cmd)
     cli.add_command(trec_eval_cmd)
+    cli.add_command(calibrate_cmd)
 
 
 _register()
