@@ -158,7 +158,7 @@ def _scores(ids: Sequence[Any], scores: Sequence[float] | np.ndarray) -> np.ndar
         i = int(np.flatnonzero(~finite)[0])
         bad = int((~finite).sum())
         raise InputError(
-            f"scores must be finite numbers: candidate {i} (id {ids[i]!r}) has score {s[i]!r}"
+            f"scores must be finite numbers: candidate {i} (id {ids[i]!r}) has score {float(s[i])!r}"
             + (f" ({bad} non-finite scores in all)" if bad > 1 else "")
         )
     return s
