@@ -26,7 +26,7 @@ from ctxeval._calibrate import TAUS, assign_folds, calibrate, fit, lead_lengths,
 from ctxeval._cli import cli
 from ctxeval._engine import prepare, ranked_frame
 from ctxeval._measures import parse_measure
-from ctxeval._relscore import relative_scores
+from ctxeval._relscore import relative_scores, relative_scores_one
 from ctxeval._utility import UtilityConfig, row_utilities
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,6 +122,11 @@ def test_relative_scores_match_definition(lists: list, k: int) -> None:
     for q in range(len(lists)):
         alone = relative_scores(np.array([0, off[q + 1] - off[q]]), scores[off[q] : off[q + 1]])
         assert alone.tobytes() == got[off[q] : off[q + 1]].tobytes()
+        if off[q + 1] > off[q]:  # the selector's single-list path
+            seg = scores[off[q] : off[q + 1]]
+            assert relative_scores_one(seg).tobytes() == alone.tobytes()
+            rows = np.arange(seg.size)[::-1][: max(1, seg.size // 2)]
+            assert relative_scores_one(seg, rows).tobytes() == alone[rows].tobytes()
 
 
 @given(ranked_lists())

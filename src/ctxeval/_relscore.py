@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["relative_scores"]
+__all__ = ["relative_scores", "relative_scores_one"]
 
 
 def relative_scores(r_off: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -58,3 +58,22 @@ def relative_scores(r_off: np.ndarray, scores: np.ndarray) -> np.ndarray:
     np.divide(out, np.repeat(scale, reps), out=out)
     out[np.repeat(flat, reps)] = 1.0
     return out
+
+
+def relative_scores_one(scores: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Relative scores of one query's candidate list (``float64[n]``, n >= 1), at positions ``rows``
+    (default: all). The same floats as :func:`relative_scores` with ``r_off = [0, n]`` (the same IEEE
+    operations on the same values), without the segment bookkeeping: the serving-time path.
+
+    >>> relative_scores_one(np.array([2.0, 0.0, -2.0]), np.array([2, 0])).tolist()
+    [0.0, 1.0]
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    smax = s.max()
+    smin = s.min()
+    picked = s if rows is None else s[rows]
+    if smax == smin:
+        return np.ones(picked.size, dtype=np.float64)
+    if smin > 0:
+        return (picked - 0.0) / smax
+    return (picked - smin) / (smax - smin)

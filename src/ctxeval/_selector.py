@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import ConfigError, FormatError, InputError
-from ._relscore import relative_scores
+from ._relscore import relative_scores_one
 
 __all__ = ["ContextSelector", "POLICY_FORMAT", "RANKING_RULE", "RELATIVE_SCORE_RULE"]
 
@@ -116,7 +116,7 @@ class ContextSelector:
             top = np.arange(k, dtype=np.int64)
         else:
             top = _top(ids, s32, k)
-        rel = relative_scores(np.array([0, n], dtype=np.int64), s)[top]
+        rel = relative_scores_one(s, top)
         below = np.flatnonzero(rel < self.tau)
         return top[: int(below[0])] if below.size else top
 
