@@ -579,3 +579,22 @@ def test_readme_calibrate_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
     assert test.examples, "README: the Python example has no doctest lines"
+
+
+def test_every_public_name_resolves() -> None:
+    """The package namespace is lazy (so the selector imports without polars): every name of
+    ``__all__`` must still resolve, and ``dir()`` lists it."""
+    code = (
+        "import ctxeval\n"
+        "missing = [n for n in ctxeval.__all__ if getattr(ctxeval, n, None) is None]\n"
+        "assert not missing, missing\n"
+        "assert set(ctxeval.__all__) <= set(dir(ctxeval))\n"
+        "from ctxeval import *\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+    import ctxeval
+
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        ctxeval.nope  # noqa: B018

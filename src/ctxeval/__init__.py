@@ -24,6 +24,9 @@ from ._errors import (
 if TYPE_CHECKING:
     from ._data import GradeMap, Qrels, Run
     from ._diagnose import Diagnosis, diagnose
+    from ._distraction import distraction_table
+    from ._fit_udcg import fit_udcg
+    from ._utility import DistractorRules, UtilityConfig
     from ._evaluate import Result, RunResult, evaluate
     from ._pool import PoolError
     from ._measures import Family, Measure, families, parse_measure, parse_measures
@@ -38,6 +41,10 @@ _LAZY = {
     "Run": "._data",
     "Diagnosis": "._diagnose",
     "diagnose": "._diagnose",
+    "distraction_table": "._distraction",
+    "fit_udcg": "._fit_udcg",
+    "DistractorRules": "._utility",
+    "UtilityConfig": "._utility",
     "Result": "._evaluate",
     "RunResult": "._evaluate",
     "evaluate": "._evaluate",
@@ -68,6 +75,10 @@ __all__ = [
     "evaluate",
     "diagnose",
     "Diagnosis",
+    "distraction_table",
+    "fit_udcg",
+    "DistractorRules",
+    "UtilityConfig",
     "PoolError",
     "Qrels",
     "Run",

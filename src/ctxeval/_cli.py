@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ._cli_common import invoke_reporting_errors
+from ._cli_distraction import utility_options
 
 __all__ = ["main", "cli"]
 
@@ -67,14 +68,18 @@ POOL_HELP = "the retrieval pool (a run) the RUNs were selected from, for PROC an
 @click.option("--pool-depth", type=click.IntRange(min=1), default=None, help="cut the pool at this depth (default: its full length)")
 @click.option("--allow-outside-pool", is_flag=True, help="evaluate runs holding docs outside the pool (they are reported) instead of failing")
 @click.option("--groups", type=click.Path(dir_okay=False), default=None, help="file of 'doc_id group' lines for RA-nWG(novelty=...)")
+@utility_options
 def evaluate(
     qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool, fmt: str, missing: str, ties: str, duplicates: str, output: str | None,
     grade_map: str | None = None, pool: str | None = None, pool_depth: int | None = None, allow_outside_pool: bool = False, groups: str | None = None,
+    **utility: Any,
 ) -> None:
     """Evaluate RUN files against QRELS.
 
     RAG measures (RA-nWG@K, PROC@K, %PROC@K, ...) read grades on the 1-5 utility scale; map other
     scales with --grade-map. With --pool, every RUN is a reranking of that one retrieval pool.
+    Distraction-aware measures (dDCG@K, ndDCG@K, UDCG@K, DistractorRate@K, DistractorHarm@K) read
+    per-passage utilities set by --utility-map, --distractors, --utilities and --distractor-rules.
     """
     from ._evaluate import DEFAULT_MEASURES
     from ._evaluate import evaluate as run_eval
@@ -82,7 +87,7 @@ def evaluate(
 
     result = run_eval(
         qrels, list(runs), list(measures) or list(DEFAULT_MEASURES), ties=ties, missing=missing, duplicates=duplicates,
-        grade_map=grade_map, pool=pool, pool_depth=pool_depth, allow_outside_pool=allow_outside_pool, groups=groups,
+        grade_map=grade_map, pool=pool, pool_depth=pool_depth, allow_outside_pool=allow_outside_pool, groups=groups, **utility,
     )
     _emit(render(result, fmt, per_query), output)
 
@@ -106,12 +111,15 @@ def measures_cmd(fmt: str) -> None:
 
 def _register() -> None:
     from ._cli_calibrate import calibrate_cmd
+    from ._cli_distraction import distraction_cmd, fit_udcg_cmd
     from ._cli_rag import diagnose_cmd
     from ._cli_trec import trec_eval_cmd
 
     cli.add_command(diagnose_cmd)
     cli.add_command(trec_eval_cmd)
     cli.add_command(calibrate_cmd)
+    cli.add_command(distraction_cmd)
+    cli.add_command(fit_udcg_cmd)
 
 
 _register()

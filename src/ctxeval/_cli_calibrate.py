@@ -6,8 +6,11 @@ Registered on the main group in ``_cli.py`` with ``cli.add_command(calibrate_cmd
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
+
+from ._cli_distraction import utility_options
 
 __all__ = ["calibrate_cmd"]
 
@@ -26,13 +29,7 @@ _OBJECTIVE_HELP = (
 @click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True, help="k-fold cross-validation over queries")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the fold assignment")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, help="write the policy JSON here (and a summary to stdout); default: the JSON to stdout")
-@click.option("--utility-map", default=None, help="grade -> utility, GRADE:UTILITY,... (default 5:1,4:1,3:0.5,2:0,1:-1)")
-@click.option("--distractors", type=click.Path(dir_okay=False), default=None, help="known distractors: 'qid docid' lines (u = -1)")
-@click.option("--utilities", type=click.Path(dir_okay=False), default=None, help="LLM utilities: 'qid docid u' lines, u in [0, 1]")
-@click.option("--distractor-rules", type=click.Choice(["default", "strict", "lenient", "off"]), default="default", show_default=True, help="hard-negative detection preset")
-@click.option("--tau", type=float, default=None, help="override the rules' relative-score threshold for hard negatives (not the policy's tau, which is searched)")
-@click.option("--top-rank", type=click.IntRange(min=0), default=None, help="override the rules' rank: judged non-relevant passages at rank <= this are hard negatives")
-@click.option("--penalty", type=float, default=None, help="override the utility of a hard negative, in [-1, 0)")
+@utility_options
 @click.option("--grade-map", default=None, help="map qrels grades onto the 1-5 utility scale: FROM:TO,... or a preset (trec-dl)")
 @click.option("--pool", "pool", type=click.Path(dir_okay=False), default=None, help="the retrieval pool RUN was selected from (PROC-type objectives); default: RUN itself, uncut")
 @click.option("--pool-depth", type=click.IntRange(min=1), default=None, help="cut the pool at this depth")
@@ -48,13 +45,6 @@ def calibrate_cmd(
     folds: int,
     seed: int,
     output: str | None,
-    utility_map: str | None,
-    distractors: str | None,
-    utilities: str | None,
-    distractor_rules: str,
-    tau: float | None,
-    top_rank: int | None,
-    penalty: float | None,
     grade_map: str | None,
     pool: str | None,
     pool_depth: int | None,
@@ -62,6 +52,7 @@ def calibrate_cmd(
     groups: str | None,
     missing: str,
     duplicates: str,
+    **utility: Any,
 ) -> None:
     """Fit how many passages to pass (K_max) and from which relative score (tau) on RUN.
 
@@ -69,6 +60,9 @@ def calibrate_cmd(
     while their relative score s/s_max is >= tau, at most K_max), maximising the mean objective over
     queries, with k-fold cross-validation: the gain over the best fixed K is measured on held-out
     queries. The policy JSON is read by ctxeval.ContextSelector.from_json at serving time.
+
+    The per-passage utilities take the options of 'ctxeval distraction' (--tau there is the
+    hard-negative threshold of the rules; the policy's tau is searched on the grid).
     """
     from ._calibrate import calibrate
 
@@ -79,13 +73,7 @@ def calibrate_cmd(
         k=k,
         folds=folds,
         seed=seed,
-        utility_map=utility_map,
-        distractors=distractors,
-        utilities=utilities,
-        distractor_rules=distractor_rules,
-        tau=tau,
-        top_rank=top_rank,
-        penalty=penalty,
+        **utility,
         grade_map=grade_map,
         pool=pool,
         pool_depth=pool_depth,

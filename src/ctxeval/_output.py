@@ -83,6 +83,27 @@ def _rag_notes(result: Result) -> list[str]:
     return out
 
 
+def _utility_notes(result: Result) -> list[str]:
+    """The utility map, the distractor rules and the utility source, when distraction measures ran."""
+    u = result.settings.get("utility")
+    if not u:
+        return []
+    r = u["rules"]
+    umap = ",".join(f"{g}:{v:g}" for g, v in u["utility_map"].items())
+    if r["tau"] is None and not r["top_rank"]:
+        rules = "no detection (labels and the known list only)"
+    else:
+        parts = ([f"relative score >= {r['tau']:g}"] if r["tau"] is not None else []) + ([f"judged non-relevant at rank <= {r['top_rank']}"] if r["top_rank"] else [])
+        rules = f"hard negative if {' or '.join(parts)}, penalty {r['penalty']:g}"
+    name = r["preset"] if r["preset"] != "custom" else f"custom (based on {r['based_on']})"
+    out = [f"utility map: {umap} (unjudged: 0); distractor rules {name}: {rules}"]
+    if u.get("known_distractors"):
+        out.append(f"known distractors: {u['known_distractors']['pairs']} pairs from {u['known_distractors']['source']}")
+    src = f"LLM utilities from {u['utilities']['source']}" if u.get("utilities") else "labels (UDCG: label-derived stand-ins)"
+    out.append(f"utility source: {src}")
+    return out
+
+
 def _table(result: Result, per_query: bool) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -125,6 +146,8 @@ def _table(result: Result, per_query: bool) -> str:
     for name, m, n in na:
         console.print(f"{name}: {m} undefined (NA) on {n} queries, excluded from its mean")
     for line in _rag_notes(result):
+        console.print(line)
+    for line in _utility_notes(result):
         console.print(line)
     if len(result.runs) > 1:
         console.print("* best value of the column (lowest for harm measures)")

@@ -469,10 +469,6 @@ def _seg_reduce(ufunc: np.ufunc, values: np.ndarray, off: np.ndarray, empty: flo
     return out
 
 
-def _seg_ids(off: np.ndarray) -> np.ndarray:
-    return np.repeat(np.arange(off.size - 1, dtype=np.int64), np.diff(off))
-
-
 def _ranks(off: np.ndarray) -> np.ndarray:
     lens = np.diff(off)
     return np.arange(int(off[-1]), dtype=np.int64) - np.repeat(off[:-1], lens) + 1
@@ -486,14 +482,18 @@ def relative_scores(r_off: np.ndarray, scores: np.ndarray) -> np.ndarray:
     s = np.asarray(scores, dtype=np.float64)
     if s.size == 0:
         return np.zeros(0, dtype=np.float64)
-    seg = _seg_ids(r_off)
-    smax = _seg_reduce(np.maximum, s, r_off, np.nan)[seg]
-    smin = _seg_reduce(np.minimum, s, r_off, np.nan)[seg]
+    lens = np.diff(r_off)
+    smax = _seg_reduce(np.maximum, s, r_off, 1.0)
+    smin = _seg_reduce(np.minimum, s, r_off, 1.0)
     ratio = smin > 0
+    sub = np.where(ratio, 0.0, smin)
     den = np.where(ratio, smax, smax - smin)
-    num = np.where(ratio, s, s - smin)
-    out = np.ones_like(s)
-    np.divide(num, den, out=out, where=den > 0)
+    flat = ~(den > 0)
+    den[flat] = 1.0
+    out = s - np.repeat(sub, lens)
+    out /= np.repeat(den, lens)
+    if flat.any():
+        out[np.repeat(flat, lens)] = 1.0
     return out
 
 
@@ -506,12 +506,31 @@ def _cumulative(r_off: np.ndarray, u: np.ndarray, discount: bool, max_k: int | N
     if max_k is not None:
         w[rank > max_k] = 0.0
     c = np.cumsum(w)
-    base = np.where(r_off[:-1] > 0, c[np.maximum(r_off[:-1] - 1, 0)] if c.size else 0.0, 0.0)
-    cs = c - np.repeat(base, np.diff(r_off))
-    return w, rank, cs
+    base = np.zeros(r_off.size - 1)
+    inner = r_off[:-1] > 0
+    base[inner] = c[r_off[:-1][inner] - 1]
+    c -= np.repeat(base, np.diff(r_off))
+    return w, rank, c
 
 
 _TOL = 1e-9
+
+
+def _optimal_from(r_off: np.ndarray, rank: np.ndarray, cs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Optimal k per query from the within-query prefix sums, and the best U (>= 0) per query."""
+    n_q = r_off.size - 1
+    out = np.zeros(n_q, dtype=np.int64)
+    if cs.size == 0:
+        return out, np.zeros(n_q)
+    best = _seg_reduce(np.maximum, cs, r_off, -np.inf)
+    tol = _TOL * np.maximum(1.0, np.abs(np.where(np.isfinite(best), best, 0.0)))
+    hit = np.flatnonzero(cs >= np.repeat(best - tol, np.diff(r_off)))
+    seg = np.searchsorted(r_off, hit, side="right") - 1
+    first = np.r_[True, seg[1:] != seg[:-1]] if seg.size else np.zeros(0, dtype=bool)
+    out[seg[first]] = rank[hit[first]]
+    none = ~(best > tol)
+    out[none] = 0
+    return out, np.where(none, 0.0, best)
 
 
 def optimal_k(r_off: np.ndarray, u: np.ndarray, discount: bool = False, max_k: int | None = None) -> np.ndarray:
@@ -525,19 +544,8 @@ def optimal_k(r_off: np.ndarray, u: np.ndarray, discount: bool = False, max_k: i
     array([0, 0])
     """
     r_off = np.asarray(r_off, dtype=np.int64)
-    n_q = r_off.size - 1
-    out = np.zeros(n_q, dtype=np.int64)
-    if int(r_off[-1]) == 0:
-        return out
     _, rank, cs = _cumulative(r_off, u, discount, max_k)
-    best = _seg_reduce(np.maximum, cs, r_off, -np.inf)
-    tol = _TOL * np.maximum(1.0, np.abs(best))
-    seg = _seg_ids(r_off)
-    hit = np.flatnonzero(cs >= (best - tol)[seg])
-    first_seg, first_pos = np.unique(seg[hit], return_index=True)
-    out[first_seg] = rank[hit[first_pos]]
-    out[best <= tol] = 0
-    return out
+    return _optimal_from(r_off, rank, cs)[0]
 
 
 def dynamic_k_summary(r_off: np.ndarray, u: np.ndarray, discount: bool = False, max_k: int | None = None) -> dict[str, Any]:
@@ -551,11 +559,11 @@ def dynamic_k_summary(r_off: np.ndarray, u: np.ndarray, discount: bool = False, 
     """
     r_off = np.asarray(r_off, dtype=np.int64)
     n_q = r_off.size - 1
-    ks = optimal_k(r_off, u, discount, max_k)
     if n_q == 0:
         return {"n_queries": 0, "discount": discount, "max_k": max_k, "mean": None, "median": None, "histogram": [],
                 "best_fixed_k": None, "mean_utility_at_best_fixed_k": None, "mean_utility_at_optimal_k": None}
     w, rank, cs = _cumulative(r_off, u, discount, max_k)
+    ks, at_opt = _optimal_from(r_off, rank, cs)
     longest = int(np.diff(r_off).max()) if n_q else 0
     top = longest if max_k is None else min(max_k, longest)
     per_k = np.bincount(rank, weights=w, minlength=top + 1)[: top + 1] if w.size else np.zeros(top + 1)
@@ -563,10 +571,6 @@ def dynamic_k_summary(r_off: np.ndarray, u: np.ndarray, discount: bool = False, 
     mean_u = np.cumsum(per_k) / n_q
     best_mean = float(mean_u.max())
     best_k = int(np.flatnonzero(mean_u >= best_mean - _TOL * max(1.0, abs(best_mean)))[0])
-    at_opt = np.zeros(n_q)
-    has = ks > 0
-    if has.any():
-        at_opt[has] = cs[r_off[:-1][has] + ks[has] - 1]
     return {
         "n_queries": int(n_q),
         "discount": bool(discount),
@@ -641,9 +645,35 @@ def _check_grades(data: EvalData, umap: Mapping[int, float]) -> None:
         )
 
 
-def _pair_values(frame: pl.DataFrame, table: pl.DataFrame, col: str | None) -> np.ndarray:
+def _pair_values(frame: pl.DataFrame, table: pl.DataFrame, col: str | None, frame_keys: np.ndarray | None = None) -> np.ndarray:
     """Per row of ``frame``: the ``col`` value of its (query_id, doc_id) in ``table`` (NaN if absent),
-    or a bool hit mask when ``col`` is None."""
+    or a bool hit mask when ``col`` is None.
+
+    Probes 64-bit pair hashes (``frame_keys``: those of ``frame``, when already computed) and checks
+    every hit against the strings; a hash collision falls back to an exact join.
+    """
+    from ._io import pair_keys
+
+    n = frame.height
+    fk = pair_keys(frame).to_numpy() if frame_keys is None else frame_keys
+    tk = pair_keys(table).to_numpy()
+    order = np.argsort(tk, kind="stable")
+    sk = tk[order]
+    if not (sk.size > 1 and bool(np.any(sk[1:] == sk[:-1]))):
+        hit = np.flatnonzero(pl.Series(fk).is_in(pl.Series(tk).implode()).to_numpy())
+        trow = order[np.searchsorted(sk, fk[hit])]
+        exact = hit.size == 0 or bool(
+            (frame["query_id"].gather(hit) == table["query_id"].gather(trow)).all()
+            and (frame["doc_id"].gather(hit) == table["doc_id"].gather(trow)).all()
+        )
+        if exact:
+            if col is None:
+                mask = np.zeros(n, dtype=bool)
+                mask[hit] = True
+                return mask
+            out = np.full(n, np.nan)
+            out[hit] = table[col].to_numpy().astype(np.float64)[trow]
+            return out
     right = table.select("query_id", "doc_id", (pl.col(col) if col else pl.lit(1.0)).cast(pl.Float64).alias("_v"))
     joined = frame.select("query_id", "doc_id").join(right, on=["query_id", "doc_id"], how="left", maintain_order="left")
     v = joined["_v"].to_numpy().astype(np.float64, copy=False)
@@ -671,8 +701,13 @@ def row_utilities(data: EvalData, config: UtilityConfig | None = None, qrels: Qr
     why = np.zeros(n, dtype=np.int8)
     frame = data.frame
     known = np.zeros(n, dtype=bool)
+    fkeys = None
+    if (config.known is not None or config.llm is not None) and n:
+        from ._io import pair_keys
+
+        fkeys = pair_keys(frame).to_numpy()
     if config.known is not None and n:
-        known = _pair_values(frame, config.known, None)
+        known = _pair_values(frame, config.known, None, fkeys)
         u[known] = -1.0
         why[known] = WHY_KNOWN
     rel = relative_scores(data.r_off, data.r_score) if n else np.zeros(0)
@@ -689,7 +724,7 @@ def row_utilities(data: EvalData, config: UtilityConfig | None = None, qrels: Qr
         why[by_rank] = WHY_RANK
     llm_u = None
     if config.llm is not None:
-        llm_u = _pair_values(frame, config.llm, "u") if n else np.zeros(0)
+        llm_u = _pair_values(frame, config.llm, "u", fkeys) if n else np.zeros(0)
         has = ~np.isnan(llm_u)
         relevant = (label > 0) & ~known
         u[has] = np.where(relevant[has], llm_u[has], -llm_u[has])

@@ -66,27 +66,34 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _top(d: EvalData, m: Measure) -> np.ndarray | None:
-    """Mask over ranked rows within the cutoff (None: every row)."""
-    return None if m.cutoff is None else d.r_rank <= int(m.cutoff)
-
-
-def _seg_total(d: EvalData, values: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-    seg = d.r_seg if mask is None else d.r_seg[mask]
-    w = values if mask is None else values[mask]
-    return np.bincount(seg, weights=w, minlength=d.n_queries).astype(np.float64)
-
-
-def _discount(d: EvalData) -> np.ndarray:
-    key = ("dist_discount",)
+def top_rows(d: EvalData, k: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ranked rows within the cutoff, without touching the rows below it: (row index, query index,
+    1-based rank), cached per k. ``k`` None: every row."""
+    key = ("dist_top", k)
     if key not in d._cache:
-        d._cache[key] = 1.0 / np.log2(d.r_rank + 1.0)
-    return d._cache[key]
+        if k is None:
+            out = (np.arange(d.n_rows, dtype=np.int64), d.r_seg, d.r_rank)
+        else:
+            lens = np.minimum(np.diff(d.r_off), k)
+            seg = np.repeat(np.arange(d.n_queries, dtype=np.int64), lens)
+            out_off = np.cumsum(lens) - lens
+            pos = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(out_off, lens)
+            out = (np.repeat(d.r_off[:-1], lens) + pos, seg, pos + 1)
+        d._cache[key] = out  # type: ignore[assignment]
+    return d._cache[key]  # type: ignore[return-value]
+
+
+def _cut(m: Measure) -> int | None:
+    return None if m.cutoff is None else int(m.cutoff)
+
+
+def _total(d: EvalData, seg: np.ndarray, values: np.ndarray) -> np.ndarray:
+    return np.bincount(seg, weights=values, minlength=d.n_queries).astype(np.float64)
 
 
 def _ddcg(d: EvalData, m: Measure) -> np.ndarray:
-    rows = utilities_of(d)
-    return _seg_total(d, rows.u * _discount(d), _top(d, m))
+    idx, seg, rank = top_rows(d, _cut(m))
+    return _total(d, seg, utilities_of(d).u[idx] / np.log2(rank + 1.0))
 
 
 def ideal_ddcg(d: EvalData, k: int | None) -> np.ndarray:
@@ -112,41 +119,42 @@ def _nddcg(d: EvalData, m: Measure) -> np.ndarray:
     return out
 
 
-def relevant_rows(d: EvalData, rel: int | None) -> np.ndarray:
-    """Per ranked row: relevant for UDCG (grade >= rel, or a positive label utility when rel is None),
-    and never when on the known-distractor list."""
+def relevant_rows(d: EvalData, rel: int | None, idx: np.ndarray | None = None) -> np.ndarray:
+    """Per ranked row (or the rows ``idx``): relevant for UDCG (grade >= rel, or a positive label
+    utility when rel is None), and never when on the known-distractor list."""
     rows = utilities_of(d)
+    sel = slice(None) if idx is None else idx
     if rel is None:
-        out = rows.label > 0
+        out = rows.label[sel] > 0
     else:
-        out = d.r_judged & (d.r_grade >= rel)
+        out = d.r_judged[sel] & (d.r_grade[sel] >= rel)
     if rows.known is not None:
-        out = out & ~rows.known
+        out &= ~rows.known[sel]
     return out
 
 
-def udcg_utilities(d: EvalData, rel: int | None) -> np.ndarray:
-    """u(p) of every ranked row for UDCG: the LLM utility (NaN where none), or the label-derived
-    stand-in (1 for a relevant passage, else the size of its negative utility)."""
+def udcg_utilities(d: EvalData, rel: int | None, idx: np.ndarray | None = None) -> np.ndarray:
+    """u(p) of every ranked row (or the rows ``idx``) for UDCG: the LLM utility (NaN where none), or
+    the label-derived stand-in (1 for a relevant passage, else the size of its negative utility)."""
     rows = utilities_of(d)
+    sel = slice(None) if idx is None else idx
     if rows.llm_u is not None:
-        return rows.llm_u
-    return np.where(relevant_rows(d, rel), 1.0, np.maximum(0.0, -rows.u))
+        return rows.llm_u[sel]
+    return np.where(relevant_rows(d, rel, idx), 1.0, np.maximum(0.0, -rows.u[sel]))
 
 
 def _udcg(d: EvalData, m: Measure) -> np.ndarray:
-    relevant = relevant_rows(d, m["rel"])
-    u = udcg_utilities(d, m["rel"])
+    idx, seg, _ = top_rows(d, _cut(m))
+    relevant = relevant_rows(d, m["rel"], idx)
+    u = udcg_utilities(d, m["rel"], idx)
     has = ~np.isnan(u)
-    w = np.where(relevant, m["w_rel"], m["w_irr"])
-    contrib = np.where(has, w * np.where(has, u, 0.0), 0.0)
-    top = _top(d, m)
-    total = _seg_total(d, contrib, top)
-    size_all = _seg_total(d, np.ones(d.n_rows), top)
+    contrib = np.where(relevant, m["w_rel"], m["w_irr"]) * np.where(has, u, 0.0)
+    total = _total(d, seg, contrib)
+    size_all = np.bincount(seg, minlength=d.n_queries).astype(np.float64)
     if m["reference"]:
         mean = np.divide(total, size_all, out=np.zeros(d.n_queries), where=size_all > 0)
         return np.where(size_all > 0, sigmoid(mean), 0.0)
-    size_has = _seg_total(d, has.astype(np.float64), top)
+    size_has = size_all if bool(has.all()) else np.bincount(seg[has], minlength=d.n_queries).astype(np.float64)
     mean = np.divide(total, size_has, out=np.zeros(d.n_queries), where=size_has > 0)
     return sigmoid(mean)
 
@@ -178,13 +186,11 @@ def load_fit(path: str | Path) -> dict[str, Any]:
     return {"alpha": np.asarray(alpha, dtype=np.float64), "beta": np.asarray(beta, dtype=np.float64), "bias": float(bias), "k": len(alpha)}
 
 
-def positional_z(u: np.ndarray, rank: np.ndarray, seg: np.ndarray, n_q: int, fit: dict[str, Any], k: int) -> np.ndarray:
-    """Per query: b + Σ_{i<=k} α_i max(u_i, 0) + Σ_{i<=k} β_i max(-u_i, 0)."""
-    keep = rank <= k
-    r = rank[keep] - 1
-    uu = u[keep]
-    z = fit["alpha"][r] * np.maximum(uu, 0.0) + fit["beta"][r] * np.maximum(-uu, 0.0)
-    return fit["bias"] + np.bincount(seg[keep], weights=z, minlength=n_q)
+def positional_z(u: np.ndarray, rank: np.ndarray, seg: np.ndarray, n_q: int, fit: dict[str, Any]) -> np.ndarray:
+    """Per query: b + Σ_i α_i max(u_i, 0) + Σ_i β_i max(-u_i, 0) over the given rows (ranks <= the fit's k)."""
+    r = rank - 1
+    z = fit["alpha"][r] * np.maximum(u, 0.0) + fit["beta"][r] * np.maximum(-u, 0.0)
+    return fit["bias"] + np.bincount(seg, weights=z, minlength=n_q)
 
 
 def _udcg_pos(d: EvalData, m: Measure) -> np.ndarray:
@@ -198,21 +204,22 @@ def _udcg_pos(d: EvalData, m: Measure) -> np.ndarray:
     k = fit["k"] if m.cutoff is None else int(m.cutoff)
     if k > fit["k"]:
         raise MeasureError(f"{m}: the fit in {path} has weights for ranks 1..{fit['k']} only; use a cutoff <= {fit['k']}")
-    rows = utilities_of(d)
-    return sigmoid(positional_z(rows.u, d.r_rank, d.r_seg, d.n_queries, fit, k))
+    idx, seg, rank = top_rows(d, k)
+    return sigmoid(positional_z(utilities_of(d).u[idx], rank, seg, d.n_queries, fit))
 
 
 # --- rate and harm -------------------------------------------------------------------------------------
 
 
 def _rate(d: EvalData, m: Measure) -> np.ndarray:
-    rows = utilities_of(d)
-    return _seg_total(d, (rows.u < 0).astype(np.float64), _top(d, m)) / float(m.cutoff)
+    idx, seg, _ = top_rows(d, _cut(m))
+    neg = seg[utilities_of(d).u[idx] < 0]
+    return np.bincount(neg, minlength=d.n_queries) / float(m.cutoff)
 
 
 def _harm(d: EvalData, m: Measure) -> np.ndarray:
-    rows = utilities_of(d)
-    return _seg_total(d, np.maximum(0.0, -rows.u), _top(d, m))
+    idx, seg, _ = top_rows(d, _cut(m))
+    return _total(d, seg, np.maximum(0.0, -utilities_of(d).u[idx]))
 
 
 INF = math.inf
