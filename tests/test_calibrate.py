@@ -598,3 +598,17 @@ def test_every_public_name_resolves() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         ctxeval.nope  # noqa: B018
+
+
+def test_selector_reproduces_calibrated_measure_with_groups_and_pool_depth() -> None:
+    """Doc groups (RA-nWG's novelty discount) and a pool depth pass through the truncation."""
+    run_path = EX / "runs" / "bm25.run"
+    docs = {line.split()[2] for line in run_path.read_text().splitlines()}
+    groups = {d: d.rsplit("-", 1)[0] + str(int(d.rsplit("-", 1)[1]) % 3) for d in docs}  # topic x residue
+    objective = "RA-nWG(novelty=0.5)@8"
+    cal = calibrate(EX / "qrels.txt", run_path, objective=objective, k=12, folds=3, groups=groups, pool_depth=30)
+    chosen = _select_all(cal.selector(), run_path)
+    scores = {(q, d): s for q, pairs in _candidates(run_path).items() for d, s in pairs}
+    cut = Run.from_dict({q: {d: scores[(q, d)] for d in ds} for q, ds in chosen.items()}, name="cut")
+    res = evaluate(EX / "qrels.txt", cut, [objective], pool=run_path, pool_depth=30, groups=groups)
+    assert cal.policy["in_sample"]["objective"] == pytest.approx(res.runs[0].mean(objective), abs=1e-12)

@@ -502,7 +502,9 @@ def calibrate(
             raise MeasureError(f"objective must be 'utility' or a measure name: {exc}") from None
         if measure.spec.aggregate != "mean":
             raise ConfigError(f"calibrate optimises a mean over queries; {measure} aggregates by its {measure.spec.aggregate}")
-    cfg = config if config is not None else UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty)
+    cfg = config
+    if cfg is None:
+        cfg = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty)
     qr = Qrels.coerce(qrels, duplicates=duplicates)
     rn = Run.coerce(run, duplicates=duplicates)
     gm = coerce_grade_map(grade_map)
@@ -554,7 +556,9 @@ def calibrate(
             "queries": data.accounting.to_dict(),
             "dropped_duplicates": {"qrels": qr.dropped_duplicates, "run": rn.dropped_duplicates},
             "grade_map": gm.describe() if gm is not None else None,
-            "pool": None if pool_run is None and pool_depth is None else {"source": None if pool_run is None else pool_run.source, "depth": pool_depth},
+            "pool": None
+            if pool_run is None and pool_depth is None
+            else {"source": None if pool_run is None else pool_run.source, "depth": pool_depth},
             "groups": grp[1] if grp else None,
         },
         "ctxeval_version": __version__,

@@ -65,7 +65,8 @@ class ContextSelector:
     def __init__(self, k_max: int, tau: float, *, policy: Mapping[str, Any] | None = None) -> None:
         if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
             raise ConfigError(f"policy: k_max must be a whole number >= 1, got {k_max!r}")
-        if isinstance(tau, bool) or not isinstance(tau, (int, float, np.floating)) or not math.isfinite(float(tau)) or not 0.0 <= float(tau) <= 1.0:
+        number = not isinstance(tau, bool) and isinstance(tau, (int, float, np.floating))
+        if not number or not math.isfinite(float(tau)) or not 0.0 <= float(tau) <= 1.0:
             raise ConfigError(f"policy: tau must be a number in [0, 1] (a relative score), got {tau!r}")
         self.k_max = int(k_max)
         self.tau = float(tau)
