@@ -1,11 +1,15 @@
 """ctxeval: retrieval evaluation for RAG systems, exact against trec_eval.
 
-The public API is flat; everything lives in private modules underneath.
+The public API is flat; everything lives in private modules underneath. Names are imported lazily
+(PEP 562) so that a serving process can ``from ctxeval import ContextSelector`` with numpy alone,
+without importing polars or the evaluation machinery.
 """
 
 from __future__ import annotations
 
-from ._data import GradeMap, Qrels, Run
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._errors import (
     ConfigError,
     CtxevalError,
@@ -16,15 +20,56 @@ from ._errors import (
     MeasureError,
     QueryMismatchError,
 )
-from ._diagnose import Diagnosis, diagnose
-from ._distraction import distraction_table
-from ._fit_udcg import fit_udcg
-from ._utility import DistractorRules, UtilityConfig
-from ._evaluate import Result, RunResult, evaluate
-from ._pool import PoolError
-from ._measures import Family, Measure, families, parse_measure, parse_measures
+
+if TYPE_CHECKING:
+    from ._data import GradeMap, Qrels, Run
+    from ._diagnose import Diagnosis, diagnose
+    from ._distraction import distraction_table
+    from ._fit_udcg import fit_udcg
+    from ._utility import DistractorRules, UtilityConfig
+    from ._evaluate import Result, RunResult, evaluate
+    from ._pool import PoolError
+    from ._measures import Family, Measure, families, parse_measure, parse_measures
+    from ._selector import ContextSelector
 
 __version__ = "0.1.0"
+
+# public name -> the private module defining it (imported on first access)
+_LAZY = {
+    "GradeMap": "._data",
+    "Qrels": "._data",
+    "Run": "._data",
+    "Diagnosis": "._diagnose",
+    "diagnose": "._diagnose",
+    "distraction_table": "._distraction",
+    "fit_udcg": "._fit_udcg",
+    "DistractorRules": "._utility",
+    "UtilityConfig": "._utility",
+    "Result": "._evaluate",
+    "RunResult": "._evaluate",
+    "evaluate": "._evaluate",
+    "PoolError": "._pool",
+    "Family": "._measures",
+    "Measure": "._measures",
+    "families": "._measures",
+    "parse_measure": "._measures",
+    "parse_measures": "._measures",
+    "ContextSelector": "._selector",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ctxeval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "evaluate",
@@ -45,6 +90,7 @@ __all__ = [
     "parse_measure",
     "parse_measures",
     "families",
+    "ContextSelector",
     "CtxevalError",
     "InputError",
     "FormatError",

@@ -110,12 +110,14 @@ def measures_cmd(fmt: str) -> None:
 
 
 def _register() -> None:
+    from ._cli_calibrate import calibrate_cmd
     from ._cli_distraction import distraction_cmd, fit_udcg_cmd
     from ._cli_rag import diagnose_cmd
     from ._cli_trec import trec_eval_cmd
 
     cli.add_command(diagnose_cmd)
     cli.add_command(trec_eval_cmd)
+    cli.add_command(calibrate_cmd)
     cli.add_command(distraction_cmd)
     cli.add_command(fit_udcg_cmd)
 

@@ -1,0 +1,191 @@
+"""Serving-time context selection: apply a calibrated (K_max, τ) policy to one query's candidates.
+
+This module imports numpy and the standard library only (no polars, click, rich or evaluation
+machinery), so it can live in a serving process: ``from ctxeval import ContextSelector``.
+
+The policy (written by ``ctxeval calibrate``, see :mod:`ctxeval._calibrate`):
+
+1. rank the candidates as the evaluation does: score descending, compared as 32-bit floats
+   (trec_eval's precision), ties broken by doc id descending (ids compared as strings, which for
+   str ids is byte-wise UTF-8 order, as the evaluation compares them);
+2. compute every candidate's relative score over the whole candidate list
+   (:func:`ctxeval._relscore.relative_scores`: ``s / s_max`` when all scores are > 0, else
+   ``(s - s_min) / (s_max - s_min)``; 1.0 everywhere when all scores are equal);
+3. keep the candidates in rank order while their relative score is ≥ τ, at most ``K_max`` of them.
+
+Because a relative score never increases down the ranking, step 3 is "drop those with relative
+score < τ, keep at most K_max". The one exception is scores that tie as float32 but differ as
+float64: there the doc id decides the order and a later passage can score a hair higher. The
+selection then stops at the first passage below τ, exactly as ``calibrate`` evaluated it, so the
+selected set is always a prefix of the ranking.
+
+Cost: O(n) for n candidates (one pass to check the order, one for the relative scores, and a
+partial partition instead of a sort when the input is not already ranked; only the top ``K_max``
+and the candidates tied with the ``K_max``-th are sorted).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._errors import ConfigError, FormatError, InputError
+from ._relscore import relative_scores_one
+
+__all__ = ["ContextSelector", "POLICY_FORMAT", "RANKING_RULE", "RELATIVE_SCORE_RULE"]
+
+POLICY_FORMAT = 1  #: the version of the policy JSON layout; ``from_dict`` rejects other versions
+RANKING_RULE = "score descending as float32, ties by doc id descending (byte-wise)"
+RELATIVE_SCORE_RULE = "s/s_max if every score of the candidate list > 0, else (s-s_min)/(s_max-s_min); all equal -> 1"
+
+
+class ContextSelector:
+    """Select the passages to put into the prompt: the top candidates with relative score ≥ ``tau``,
+    at most ``k_max`` of them (see the module docstring for the exact rule).
+
+    >>> sel = ContextSelector(k_max=3, tau=0.5)
+    >>> sel.select(["a", "b", "c", "d", "e"], [0.9, 0.2, 0.8, 0.7, 0.85])   # rel = s / 0.9
+    ['a', 'e', 'c']
+    >>> sel.select(["x", "y", "z"], [0.0325, 0.0161, 0.0159])             # RRF-like scores
+    ['x']
+    >>> sel.select_indices(["p", "q", "r"], [-1.0, 3.0, 1.0]).tolist()     # (s + 1) / 4 = 0, 1, 0.5
+    [1, 2]
+    >>> sel.select([], [])
+    []
+    """
+
+    __slots__ = ("k_max", "tau", "policy")
+
+    def __init__(self, k_max: int, tau: float, *, policy: Mapping[str, Any] | None = None) -> None:
+        if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
+            raise ConfigError(f"policy: k_max must be a whole number >= 1, got {k_max!r}")
+        number = not isinstance(tau, bool) and isinstance(tau, (int, float, np.floating))
+        if not number or not math.isfinite(float(tau)) or not 0.0 <= float(tau) <= 1.0:
+            raise ConfigError(f"policy: tau must be a number in [0, 1] (a relative score), got {tau!r}")
+        self.k_max = int(k_max)
+        self.tau = float(tau)
+        #: the whole policy document it was loaded from (objective, cross-validation figures...), or {}
+        self.policy: dict[str, Any] = dict(policy) if policy is not None else {}
+
+    # --- loading -----------------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ContextSelector:
+        """From a policy mapping (the JSON object ``ctxeval calibrate`` writes)."""
+        if not isinstance(d, Mapping):
+            raise ConfigError(f"a policy must be a JSON object / mapping, got {type(d).__name__}")
+        fmt = d.get("policy_format")
+        if fmt != POLICY_FORMAT:
+            raise ConfigError(
+                f"policy_format must be {POLICY_FORMAT} (written by 'ctxeval calibrate'), got {fmt!r}"
+            )
+        for key in ("k_max", "tau"):
+            if key not in d:
+                raise ConfigError(f"the policy has no {key!r}")
+        return cls(d["k_max"], d["tau"], policy=d)
+
+    @classmethod
+    def from_json(cls, path: str | os.PathLike[str]) -> ContextSelector:
+        """From a policy file written by ``ctxeval calibrate -o policy.json``."""
+        p = Path(path)
+        text = p.read_text(encoding="utf-8")
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            line = text.splitlines()[exc.lineno - 1] if 0 < exc.lineno <= len(text.splitlines()) else None
+            raise FormatError(str(p), exc.lineno, f"not valid JSON: {exc.msg} (column {exc.colno})", line) from None
+        try:
+            return cls.from_dict(doc)
+        except ConfigError as exc:
+            raise ConfigError(f"{p}: {exc}") from None
+
+    # --- selection ---------------------------------------------------------------------------------
+    def select_indices(self, ids: Sequence[Any], scores: Sequence[float] | np.ndarray) -> np.ndarray:
+        """Positions (into ``ids``/``scores``) of the selected candidates, in rank order (``int64``)."""
+        s = _scores(ids, scores)
+        n = s.size
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        s32 = s.astype(np.float32)
+        k = min(self.k_max, n)
+        if _ranked(ids, s32):
+            top = np.arange(k, dtype=np.int64)
+        else:
+            top = _top(ids, s32, k)
+        rel = relative_scores_one(s, top)
+        below = np.flatnonzero(rel < self.tau)
+        return top[: int(below[0])] if below.size else top
+
+    def select(self, ids: Sequence[Any], scores: Sequence[float] | np.ndarray) -> list[Any]:
+        """The selected ids, in rank order."""
+        return [ids[i] for i in self.select_indices(ids, scores).tolist()]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The policy document (``from_dict(sel.to_dict())`` gives an equal selector)."""
+        out = dict(self.policy)
+        out.update({"policy_format": POLICY_FORMAT, "k_max": self.k_max, "tau": self.tau})
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ContextSelector) and (self.k_max, self.tau) == (other.k_max, other.tau)
+
+    def __hash__(self) -> int:
+        return hash((self.k_max, self.tau))
+
+    def __repr__(self) -> str:
+        return f"ContextSelector(k_max={self.k_max}, tau={self.tau!r})"
+
+
+def _scores(ids: Sequence[Any], scores: Sequence[float] | np.ndarray) -> np.ndarray:
+    try:
+        s = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError("scores must be numbers (one per candidate id)") from None
+    if s.ndim != 1:
+        raise InputError(f"scores must be one-dimensional (one per candidate id), got shape {s.shape}")
+    try:
+        n_ids = len(ids)
+    except TypeError:
+        raise InputError(f"ids must be a sequence (list, tuple or array), got {type(ids).__name__}") from None
+    if n_ids != s.size:
+        raise InputError(f"got {n_ids} ids but {s.size} scores; give one score per candidate")
+    finite = np.isfinite(s)
+    if not bool(finite.all()):
+        i = int(np.flatnonzero(~finite)[0])
+        bad = int((~finite).sum())
+        raise InputError(
+            f"scores must be finite numbers: candidate {i} (id {ids[i]!r}) has score {float(s[i])!r}"
+            + (f" ({bad} non-finite scores in all)" if bad > 1 else "")
+        )
+    return s
+
+
+def _ranked(ids: Sequence[Any], s32: np.ndarray) -> bool:
+    """Are the candidates already in rank order (float32 score desc, then id desc)?"""
+    a, b = s32[:-1], s32[1:]
+    if bool(np.any(a < b)):
+        return False
+    for i in np.flatnonzero(a == b).tolist():
+        if not str(ids[i]) > str(ids[i + 1]):
+            return False
+    return True
+
+
+def _top(ids: Sequence[Any], s32: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the first ``k`` candidates in rank order, without sorting the whole list: a
+    partition finds the k-th largest score, and only the candidates scoring at least that much are
+    sorted (by score, then id)."""
+    n = s32.size
+    if k < n:
+        kth = np.partition(s32, n - k)[n - k]
+        cand = np.flatnonzero(s32 >= kth)
+    else:
+        cand = np.arange(n, dtype=np.int64)
+    keys = np.array([str(ids[i]) for i in cand.tolist()], dtype=str)
+    order = np.lexsort((keys, s32[cand]))[::-1]
+    return cand[order[:k]].astype(np.int64)
