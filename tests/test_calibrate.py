@@ -129,15 +129,6 @@ def test_relative_scores_match_definition(lists: list, k: int) -> None:
             assert relative_scores_one(seg, rows).tobytes() == alone[rows].tobytes()
 
 
-@given(ranked_lists())
-def test_relative_scores_bitwise_equal_to_utility_module(lists: list) -> None:
-    # _utility (branch distr) keeps its own copy until the merge; both must give the same bits
-    from ctxeval._utility import relative_scores as util_rel
-
-    off, scores, _ = _arrays(lists)
-    assert relative_scores(off, scores).tobytes() == util_rel(off, scores).tobytes()
-
-
 @given(ranked_lists(), st.integers(1, 6))
 def test_grid_equals_brute_force(lists: list, k: int) -> None:
     off, scores, u = _arrays(lists)

@@ -53,6 +53,7 @@ import numpy as np
 import polars as pl
 
 from ._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
+from ._relscore import relative_scores
 
 if TYPE_CHECKING:
     from ._data import Qrels
@@ -472,29 +473,6 @@ def _seg_reduce(ufunc: np.ufunc, values: np.ndarray, off: np.ndarray, empty: flo
 def _ranks(off: np.ndarray) -> np.ndarray:
     lens = np.diff(off)
     return np.arange(int(off[-1]), dtype=np.int64) - np.repeat(off[:-1], lens) + 1
-
-
-def relative_scores(r_off: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Relative score of every row: s / s_max over its query's list when all the query's scores are
-    > 0, else (s - s_min) / (s_max - s_min); every row of a query whose scores are all equal gets 1.0.
-    ``r_off``: ``int64[n_q + 1]`` segment offsets; ``scores``: ``float64[n]`` in segment order."""
-    r_off = np.asarray(r_off, dtype=np.int64)
-    s = np.asarray(scores, dtype=np.float64)
-    if s.size == 0:
-        return np.zeros(0, dtype=np.float64)
-    lens = np.diff(r_off)
-    smax = _seg_reduce(np.maximum, s, r_off, 1.0)
-    smin = _seg_reduce(np.minimum, s, r_off, 1.0)
-    ratio = smin > 0
-    sub = np.where(ratio, 0.0, smin)
-    den = np.where(ratio, smax, smax - smin)
-    flat = ~(den > 0)
-    den[flat] = 1.0
-    out = s - np.repeat(sub, lens)
-    out /= np.repeat(den, lens)
-    if flat.any():
-        out[np.repeat(flat, lens)] = 1.0
-    return out
 
 
 def _cumulative(r_off: np.ndarray, u: np.ndarray, discount: bool, max_k: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
