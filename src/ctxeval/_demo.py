@@ -59,7 +59,47 @@ def demo_report() -> str:
     lines.append("3. Fix the retriever or the reranker? (rrf-rerank over the rrf pool, K = 5)")
     report = diagnose(qrels, str(example_path("runs/rrf-rerank.run")), pool=str(example_path("runs/rrf.run")), k=5)
     lines.append(report.render("table"))
+    lines.extend(_distraction_section(qrels, runs))
     return "\n".join(lines)
+
+
+def _distraction_section(qrels: Path, runs: list[Path]) -> list[str]:
+    """Sections 4 and 5: distraction at K = 5 with the known distractors, and each run's calibrated
+    runtime policy (K_max, tau) with its cross-validated gain over the best fixed K."""
+    from ._calibrate import calibrate
+    from ._distraction import distraction_table, render_distraction
+
+    known = str(example_path("distractors.txt"))
+    lines = ["4. Distraction: passages that pull the LLM off (utility < 0), which rank metrics do not see (K = 5)"]
+    table = distraction_table(qrels, [str(p) for p in runs], 5, distractors=known, worst=2)
+    lines.append(render_distraction(table, "table"))
+    rows = table["rows"]
+    worst = max(rows, key=lambda r: (r["distractor_rate"], r["run"]))
+    recall = evaluate_recall(qrels, runs)
+    best_recall = max(recall.values())
+    leaders = sorted(n for n, v in recall.items() if v == best_recall)
+    lines.append(
+        f"  Recall of grade >= 4 passages in the top 50 is highest for {', '.join(leaders)} ({best_recall:.4f}); "
+        f"the most dangerous run at K = 5 is {worst['run']} ({worst['verdict']}, distractor rate {worst['distractor_rate']:.4f})."
+    )
+    lines.append("")
+    lines.append("5. Calibrated runtime policy per run: keep candidates in rank order while relative score >= tau, at most K_max")
+    lines.append("   (objective: total utility of the selected passages; grid K_max 1..20 x tau 0..0.95; 5-fold CV, seed 0)")
+    for path in runs:
+        cal = calibrate(qrels, str(path), k=20, distractors=known)
+        lines.append(f"  {path.stem}:")
+        lines.extend("    " + line for line in cal.lines())
+    lines.append("  Apply a policy at serving time: ctxeval.ContextSelector.from_json('policy.json').select(ids, scores)")
+    lines.append("")
+    return lines
+
+
+def evaluate_recall(qrels: Path, runs: list[Path]) -> dict[str, float]:
+    """Mean recall of grade >= 4 passages in the top 50 (the candidate pool depth) per run."""
+    from ._evaluate import evaluate
+
+    res = evaluate(qrels, [str(p) for p in runs], ["R(rel=4)@50"])
+    return {r.name: r.mean("R(rel=4)@50") for r in res.runs}
 
 
 def _with_rel(name: str, rel: int) -> str:
