@@ -17,6 +17,8 @@ from ._errors import (
     QueryMismatchError,
 )
 from ._diagnose import Diagnosis, diagnose
+from ._compare import Report, compare
+from ._curve import metric_at_k
 from ._evaluate import Result, RunResult, evaluate
 from ._pool import PoolError
 from ._measures import Family, Measure, families, parse_measure, parse_measures
@@ -25,6 +27,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "evaluate",
+    "compare",
+    "Report",
+    "metric_at_k",
     "diagnose",
     "Diagnosis",
     "PoolError",

@@ -105,11 +105,14 @@ def measures_cmd(fmt: str) -> None:
 
 
 def _register() -> None:
+    from ._cli_compare import compare_cmd, curve_cmd
     from ._cli_rag import diagnose_cmd
     from ._cli_trec import trec_eval_cmd
 
     cli.add_command(diagnose_cmd)
     cli.add_command(trec_eval_cmd)
+    cli.add_command(compare_cmd)
+    cli.add_command(curve_cmd)
 
 
 _register()
