@@ -141,10 +141,12 @@ def _chunks(total: int, n: int) -> list[int]:
 
 
 def _sign_bits(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
-    """``float64[rows, n]`` of independent fair 0/1 draws (1 = flip the sign)."""
-    nb = (n + 7) // 8
-    raw = np.frombuffer(rng.bytes(rows * nb), dtype=np.uint8).reshape(rows, nb)
-    return np.unpackbits(raw, axis=1, count=n).astype(np.float64)
+    """``float64[rows, n]`` of independent fair 0/1 draws (1 = flip the sign): the bits of whole 64-bit
+    outputs of the bit generator, so the stream does not depend on how the draws are chunked."""
+    words = (n + 63) // 64
+    raw = rng.bit_generator.random_raw(rows * words).astype("<u8", copy=False)
+    bits = raw.view(np.uint8).reshape(rows, words * 8)
+    return np.unpackbits(bits, axis=1, count=n, bitorder="little").astype(np.float64)
 
 
 def randomization_test(d: np.ndarray, *, permutations: int = 10000, seed: int = 0, progress: Progress = None) -> np.ndarray:
@@ -264,8 +266,8 @@ def _betainc(a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray, log_x: 
     a, b, x, y, log_x, log_y = (np.ravel(v) for v in (a, b, x, y, log_x, log_y))
     out = np.full(x.shape, np.nan)
     out[x <= 0] = 0.0
-    out[x >= 1] = 1.0
-    inner = (x > 0) & (x < 1) & (a > 0) & (b > 0)
+    out[y <= 0] = 1.0
+    inner = (x > 0) & (y > 0) & (a > 0) & (b > 0)
     if inner.any():
         ai, bi, xi, yi, lx, ly = a[inner], b[inner], x[inner], y[inner], log_x[inner], log_y[inner]
         flip = xi >= (ai + 1.0) / (ai + bi + 2.0)
