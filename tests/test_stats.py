@@ -195,6 +195,34 @@ def test_resample_means_do_not_depend_on_chunking_or_neighbours(monkeypatch):
     np.testing.assert_allclose(S.resample_means(x, resamples=500, seed=5), full, rtol=1e-13)
 
 
+def test_bootstrap_with_na_resamples_queries_and_averages_the_defined_ones():
+    rng = np.random.default_rng(17)
+    x = rng.random(25)
+    x[[2, 3, 11, 20]] = np.nan
+    # oracle: draw the rows as scipy.stats.bootstrap does, average the defined values of each resample
+    idx = np.random.default_rng(9).integers(0, 25, (2000, 25))
+    drawn = x[idx]
+    means = np.nanmean(drawn, axis=1)
+    np.testing.assert_allclose(S.resample_means(x, resamples=2000, seed=9)[:, 0], means, rtol=1e-12)
+    lo, hi = S.bootstrap_ci(x, resamples=2000, seed=9)
+    assert (lo, hi) == pytest.approx(tuple(np.quantile(means, [0.025, 0.975])), rel=1e-12)
+    sums, counts = S.resample_sums(x, resamples=2000, seed=9)
+    np.testing.assert_array_equal(counts[:, 0], (~np.isnan(drawn)).sum(axis=1))
+    # the jackknife of the mean over defined values: a NaN row leaves the mean unchanged
+    jack = S.jackknife_means(x)
+    v = x[~np.isnan(x)]
+    assert jack[2] == pytest.approx(v.mean()) and jack[0] == pytest.approx((v.sum() - x[0]) / (v.size - 1))
+
+
+def test_randomization_na_rows_do_not_count():
+    rng = np.random.default_rng(2)
+    d = np.round(rng.normal(0.2, 0.5, 10), 2)
+    with_na = np.r_[d[:4], np.nan, d[4:], np.nan]
+    exact = _exact_sign_flip_p(d.tolist())
+    p = float(S.randomization_test(with_na, permutations=60_000, seed=1))
+    assert abs(p - exact) < 5 * math.sqrt(exact * (1 - exact) / 60_000) + 1e-4
+
+
 @pytest.mark.parametrize("dist", ["normal", "exponential"])
 def test_bootstrap_ci_covers_true_mean_at_about_nominal_rate(dist):
     rng = np.random.default_rng(123)

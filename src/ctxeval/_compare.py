@@ -15,9 +15,9 @@ query-set policies), then compared with the baseline run (the first, unless name
   measures on the differences of log(max(x, 1e-5)): ``randomization`` (default; sign flips, p =
   (b + 1)/(B + 1)), ``t``, ``wilcoxon``, ``bootstrap`` (studentized paired bootstrap).
 * **Confidence intervals** (default 95 %) of every run's summary and of every difference: bootstrap
-  over queries (the paired queries for a difference; the same resamples for both runs),
-  ``percentile`` (default) or ``bca``; a summary is recomputed from each resample (mean, sum, or the
-  exponential of the mean log).
+  over the queries of the table, one set of resamples for every run and measure; each resample's
+  summary is computed over the resampled queries where the value is defined (for a difference: where
+  both runs' values are), as the summary itself is; ``percentile`` (default) or ``bca``.
 * **Multiple comparisons.** p-values are adjusted across all (run, measure) comparisons of the report
   (Holm by default; each stratum is its own family); ``significant`` is ``p_adjusted < alpha``.
 * **Win / tie / loss**: queries where the run is better / equal (|difference| ≤ 1e-12) / worse than the
@@ -166,13 +166,23 @@ def _forward(m: Measure, x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _back(m: Measure, mean: np.ndarray | float, n: int) -> np.ndarray | float:
+def _resampled(m: Measure, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The summary of each resample from its sums and counts of (forward-transformed) defined values."""
     how = m.spec.aggregate
-    if how == "gmean":
-        return np.exp(mean)
     if how == "sum":
-        return mean * n
-    return mean
+        return sums
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
+    return np.exp(mean) if how == "gmean" else mean
+
+
+def _jackknife(m: Measure, col: np.ndarray) -> np.ndarray:
+    """Leave-one-query-out summaries of a column of forward-transformed values (NaN = not defined)."""
+    how = m.spec.aggregate
+    if how == "sum":
+        return _stats.jackknife_sums(col)
+    jack = _stats.jackknife_means(col)
+    return np.exp(jack) if how == "gmean" else jack
 
 
 @dataclass
@@ -210,7 +220,7 @@ class _Columns:
 
 
 def _interval(cfg: _Config, boot: np.ndarray, estimate: float, jack: np.ndarray) -> tuple[float, float] | None:
-    if boot.size == 0 or np.isnan(boot).any() or math.isnan(estimate):
+    if boot.size == 0 or np.isnan(boot).all() or math.isnan(estimate):
         return None
     if cfg.ci == "bca":
         lo, hi = _stats.bca_interval(boot, estimate, jack, cfg.confidence)
@@ -259,7 +269,7 @@ def _block(
                 i_d2 = cols.add(("d2", r, j), mask, d * d)
             pairs.append((r, j, mask, dropped, ir, ib, i_d, i_d2))
     X = cols.matrix()
-    boot = _stats.resample_means(X, resamples=cfg.resamples, seed=cfg.seed, progress=tick) if X.shape[1] else np.zeros((cfg.resamples, 0))
+    sums, counts = _stats.resample_sums(X, resamples=cfg.resamples, seed=cfg.seed, progress=tick)
 
     summaries = []
     for r in range(R):
@@ -271,15 +281,11 @@ def _block(
             mean, k = aggregate(m, x)
             agg[m], valid[m] = mean, k
             c = run_cols[(r, j)]
-            col = X[:, c]
-            tv = col[~np.isnan(col)]
             if k == 0:
                 ci[m] = None
                 continue
-            b = np.asarray(_back(m, boot[:, c], k))
-            est = float(_back(m, float(tv.mean()), k))
-            jack = np.asarray(_back(m, _stats.jackknife_means(tv), k))
-            ci[m] = _interval(cfg, b, est, jack)
+            b = _resampled(m, sums[:, c], counts[:, c])
+            ci[m] = _interval(cfg, b, mean, _jackknife(m, X[:, c]))
         summaries.append(RunSummary(names[r], agg, valid, ci))
 
     # tests
@@ -300,7 +306,7 @@ def _block(
         for i, pr in enumerate(pairs):
             mask = pr[2]
             if mask.any():
-                p[i] = _stats.studentized_p(boot[:, pr[6]], boot[:, pr[7]], D[mask, i])
+                p[i] = _stats.studentized_p(sums[:, pr[6]], sums[:, pr[7]], counts[:, pr[6]], D[mask, i])
     if cfg.test in ("t", "wilcoxon") and tick:
         tick(1.0)
     p_adj = _stats.adjust_pvalues(p, cfg.correction) if p.size else p
@@ -316,11 +322,9 @@ def _block(
         diff = mean_r - mean_b if k else math.nan
         ci_d = None
         if k:
-            tr, tb = X[:, ir][mask], X[:, ib][mask]
-            b = np.asarray(_back(m, boot[:, ir], k)) - np.asarray(_back(m, boot[:, ib], k))
-            est = float(_back(m, float(tr.mean()), k)) - float(_back(m, float(tb.mean()), k))
-            jack = np.asarray(_back(m, _stats.jackknife_means(tr), k)) - np.asarray(_back(m, _stats.jackknife_means(tb), k))
-            ci_d = _interval(cfg, b, est, jack)
+            b = _resampled(m, sums[:, ir], counts[:, ir]) - _resampled(m, sums[:, ib], counts[:, ib])
+            jack = _jackknife(m, X[:, ir]) - _jackknife(m, X[:, ib])
+            ci_d = _interval(cfg, b, diff, jack)
         raw = xr - xb
         up, down = int((raw > TIE_TOL).sum()), int((raw < -TIE_TOL).sum())
         wins, losses = (up, down) if m.spec.higher_is_better else (down, up)

@@ -2,19 +2,27 @@
 
 Everything works on a matrix ``x`` of shape ``(n_queries, n_columns)`` (a 1-D array is one column):
 each column is one comparison (paired differences) or one sample (per-query values), and NaN marks a
-query that column does not have. Each column uses only its own non-NaN rows, in row order.
+query where that column's value is undefined (NA). The statistic of a column is its mean (or sum)
+over its defined queries.
 
-Determinism. Randomness comes from ``numpy.random.default_rng(seed)`` only. Columns whose non-NaN rows
-are the same share one stream of random sign flips / resampling indices, drawn in chunks whose size
-depends only on the number of rows; nothing depends on the number of threads. Hence a column's result
-depends only on its own values, the seed and the number of resamples: the same whether it is tested
-alone or inside a larger matrix. The resampled statistics are matrix products (``signs @ x``,
-``counts @ x``), chunked so memory stays at a few tens of MB whatever the size.
+Resampling is over queries, shared by all columns. A random sign flip or a bootstrap resample draws
+over all ``n_queries`` rows; a column's statistic on the draw is computed over its defined rows
+(NaN rows flip to nothing; a bootstrap resample's mean of a column is Σ c_i x_i / Σ c_i over the
+column's defined rows, c_i the number of times query i was drawn), which is the statistic of the
+column applied to the resampled queries. Without NaN this is the plain bootstrap of the mean.
+
+Determinism. Randomness comes from ``numpy.random.default_rng(seed)`` only: random signs from whole
+64-bit outputs of the bit generator, resampling indices from ``integers(0, n, (chunk, n))`` chunk after
+chunk (the draws of ``scipy.stats.bootstrap`` with the same generator); neither depends on the
+chunk size or the number of threads. The resampled statistics are matrix products (``signs @ x``,
+``counts @ x``) over chunks of about 4 million random draws, so memory stays at a few tens of MB
+whatever the size. A column's result depends only on its own values, the number of rows, the seed and
+the number of resamples, not on the other columns.
 
 Tests (two-sided; ``d`` = the paired differences of a column, ``n`` its length):
 
 * **Randomization** (sign-flip permutation test; Fisher 1935, Smucker, Allan & Carterette, CIKM 2007):
-  T = Σ d_i; each of B random sign vectors s gives T* = Σ s_i d_i;
+  T = Σ d_i over the defined d_i; each of B random sign vectors s gives T* = Σ s_i d_i;
   p = (b + 1) / (B + 1), b = #{|T*| ≥ |T|} (Phipson & Smyth 2010). Comparisons allow a relative
   tolerance of 1e-9 · Σ|d_i| so that sums equal in exact arithmetic count as equal.
 * **Paired t-test** (Student 1908): t = mean(d) / (sd(d) / √n), df = n − 1, p = I_{df/(df+t²)}(df/2, 1/2)
@@ -28,16 +36,18 @@ Tests (two-sided; ``d`` = the paired differences of a column, ``n`` its length):
   approximation z = (W+ − n'(n'+1)/4) / σ, σ² = (n'(n'+1)(2n'+1) − Σ(t³ − t)/2) / 24 over the n'
   non-zero differences and tie group sizes t, without continuity correction.
 * **Paired bootstrap** (studentized; Efron & Tibshirani 1993, Alg. 16.2; Sakai, SIGIR 2006): the
-  differences are shifted to mean 0, w = d − mean(d); each of B resamples w* (n draws with
-  replacement) gives t* = mean(w*) / (sd(w*) / √n); p = (b + 1) / (B + 1), b = #{|t*| ≥ |t|}.
+  differences are shifted to mean 0, w = d − mean(d); each of B resamples w* of the queries gives
+  t* = mean(w*) / (sd(w*) / √n*) over its n* defined values; p = (b + 1) / (B' + 1), b = #{|t*| ≥ |t|},
+  B' the resamples with n* ≥ 2 (all of them unless the column has very few defined values).
 
-Confidence intervals of a mean (Efron & Tibshirani 1993, ch. 13 and 14): B resamples of the column's
-values with replacement; **percentile**: the α/2 and 1 − α/2 quantiles (linear interpolation) of the
+Confidence intervals of a mean (Efron & Tibshirani 1993, ch. 13 and 14): B resamples of the queries
+with replacement; **percentile**: the α/2 and 1 − α/2 quantiles (linear interpolation) of the
 resampled means; **BCa**: those quantiles at α₁ = Φ(z₀ + (z₀ + z_{α/2}) / (1 − a(z₀ + z_{α/2}))) and
 α₂ likewise with z_{1−α/2}, z₀ = Φ⁻¹(share of resampled statistics below the estimate, ties counted
 half), a = Σ U³ / (6 (Σ U²)^{3/2}) from the jackknife, U_i = (n − 1)(mean of the jackknife statistics −
-jackknife statistic i). With the same seed the resampling indices are those of
-``scipy.stats.bootstrap(..., rng=numpy.random.default_rng(seed))``.
+jackknife statistic i). Without NaN, the intervals equal ``scipy.stats.bootstrap(..., method=...,
+rng=numpy.random.default_rng(seed))``. Resamples that hold no defined value of a column (possible only
+when it has very few) are left out of its interval.
 
 Corrections of m p-values (NaN p-values are not counted in m and stay NaN): **Holm** (1979) step-down,
 p_(i) ← max_{j≤i} min(1, (m − j + 1) p_(j)); **Bonferroni** min(1, m p); **Benjamini–Hochberg** (1995)
@@ -58,7 +68,10 @@ __all__ = [
     "TESTS",
     "CORRECTIONS",
     "CI_METHODS",
-    "column_groups",
+    "unique_masks",
+    "resample_sums",
+    "jackknife_means",
+    "jackknife_sums",
     "randomization_test",
     "t_test",
     "wilcoxon_test",
@@ -111,23 +124,23 @@ def _check_seed(seed: int) -> int:
     return int(seed)
 
 
-def column_groups(valid: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Columns with identical masks of valid rows, as ``(rows, columns)`` pairs in first-column order.
+def unique_masks(valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct columns of a boolean matrix, in first-seen order, and each column's index among them.
 
-    >>> [(r.tolist(), c.tolist()) for r, c in column_groups(np.array([[1, 1, 0], [1, 1, 1]], dtype=bool))]
-    [([0, 1], [0, 1]), ([1], [2])]
+    >>> u, which = unique_masks(np.array([[1, 1, 0], [1, 1, 1]], dtype=bool))
+    >>> u.astype(int).tolist(), which.tolist()
+    ([[1, 0], [1, 1]], [0, 0, 1])
     """
     valid = np.asarray(valid, dtype=bool)
     if valid.shape[1] == 0:
-        return []
-    packed = np.packbits(valid, axis=0).T  # one row of bytes per column
+        return valid, np.zeros(0, dtype=np.int64)
+    packed = np.packbits(valid, axis=0).T
     _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
-    out = []
-    for g in np.argsort(first, kind="stable"):
-        cols = np.flatnonzero(inverse == g)
-        out.append((np.flatnonzero(valid[:, cols[0]]), cols))
-    return out
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return valid[:, first[order]], rank[inverse]
 
 
 def _chunks(total: int, n: int) -> list[int]:
@@ -153,7 +166,7 @@ def randomization_test(d: np.ndarray, *, permutations: int = 10000, seed: int = 
     """Two-sided paired randomization (sign-flip) test of mean(d) = 0, per column.
 
     p = (b + 1) / (B + 1) with b the number of the B random sign flips whose |Σ s_i d_i| reaches
-    |Σ d_i| (see the module docstring). Columns with no valid value give NaN.
+    |Σ d_i| (see the module docstring). Columns with no defined value give NaN.
 
     >>> float(randomization_test(np.array([0.0, 0.0, 0.0]), permutations=99))
     1.0
@@ -164,27 +177,22 @@ def randomization_test(d: np.ndarray, *, permutations: int = 10000, seed: int = 
     x, vector = _as_matrix(d)
     B = _check_count("permutations", permutations)
     seed = _check_seed(seed)
-    n_all, m = x.shape
-    p = np.full(m, np.nan)
+    n, m = x.shape
     valid = ~np.isnan(x)
-    groups = column_groups(valid)
-    for rows, cols in groups:
-        if rows.size == 0:
-            if progress:
-                progress(1.0 / len(groups))
-            continue
-        dg = x[np.ix_(rows, cols)]
-        total = dg.sum(axis=0)
-        thresh = np.abs(total) - PERM_RTOL * np.abs(dg).sum(axis=0)
-        rng = np.random.default_rng(seed)
-        hits = np.zeros(cols.size, dtype=np.int64)
-        for size in _chunks(B, rows.size):
-            flips = _sign_bits(rng, size, rows.size)
-            stat = total - 2.0 * (flips @ dg)  # Σ s_i d_i with s_i = 1 - 2 flip_i
+    dz = np.where(valid, x, 0.0)
+    total = dz.sum(axis=0)
+    thresh = np.abs(total) - PERM_RTOL * np.abs(dz).sum(axis=0)
+    hits = np.zeros(m, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    if n and m:
+        for size in _chunks(B, n):
+            flips = _sign_bits(rng, size, n)
+            stat = total - 2.0 * (flips @ dz)  # Σ s_i d_i with s_i = 1 - 2 flip_i
             hits += (np.abs(stat) >= thresh).sum(axis=0)
             if progress:
-                progress(size / B / len(groups))
-        p[cols] = (hits + 1.0) / (B + 1.0)
+                progress(size / B)
+    p = (hits + 1.0) / (B + 1.0)
+    p[~valid.any(axis=0)] = np.nan
     return _out(p, vector)
 
 
@@ -373,14 +381,6 @@ def _wilcoxon_pmf(n: int) -> np.ndarray:
     return c
 
 
-def _wplus(d: np.ndarray) -> float:
-    nz = d[d != 0]
-    if nz.size == 0:
-        return 0.0
-    r, _ = _rank_abs(nz)
-    return float(r[nz > 0].sum())
-
-
 def wilcoxon_test(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Wilcoxon signed-rank test per column: ``(W+, p, method)``, method ``exact``, ``exact-flips``,
     ``normal`` or ``none`` (no non-zero difference: p = 1; no difference at all: NaN).
@@ -441,38 +441,46 @@ def wilcoxon_test(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
 # --------------------------------------------------------------------------------------------------
 
 
-def resample_means(x: np.ndarray, *, resamples: int = 10000, seed: int = 0, progress: Progress = None) -> np.ndarray:
-    """``float64[B, m]``: the mean of each column over B bootstrap resamples of its valid rows.
-
-    A column with k valid values draws k indices with replacement per resample, from the generator
-    ``default_rng(seed)`` (``integers(0, k, (chunk, k))`` chunk after chunk: the draws of
-    ``scipy.stats.bootstrap``); columns with the same valid rows share the draws. A column without
-    valid values gives NaN.
+def resample_sums(x: np.ndarray, *, resamples: int = 10000, seed: int = 0, progress: Progress = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(sums, counts)``, both ``float64[B, m]``: for each of B bootstrap resamples of the rows, the sum of
+    each column's defined values over the resample (a row drawn c times counts c times) and how many
+    defined values it holds. Rows are drawn by ``integers(0, n, (chunk, n))`` from
+    ``default_rng(seed)``, the draws of ``scipy.stats.bootstrap``.
     """
     a, _ = _as_matrix(x)
     B = _check_count("resamples", resamples)
     seed = _check_seed(seed)
-    n_all, m = a.shape
-    out = np.full((B, m), np.nan)
-    groups = column_groups(~np.isnan(a))
-    for rows, cols in groups:
-        k = rows.size
-        if k == 0:
-            if progress:
-                progress(1.0 / len(groups))
-            continue
-        xg = a[np.ix_(rows, cols)]
-        rng = np.random.default_rng(seed)
-        at = 0
-        for size in _chunks(B, k):
-            idx = rng.integers(0, k, (size, k))
-            idx += (np.arange(size, dtype=np.int64) * k)[:, None]
-            counts = np.bincount(idx.ravel(), minlength=size * k).reshape(size, k).astype(np.float64)
-            out[at : at + size, cols] = (counts @ xg) / k
-            at += size
-            if progress:
-                progress(size / B / len(groups))
-    return out
+    n, m = a.shape
+    sums, counts = np.zeros((B, m)), np.zeros((B, m))
+    if n == 0 or m == 0:
+        return sums, counts
+    valid = ~np.isnan(a)
+    xz = np.where(valid, a, 0.0)
+    masks, which = unique_masks(valid)
+    maskf = masks.astype(np.float64)
+    full = masks.all(axis=0)
+    rng = np.random.default_rng(seed)
+    at = 0
+    for size in _chunks(B, n):
+        idx = rng.integers(0, n, (size, n))
+        idx += (np.arange(size, dtype=np.int64) * n)[:, None]
+        c = np.bincount(idx.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        sums[at : at + size] = c @ xz
+        per_mask = c @ maskf
+        per_mask[:, full] = n  # every row defined: the resample holds n values
+        counts[at : at + size] = per_mask[:, which]
+        at += size
+        if progress:
+            progress(size / B)
+    return sums, counts
+
+
+def resample_means(x: np.ndarray, *, resamples: int = 10000, seed: int = 0, progress: Progress = None) -> np.ndarray:
+    """``float64[B, m]``: each column's mean over its defined values in each of B bootstrap resamples
+    of the rows (NaN for a resample without any of its defined values). See :func:`resample_sums`."""
+    sums, counts = resample_sums(x, resamples=resamples, seed=seed, progress=progress)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
 
 
 def _check_level(confidence: float) -> float:
@@ -482,34 +490,42 @@ def _check_level(confidence: float) -> float:
 
 
 def percentile_interval(boot: np.ndarray, confidence: float = 0.95) -> np.ndarray:
-    """``[lo, hi]`` per column of ``boot`` (resamples along axis 0): its α/2 and 1 − α/2 quantiles."""
+    """``[lo, hi]`` per column of ``boot`` (resamples along axis 0, NaN resamples left out): its α/2
+    and 1 − α/2 quantiles (linear interpolation)."""
     level = _check_level(confidence)
     b, vector = _as_matrix(boot)
     alpha = (1.0 - level) / 2.0
     out = np.full((b.shape[1], 2), np.nan)
-    ok = ~np.isnan(b).any(axis=0)
-    if ok.any():
-        out[ok] = np.quantile(b[:, ok], [alpha, 1.0 - alpha], axis=0).T
+    for j in range(b.shape[1]):
+        col = b[:, j]
+        col = col[~np.isnan(col)] if np.isnan(col).any() else col
+        if col.size:
+            out[j] = np.quantile(col, [alpha, 1.0 - alpha])
     return out[0] if vector else out
 
 
 def bca_interval(boot: np.ndarray, estimate: float, jackknife: np.ndarray, confidence: float = 0.95) -> np.ndarray:
-    """BCa interval ``[lo, hi]`` of one statistic from its bootstrap distribution, its estimate and its
-    jackknife values (see the module docstring). Degenerate cases (z₀ infinite: every resampled value
-    on one side of the estimate) fall back to the percentile interval."""
+    """BCa interval ``[lo, hi]`` of one statistic from its bootstrap distribution (NaN resamples left
+    out), its estimate and its jackknife values (see the module docstring). When z₀ is infinite (every
+    resampled value on one side of the estimate) it is the percentile interval; an undefined
+    acceleration (a jackknife value is NaN, or all are equal) counts as 0."""
     level = _check_level(confidence)
     b = np.asarray(boot, dtype=np.float64)
-    if b.size == 0 or np.isnan(b).any() or math.isnan(estimate):
+    b = b[~np.isnan(b)]
+    if b.size == 0 or math.isnan(estimate):
         return np.array([np.nan, np.nan])
     share = (np.count_nonzero(b < estimate) + np.count_nonzero(b <= estimate)) / (2.0 * b.size)
     z0 = normal_ppf(share)
-    jack = np.asarray(jackknife, dtype=np.float64)
-    u = (jack.size - 1) * (jack.mean() - jack)
-    den = float((u**2).sum())
-    a_hat = float((u**3).sum()) / (6.0 * den**1.5) if den > 0 else 0.0
-    alpha = (1.0 - level) / 2.0
     if not math.isfinite(z0):
         return percentile_interval(b, level)
+    jack = np.asarray(jackknife, dtype=np.float64)
+    a_hat = 0.0
+    if jack.size > 1 and not np.isnan(jack).any():
+        u = (jack.size - 1) * (jack.mean() - jack)
+        den = float((u**2).sum())
+        if den > 0:
+            a_hat = float((u**3).sum()) / (6.0 * den**1.5)
+    alpha = (1.0 - level) / 2.0
     qs = []
     for z in (normal_ppf(alpha), normal_ppf(1.0 - alpha)):
         num = z0 + z
@@ -520,7 +536,7 @@ def bca_interval(boot: np.ndarray, estimate: float, jackknife: np.ndarray, confi
 def bootstrap_ci(
     x: np.ndarray, *, resamples: int = 10000, seed: int = 0, confidence: float = 0.95, method: str = "percentile", progress: Progress = None
 ) -> np.ndarray:
-    """Bootstrap confidence interval of the mean of each column (over its valid rows): ``[lo, hi]``.
+    """Bootstrap confidence interval of the mean of each column (over its defined values): ``[lo, hi]``.
 
     >>> ci = bootstrap_ci(np.array([1.0, 1.0, 1.0]), resamples=50)
     >>> ci.tolist()
@@ -535,42 +551,61 @@ def bootstrap_ci(
         return out[0] if vector else out
     out = np.full((a.shape[1], 2), np.nan)
     for j in range(a.shape[1]):
-        v = a[:, j][~np.isnan(a[:, j])]
-        if v.size == 0:
+        col = a[:, j]
+        if np.isnan(col).all():
             continue
-        out[j] = bca_interval(boot[:, j], float(v.mean()), jackknife_means(v), confidence)
+        out[j] = bca_interval(boot[:, j], float(np.nanmean(col)), jackknife_means(col), confidence)
     return out[0] if vector else out
 
 
-def jackknife_means(v: np.ndarray) -> np.ndarray:
-    """Leave-one-out means (Σv − v_i) / (n − 1); for n = 1 the value itself."""
-    v = np.asarray(v, dtype=np.float64)
-    if v.size <= 1:
-        return v.copy()
-    return (v.sum() - v) / (v.size - 1)
+def jackknife_sums(x: np.ndarray) -> np.ndarray:
+    """Leave-one-out sums of the defined values of a column, one per row (a NaN row: the full sum)."""
+    v = np.asarray(x, dtype=np.float64)
+    valid = ~np.isnan(v)
+    total = v[valid].sum()
+    return np.where(valid, total - np.where(valid, v, 0.0), total)
 
 
-def studentized_p(d_means: np.ndarray, d2_means: np.ndarray, d: np.ndarray) -> float:
-    """p of the paired bootstrap test from the resampled means of d and d² (same resamples).
+def jackknife_means(x: np.ndarray) -> np.ndarray:
+    """Leave-one-out means of the defined values of a column, one per row: (Σv − v_i) / (k − 1) for a
+    defined row, the mean itself for a NaN row (leaving it out changes nothing); NaN when k = 1."""
+    v = np.asarray(x, dtype=np.float64)
+    valid = ~np.isnan(v)
+    k = int(valid.sum())
+    if k == 0:
+        return np.full(v.shape, np.nan)
+    total = v[valid].sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        left = (total - np.where(valid, v, 0.0)) / (k - 1) if k > 1 else np.full(v.shape, np.nan)
+    return np.where(valid, left, total / k)
 
-    With w = d − mean(d): mean(w*) = mean(d*) − mean(d) and
-    var(w*) = n/(n−1) (mean(d*²) − mean(d*)²) (the shift does not change the variance).
+
+def studentized_p(sums: np.ndarray, sums2: np.ndarray, counts: np.ndarray, d: np.ndarray) -> float:
+    """p of the paired bootstrap test from the resampled sums of d and of d² and the resampled counts
+    of defined values (same resamples); ``d``: the defined differences.
+
+    With w = d − mean(d) and n* defined values in a resample: mean(w*) = sums/n* − mean(d) and
+    var(w*) = n*/(n*−1) (sums2/n* − (sums/n*)²) (the shift does not change the variance).
     """
     n = d.size
     if n < 2:
         return math.nan
     mean = float(d.mean())
     sd = float(d.std(ddof=1))
+    ok = counts >= 2
+    used = int(ok.sum())
     if sd == 0.0:
-        return 1.0 if mean == 0.0 else 1.0 / (d_means.size + 1.0)
+        return 1.0 if mean == 0.0 else 1.0 / (used + 1.0)
     t_obs = abs(mean / (sd / math.sqrt(n)))
-    num = d_means - mean
-    var = np.maximum(d2_means - d_means**2, 0.0) * n / (n - 1.0)
-    se = np.sqrt(var / n)
+    k = np.where(ok, counts, 2.0)
+    m_star = sums / k
+    num = m_star - mean
+    var = np.maximum(sums2 / k - m_star**2, 0.0) * k / (k - 1.0)
+    se = np.sqrt(var / k)
     with np.errstate(divide="ignore", invalid="ignore"):
         t_star = np.where(num == 0.0, 0.0, np.abs(num) / se)
-    hits = np.count_nonzero(t_star >= t_obs * (1.0 - 1e-12))
-    return (hits + 1.0) / (d_means.size + 1.0)
+    hits = np.count_nonzero(ok & (t_star >= t_obs * (1.0 - 1e-12)))
+    return (hits + 1.0) / (used + 1.0)
 
 
 def bootstrap_test(d: np.ndarray, *, resamples: int = 10000, seed: int = 0, progress: Progress = None) -> np.ndarray:
@@ -581,12 +616,12 @@ def bootstrap_test(d: np.ndarray, *, resamples: int = 10000, seed: int = 0, prog
     """
     a, vector = _as_matrix(d)
     m = a.shape[1]
-    boot = resample_means(np.hstack([a, a**2]), resamples=resamples, seed=seed, progress=progress)
+    sums, counts = resample_sums(np.hstack([a, a**2]), resamples=resamples, seed=seed, progress=progress)
     p = np.full(m, np.nan)
     for j in range(m):
         v = a[:, j][~np.isnan(a[:, j])]
         if v.size:
-            p[j] = studentized_p(boot[:, j], boot[:, m + j], v)
+            p[j] = studentized_p(sums[:, j], sums[:, m + j], counts[:, j], v)
     return _out(p, vector)
 
 
