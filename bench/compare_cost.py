@@ -78,7 +78,7 @@ def main() -> None:
     names = [f"run{r}" for r in range(R)]
     for test in ("randomization", "t"):
         cfg = _Config(test, 0.05, "holm", args.permutations, args.resamples, 0, "percentile", 0.95)
-        timed(f"compare's statistics step (test={test}, percentile CIs)", lambda: _block(values, present, np.arange(n), names, measures, 0, cfg, None))
+        timed(f"compare's statistics step (test={test}, percentile CIs)", lambda cfg=cfg: _block(values, present, np.arange(n), names, measures, 0, cfg, None))
     cfg = _Config("randomization", 0.05, "holm", args.permutations, args.resamples, 0, "bca", 0.95)
     timed("compare's statistics step (randomization, BCa CIs)", lambda: _block(values, present, np.arange(n), names, measures, 0, cfg, None))
 

@@ -129,7 +129,7 @@ def test_win_tie_loss_and_lower_is_better():
 
 def test_randomization_p_matches_exact_enumeration_on_the_example_pairs():
     rep = compare(QRELS, [BASE, NEW], ["nDCG@3"], permutations=50_000, resamples=200, curves_k=0)
-    qs, new, base = _paired("nDCG@3")
+    _, new, base = _paired("nDCG@3")
     d = new - base
     obs = abs(d.sum())
     flips = ((np.arange(2 ** d.size)[:, None] >> np.arange(d.size)) & 1) * -2 + 1
@@ -168,7 +168,7 @@ def test_cis_match_scipy_bootstrap_and_geometric_and_sum_summaries():
 
 def test_t_test_on_geometric_mean_uses_log_differences():
     rep = _rep(["gm_map"], test="t")
-    qs, new, base = _paired("gm_map")
+    _, new, base = _paired("gm_map")
     ref = stats.ttest_rel(np.log(np.maximum(new, 1e-5)), np.log(np.maximum(base, 1e-5))).pvalue
     assert rep.comparisons[0].p_value == pytest.approx(ref, rel=1e-9)
 
@@ -354,7 +354,6 @@ def test_curve_command_formats():
 # renderings
 # --------------------------------------------------------------------------------------------------
 
-NAMED = [dict(BASE), dict(NEW)]
 
 
 def _named_report():

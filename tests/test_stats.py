@@ -115,9 +115,9 @@ def test_wilcoxon_matches_scipy_defaults(method, d):
 
 
 def test_wilcoxon_all_zero_and_empty():
-    w, p, how = S.wilcoxon_test(np.zeros((4, 1)))
+    _, p, how = S.wilcoxon_test(np.zeros((4, 1)))
     assert p.tolist() == [1.0] and how == ["none"]
-    w, p, how = S.wilcoxon_test(np.full((3, 1), np.nan))
+    _, p, how = S.wilcoxon_test(np.full((3, 1), np.nan))
     assert math.isnan(p[0]) and how == ["none"]
 
 
@@ -206,7 +206,7 @@ def test_bootstrap_with_na_resamples_queries_and_averages_the_defined_ones():
     np.testing.assert_allclose(S.resample_means(x, resamples=2000, seed=9)[:, 0], means, rtol=1e-12)
     lo, hi = S.bootstrap_ci(x, resamples=2000, seed=9)
     assert (lo, hi) == pytest.approx(tuple(np.quantile(means, [0.025, 0.975])), rel=1e-12)
-    sums, counts = S.resample_sums(x, resamples=2000, seed=9)
+    _, counts = S.resample_sums(x, resamples=2000, seed=9)
     np.testing.assert_array_equal(counts[:, 0], (~np.isnan(drawn)).sum(axis=1))
     # the jackknife of the mean over defined values: a NaN row leaves the mean unchanged
     jack = S.jackknife_means(x)

@@ -240,7 +240,7 @@ def _block(
     tick: Any,
 ) -> Block:
     """Summaries, CIs, tests and corrections over the queries ``rows`` of the union query index."""
-    R, M = len(names), len(measures)
+    R = len(names)
     n = rows.size
     V = values[:, rows, :]  # (R, n, M)
     P = present[:, rows]  # (R, n)

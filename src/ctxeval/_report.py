@@ -273,8 +273,10 @@ def to_markdown(report: Report, digits: int = 4) -> str:
     lines += _md_summary(report, report.overall, digits, True)
     lines += [
         "",
-        f"Bold: best value of the column. {UP} / {DOWN}: significantly better / worse than the baseline "
-        f"({_describe(report)}). Brackets: {_ci_text(report)}.",
+        (
+            f"Bold: best value of the column. {UP} / {DOWN}: significantly better / worse than the baseline "
+            f"({_describe(report)}). Brackets: {_ci_text(report)}."
+        ),
         "",
     ]
     if report.comparisons:

@@ -412,7 +412,7 @@ def wilcoxon_test(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
         zeros = n < n_all
         if n_all <= 50 and not ties and not zeros:
             pmf = _wilcoxon_pmf(n)
-            k = int(round(wp))
+            k = round(wp)
             pv[j] = min(1.0, 2.0 * min(float(pmf[k:].sum()), float(pmf[: k + 1].sum())))
             methods.append("exact")
         elif n_all <= 13:
