@@ -35,6 +35,14 @@ def _stdout_is_terminal() -> bool:
         return False
 
 
+def _progress_wanted(quiet: bool) -> bool:
+    """Progress goes to stderr, and only when both stdout and stderr are terminals."""
+    try:
+        return not quiet and _stdout_is_terminal() and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # pragma: no cover
+        return False
+
+
 def _eval_options(f: Any) -> Any:
     options = [
         click.option("--missing", type=click.Choice(["zero", "ignore", "error"]), default="zero", show_default=True, help=_MISSING_HELP),
@@ -144,7 +152,7 @@ def compare_cmd(
         pool_depth=pool_depth,
         allow_outside_pool=allow_outside_pool,
         groups=groups,
-        progress=not quiet and _stdout_is_terminal(),
+        progress=_progress_wanted(quiet),
     )
     to_file = bool(output and output != "-")
     if fmt == "json":
