@@ -22,15 +22,17 @@ from ._errors import (
 )
 
 if TYPE_CHECKING:
+    from ._compare import Report, compare
+    from ._curve import metric_at_k
     from ._data import GradeMap, Qrels, Run
     from ._diagnose import Diagnosis, diagnose
     from ._distraction import distraction_table
-    from ._fit_udcg import fit_udcg
-    from ._utility import DistractorRules, UtilityConfig
     from ._evaluate import Result, RunResult, evaluate
-    from ._pool import PoolError
+    from ._fit_udcg import fit_udcg
     from ._measures import Family, Measure, families, parse_measure, parse_measures
+    from ._pool import PoolError
     from ._selector import ContextSelector
+    from ._utility import DistractorRules, UtilityConfig
 
 __version__ = "0.1.0"
 
@@ -55,6 +57,9 @@ _LAZY = {
     "parse_measure": "._measures",
     "parse_measures": "._measures",
     "ContextSelector": "._selector",
+    "compare": "._compare",
+    "Report": "._compare",
+    "metric_at_k": "._curve",
 }
 
 
@@ -73,6 +78,9 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "evaluate",
+    "compare",
+    "Report",
+    "metric_at_k",
     "diagnose",
     "Diagnosis",
     "distraction_table",

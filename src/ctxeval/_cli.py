@@ -112,6 +112,7 @@ def measures_cmd(fmt: str) -> None:
 def _register() -> None:
     from ._cli_calibrate import calibrate_cmd
     from ._cli_distraction import distraction_cmd, fit_udcg_cmd
+    from ._cli_compare import compare_cmd, curve_cmd
     from ._cli_rag import diagnose_cmd
     from ._cli_trec import trec_eval_cmd
 
@@ -120,6 +121,8 @@ def _register() -> None:
     cli.add_command(calibrate_cmd)
     cli.add_command(distraction_cmd)
     cli.add_command(fit_udcg_cmd)
+    cli.add_command(compare_cmd)
+    cli.add_command(curve_cmd)
 
 
 _register()

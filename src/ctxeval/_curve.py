@@ -1,0 +1,157 @@
+"""Metric@K curves (any measure that takes a cutoff, at every K) and 11-point precision–recall curves.
+
+A curve of a measure family (with its parameters, e.g. ``nDCG`` or ``P(rel=2)``) is the mean over
+queries of ``family@k`` for each k in ``ks``; the per-query values come from :func:`ctxeval.evaluate`,
+which prepares each run once and evaluates every ``family@k`` on it, so a curve costs one evaluation
+with ``len(ks)`` measures per family. The interpolated precision–recall curve of a run is the mean of
+``IPrec@r`` (trec_eval's ``iprec_at_recall``) at the recall levels r = 0.0, 0.1, ..., 1.0.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ._errors import ConfigError, MeasureError
+from ._evaluate import Result, aggregate, evaluate
+from ._measures import Measure, parse_measure
+from ._measures._base import make
+
+__all__ = ["parse_ks", "curve_family", "curve_measures", "curves_from_result", "metric_at_k", "pr_measures", "pr_from_result", "RECALL_LEVELS"]
+
+RECALL_LEVELS = tuple(i / 10 for i in range(11))
+MAX_K = 100_000
+
+
+def parse_ks(spec: str | int | Iterable[int]) -> list[int]:
+    """The cutoffs of a curve: ``"1:50"`` (1 to 50), ``"1:50:5"`` (1, 6, ..., 46), ``"1,5,10"``, ``"20"``
+    (1 to 20), an int K (1 to K) or an iterable of ints. Sorted, without repeats.
+
+    >>> parse_ks("1:5"), parse_ks("2:10:4"), parse_ks("10,1,5,5"), parse_ks(3)
+    ([1, 2, 3, 4, 5], [2, 6, 10], [1, 5, 10], [1, 2, 3])
+    """
+    if isinstance(spec, bool):
+        raise ConfigError(f"cutoffs must be a whole number, a range like 1:50 or a list like 1,5,10, got {spec!r}")
+    if isinstance(spec, int):
+        ks = list(range(1, spec + 1))
+    elif isinstance(spec, str):
+        text = spec.strip()
+        try:
+            if re.fullmatch(r"\d+", text):
+                ks = list(range(1, int(text) + 1))
+            elif re.fullmatch(r"\d+:\d+(:\d+)?", text):
+                parts = [int(p) for p in text.split(":")]
+                step = parts[2] if len(parts) == 3 else 1
+                if step < 1:
+                    raise ValueError("step must be >= 1")
+                ks = list(range(parts[0], parts[1] + 1, step))
+            elif re.fullmatch(r"\d+(\s*,\s*\d+)*", text):
+                ks = [int(p) for p in text.split(",")]
+            else:
+                raise ValueError("not a cutoff list")
+        except ValueError:
+            raise ConfigError(f"cutoffs must look like 1:50, 1:50:5, 1,5,10 or 20 (meaning 1:20), got {spec!r}") from None
+    else:
+        ks = []
+        for k in spec:
+            if isinstance(k, bool) or not isinstance(k, int):
+                raise ConfigError(f"cutoffs must be whole numbers, got {k!r}")
+            ks.append(k)
+    ks = sorted(set(ks))
+    if not ks:
+        raise ConfigError(f"no cutoffs in {spec!r}")
+    if ks[0] < 1 or ks[-1] > MAX_K:
+        raise ConfigError(f"cutoffs must lie in 1..{MAX_K}, got {ks[0] if ks[0] < 1 else ks[-1]}")
+    return ks
+
+
+def curve_family(name: str | Measure) -> str:
+    """The canonical label of a curve: the measure's family and parameters, without cutoff.
+
+    ``nDCG@10``, ``nDCG`` and ``ndcg_cut.10`` all give ``nDCG``; ``P(rel=2)@5`` gives ``P(rel=2)``.
+    A family without an integer cutoff (``Rprec``, ``IPrec``) has no curve over K.
+
+    >>> curve_family("ndcg_cut.10"), curve_family("P(rel=2)"), curve_family("RA-nWG(alpha=0.5)@5")
+    ('nDCG', 'P(rel=2)', 'RA-nWG(alpha=0.5)')
+    """
+    if isinstance(name, Measure):
+        m = name
+    else:
+        text = str(name).strip()
+        try:
+            m = parse_measure(text)
+        except MeasureError as exc:
+            if "needs a cutoff" not in str(exc):
+                raise
+            m = parse_measure(text + "@1")
+    spec = m.spec
+    if spec.cutoff == "none" or spec.cutoff_kind != "int":
+        raise MeasureError(f"{spec.name} takes no whole-number cutoff @K, so it has no curve over K")
+    base = make(m.family, dict(m.params), 1)
+    label = str(base)
+    return label[: -len("@1")]
+
+
+def curve_measures(families: Sequence[str | Measure], ks: Sequence[int]) -> dict[str, list[Measure]]:
+    """For each curve label, ``family@k`` for every k."""
+    out: dict[str, list[Measure]] = {}
+    for f in families:
+        label = curve_family(f)
+        if label in out:
+            continue
+        base = parse_measure(label + "@1")
+        out[label] = [make(base.family, dict(base.params), k) for k in ks]
+    return out
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
+
+
+def curves_from_result(result: Result, curves: dict[str, list[Measure]], ks: Sequence[int]) -> dict[str, Any]:
+    """``{"ks": [...], "series": [{"run", "measure", "values"}]}`` from an evaluation that holds every
+    measure of ``curves`` (series ordered by run, then by curve)."""
+    series = []
+    for r in result.runs:
+        for label, ms in curves.items():
+            series.append({"run": r.name, "measure": label, "values": [_num(aggregate(m, r.values[m])[0]) for m in ms]})
+    return {"ks": list(ks), "series": series}
+
+
+def metric_at_k(qrels: Any, runs: Any, measure_families: Sequence[str | Measure] | str, ks: str | int | Iterable[int] = 20, **evaluate_options: Any) -> dict[str, Any]:
+    """Every measure family at every cutoff in ``ks``, averaged over queries, for each run.
+
+    ``evaluate_options`` are passed to :func:`ctxeval.evaluate` (``missing``, ``ties``, ``pool``,
+    ``grade_map``...). Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``, the
+    values in the order of ``ks`` (``None`` where the measure is undefined for every query).
+
+    >>> qrels = {"q1": {"a": 1, "b": 1}}
+    >>> run = {"q1": {"a": 0.9, "x": 0.8, "b": 0.7}}
+    >>> metric_at_k(qrels, run, ["P", "R"], "1:3")["series"][1]["values"]
+    [0.5, 0.5, 1.0]
+    """
+    fams = [measure_families] if isinstance(measure_families, (str, Measure)) else list(measure_families)
+    if not fams:
+        raise ConfigError("metric_at_k needs at least one measure family")
+    k_list = parse_ks(ks)
+    curves = curve_measures(fams, k_list)
+    result = evaluate(qrels, runs, [m for ms in curves.values() for m in ms], **evaluate_options)
+    out = curves_from_result(result, curves, k_list)
+    out["settings"] = result.settings
+    return out
+
+
+def pr_measures(rel: int = 1) -> list[Measure]:
+    """``IPrec(rel=...)@r`` at the 11 recall levels."""
+    return [make("IPrec", {"rel": rel}, r) for r in RECALL_LEVELS]
+
+
+def pr_from_result(result: Result, rel: int = 1) -> dict[str, Any]:
+    """``{"recall": [0.0, ..., 1.0], "series": [{"run", "precision": [11 means]}]}``."""
+    ms = pr_measures(rel)
+    return {
+        "recall": list(RECALL_LEVELS),
+        "series": [{"run": r.name, "precision": [_num(aggregate(m, r.values[m])[0]) for m in ms]} for r in result.runs],
+    }

@@ -1,0 +1,417 @@
+"""Text renderings of a comparison :class:`~ctxeval._compare.Report`: terminal table, Markdown, LaTeX,
+CSV and pandas. Deterministic bytes; every name that comes from input is escaped for its format."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import TYPE_CHECKING, Any
+
+from ._measures import Measure
+
+if TYPE_CHECKING:
+    from ._compare import Block, Comparison, Report
+
+__all__ = ["to_table", "to_markdown", "to_latex", "to_csv", "to_pandas", "latex_escape", "markdown_escape"]
+
+UP, DOWN = "▲", "▼"
+
+
+def _fmt(x: float | None, digits: int, count: bool = False) -> str:
+    if x is None or math.isnan(x):
+        return "NA"
+    if count and float(x).is_integer():
+        return str(int(x))
+    return f"{x:.{digits}f}"
+
+
+def _fmt_p(p: float) -> str:
+    if math.isnan(p):
+        return "NA"
+    if p < 1e-4:
+        return f"{p:.1e}"
+    return f"{p:.4f}"
+
+
+def _is_count(m: Measure) -> bool:
+    return m.spec.aggregate == "sum"
+
+
+def _best(report: Report, block: Block) -> dict[Measure, float | None]:
+    out: dict[Measure, float | None] = {}
+    for m in report.measures:
+        vals = [s.aggregate[m] for s in block.runs if not math.isnan(s.aggregate[m])]
+        if len(block.runs) < 2 or not vals or _is_count(m):
+            out[m] = None
+        else:
+            out[m] = max(vals) if m.spec.higher_is_better else min(vals)
+    return out
+
+
+def _marker(c: Comparison | None) -> str:
+    if c is None:
+        return ""
+    b = c.better
+    return UP if b is True else DOWN if b is False else ""
+
+
+def _describe(report: Report) -> str:
+    st = report.settings
+    test = st["test"]
+    if test == "randomization":
+        how = f"randomization test, {st['permutations']} sign flips"
+    elif test == "bootstrap":
+        how = f"paired bootstrap test, {st['resamples']} resamples"
+    elif test == "t":
+        how = "paired t-test"
+    else:
+        how = "Wilcoxon signed-rank test"
+    from ._compare import CORRECTION_NAMES
+
+    corr = CORRECTION_NAMES[st["correction"]]
+    return f"{how}, two-sided, {corr}{' correction' if st['correction'] != 'none' else ''} over {len(report.comparisons)} comparisons, alpha = {st['alpha']:g}, seed {st['seed']}"
+
+
+def _ci_text(report: Report) -> str:
+    st = report.settings
+    level = f"{st['confidence'] * 100:g}%"
+    method = "BCa" if st["ci_method"] == "bca" else "percentile"
+    return f"{level} bootstrap CI ({method}, {st['resamples']} resamples over queries)"
+
+
+def _n_queries(report: Report) -> int:
+    return report.overall.n_queries
+
+
+# --------------------------------------------------------------------------------------------------
+# terminal
+# --------------------------------------------------------------------------------------------------
+
+
+def to_table(report: Report, color: bool = False, width: int | None = None) -> str:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    measures = report.measures
+    block = report.overall
+    best = _best(report, block)
+    col_w = [max(len(str(m)), 18) + 3 for m in measures]
+    name_w = max([len(n) for n in report.run_names] + [10]) + 12
+    w = width or max(100, name_w + sum(col_w) + 4)
+    buf = io.StringIO()
+    console = Console(file=buf, width=w, color_system="standard" if color else None, force_terminal=color, highlight=False, emoji=False, markup=False)
+    console.print(
+        Text(f"Comparison with the baseline {report.baseline} over {_n_queries(report)} queries", style="bold" if color else "")
+    )
+    table = Table(show_lines=False)
+    table.add_column("run", style="bold" if color else None)
+    for m in measures:
+        table.add_column(str(m), justify="right")
+    for s in block.runs:
+        cells = []
+        for m in measures:
+            mean = s.aggregate[m]
+            text = _fmt(mean, 4, _is_count(m))
+            c = block.comparison(s.name, m)
+            mark = _marker(c)
+            is_best = best[m] is not None and mean == best[m]
+            main = Text(text + (" *" if is_best else "") + (f" {mark}" if mark else ""))
+            if color and is_best:
+                main.stylize("bold green")
+            if color and mark:
+                main.stylize("green" if mark == UP else "red", len(text) + (2 if is_best else 0))
+            ci = s.ci[m]
+            line = Text("\n" + (f"[{_fmt(ci[0], 4, _is_count(m))}, {_fmt(ci[1], 4, _is_count(m))}]" if ci else "[NA]"), style="dim" if color else "")
+            cells.append(main + line)
+        label = s.name + (" (baseline)" if s.name == report.baseline else "")
+        table.add_row(label, *cells)
+    console.print(table)
+    console.print(f"* best value of the column; {UP}/{DOWN} significantly better/worse than {report.baseline}; [lo, hi]: {_ci_text(report)}")
+    console.print(f"test: {_describe(report)}")
+    if block.comparisons:
+        ct = Table(title="against the baseline", show_lines=False)
+        for name, just in (("run", "left"), ("measure", "left"), ("diff", "right"), ("CI of diff", "right"), ("p", "right"), ("p adj.", "right"), ("W/T/L", "right"), ("n", "right"), ("NA", "right")):
+            ct.add_column(name, justify=just)  # type: ignore[arg-type]
+        for c in block.comparisons:
+            count = _is_count(c.measure)
+            ci = f"[{_fmt(c.ci[0], 4, count)}, {_fmt(c.ci[1], 4, count)}]" if c.ci else "NA"
+            mark = _marker(c)
+            diff = Text(f"{_fmt(c.diff, 4, count)}" + (f" {mark}" if mark else ""))
+            if color and mark:
+                diff.stylize("green" if mark == UP else "red")
+            ct.add_row(c.run, str(c.measure), diff, ci, _fmt_p(c.p_value), _fmt_p(c.p_adjusted), f"{c.wins}/{c.ties}/{c.losses}", str(c.n_queries), str(c.n_dropped))
+        console.print(ct)
+        console.print("W/T/L: queries where the run is better / equal / worse than the baseline; NA: queries dropped because a value is undefined")
+    if report.strata:
+        st = Table(title="by stratum", show_lines=False)
+        st.add_column("stratum")
+        st.add_column("n", justify="right")
+        st.add_column("run")
+        for m in measures:
+            st.add_column(str(m), justify="right")
+        for name, stratum in report.strata.items():
+            sb = stratum.block
+            sbest = _best(report, sb)
+            for i, s in enumerate(sb.runs):
+                cells = []
+                for m in measures:
+                    mean = s.aggregate[m]
+                    mark = _marker(sb.comparison(s.name, m))
+                    star = " *" if sbest[m] is not None and mean == sbest[m] else ""
+                    cells.append(_fmt(mean, 4, _is_count(m)) + star + (f" {mark}" if mark else ""))
+                label = (name + (" (small)" if stratum.small else "")) if i == 0 else ""
+                st.add_row(label, str(sb.n_queries) if i == 0 else "", s.name, *cells)
+            st.add_section()
+        console.print(st)
+        small = [n for n, s in report.strata.items() if s.small]
+        min_n = report.settings.get("min_stratum")
+        if small:
+            console.print(f"(small): fewer than {min_n} queries; read its figures and tests with care ({len(small)} strata)")
+        console.print(f"per stratum: the same test, corrected over the stratum's {len(block.comparisons)} comparisons")
+    for line in _accounting(report):
+        console.print(line)
+    return buf.getvalue()
+
+
+def _accounting(report: Report) -> list[str]:
+    out = []
+    for r in report.result.runs:
+        a = r.accounting
+        parts = [f"{a.evaluated} queries evaluated"]
+        if a.missing:
+            how = "scored 0" if a.missing_policy == "zero" else "ignored"
+            parts.append(f"{a.missing} judged but missing from the run ({how}, --missing {a.missing_policy})")
+        if a.unjudged:
+            parts.append(f"{a.unjudged} in the run without judgments (ignored)")
+        if r.dropped_duplicates:
+            parts.append(f"{r.dropped_duplicates} duplicate rows dropped")
+        out.append(f"{r.name}: " + "; ".join(parts))
+    for r in report.result.runs:
+        for m in report.measures:
+            valid = r.summary[m][1]
+            if valid < len(r.qids) and m.spec.aggregate != "sum":
+                out.append(f"{r.name}: {m} undefined (NA) on {len(r.qids) - valid} queries, excluded from its mean")
+    out.extend(report.notes)
+    pool = report.settings.get("pool")
+    if pool:
+        depth = f", depth {pool['depth']}" if pool.get("depth") else ", full depth"
+        out.append(f"pool: {pool['name']}{depth}; grade map: {report.settings.get('grade_map') or 'none'}")
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Markdown
+# --------------------------------------------------------------------------------------------------
+
+_MD_SPECIAL = {"\\": "\\\\", "|": "\\|", "*": "\\*", "_": "\\_", "`": "\\`", "[": "\\[", "]": "\\]", "<": "&lt;", ">": "&gt;", "&": "&amp;", "#": "\\#"}
+
+
+def markdown_escape(text: str) -> str:
+    """Escape a name for a Markdown table cell (no formatting, no HTML, no column breaks).
+
+    >>> markdown_escape("a|b_<c>")
+    'a\\\\|b\\\\_&lt;c&gt;'
+    """
+    return "".join(_MD_SPECIAL.get(ch, ch) for ch in str(text)).replace("\n", " ")
+
+
+def _md_table(header: list[str], align: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if a == "r" else ":---" for a in align) + "|"]
+    out.extend("| " + " | ".join(r) + " |" for r in rows)
+    return out
+
+
+def _md_summary(report: Report, block: Block, digits: int, with_ci: bool) -> list[str]:
+    best = _best(report, block)
+    rows = []
+    for s in block.runs:
+        cells = [markdown_escape(s.name) + (" (baseline)" if s.name == report.baseline else "")]
+        for m in report.measures:
+            mean = s.aggregate[m]
+            text = _fmt(mean, digits, _is_count(m))
+            if best[m] is not None and mean == best[m]:
+                text = f"**{text}**"
+            mark = _marker(block.comparison(s.name, m))
+            if mark:
+                text += f" {mark}"
+            ci = s.ci[m]
+            if with_ci and ci:
+                text += f" [{_fmt(ci[0], digits, _is_count(m))}, {_fmt(ci[1], digits, _is_count(m))}]"
+            cells.append(text)
+        rows.append(cells)
+    return _md_table(["run"] + [markdown_escape(str(m)) for m in report.measures], ["l"] + ["r"] * len(report.measures), rows)
+
+
+def _md_comparisons(block: Block, digits: int) -> list[str]:
+    rows = []
+    for c in block.comparisons:
+        count = _is_count(c.measure)
+        mark = _marker(c)
+        rows.append(
+            [
+                markdown_escape(c.run),
+                markdown_escape(str(c.measure)),
+                _fmt(c.mean, digits, count),
+                _fmt(c.baseline_mean, digits, count),
+                _fmt(c.diff, digits, count) + (f" {mark}" if mark else ""),
+                f"[{_fmt(c.ci[0], digits, count)}, {_fmt(c.ci[1], digits, count)}]" if c.ci else "NA",
+                _fmt_p(c.p_value),
+                _fmt_p(c.p_adjusted),
+                f"{c.wins}/{c.ties}/{c.losses}",
+                str(c.n_queries),
+                str(c.n_dropped),
+            ]
+        )
+    header = ["run", "measure", "mean", "baseline", "diff", "CI of diff", "p", "p adj.", "W/T/L", "n", "NA"]
+    return _md_table(header, ["l", "l"] + ["r"] * 9, rows)
+
+
+def to_markdown(report: Report, digits: int = 4) -> str:
+    lines = [f"## Comparison with the baseline {markdown_escape(report.baseline)} ({_n_queries(report)} queries)", ""]
+    lines += _md_summary(report, report.overall, digits, True)
+    lines += [
+        "",
+        (
+            f"Bold: best value of the column. {UP} / {DOWN}: significantly better / worse than the baseline "
+            f"({_describe(report)}). Brackets: {_ci_text(report)}."
+        ),
+        "",
+    ]
+    if report.comparisons:
+        lines += ["### Against the baseline", ""]
+        lines += _md_comparisons(report.overall, digits)
+        lines += ["", "W/T/L: queries where the run is better / equal / worse; NA: queries dropped because a value is undefined.", ""]
+    if report.strata:
+        lines += ["### By stratum", ""]
+        for name, st in report.strata.items():
+            flag = f" — small (< {report.settings.get('min_stratum')} queries)" if st.small else ""
+            lines += [f"#### {markdown_escape(name)} ({st.block.n_queries} queries, {st.source}){flag}", ""]
+            lines += _md_summary(report, st.block, digits, False)
+            lines.append("")
+    notes = _accounting(report)
+    if notes:
+        lines += ["### Notes", ""] + [f"- {markdown_escape(n)}" for n in notes] + [""]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# LaTeX
+# --------------------------------------------------------------------------------------------------
+
+_TEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    r"""Escape LaTeX's special characters in a name.
+
+    >>> print(latex_escape("%PROC@10 a_b & {c}"))
+    \%PROC@10 a\_b \& \{c\}
+    """
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def to_latex(report: Report, digits: int = 3, ci: bool = False, label: str = "tab:ctxeval-compare") -> str:
+    block = report.overall
+    best = _best(report, block)
+    st = report.settings
+    corr = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini--Hochberg", "none": "no"}[st["correction"]]
+    test = {"randomization": f"paired randomization test ({st['permutations']} sign flips)", "t": "paired $t$-test", "wilcoxon": "Wilcoxon signed-rank test", "bootstrap": f"paired bootstrap test ({st['resamples']} resamples)"}[st["test"]]
+    caption = (
+        f"Mean over {_n_queries(report)} queries. Best value per column in bold. "
+        f"$^{{\\uparrow}}$/$^{{\\downarrow}}$: significantly better/worse than the baseline "
+        f"({latex_escape(report.baseline)}), two-sided {test}, {corr} correction over {len(block.comparisons)} comparisons, "
+        f"$\\alpha = {st['alpha']:g}$."
+    )
+    if ci:
+        caption += f" Brackets: {st['confidence'] * 100:g}\\,\\% bootstrap confidence interval ({'BCa' if st['ci_method'] == 'bca' else 'percentile'}, {st['resamples']} resamples)."
+    lines = [
+        "% requires \\usepackage{booktabs}",
+        "\\begin{table}[t]",
+        "\\centering",
+        f"\\caption{{{caption}}}",
+        f"\\label{{{latex_escape(label)}}}",
+        "\\begin{tabular}{l" + "r" * len(report.measures) + "}",
+        "\\toprule",
+        "Run & " + " & ".join(latex_escape(str(m)) for m in report.measures) + " \\\\",
+        "\\midrule",
+    ]
+    for s in block.runs:
+        cells = [latex_escape(s.name) + (" (baseline)" if s.name == report.baseline else "")]
+        for m in report.measures:
+            mean = s.aggregate[m]
+            text = _fmt(mean, digits, _is_count(m))
+            if best[m] is not None and mean == best[m]:
+                text = f"\\textbf{{{text}}}"
+            mark = _marker(block.comparison(s.name, m))
+            if mark:
+                text += "$^{\\uparrow}$" if mark == UP else "$^{\\downarrow}$"
+            if ci and s.ci[m]:
+                lo, hi = s.ci[m]  # type: ignore[misc]
+                text += f" {{\\scriptsize [{_fmt(lo, digits, _is_count(m))}, {_fmt(hi, digits, _is_count(m))}]}}"
+            cells.append(text)
+        lines.append(" & ".join(cells) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# CSV and pandas
+# --------------------------------------------------------------------------------------------------
+
+
+def to_csv(report: Report) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["run", "query", "measure", "value"])
+    for r in report.result.runs:
+        for i, q in enumerate(r.qids):
+            for m in report.measures:
+                v = float(r.values[m][i])
+                w.writerow([r.name, q, str(m), "" if math.isnan(v) else repr(v)])
+    return buf.getvalue()
+
+
+def to_pandas(report: Report, per_query: bool = False) -> Any:
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover
+        from ._errors import ConfigError
+
+        raise ConfigError("to_pandas needs pandas: pip install 'ctxeval[pandas]'") from None
+    if per_query:
+        rows_pq = []
+        for r in report.result.runs:
+            for i, q in enumerate(r.qids):
+                for m in report.measures:
+                    rows_pq.append((r.name, q, str(m), float(r.values[m][i])))
+        return pd.DataFrame(rows_pq, columns=["run", "query", "measure", "value"])
+    nan = math.nan
+    rows: list[tuple[Any, ...]] = []
+    for s in report.overall.runs:
+        for m in report.measures:
+            ci = s.ci[m] or (nan, nan)
+            c = report.overall.comparison(s.name, m)
+            comp: tuple[Any, ...]
+            if c is None:
+                comp = (nan, nan, nan, nan, nan, nan, None, nan, nan, nan, nan, nan)
+            else:
+                dci = c.ci or (nan, nan)
+                comp = (c.baseline_mean, c.diff, dci[0], dci[1], c.p_value, c.p_adjusted, c.significant, c.wins, c.ties, c.losses, c.n_queries, c.n_dropped)
+            rows.append((s.name, str(m), s.aggregate[m], ci[0], ci[1], s.valid[m], *comp))
+    cols = ["run", "measure", "mean", "ci_low", "ci_high", "valid_queries", "baseline_mean", "diff", "diff_ci_low", "diff_ci_high", "p_value", "p_adjusted", "significant", "wins", "ties", "losses", "n_queries", "n_dropped"]
+    return pd.DataFrame(rows, columns=cols)
