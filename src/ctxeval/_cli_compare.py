@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from ._cli_distraction import utility_options
+
 __all__ = ["compare_cmd", "curve_cmd"]
 
 FORMATS = ("table", "json", "csv", "markdown", "latex", "html")
@@ -77,10 +79,12 @@ def _eval_options(f: Any) -> Any:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of every random draw")
 @click.option("--ci", "ci", type=click.Choice(["percentile", "bca"]), default="percentile", show_default=True, help="bootstrap confidence interval method")
 @click.option("--confidence", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.95, show_default=True, help="confidence level of the intervals")
+@click.option("--distraction-k", type=click.IntRange(min=1), default=None, help="add the distraction table (verdicts, worst distractors) at this k (default: the cutoff of the first distraction-aware measure)")
 @click.option("--curve-k", default=None, help="cutoffs of the metric@K curves in the report: 1:50, 1,5,10 or 0 for none (default: 1..max(20, largest cutoff))")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("-q", "--quiet", is_flag=True, help="no progress display")
 @_eval_options
+@utility_options
 def compare_cmd(
     qrels: str,
     runs: tuple[str, ...],
@@ -98,6 +102,7 @@ def compare_cmd(
     seed: int,
     ci: str,
     confidence: float,
+    distraction_k: int | None,
     curve_k: str | None,
     fmt: str,
     quiet: bool,
@@ -110,6 +115,7 @@ def compare_cmd(
     allow_outside_pool: bool,
     groups: str | None,
     output: str | None,
+    **utility: Any,
 ) -> None:
     """Compare RUNs with a baseline: means with bootstrap CIs, paired significance tests corrected for
     multiple comparisons, win/tie/loss counts, strata, and metric@K / precision-recall curves.
@@ -152,7 +158,9 @@ def compare_cmd(
         pool_depth=pool_depth,
         allow_outside_pool=allow_outside_pool,
         groups=groups,
+        distraction_k=distraction_k,
         progress=_progress_wanted(quiet),
+        **utility,
     )
     to_file = bool(output and output != "-")
     if fmt == "json":

@@ -460,6 +460,14 @@ def compare(
     pool_depth: int | None = None,
     allow_outside_pool: bool = False,
     groups: Any = None,
+    utility_map: Any = None,
+    distractors: Any = None,
+    utilities: Any = None,
+    distractor_rules: Any = "default",
+    tau: float | None = None,
+    top_rank: int | None = None,
+    penalty: float | None = None,
+    distraction_k: int | None = None,
     progress: bool = False,
 ) -> Report:
     """Compare runs with a baseline run: summaries with CIs, paired tests, strata, curves.
@@ -472,7 +480,11 @@ def compare(
     100; 0 for none); ``curve_measures``: their families (default: those of ``measures`` that take a
     cutoff). ``pr_rel``: relevance level of the precision–recall curve (default: the ``rel`` of the
     first measure having one, else 1). ``proc_k``: the k of the PROC / %PROC data (default: the
-    cutoff of the first PROC, %PROC or other RAG measure, else 10). Other options as :func:`evaluate`.
+    cutoff of the first PROC, %PROC or other RAG measure, else 10). ``distraction_k``: add the
+    distraction table of :func:`ctxeval.distraction_table` at this k (default: the cutoff of the first
+    distraction-aware measure asked for, else none); the utility options (``utility_map``,
+    ``distractors``, ``utilities``, ``distractor_rules``, ``tau``, ``top_rank``, ``penalty``) serve it
+    and the distraction-aware measures. Other options as :func:`evaluate`.
 
     >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     >>> base = {"q1": {"x": 2, "a": 1}, "q2": {"x": 2, "b": 1}, "q3": {"c": 1}}
@@ -527,7 +539,17 @@ def compare(
     proc_ms = [make("PROC", None, pk), make("%PROC", None, pk)] if want_proc else []
     extra = [m for ms in curves.values() for m in ms] + prs + (proc_ms if rag else [])
     all_ms = list(user) + [m for m in dict.fromkeys(extra) if m not in user]
-    options = dict(ties=ties, missing=missing, duplicates=duplicates, grade_map=grade_map, pool=pool_run, pool_depth=pool_depth, allow_outside_pool=allow_outside_pool, groups=groups)
+    utility_opts = dict(
+        utility_map=utility_map, distractors=distractors, utilities=utilities, distractor_rules=distractor_rules, tau=tau, top_rank=top_rank, penalty=penalty
+    )
+    options = dict(
+        ties=ties, missing=missing, duplicates=duplicates, grade_map=grade_map, pool=pool_run, pool_depth=pool_depth,
+        allow_outside_pool=allow_outside_pool, groups=groups, **utility_opts,
+    )
+    if distraction_k is None:
+        distraction_k = next((int(m.cutoff) for m in user if m.spec.group == "distraction" and m.cutoff is not None), None)
+    elif isinstance(distraction_k, bool) or not isinstance(distraction_k, int) or distraction_k < 1:
+        raise ConfigError(f"distraction_k must be a whole number >= 1, got {distraction_k!r}")
 
     notes: list[str] = []
     with _Progress(progress) as bar:
@@ -637,7 +659,14 @@ def compare(
                 for r in proc_result.runs
             ],
         }
-    return Report(names[base], user, result, overall, strata_out, curves_out, pr_out, proc_out, settings, notes)
+    report = Report(names[base], user, result, overall, strata_out, curves_out, pr_out, proc_out, settings, notes)
+    if distraction_k is not None:
+        from ._distraction import distraction_table
+
+        report.distraction = distraction_table(
+            qr, run_objs, distraction_k, grade_map=grade_map, ties=ties, missing=missing, duplicates=duplicates, **utility_opts
+        )
+    return report
 
 
 # --------------------------------------------------------------------------------------------------

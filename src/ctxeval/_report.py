@@ -172,7 +172,12 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
         console.print(f"per stratum: the same test, corrected over the stratum's {len(block.comparisons)} comparisons")
     for line in _accounting(report):
         console.print(line)
-    return buf.getvalue()
+    text = buf.getvalue()
+    if report.distraction is not None:
+        from ._distraction import render_distraction
+
+        text += render_distraction(report.distraction, "table")
+    return text
 
 
 def _accounting(report: Report) -> list[str]:
