@@ -229,3 +229,22 @@ def test_input_tie_policy_keeps_file_order() -> None:
     inp = prepare(Qrels.from_dict(qrels), Run(frame, "r"), ties="input")
     rr = parse_measure("RR")
     assert rr.compute(trec)[0] == pytest.approx(1 / 3) and rr.compute(inp)[0] == 1.0
+
+
+def test_trec_set_f_parameter_is_beta_squared() -> None:
+    """trec_eval's set_F.x is (x + 1)·P·R / (x·P + R): x weighs recall as β² does, so set_F.x = SetF(β = √x)."""
+    import pytrec_eval
+
+    from ctxeval import evaluate
+
+    qrels = {"q1": {"a": 1, "b": 1, "c": 0, "d": 1}, "q2": {"a": 1, "z": 1}}
+    run = {"q1": {"a": 3.0, "c": 2.0, "x": 1.0}, "q2": {"a": 1.0, "b": 0.5, "c": 0.2}}
+    for x in (0.5, 1.0, 2.0, 3.0):
+        want = pytrec_eval.RelevanceEvaluator(qrels, {f"set_F.{x}"}).evaluate(run)
+        got = evaluate(qrels, run, [f"set_F.{x}"]).runs[0]
+        assert got.qids == ["q1", "q2"]
+        values = next(iter(got.values.values()))
+        assert values.tolist() == pytest.approx([want[q]["set_F"] for q in got.qids], abs=1e-12)
+    # q2 by hand with x = 0.5: P = 1/3, R = 1/2 -> 1.5 * (1/6) / (0.5/3 + 1/2) = 0.375
+    q2 = evaluate(qrels, run, ["set_F.0.5"]).runs[0].per_query("SetF(beta=0.7071067811865476)")["q2"]
+    assert q2 == pytest.approx(0.375, abs=1e-12)

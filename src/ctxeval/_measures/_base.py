@@ -155,13 +155,22 @@ def add_alias(alias: str, family: str, **fixed: Any) -> None:
     _ALIASES[alias.lower()] = (family, fixed)
 
 
-_TREC_PARAM: dict[str, str] = {}
+_TREC_PARAM: dict[str, tuple[str, Callable[[Any], Any] | None]] = {}
 
 
-def add_trec_param(family: str, param: str) -> None:
+def add_trec_param(family: str, param: str, convert: Callable[[Any], Any] | None = None) -> None:
     """In trec_eval syntax, ``name.v`` and ``name_v`` set ``param`` of ``family`` instead of its cutoff
-    (``rbp.0.5`` is ``RBP(p=0.5)``, ``Rprec_mult.0.2`` is ``Rprec_mult(mult=0.2)``)."""
-    _TREC_PARAM[family] = param
+    (``rbp.0.5`` is ``RBP(p=0.5)``, ``Rprec_mult.0.2`` is ``Rprec_mult(mult=0.2)``); ``convert`` maps
+    trec_eval's value onto the parameter (``set_F.x`` weighs recall by x = β², so β = √x)."""
+    _TREC_PARAM[family] = (param, convert)
+
+
+def _with_trec_value(family: str, fixed: dict[str, Any], value: Any) -> Measure:
+    target = _TREC_PARAM.get(family)
+    if target is None:
+        return make(family, fixed, value)
+    param, convert = target
+    return make(family, {**fixed, param: convert(value) if convert is not None else value})
 
 
 def families(group: str | None = None) -> list[Family]:
@@ -425,25 +434,23 @@ def _parse_trec_style(raw: str) -> list[Measure] | None:
         if family is not None and rest:
             if "=" in rest:
                 return [_trec_pairs(raw, family, fixed, rest)]
-            target = _TREC_PARAM.get(family)
             out = []
             for v in rest.split(","):
                 try:
                     value = _number(v)
                 except ValueError:
                     raise MeasureError(f"cannot parse measure {raw!r}: {v!r} is not a number") from None
-                out.append(make(family, {**fixed, target: value}) if target else make(family, fixed, value))
+                out.append(_with_trec_value(family, fixed, value))
             return out
     m = re.fullmatch(r"(.+?)_([0-9][0-9.]*)", raw)
     if m:
         family, fixed = _lookup(m.group(1))
         if family is not None:
-            target = _TREC_PARAM.get(family)
             try:
                 value = _number(m.group(2))
-                return [make(family, {**fixed, target: value}) if target else make(family, fixed, value)]
             except ValueError:
                 return None
+            return [_with_trec_value(family, fixed, value)]
     return None
 
 

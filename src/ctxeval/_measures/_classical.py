@@ -8,10 +8,12 @@ gain and ignores ``rel``; negative grades give gain 0; unjudged docs are non-rel
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._engine import EvalData, seg_sum
-from ._base import Family, Measure, Param, add_alias, register
+from ._base import Family, Measure, Param, add_alias, add_trec_param, register
 
 REL = Param("rel", "int", 1, "minimum grade counted as relevant (inclusive)")
 TREC = "trec_eval 10.0 (NIST), https://github.com/usnistgov/trec_eval"
@@ -279,4 +281,5 @@ for fam in (
     register(fam)
 
 add_alias("precision", "P")
+add_trec_param("SetF", "beta", lambda x: math.sqrt(x) if x >= 0 else x)  # set_F.x: x = β² (a negative x is refused by the bounds)
 add_alias("hit_rate", "Success")
