@@ -77,6 +77,8 @@ _RC = {
     "savefig.dpi": 144,
 }
 
+_COMPARISON_NUMBERS = ("mean", "baseline_mean", "diff", "p_value", "p_adjusted", "wins", "ties", "losses", "n_queries", "n_dropped")
+
 _VERDICT_CLASS = {"SAFE": "v-safe", "RISKY": "v-risky", "DANGEROUS": "v-danger"}
 
 
@@ -298,9 +300,16 @@ class _Report:
     def _comparisons(self, value: Any, where: str) -> dict[tuple[str, str], Mapping[str, Any]]:
         out: dict[tuple[str, str], Mapping[str, Any]] = {}
         for i, c in enumerate(_list(value, where)):
-            c = _map(c, f"{where}[{i}]", optional=False)
-            key = (_str(c.get("run"), f"{where}[{i}].run"), _str(c.get("measure"), f"{where}[{i}].measure"))
-            out[key] = c
+            w = f"{where}[{i}]"
+            c = _map(c, w, optional=False)
+            key = (_str(c.get("run"), f"{w}.run"), _str(c.get("measure"), f"{w}.measure"))
+            self.run_index(key[0], f"{w}.run")
+            sig = c.get("significant")
+            if sig is not None and not isinstance(sig, bool):
+                raise _fail(f"{w}.significant", "expected true, false or null", sig)
+            clean: dict[str, Any] = {k: _num(c.get(k), f"{w}.{k}") for k in _COMPARISON_NUMBERS}
+            clean.update(run=key[0], measure=key[1], significant=bool(sig), ci=_ci(c.get("ci"), f"{w}.ci"))
+            out[key] = clean
         return out
 
 
@@ -309,11 +318,11 @@ class _Report:
 # --------------------------------------------------------------------------------------------------
 
 
-def _marker(comp: Mapping[str, Any] | None, higher_better: bool | None, where: str) -> str:
+def _marker(comp: Mapping[str, Any] | None, higher_better: bool | None) -> str:
     """▲/▼ for a significant difference to the baseline, coloured by whether it is an improvement."""
-    if comp is None or not comp.get("significant"):
+    if comp is None or not comp["significant"]:
         return ""
-    diff = _num(comp.get("diff"), f"{where}.diff")
+    diff = comp["diff"]
     if diff is None or diff == 0:
         return ""
     up = diff > 0
@@ -347,7 +356,7 @@ def _summary_table(rep: _Report, runs: Sequence[Mapping[str, Any]], comparisons:
             v = means[m][i]
             ci = _ci(cis.get(m), f"{where}[{i}].ci[{m!r}]")
             cls = ' class="best"' if v is not None and best[m] is not None and v == best[m] else ""
-            mark = "" if name == rep.baseline else _marker(comparisons.get((name, m)), rep.direction[m], f"comparison {name!r} {m!r}")
+            mark = "" if name == rep.baseline else _marker(comparisons.get((name, m)), rep.direction[m])
             ci_html = f'<span class="ci">[{_f(ci[0])}, {_f(ci[1])}]</span>' if ci is not None else ""
             cells.append(f"<td{cls}>{_f(v)}{mark}{ci_html}</td>")
         tag = ' <span class="tag">baseline</span>' if name == rep.baseline else ""
@@ -356,6 +365,12 @@ def _summary_table(rep: _Report, runs: Sequence[Mapping[str, Any]], comparisons:
 
 
 def _sig_legend(rep: _Report) -> str:
+    if not rep.comparisons:
+        return (
+            '<p class="note">Each cell: the mean over the queries where the measure is defined, and its 95 % '
+            "confidence interval when given. <b>Bold</b>: best value of the measure. No comparisons to the "
+            "baseline in this report.</p>"
+        )
     s = rep.settings
     test = _e(s.get("test", "paired"))
     corr = _e(s.get("correction", "the configured"))
@@ -389,23 +404,21 @@ def _section_comparisons(rep: _Report) -> str:
         return ""
     rows = []
     for (run, m), c in rep.comparisons.items():
-        w = f"comparisons[{run!r}, {m!r}]"
-        ci = _ci(c.get("ci"), f"{w}.ci")
-        idx = rep.run_index(run, f"{w}.run")
-        sig = bool(c.get("significant"))
-        hb = rep.direction.get(m, _direction(m))
-        wtl = "/".join(_f(_num(c.get(k), f"{w}.{k}"), 0) for k in ("wins", "ties", "losses"))
+        ci = c["ci"]
+        idx = rep.index[run]
+        hb = rep.direction[m] if m in rep.direction else _direction(m)
+        wtl = "/".join(_f(c[k], 0) for k in ("wins", "ties", "losses"))
         cells = [
-            f"<td>{_f(_num(c.get('mean'), f'{w}.mean'))}</td>",
-            f"<td>{_f(_num(c.get('baseline_mean'), f'{w}.baseline_mean'))}</td>",
-            f"<td>{_f(_num(c.get('diff'), f'{w}.diff'))}{_marker(c, hb, w)}</td>",
+            f"<td>{_f(c['mean'])}</td>",
+            f"<td>{_f(c['baseline_mean'])}</td>",
+            f"<td>{_f(c['diff'])}{_marker(c, hb)}</td>",
             f"<td>{'NA' if ci is None else f'[{_f(ci[0])}, {_f(ci[1])}]'}</td>",
-            f"<td>{_p(_num(c.get('p_value'), f'{w}.p_value'))}</td>",
-            f"<td>{_p(_num(c.get('p_adjusted'), f'{w}.p_adjusted'))}</td>",
-            f"<td>{'yes' if sig else 'no'}</td>",
+            f"<td>{_p(c['p_value'])}</td>",
+            f"<td>{_p(c['p_adjusted'])}</td>",
+            f"<td>{'yes' if c['significant'] else 'no'}</td>",
             f"<td>{wtl}</td>",
-            f"<td>{_f(_num(c.get('n_queries'), f'{w}.n_queries'), 0)}</td>",
-            f"<td>{_f(_num(c.get('n_dropped', 0), f'{w}.n_dropped'), 0)}</td>",
+            f"<td>{_f(c['n_queries'], 0)}</td>",
+            f"<td>{_f(c['n_dropped'], 0)}</td>",
         ]
         rows.append(f'<tr><th scope="row">{_swatch(idx)}{_e(run)}</th><td class="m">{_e(m)}</td>{"".join(cells)}</tr>')
     head = "".join(
@@ -859,6 +872,7 @@ def render_html(report: Mapping[str, Any]) -> str:
     }
     present = [key for key in titles if f'<section id="{key}">' in "".join(sections)]
     missing = {
+        "comparisons": "differences to the baseline",
         "pr": "precision-recall curves",
         "curves": "metric@K curves",
         "per-query": "per-query differences (no per-query values)",
