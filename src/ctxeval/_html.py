@@ -800,10 +800,13 @@ nav ul{list-style:none;padding:0;margin:8px 0;display:flex;flex-wrap:wrap;gap:4p
 nav a{color:var(--better)}
 table{border-collapse:collapse;margin:8px 0;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:right;vertical-align:top}
+td{white-space:nowrap}
 th[scope=row],td.m,td.t{text-align:left;white-space:nowrap}
-td.t{white-space:normal}
+th[scope=row],td.m{white-space:normal;min-width:7em;max-width:24em;overflow-wrap:anywhere}
+td.t{white-space:normal;overflow-wrap:anywhere}
+section{overflow-x:auto}
 thead th{text-align:center;border-bottom:2px solid #9a9aa0;font-weight:600}
-table.kv th{text-align:left;font-weight:600;white-space:nowrap}table.kv td{text-align:left}
+table.kv th{text-align:left;font-weight:600;white-space:nowrap}table.kv td{text-align:left;white-space:normal;overflow-wrap:anywhere}
 td.best{background:var(--best);font-weight:700}
 .ci{display:block;color:var(--muted);font-size:11px;white-space:nowrap}
 .dir{display:block;color:var(--muted);font-size:10px;font-weight:400}
