@@ -511,3 +511,55 @@ def test_input_is_not_modified():
     before = copy.deepcopy(rep)
     render_html(rep)
     assert rep == before
+
+
+# --------------------------------------------------------------------------------------------------
+# many queries: per-query plots are binned, counts stay exact, the page stays small
+# --------------------------------------------------------------------------------------------------
+
+
+@given(
+    d=st.lists(st.floats(-1, 1, allow_nan=False), min_size=1, max_size=300).map(lambda v: np.sort(np.array(v))),
+    max_steps=st.integers(1, 40),
+)
+def test_envelope_never_hides_a_difference(d, max_steps):
+    from ctxeval._html import _envelope
+
+    edges, pos, neg = _envelope(d, max_steps)
+    n = d.size
+    assert edges[0] == 0.5 and edges[-1] == n + 0.5 and np.all(np.diff(edges) > 0)
+    assert pos.size == neg.size == edges.size - 1
+    assert pos.size == (n if n <= max_steps else max_steps)
+    # every query i (at x = i) falls in one step, drawn at least as far from 0 as its difference
+    x = np.arange(1, n + 1)
+    step = np.searchsorted(edges, x) - 1
+    assert np.all(pos[step] >= np.maximum(d, 0)) and np.all(neg[step] <= np.minimum(d, 0))
+    # and nothing is drawn beyond the extremes
+    assert pos.max() == max(d.max(), 0.0) and neg.min() == min(d.min(), 0.0)
+    assert np.all(pos >= 0) and np.all(neg <= 0)
+
+
+def test_many_queries_are_binned_with_exact_counts():
+    from ctxeval._html import MAX_STEPS
+
+    rng = np.random.default_rng(7)
+    n = 3 * MAX_STEPS + 17
+    a, b = rng.integers(0, 5, n) / 4, rng.integers(0, 5, n) / 4  # many ties on purpose
+    b[:5] = np.nan
+    rep = {
+        "baseline": "a",
+        "measures": ["AP"],
+        "runs": [
+            {"name": "a", "aggregate": {"AP": float(np.mean(a))}, "per_query": {f"q{i}": {"AP": float(a[i])} for i in range(n)}},
+            {"name": "b", "aggregate": {"AP": float(np.nanmean(b))}, "per_query": {f"q{i}": {"AP": None if np.isnan(b[i]) else float(b[i])} for i in range(n)}},
+        ],
+    }
+    page = render_html(rep)
+    root, _ = parse(page)
+    d = (b - a)[5:]
+    better, tied, worse = int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
+    assert _captions(root.find(id="per-query")) == [
+        f"b − a: {better} better, {tied} tied, {worse} worse ({n - 5} paired queries, drawn as the envelope of "
+        f"{MAX_STEPS} bins of consecutive queries; 5 dropped (NA))"
+    ]
+    assert len(_svgs(page)[0]) < 120_000

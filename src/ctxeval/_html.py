@@ -533,6 +533,35 @@ def _paired_diffs(rep: _Report, i: int, m: str) -> tuple[np.ndarray, int, int]:
     return np.sort(np.array(diffs, dtype=np.float64)), dropped, unpaired
 
 
+#: at most this many steps per per-query difference plot; more queries are drawn in bins
+MAX_STEPS = 800
+
+
+def _envelope(d: np.ndarray, max_steps: int = MAX_STEPS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Step edges and the positive and negative heights that draw the sorted differences ``d``.
+
+    Query i (1-based rank) spans [i - 0.5, i + 0.5]. With more than ``max_steps`` queries, consecutive
+    ranks are grouped into ``max_steps`` bins and each bin is drawn at its largest positive and its
+    smallest negative value (an outer envelope: no difference is drawn smaller than it is, and the
+    extremes stay visible), so the SVG stays small whatever the number of queries.
+
+    >>> _envelope(np.array([-1.0, 0.0, 2.0]))
+    (array([0.5, 1.5, 2.5, 3.5]), array([0., 0., 2.]), array([-1.,  0.,  0.]))
+    >>> edges, pos, neg = _envelope(np.array([-3.0, -1.0, 1.0, 2.0, 5.0]), max_steps=2)
+    >>> edges.tolist(), pos.tolist(), neg.tolist()
+    ([0.5, 2.5, 5.5], [0.0, 5.0], [-3.0, 0.0])
+    """
+    n = d.size
+    if n <= max_steps:
+        bounds = np.arange(n + 1)
+        hi = lo = d
+    else:
+        bounds = np.unique(np.linspace(0, n, max_steps + 1).round().astype(np.int64))
+        hi = np.maximum.reduceat(d, bounds[:-1])
+        lo = np.minimum.reduceat(d, bounds[:-1])
+    return bounds + 0.5, np.where(hi > 0, hi, 0.0), np.where(lo < 0, lo, 0.0)
+
+
 def _section_per_query(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
     b = rep.index[rep.baseline]
     others = [i for i in range(len(rep.runs)) if i != b]
@@ -553,13 +582,13 @@ def _section_per_query(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
             ax = fig.add_subplot()
             n = d.size
             if n:
-                edges = np.arange(n + 1, dtype=np.float64) + 0.5  # query i (1-based) spans [i - 0.5, i + 0.5]
+                edges, pos, neg = _envelope(d)
                 up, down = (_BETTER, _WORSE) if hb is not False else (_WORSE, _BETTER)
                 if hb is None:
                     up = down = _NEUTRAL
-                # one filled step path per sign, whatever the number of queries
-                ax.stairs(np.where(d > 0, d, 0.0), edges, baseline=0.0, fill=True, color=up, linewidth=0)
-                ax.stairs(np.where(d < 0, d, 0.0), edges, baseline=0.0, fill=True, color=down, linewidth=0)
+                # one filled step path per sign
+                ax.stairs(pos, edges, baseline=0.0, fill=True, color=up, linewidth=0)
+                ax.stairs(neg, edges, baseline=0.0, fill=True, color=down, linewidth=0)
                 ax.set_xlim(0.5, n + 0.5)
                 ax.xaxis.set_major_locator(plot.mpl.ticker.MaxNLocator(integer=True))
             ax.axhline(0, color="#333333", linewidth=0.7)
@@ -573,6 +602,8 @@ def _section_per_query(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
                 better, worse = (higher, lower) if hb else (lower, higher)
                 counts = f"{better} better, {ties} tied, {worse} worse"
             notes = f"{n} paired queries"
+            if n > MAX_STEPS:
+                notes += f", drawn as the envelope of {MAX_STEPS} bins of consecutive queries"
             if dropped:
                 notes += f"; {dropped} dropped (NA)"
             if unpaired:
