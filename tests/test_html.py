@@ -24,8 +24,6 @@ from ctxeval import CtxevalError, InputError, diagnose
 from ctxeval._demo import SYSTEMS, example_path
 from ctxeval._html import CSP, ReportDependencyError, render_html
 
-pytest.importorskip("matplotlib", reason="the HTML report needs matplotlib (the test extra installs it)")
-
 TESTS = Path(__file__).parent
 
 

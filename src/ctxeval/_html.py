@@ -666,14 +666,15 @@ def _section_proc(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
         ax.axvline(t_proc, color="#999999", linewidth=0.8, linestyle="--")
         ax.axhline(t_pct, color="#999999", linewidth=0.8, linestyle="--", xmin=0, xmax=1)
         if xs:
-            ax.scatter(xs, ys, s=14, alpha=0.55, color=PALETTE[idx % len(PALETTE)], linewidths=0, rasterized=len(xs) > 3000)
+            ax.scatter(xs, ys, s=14 if len(xs) <= 500 else 3, alpha=0.55, color=PALETTE[idx % len(PALETTE)], linewidths=0, rasterized=len(xs) > 3000)
         top = max(1.05, max(ys, default=0.0) + 0.05)
         ax.set_xlim(-0.03, max(1.05, max(xs, default=0.0) + 0.05))
         ax.set_ylim(-0.03, top)
         ax.set_xlabel(f"PROC@{ktxt}")
         ax.set_ylabel(f"%PROC@{ktxt}")
-        ax.text(0.01, 0.99, "retrieval\nfailures", transform=ax.transAxes, va="top", ha="left", fontsize=7, color="#555555")
-        ax.text(0.99, 0.01, "selection failures", transform=ax.transAxes, va="bottom", ha="right", fontsize=7, color="#555555")
+        label = {"transform": ax.transAxes, "fontsize": 7, "color": "#444444", "bbox": {"facecolor": "white", "alpha": 0.75, "linewidth": 0, "pad": 1}}
+        ax.text(0.01, 0.99, "retrieval\nfailures", va="top", ha="left", **label)
+        ax.text(0.99, 0.01, "selection failures", va="bottom", ha="right", **label)
         fid = ids.next()
         not_plotted = len(pq) - len(xs)
         cap = f"{_swatch(idx)}{_e(rep.names[idx])}: {len(xs)} queries plotted"
