@@ -32,7 +32,9 @@ class Node:
         return [
             n
             for n in self.iter()
-            if (tag is None or n.tag == tag) and (cls is None or cls in n.classes) and (id is None or n.attrs.get("id") == id)
+            if (tag is None or n.tag == tag)
+            and (cls is None or cls in n.classes)
+            and (id is None or n.attrs.get("id") == id)
         ]
 
     def find(self, tag: str | None = None, cls: str | None = None, id: str | None = None) -> Node:

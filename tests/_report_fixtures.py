@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -94,14 +95,20 @@ def hand_report() -> dict[str, Any]:
                 "source": "file",
                 "n_queries": 3,
                 "small": True,
-                "runs": [{"name": r["name"], "aggregate": r["aggregate"], "valid_queries": r["valid_queries"], "ci": r["ci"]} for r in runs],
+                "runs": [
+                    {"name": r["name"], "aggregate": r["aggregate"], "valid_queries": r["valid_queries"], "ci": r["ci"]}
+                    for r in runs
+                ],
                 "comparisons": [comp(GOOD, "nDCG@10", 0.04, True)],
             },
             "num_rel:2-5": {
                 "source": "num_rel",
                 "n_queries": 12,
                 "small": False,
-                "runs": [{"name": r["name"], "aggregate": r["aggregate"], "valid_queries": r["valid_queries"], "ci": None} for r in runs],
+                "runs": [
+                    {"name": r["name"], "aggregate": r["aggregate"], "valid_queries": r["valid_queries"], "ci": None}
+                    for r in runs
+                ],
                 "comparisons": [],
             },
         },
@@ -211,7 +218,9 @@ def _bootstrap_ci(values: np.ndarray, rng: np.random.Generator, resamples: int =
     return [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]
 
 
-def _compare(run: str, m: str, x: np.ndarray, b: np.ndarray, higher_better: bool, rng: np.random.Generator) -> dict[str, Any]:
+def _compare(
+    run: str, m: str, x: np.ndarray, b: np.ndarray, higher_better: bool, rng: np.random.Generator
+) -> dict[str, Any]:
     from scipy import stats
 
     ok = ~(np.isnan(x) | np.isnan(b))
@@ -285,7 +294,10 @@ def _example() -> tuple[dict[str, Any], Any, dict[str, Any]]:
     # 11-point interpolated precision-recall
     levels = [i / 10 for i in range(11)]
     pres = evaluate(qrels, run_paths, [f"IPrec(rel=3)@{lv:g}" for lv in levels])
-    pr = [{"run": r.name, "precision": [_num(r.mean(str(parse_measure(f"IPrec(rel=3)@{lv:g}")))) for lv in levels]} for r in pres.runs]
+    pr = [
+        {"run": r.name, "precision": [_num(r.mean(str(parse_measure(f"IPrec(rel=3)@{lv:g}")))) for lv in levels]}
+        for r in pres.runs
+    ]
     # PROC / %PROC at 10, each system against its own pool
     proc_series = []
     for name, pool in SYSTEMS.items():
@@ -293,7 +305,9 @@ def _example() -> tuple[dict[str, Any], Any, dict[str, Any]]:
         pr_res = evaluate(qrels, str(example_path(f"runs/{name}")), ["PROC@10", "%PROC@10"], pool=pool_path)
         rr = pr_res.runs[0]
         pv, cv = rr.values[parse_measure("PROC@10")], rr.values[parse_measure("%PROC@10")]
-        proc_series.append({"run": rr.name, "per_query": {q: [_num(float(pv[i])), _num(float(cv[i]))] for i, q in enumerate(rr.qids)}})
+        proc_series.append(
+            {"run": rr.name, "per_query": {q: [_num(float(pv[i])), _num(float(cv[i]))] for i, q in enumerate(rr.qids)}}
+        )
 
     report = {
         "baseline": EXAMPLE_BASELINE,
@@ -332,7 +346,10 @@ def _strata(result: Any, measures: list[str], rng: np.random.Generator) -> dict[
         mask = np.array([q in qs for q in base.qids])
         runs, comps = [], []
         for r in result.runs:
-            agg = {str(m): _num(float(np.nanmean(r.values[m][mask]))) if np.any(~np.isnan(r.values[m][mask])) else None for m in result.measures}
+            agg = {
+                str(m): _num(float(np.nanmean(r.values[m][mask]))) if np.any(~np.isnan(r.values[m][mask])) else None
+                for m in result.measures
+            }
             runs.append(
                 {
                     "name": r.name,
@@ -343,9 +360,17 @@ def _strata(result: Any, measures: list[str], rng: np.random.Generator) -> dict[
             )
             if r.name != EXAMPLE_BASELINE:
                 for m in result.measures:
-                    comps.append(_compare(r.name, str(m), r.values[m][mask], base.values[m][mask], m.spec.higher_is_better, rng))
+                    comps.append(
+                        _compare(r.name, str(m), r.values[m][mask], base.values[m][mask], m.spec.higher_is_better, rng)
+                    )
         _holm(comps, 0.05)
-        out[cat] = {"source": "file", "n_queries": int(mask.sum()), "small": bool(mask.sum() < 10), "runs": runs, "comparisons": comps}
+        out[cat] = {
+            "source": "file",
+            "n_queries": int(mask.sum()),
+            "small": bool(mask.sum() < 10),
+            "runs": runs,
+            "comparisons": comps,
+        }
     return out
 
 
@@ -359,7 +384,7 @@ def _distraction(result: Any, k: int = 5) -> dict[str, Any]:
     for r in result.runs:
         path, name = r.source, r.name
         ranked: dict[str, list[tuple[int, str]]] = {}
-        for line in open(path, encoding="utf-8"):
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
             q, _, doc, rank, _score, _tag = line.split()
             ranked.setdefault(q, []).append((int(rank), doc))
         rates, harms, opt, worst = [], [], [], []
@@ -378,13 +403,20 @@ def _distraction(result: Any, k: int = 5) -> dict[str, Any]:
         rows.append(
             {
                 "run": name,
-                "measures": {"RR(rel=3)": _num(r.mean("RR(rel=3)")), "Harm@5": _num(r.mean("Harm@5")), "DistractorRate@5": rate},
+                "measures": {
+                    "RR(rel=3)": _num(r.mean("RR(rel=3)")),
+                    "Harm@5": _num(r.mean("Harm@5")),
+                    "DistractorRate@5": rate,
+                },
                 "distractor_rate": rate,
                 "distractor_harm": float(np.mean(harms)),
                 "verdict": verdict,
                 "optimal_k": {"mean": float(np.mean(opt)), "median": float(np.median(opt))},
                 "ndcg_minus_nddcg": None,
-                "worst_distractors": [{"query": q, "doc": doc, "rank": rank, "utility": u, "why": "label"} for q, doc, rank, u in worst[:5]],
+                "worst_distractors": [
+                    {"query": q, "doc": doc, "rank": rank, "utility": u, "why": "label"}
+                    for q, doc, rank, u in worst[:5]
+                ],
             }
         )
     return {
@@ -418,7 +450,7 @@ def example_inputs() -> dict[str, Any]:
 PAYLOADS = (
     "<script>window.__xss=1;alert(1)</script>",
     '"><img src=x onerror="window.__xss=2;alert(1)">',
-    "'><svg onload=\"window.__xss=3;alert(1)\"></svg>",
+    '\'><svg onload="window.__xss=3;alert(1)"></svg>',
     "</title></style><script>window.__xss=4;alert(1)</script>",
     "<a href=javascript:alert(1)>x</a><iframe srcdoc='<script>parent.__xss=5</script>'></iframe>",
     "-->&lt;<!--<img src=x onerror=window.__xss=6>",

@@ -13,13 +13,13 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import _report_fixtures as fx
 import numpy as np
 import pytest
+from _html_dom import Node, parse
 from hypothesis import given
 from hypothesis import strategies as st
 
-import _report_fixtures as fx
-from _html_dom import Node, parse
 from ctxeval import CtxevalError, InputError, diagnose
 from ctxeval._demo import SYSTEMS, example_path
 from ctxeval._html import CSP, ReportDependencyError, render_html
@@ -144,7 +144,10 @@ def test_proc_section_counts_by_hand(hand_page):
     # thresholds 0.8: base q1 (1, .9) healthy, q2 (.5, 1) retrieval, q3 (.8, .4) selection, q4 NA undefined;
     # better q1 healthy, q2 (.9, .85) healthy, q3 (0, NA) retrieval, q4 (1, .1) selection
     assert rows == [["base", "4", "1", "1", "1", "1"], ["better", "4", "1", "1", "2", "0"]]
-    assert _captions(sec) == ["base: 3 queries plotted, 1 not plotted (PROC or %PROC NA)", "better: 3 queries plotted, 1 not plotted (PROC or %PROC NA)"]
+    assert _captions(sec) == [
+        "base: 3 queries plotted, 1 not plotted (PROC or %PROC NA)",
+        "better: 3 queries plotted, 1 not plotted (PROC or %PROC NA)",
+    ]
 
 
 def test_distraction_section(hand_page):
@@ -152,7 +155,11 @@ def test_distraction_section(hand_page):
     sec = root.find(id="distraction")
     table = sec.find("table", cls="distraction")
     cells = _table_cells(table)
-    verdicts = {k[0]: (v.find("span", cls="verdict").text(), v.find("span", cls="verdict").classes) for k, v in cells.items() if k[1] == "safety verdict"}
+    verdicts = {
+        k[0]: (v.find("span", cls="verdict").text(), v.find("span", cls="verdict").classes)
+        for k, v in cells.items()
+        if k[1] == "safety verdict"
+    }
     assert {k: (t, c - {"verdict"}) for k, (t, c) in verdicts.items()} == {
         "base": ("RISKY", {"v-risky"}),
         "better": ("SAFE", {"v-safe"}),
@@ -229,7 +236,13 @@ def test_example_proc_counts_match_diagnose(example_page):
         d = diagnose(qrels, str(example_path(f"runs/{name}")), pool=str(example_path(f"runs/{pool or name}")), k=10)
         verdicts = Counter(q.verdict for q in d.queries)
         run = name.removesuffix(".run")
-        assert rows[run] == [len(d.queries), verdicts["retrieval"], verdicts["selection"], verdicts["healthy"], verdicts["undefined"]]
+        assert rows[run] == [
+            len(d.queries),
+            verdicts["retrieval"],
+            verdicts["selection"],
+            verdicts["healthy"],
+            verdicts["undefined"],
+        ]
 
 
 def test_example_page_has_every_section_and_plot(example_page):
@@ -249,7 +262,7 @@ def test_example_page_has_every_section_and_plot(example_page):
 
 
 def _svgs(page: str) -> list[str]:
-    return re.findall(r"<svg\b.*?</svg>", page, flags=re.S)
+    return re.findall(r"<svg\b.*?</svg>", page, flags=re.DOTALL)
 
 
 def _assert_inert(page: str) -> Node:
@@ -260,7 +273,7 @@ def _assert_inert(page: str) -> Node:
         for k, v in attrs:
             assert not k.lower().startswith("on"), (tag, k)
             if k in ("href", "src", "xlink:href", "action", "formaction", "srcdoc"):
-                assert v is not None and (v.startswith("#") or v.startswith("data:")), (tag, k, v)
+                assert v is not None and v.startswith(("#", "data:")), (tag, k, v)
         if tag == "a":
             assert dict(attrs)["href"].startswith("#")
         if tag == "link":
@@ -272,7 +285,11 @@ def _assert_inert(page: str) -> Node:
 
 def test_payloads_are_text_never_markup(payload_page):
     root = _assert_inert(payload_page)
-    assert "<script" not in payload_page.lower() and "<img" not in payload_page.lower() and "<iframe" not in payload_page.lower()
+    assert (
+        "<script" not in payload_page.lower()
+        and "<img" not in payload_page.lower()
+        and "<iframe" not in payload_page.lower()
+    )
     text = root.text()
     for p in fx.PAYLOADS:
         assert p in text, p  # shown verbatim, as text
@@ -327,7 +344,9 @@ def _mini(names: tuple[str, str], qid: str, setting: str) -> dict:
         "comparisons": [{"run": names[1], "measure": "AP", "diff": 0.25, "significant": True, "p_value": 0.01}],
         "distraction": {
             "k": 5,
-            "rows": [{"run": names[1], "verdict": setting, "worst_distractors": [{"query": qid, "doc": setting, "rank": 1}]}],
+            "rows": [
+                {"run": names[1], "verdict": setting, "worst_distractors": [{"query": qid, "doc": setting, "rank": 1}]}
+            ],
         },
         "strata": {setting: {"source": qid, "n_queries": 1, "runs": [{"name": names[1], "aggregate": {"AP": 0.5}}]}},
         "settings": {"qrels": setting, "extra": [qid, setting]},
@@ -376,14 +395,26 @@ def test_same_input_same_bytes(hand_page):
     digest = hashlib.sha256(hand_page.encode()).hexdigest()
     for seed in ("1", "4242"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "MPLBACKEND": "svg"}
-        out = subprocess.run([sys.executable, "-c", _SCRIPT.format(tests=str(TESTS))], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _SCRIPT.format(tests=str(TESTS))],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         assert out.stdout.strip() == digest
 
 
 def test_user_matplotlib_settings_neither_leak_in_nor_get_changed(hand_page):
     import matplotlib
 
-    changed = {"lines.linewidth": 7.0, "font.size": 21.0, "svg.fonttype": "path", "axes.facecolor": "black", "svg.hashsalt": None}
+    changed = {
+        "lines.linewidth": 7.0,
+        "font.size": 21.0,
+        "svg.fonttype": "path",
+        "axes.facecolor": "black",
+        "svg.hashsalt": None,
+    }
     with matplotlib.rc_context(changed):
         page = render_html(fx.hand_report())
         after = {k: matplotlib.rcParams[k] for k in changed}
@@ -473,18 +504,33 @@ def _set(path, value):
         (_set(("measures",), "nDCG@10"), "report measures: expected a list"),
         (_set(("runs",), []), "report runs: expected at least one run"),
         (_set(("runs", 1, "name"), "base"), "report runs: run names must be unique"),
-        (_set(("runs", 1, "aggregate", "nDCG@10"), "0.5"), "report runs[1].aggregate['nDCG@10']: expected a number or null, got '0.5'"),
+        (
+            _set(("runs", 1, "aggregate", "nDCG@10"), "0.5"),
+            "report runs[1].aggregate['nDCG@10']: expected a number or null, got '0.5'",
+        ),
         (_set(("runs", 0, "ci", "Harm@5"), [0.1]), "report runs[0].ci['Harm@5']: expected [low, high]"),
         (_set(("runs", 2, "aggregate", "Harm@5"), True), "expected a number or null, got True"),
         (_set(("curves", "series", 0, "run"), "nope"), "report curves.series[0].run: names no run of the report"),
-        (_set(("curves", "series", 1, "values"), [0.1]), "report curves.series[1].values: expected 5 values (one per k)"),
+        (
+            _set(("curves", "series", 1, "values"), [0.1]),
+            "report curves.series[1].values: expected 5 values (one per k)",
+        ),
         (_set(("pr_curves", "series", 2, "precision", 3), "x"), "report pr_curves.series[2].precision[3]"),
-        (_set(("proc", "series", 0, "per_query", "q1"), [1.0]), "report proc.series[0].per_query['q1']: expected [PROC, %PROC]"),
+        (
+            _set(("proc", "series", 0, "per_query", "q1"), [1.0]),
+            "report proc.series[0].per_query['q1']: expected [PROC, %PROC]",
+        ),
         (_set(("distraction", "rows", 0, "distractor_rate"), {}), "report distraction.rows[0].distractor_rate"),
         (_set(("strata", "factoid", "runs"), "all"), "report strata['factoid'].runs: expected a list"),
         (_set(("comparisons", 0, "diff"), "big"), "report comparisons[0].diff: expected a number or null, got 'big'"),
-        (_set(("comparisons", 1, "significant"), "yes"), "report comparisons[1].significant: expected true, false or null"),
-        (_set(("strata", "factoid", "comparisons", 0, "run"), "ghost"), "report strata['factoid'].comparisons[0].run: names no run"),
+        (
+            _set(("comparisons", 1, "significant"), "yes"),
+            "report comparisons[1].significant: expected true, false or null",
+        ),
+        (
+            _set(("strata", "factoid", "comparisons", 0, "run"), "ghost"),
+            "report strata['factoid'].comparisons[0].run: names no run",
+        ),
     ],
 )
 def test_bad_input_names_the_place(mutate, where):
@@ -527,7 +573,7 @@ def test_envelope_never_hides_a_difference(d, max_steps):
     n = d.size
     assert edges[0] == 0.5 and edges[-1] == n + 0.5 and np.all(np.diff(edges) > 0)
     assert pos.size == neg.size == edges.size - 1
-    assert pos.size == (n if n <= max_steps else max_steps)
+    assert pos.size == (min(n, max_steps))
     # every query i (at x = i) falls in one step, drawn at least as far from 0 as its difference
     x = np.arange(1, n + 1)
     step = np.searchsorted(edges, x) - 1
@@ -548,16 +594,25 @@ def test_many_queries_are_binned_with_exact_counts():
         "baseline": "a",
         "measures": ["AP"],
         "runs": [
-            {"name": "a", "aggregate": {"AP": float(np.mean(a))}, "per_query": {f"q{i}": {"AP": float(a[i])} for i in range(n)}},
-            {"name": "b", "aggregate": {"AP": float(np.nanmean(b))}, "per_query": {f"q{i}": {"AP": None if np.isnan(b[i]) else float(b[i])} for i in range(n)}},
+            {
+                "name": "a",
+                "aggregate": {"AP": float(np.mean(a))},
+                "per_query": {f"q{i}": {"AP": float(a[i])} for i in range(n)},
+            },
+            {
+                "name": "b",
+                "aggregate": {"AP": float(np.nanmean(b))},
+                "per_query": {f"q{i}": {"AP": None if np.isnan(b[i]) else float(b[i])} for i in range(n)},
+            },
         ],
     }
     page = render_html(rep)
     root, _ = parse(page)
     d = (b - a)[5:]
     better, tied, worse = int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
-    assert _captions(root.find(id="per-query")) == [
+    expected = (
         f"b − a: {better} better, {tied} tied, {worse} worse ({n - 5} paired queries, drawn as the envelope of "
         f"{MAX_STEPS} bins of consecutive queries; 5 dropped (NA))"
-    ]
+    )
+    assert _captions(root.find(id="per-query")) == [expected]
     assert len(_svgs(page)[0]) < 120_000

@@ -14,9 +14,9 @@ import os
 import re
 from pathlib import Path
 
+import _report_fixtures as fx
 import pytest
 
-import _report_fixtures as fx
 from ctxeval._html import render_html
 
 CHROMIUM = os.environ.get("CTXEVAL_CHROMIUM", "/usr/bin/chromium")
@@ -112,7 +112,8 @@ def test_report_loads_offline_with_its_key_elements(browser, tmp_path):
         }
         for section, n in expected.items():
             boxes = page.eval_on_selector_all(
-                f"{section} svg.plot", "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.width, r.height]; })"
+                f"{section} svg.plot",
+                "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.width, r.height]; })",
             )
             assert len(boxes) == n, section
             assert all(w > 200 and h > 100 for w, h in boxes), (section, boxes)
@@ -120,7 +121,9 @@ def test_report_loads_offline_with_its_key_elements(browser, tmp_path):
             assert page.locator(f"{section} svg.plot path").count() > 10 * n
         # the distraction table with a verdict per run
         assert page.locator("#distraction table.distraction tbody tr").count() == len(rep["distraction"]["rows"])
-        assert page.locator("#distraction .verdict").all_inner_texts() == [r["verdict"] for r in rep["distraction"]["rows"]]
+        assert page.locator("#distraction .verdict").all_inner_texts() == [
+            r["verdict"] for r in rep["distraction"]["rows"]
+        ]
         assert page.locator("#strata .stratum").count() == len(rep["strata"])
         assert page.locator("#settings table.kv tr").count() == len(rep["settings"])
         # the CSP is in force
@@ -161,7 +164,9 @@ def test_hostile_names_do_not_execute(browser, tmp_path, csp):
     try:
         v.assert_clean()
         assert v.page.evaluate("() => window.__xss === undefined")
-        assert v.page.evaluate("() => document.querySelectorAll('script, img, iframe, [onerror], [onload]').length") == 0
+        assert (
+            v.page.evaluate("() => document.querySelectorAll('script, img, iframe, [onerror], [onload]').length") == 0
+        )
         for d in v.page.locator("details summary").all():  # open every collapsed table, too
             d.click()
         body = v.page.inner_text("body")

@@ -49,7 +49,7 @@ import numpy as np
 
 from ._errors import CtxevalError, InputError, MeasureError
 
-__all__ = ["render_html", "ReportDependencyError", "CSP", "PALETTE"]
+__all__ = ["CSP", "PALETTE", "ReportDependencyError", "render_html"]
 
 #: The page's Content-Security-Policy: nothing may load or run; inline styles and data: images only.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -77,7 +77,18 @@ _RC = {
     "savefig.dpi": 144,
 }
 
-_COMPARISON_NUMBERS = ("mean", "baseline_mean", "diff", "p_value", "p_adjusted", "wins", "ties", "losses", "n_queries", "n_dropped")
+_COMPARISON_NUMBERS = (
+    "mean",
+    "baseline_mean",
+    "diff",
+    "p_value",
+    "p_adjusted",
+    "wins",
+    "ties",
+    "losses",
+    "n_queries",
+    "n_dropped",
+)
 
 _VERDICT_CLASS = {"SAFE": "v-safe", "RISKY": "v-risky", "DANGEROUS": "v-danger"}
 
@@ -208,8 +219,8 @@ class _Ids:
 # --------------------------------------------------------------------------------------------------
 
 _SVG_START = re.compile(r"<svg\b")
-_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _TAG = re.compile(r"<[^<>]+>")
 _ROOT_SIZE = re.compile(r'\s(?:width|height)="[^"]*"')
 
@@ -223,7 +234,9 @@ class _Plotter:
             from matplotlib.backends.backend_agg import FigureCanvasAgg
             from matplotlib.figure import Figure
         except ImportError as exc:
-            raise ReportDependencyError(f"the HTML report draws its plots with matplotlib, which is not installed: {_INSTALL}") from exc
+            raise ReportDependencyError(
+                f"the HTML report draws its plots with matplotlib, which is not installed: {_INSTALL}"
+            ) from exc
         self.mpl = matplotlib
         self._figure = Figure
         self._canvas = FigureCanvasAgg
@@ -275,7 +288,9 @@ class _Report:
         rep = _map(report, "(top level)", optional=False)
         self.raw = rep
         self.baseline = _str(rep.get("baseline"), "baseline")
-        self.measures = [_str(m, f"measures[{i}]") for i, m in enumerate(_list(rep.get("measures"), "measures", optional=False))]
+        self.measures = [
+            _str(m, f"measures[{i}]") for i, m in enumerate(_list(rep.get("measures"), "measures", optional=False))
+        ]
         runs = _list(rep.get("runs"), "runs", optional=False)
         if not runs:
             raise _fail("runs", "expected at least one run", runs)
@@ -330,10 +345,18 @@ def _marker(comp: Mapping[str, Any] | None, higher_better: bool | None) -> str:
     return f'<span class="sig {cls}">{"▲" if up else "▼"}</span>'
 
 
-def _summary_table(rep: _Report, runs: Sequence[Mapping[str, Any]], comparisons: Mapping[tuple[str, str], Mapping[str, Any]], where: str) -> str:
+def _summary_table(
+    rep: _Report,
+    runs: Sequence[Mapping[str, Any]],
+    comparisons: Mapping[tuple[str, str], Mapping[str, Any]],
+    where: str,
+) -> str:
     means: dict[str, list[float | None]] = {}
     for m in rep.measures:
-        means[m] = [_num(_map(r.get("aggregate"), f"{where}[{i}].aggregate").get(m), f"{where}[{i}].aggregate[{m!r}]") for i, r in enumerate(runs)]
+        means[m] = [
+            _num(_map(r.get("aggregate"), f"{where}[{i}].aggregate").get(m), f"{where}[{i}].aggregate[{m!r}]")
+            for i, r in enumerate(runs)
+        ]
     best: dict[str, float | None] = {}
     for m, vals in means.items():
         present = [v for v in vals if v is not None]
@@ -390,7 +413,9 @@ def _section_summary(rep: _Report) -> str:
     valid_rows = []
     for i, r in enumerate(rep.runs):
         vq = _map(r.get("valid_queries"), f"runs[{i}].valid_queries")
-        cells = "".join(f"<td>{_e(_f(_num(vq.get(m), f'runs[{i}].valid_queries[{m!r}]'), 0))}</td>" for m in rep.measures)
+        cells = "".join(
+            f"<td>{_e(_f(_num(vq.get(m), f'runs[{i}].valid_queries[{m!r}]'), 0))}</td>" for m in rep.measures
+        )
         valid_rows.append(f'<tr><th scope="row">{_swatch(i)}{_e(rep.names[i])}</th>{cells}</tr>')
     valid = (
         "<details><summary>Queries each mean is over (valid queries per measure)</summary>"
@@ -423,7 +448,20 @@ def _section_comparisons(rep: _Report) -> str:
         rows.append(f'<tr><th scope="row">{_swatch(idx)}{_e(run)}</th><td class="m">{_e(m)}</td>{"".join(cells)}</tr>')
     head = "".join(
         f'<th scope="col">{h}</th>'
-        for h in ("run", "measure", "mean", "baseline", "diff", "95 % CI of diff", "p", "p adj.", "sig.", "wins/ties/losses", "queries", "dropped (NA)")
+        for h in (
+            "run",
+            "measure",
+            "mean",
+            "baseline",
+            "diff",
+            "95 % CI of diff",
+            "p",
+            "p adj.",
+            "sig.",
+            "wins/ties/losses",
+            "queries",
+            "dropped (NA)",
+        )
     )
     return (
         f'<section id="comparisons"><h2>Differences to the baseline ({_e(rep.baseline)})</h2>'
@@ -436,7 +474,8 @@ def _section_comparisons(rep: _Report) -> str:
 
 def _legend(rep: _Report, indices: Sequence[int]) -> str:
     items = "".join(
-        f'<li>{_swatch(i)}{_e(rep.names[i])}{" (baseline)" if rep.names[i] == rep.baseline else ""}</li>' for i in indices
+        f"<li>{_swatch(i)}{_e(rep.names[i])}{' (baseline)' if rep.names[i] == rep.baseline else ''}</li>"
+        for i in indices
     )
     return f'<ul class="legend">{items}</ul>'
 
@@ -458,7 +497,9 @@ def _section_curves(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
         vals = _list(s.get("values"), f"curves.series[{i}].values", optional=False)
         if len(vals) != len(ks):
             raise _fail(f"curves.series[{i}].values", f"expected {len(ks)} values (one per k)", len(vals))
-        y = np.array([np.nan if (v := _num(val, f"curves.series[{i}].values[{j}]")) is None else v for j, val in enumerate(vals)])
+        y = np.array(
+            [np.nan if (v := _num(val, f"curves.series[{i}].values[{j}]")) is None else v for j, val in enumerate(vals)]
+        )
         by_measure.setdefault(m, []).append((idx, y))
     figs = []
     used: set[int] = set()
@@ -484,7 +525,10 @@ def _section_pr(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
     series = _list(pr.get("series"), "pr_curves.series")
     if not pr or not series:
         return ""
-    rec = [_num(v, f"pr_curves.recall[{i}]") for i, v in enumerate(_list(pr.get("recall"), "pr_curves.recall", optional=False))]
+    rec = [
+        _num(v, f"pr_curves.recall[{i}]")
+        for i, v in enumerate(_list(pr.get("recall"), "pr_curves.recall", optional=False))
+    ]
     if any(v is None for v in rec):
         raise _fail("pr_curves.recall", "expected numbers", pr.get("recall"))
     fig = plot.figure(4.6, 3.2)
@@ -495,8 +539,13 @@ def _section_pr(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
         idx = rep.run_index(s.get("run"), f"pr_curves.series[{i}].run")
         vals = _list(s.get("precision"), f"pr_curves.series[{i}].precision", optional=False)
         if len(vals) != len(rec):
-            raise _fail(f"pr_curves.series[{i}].precision", f"expected {len(rec)} values (one per recall level)", len(vals))
-        y = [np.nan if (v := _num(val, f"pr_curves.series[{i}].precision[{j}]")) is None else v for j, val in enumerate(vals)]
+            raise _fail(
+                f"pr_curves.series[{i}].precision", f"expected {len(rec)} values (one per recall level)", len(vals)
+            )
+        y = [
+            np.nan if (v := _num(val, f"pr_curves.series[{i}].precision[{j}]")) is None else v
+            for j, val in enumerate(vals)
+        ]
         ax.plot(rec, y, marker="o", markersize=2.5, linewidth=1.4, **_style(idx))
         used.append(idx)
     ax.set_xlabel("recall")
@@ -618,7 +667,7 @@ def _section_per_query(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
         'both values are defined, sorted; <span class="better-text">blue</span>: the run is better, '
         '<span class="worse-text">red</span>: worse (in the measure\'s direction; grey when the direction '
         "is unknown). The y axis is shared within a measure.</p>"
-        f'{"".join(blocks)}</section>'
+        f"{''.join(blocks)}</section>"
     )
 
 
@@ -666,13 +715,26 @@ def _section_proc(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
         ax.axvline(t_proc, color="#999999", linewidth=0.8, linestyle="--")
         ax.axhline(t_pct, color="#999999", linewidth=0.8, linestyle="--", xmin=0, xmax=1)
         if xs:
-            ax.scatter(xs, ys, s=14 if len(xs) <= 500 else 3, alpha=0.55, color=PALETTE[idx % len(PALETTE)], linewidths=0, rasterized=len(xs) > 3000)
+            ax.scatter(
+                xs,
+                ys,
+                s=14 if len(xs) <= 500 else 3,
+                alpha=0.55,
+                color=PALETTE[idx % len(PALETTE)],
+                linewidths=0,
+                rasterized=len(xs) > 3000,
+            )
         top = max(1.05, max(ys, default=0.0) + 0.05)
         ax.set_xlim(-0.03, max(1.05, max(xs, default=0.0) + 0.05))
         ax.set_ylim(-0.03, top)
         ax.set_xlabel(f"PROC@{ktxt}")
         ax.set_ylabel(f"%PROC@{ktxt}")
-        label = {"transform": ax.transAxes, "fontsize": 7, "color": "#444444", "bbox": {"facecolor": "white", "alpha": 0.75, "linewidth": 0, "pad": 1}}
+        label = {
+            "transform": ax.transAxes,
+            "fontsize": 7,
+            "color": "#444444",
+            "bbox": {"facecolor": "white", "alpha": 0.75, "linewidth": 0, "pad": 1},
+        }
         ax.text(0.01, 0.99, "retrieval\nfailures", va="top", ha="left", **label)
         ax.text(0.99, 0.01, "selection failures", va="bottom", ha="right", **label)
         fid = ids.next()
@@ -683,7 +745,10 @@ def _section_proc(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
         figs.append(_figure_html(plot.svg(fig, fid), fid, cap))
         cells = "".join(f"<td>{counts[c]}</td>" for c in ("retrieval", "selection", "healthy", "undefined"))
         rows.append(f'<tr><th scope="row">{_swatch(idx)}{_e(rep.names[idx])}</th><td>{len(pq)}</td>{cells}</tr>')
-    head = "".join(f'<th scope="col">{h}</th>' for h in ("run", "queries", "retrieval failures", "selection failures", "healthy", "undefined (PROC NA)"))
+    head = "".join(
+        f'<th scope="col">{h}</th>'
+        for h in ("run", "queries", "retrieval failures", "selection failures", "healthy", "undefined (PROC NA)")
+    )
     return (
         f'<section id="proc"><h2>PROC@{ktxt} vs %PROC@{ktxt}: fix the retriever or the reranker?</h2>'
         f'<p class="note">Each point is a query. PROC: share of the ideal top-{ktxt} value that the retrieval pool '
@@ -699,7 +764,10 @@ def _section_distraction(rep: _Report) -> str:
     if dist is None:
         return ""
     dist = _map(dist, "distraction")
-    rows = [_map(r, f"distraction.rows[{i}]", optional=False) for i, r in enumerate(_list(dist.get("rows"), "distraction.rows"))]
+    rows = [
+        _map(r, f"distraction.rows[{i}]", optional=False)
+        for i, r in enumerate(_list(dist.get("rows"), "distraction.rows"))
+    ]
     k = _num(dist.get("k"), "distraction.k")
     ktxt = "K" if k is None else _f(k, 0)
     measures: list[str] = []
@@ -710,9 +778,33 @@ def _section_distraction(rep: _Report) -> str:
                 measures.append(m)
     cols: list[tuple[str, bool | None, list[float | None]]] = []
     for m in measures:
-        cols.append((m, _direction(m), [_num(_map(r.get("measures"), f"distraction.rows[{i}].measures").get(m), f"distraction.rows[{i}].measures[{m!r}]") for i, r in enumerate(rows)]))
-    cols.append(("distractor rate", False, [_num(r.get("distractor_rate"), f"distraction.rows[{i}].distractor_rate") for i, r in enumerate(rows)]))
-    cols.append(("distractor harm", False, [_num(r.get("distractor_harm"), f"distraction.rows[{i}].distractor_harm") for i, r in enumerate(rows)]))
+        cols.append(
+            (
+                m,
+                _direction(m),
+                [
+                    _num(
+                        _map(r.get("measures"), f"distraction.rows[{i}].measures").get(m),
+                        f"distraction.rows[{i}].measures[{m!r}]",
+                    )
+                    for i, r in enumerate(rows)
+                ],
+            )
+        )
+    cols.append(
+        (
+            "distractor rate",
+            False,
+            [_num(r.get("distractor_rate"), f"distraction.rows[{i}].distractor_rate") for i, r in enumerate(rows)],
+        )
+    )
+    cols.append(
+        (
+            "distractor harm",
+            False,
+            [_num(r.get("distractor_harm"), f"distraction.rows[{i}].distractor_harm") for i, r in enumerate(rows)],
+        )
+    )
     best = []
     for _, hb, vals in cols:
         present = [v for v in vals if v is not None]
@@ -742,8 +834,8 @@ def _section_distraction(rep: _Report) -> str:
             wd = _map(wd, w, optional=False)
             rank = _num(wd.get("rank"), f"{w}.rank")
             wrows.append(
-                f"<tr><td class=\"t\">{_e(_str(wd.get('query'), f'{w}.query', ids=True))}</td><td class=\"t\">{_e(_str(wd.get('doc'), f'{w}.doc', ids=True))}</td>"
-                f"<td>{_f(rank, 0)}</td><td>{_f(_num(wd.get('utility'), f'{w}.utility'), 3)}</td><td class=\"t\">{_e(wd.get('why', ''))}</td></tr>"
+                f'<tr><td class="t">{_e(_str(wd.get("query"), f"{w}.query", ids=True))}</td><td class="t">{_e(_str(wd.get("doc"), f"{w}.doc", ids=True))}</td>'
+                f'<td>{_f(rank, 0)}</td><td>{_f(_num(wd.get("utility"), f"{w}.utility"), 3)}</td><td class="t">{_e(wd.get("why", ""))}</td></tr>'
             )
         if wrows:
             details.append(
@@ -752,7 +844,10 @@ def _section_distraction(rep: _Report) -> str:
                 f'<th scope="col">utility</th><th scope="col">why flagged</th></tr></thead><tbody>{"".join(wrows)}</tbody></table></details>'
             )
     head = "".join(f'<th scope="col">{_e(m)}</th>' for m, _, _ in cols)
-    head += "".join(f'<th scope="col">{h}</th>' for h in ("safety verdict", "optimal k (mean)", "optimal k (median)", "nDCG &minus; ndDCG"))
+    head += "".join(
+        f'<th scope="col">{h}</th>'
+        for h in ("safety verdict", "optimal k (mean)", "optimal k (median)", "nDCG &minus; ndDCG")
+    )
     rules = _map(dist.get("rules"), "distraction.rules")
     umap = dist.get("utility_map")
     source = dist.get("utility_source")
@@ -771,7 +866,7 @@ def _section_distraction(rep: _Report) -> str:
         "(SAFE / RISKY / DANGEROUS). nDCG &minus; ndDCG is the harm the rank measures do not see. "
         "<b>Bold</b>: best value of the column.</p>"
         f'<table class="plain distraction"><thead><tr><th scope="col">run</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
-        f'{"".join(details)}<h3>Distraction settings</h3>{settings}</section>'
+        f"{''.join(details)}<h3>Distraction settings</h3>{settings}</section>"
     )
 
 
@@ -797,7 +892,7 @@ def _section_strata(rep: _Report) -> str:
         '<section id="strata"><h2>Strata</h2>'
         '<p class="note">The summary per stratum of queries (markers as in the summary, tested within the '
         "stratum).</p>"
-        f'{"".join(blocks)}</section>'
+        f"{''.join(blocks)}</section>"
     )
 
 
@@ -806,8 +901,15 @@ def _section_settings(rep: _Report) -> str:
     rrows = []
     for i, r in enumerate(rep.runs):
         queries = _map(r.get("queries"), f"runs[{i}].queries")
-        acc = "; ".join(f"{_e(k)}: {_e(_json_text(v))}" for k, v in queries.items()) or '<span class="muted">not given</span>'
-        extra = {k: v for k, v in r.items() if k not in ("name", "path", "aggregate", "valid_queries", "queries", "ci", "per_query")}
+        acc = (
+            "; ".join(f"{_e(k)}: {_e(_json_text(v))}" for k, v in queries.items())
+            or '<span class="muted">not given</span>'
+        )
+        extra = {
+            k: v
+            for k, v in r.items()
+            if k not in ("name", "path", "aggregate", "valid_queries", "queries", "ci", "per_query")
+        }
         more = f"<pre>{_e(_json_text(extra))}</pre>" if extra else ""
         path = r.get("path")
         rrows.append(
@@ -821,7 +923,8 @@ def _section_settings(rep: _Report) -> str:
     )
 
 
-_CSS = """
+_CSS = (
+    """
 :root{--fg:#1d1d1f;--muted:#6b6b70;--line:#d9d9de;--best:#fff3bf;--better:#2166ac;--worse:#b2182b}
 *{box-sizing:border-box}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--fg);margin:0;background:#fff}
@@ -851,7 +954,9 @@ td.best{background:var(--best);font-weight:700}
 pre{margin:0;font:12px/1.3 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre-wrap;text-align:left}
 .sw{display:inline-block;width:16px;height:0;border-top:3px solid;margin:0 6px 3px 0;vertical-align:middle}
 .d1{border-top-style:dashed}.d2{border-top-style:dotted}
-""" + "".join(f".c{i}{{border-color:{c}}}" for i, c in enumerate(PALETTE)) + """
+"""
+    + "".join(f".c{i}{{border-color:{c}}}" for i, c in enumerate(PALETTE))
+    + """
 .legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 16px;margin:6px 0}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:12px}
 .grid.wide{grid-template-columns:minmax(330px,560px)}
@@ -864,6 +969,7 @@ svg.plot{display:block;width:100%;height:auto}
 details{margin:6px 0}summary{cursor:pointer;color:var(--better)}
 footer{margin-top:40px;color:var(--muted);font-size:12px}
 """
+)
 
 
 def render_html(report: Mapping[str, Any]) -> str:
@@ -936,7 +1042,7 @@ def render_html(report: Mapping[str, Any]) -> str:
         f"&middot; {len(rep.measures)} measure{'s' if len(rep.measures) != 1 else ''}</p>"
         f"<nav><ul>{nav}</ul></nav>{absent_html}</header>"
         + "".join(sections)
-        + f'<footer>Made by ctxeval {_e(__version__)} with matplotlib {_e(plot.version)}. '
+        + f"<footer>Made by ctxeval {_e(__version__)} with matplotlib {_e(plot.version)}. "
         "This page is self-contained: it runs no scripts and loads nothing from the network.</footer>"
         "</main></body></html>\n"
     )
