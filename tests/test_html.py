@@ -524,6 +524,10 @@ def _set(path, value):
         (_set(("strata", "factoid", "runs"), "all"), "report strata['factoid'].runs: expected a list"),
         (_set(("comparisons", 0, "diff"), "big"), "report comparisons[0].diff: expected a number or null, got 'big'"),
         (
+            lambda rep: rep["comparisons"].append(dict(rep["comparisons"][0])) or rep,
+            "report comparisons[6]: a second comparison of the same run and measure, got ['better', 'nDCG@10']",
+        ),
+        (
             _set(("comparisons", 1, "significant"), "yes"),
             "report comparisons[1].significant: expected true, false or null",
         ),

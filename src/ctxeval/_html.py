@@ -319,6 +319,8 @@ class _Report:
             c = _map(c, w, optional=False)
             key = (_str(c.get("run"), f"{w}.run"), _str(c.get("measure"), f"{w}.measure"))
             self.run_index(key[0], f"{w}.run")
+            if key in out:
+                raise _fail(w, "a second comparison of the same run and measure", list(key))
             sig = c.get("significant")
             if sig is not None and not isinstance(sig, bool):
                 raise _fail(f"{w}.significant", "expected true, false or null", sig)
