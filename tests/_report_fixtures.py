@@ -144,6 +144,8 @@ def hand_report() -> dict[str, Any]:
             "rules": {"preset": "default", "tau": 0.9, "top_rank": 3, "penalty": -0.5},
             "utility_map": {"5": 1.0, "4": 1.0, "3": 0.5, "2": 0.0, "1": -1.0},
             "utility_source": "labels",
+            "verdict_thresholds": {"safe": 0.1, "risky": 0.5},
+            "notes": ["hard negatives: relative score >= 0.9"],
             "rows": [
                 {
                     "run": BASE,
@@ -161,7 +163,7 @@ def hand_report() -> dict[str, Any]:
                     "distractor_rate": 0.05,
                     "distractor_harm": 0.2,
                     "verdict": "SAFE",
-                    "optimal_k": {"mean": 4.0, "median": 4.0},
+                    "optimal_k": {"mean": 4.0, "median": 4.0, "best_fixed_k": 4, "histogram": [0, 1, 0, 3]},
                     "ndcg_minus_nddcg": 0.02,
                     "worst_distractors": [],
                 },

@@ -169,6 +169,12 @@ def test_distraction_section(hand_page):
     # RR, nDCG@5: highest (better); Harm@5, distractor rate, distractor harm: lowest (better)
     assert best == {("better", c) for c in ("RR", "nDCG@5", "Harm@5", "distractor rate", "distractor harm")}
     assert _value(cells[("worse", "nDCG − ndDCG")]) == "NA"
+    # best fixed k: shown because one row has it, NA where a row lacks it
+    assert [_value(cells[(r, "best fixed k")]) for r in ("base", "better", "worse")] == ["NA", "4", "NA"]
+    # every further setting of the distraction table is shown
+    kv = {r.find("th").text(): r.find("td").text() for r in sec.find("table", cls="kv").find_all("tr")}
+    assert json.loads(kv["verdict_thresholds"]) == {"safe": 0.1, "risky": 0.5}
+    assert "relative score >= 0.9" in kv["notes"]
     summaries = [s.text().strip() for s in sec.find_all("summary")]
     assert summaries == ["Worst distractors of base (1)", "Worst distractors of worse (2)"]
     assert "known distractor" in sec.text() and "hard negative (score)" in sec.text()
@@ -359,7 +365,7 @@ def _shape(page: str) -> list[tuple[str, tuple[str, ...]]]:
 
 
 @given(
-    names=st.lists(st.text(min_size=1, max_size=30), min_size=2, max_size=2, unique=True),
+    names=st.lists(st.text(min_size=1, max_size=60), min_size=2, max_size=2, unique=True),
     qid=st.text(min_size=1, max_size=20),
     setting=st.text(min_size=1, max_size=30),
 )

@@ -203,6 +203,12 @@ def _swatch(index: int) -> str:
     return f'<span class="sw c{index % len(PALETTE)} d{(index // len(PALETTE)) % len(_DASHES)}"></span>'
 
 
+def _row_head(index: int, name: str, tail: str = "") -> str:
+    """The row header of a run: colour swatch and escaped name; long names may wrap."""
+    cls = "run long" if len(name) > 28 else "run"
+    return f'<th scope="row" class="{cls}">{_swatch(index)}{_e(name)}{tail}</th>'
+
+
 class _Ids:
     """Sequential ids for captions and figures (never derived from input)."""
 
@@ -385,7 +391,7 @@ def _summary_table(
             ci_html = f'<span class="ci">[{_f(ci[0])}, {_f(ci[1])}]</span>' if ci is not None else ""
             cells.append(f"<td{cls}>{_f(v)}{mark}{ci_html}</td>")
         tag = ' <span class="tag">baseline</span>' if name == rep.baseline else ""
-        rows.append(f'<tr><th scope="row">{_swatch(idx)}{_e(name)}{tag}</th>{"".join(cells)}</tr>')
+        rows.append(f"<tr>{_row_head(idx, name, tag)}{''.join(cells)}</tr>")
     return f'<table class="summary"><thead><tr><th scope="col">run</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
@@ -418,7 +424,7 @@ def _section_summary(rep: _Report) -> str:
         cells = "".join(
             f"<td>{_e(_f(_num(vq.get(m), f'runs[{i}].valid_queries[{m!r}]'), 0))}</td>" for m in rep.measures
         )
-        valid_rows.append(f'<tr><th scope="row">{_swatch(i)}{_e(rep.names[i])}</th>{cells}</tr>')
+        valid_rows.append(f"<tr>{_row_head(i, rep.names[i])}{cells}</tr>")
     valid = (
         "<details><summary>Queries each mean is over (valid queries per measure)</summary>"
         f'<table class="plain"><thead><tr><th scope="col">run</th>{valid_head}</tr></thead><tbody>{"".join(valid_rows)}</tbody></table></details>'
@@ -447,7 +453,9 @@ def _section_comparisons(rep: _Report) -> str:
             f"<td>{_f(c['n_queries'], 0)}</td>",
             f"<td>{_f(c['n_dropped'], 0)}</td>",
         ]
-        rows.append(f'<tr><th scope="row">{_swatch(idx)}{_e(run)}</th><td class="m">{_e(m)}</td>{"".join(cells)}</tr>')
+        rows.append(
+            f'<tr>{_row_head(idx, run)}<td class="{"m long" if len(m) > 28 else "m"}">{_e(m)}</td>{"".join(cells)}</tr>'
+        )
     head = "".join(
         f'<th scope="col">{h}</th>'
         for h in (
@@ -746,7 +754,7 @@ def _section_proc(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
             cap += f", {not_plotted} not plotted (PROC or %PROC NA)"
         figs.append(_figure_html(plot.svg(fig, fid), fid, cap))
         cells = "".join(f"<td>{counts[c]}</td>" for c in ("retrieval", "selection", "healthy", "undefined"))
-        rows.append(f'<tr><th scope="row">{_swatch(idx)}{_e(rep.names[idx])}</th><td>{len(pq)}</td>{cells}</tr>')
+        rows.append(f"<tr>{_row_head(idx, rep.names[idx])}<td>{len(pq)}</td>{cells}</tr>")
     head = "".join(
         f'<th scope="col">{h}</th>'
         for h in ("run", "queries", "retrieval failures", "selection failures", "healthy", "undefined (PROC NA)")
@@ -811,6 +819,9 @@ def _section_distraction(rep: _Report) -> str:
     for _, hb, vals in cols:
         present = [v for v in vals if v is not None]
         best.append(None if hb is None or len(present) < 2 else (max(present) if hb else min(present)))
+    opts = [_map(r.get("optimal_k"), f"distraction.rows[{i}].optimal_k") for i, r in enumerate(rows)]
+    fixed = [_num(o.get("best_fixed_k"), f"distraction.rows[{i}].optimal_k.best_fixed_k") for i, o in enumerate(opts)]
+    show_fixed = any(v is not None for v in fixed)
     body, details = [], []
     for i, r in enumerate(rows):
         idx = rep.run_index(r.get("run"), f"distraction.rows[{i}].run")
@@ -823,12 +834,14 @@ def _section_distraction(rep: _Report) -> str:
         verdict = r.get("verdict")
         vtext = "NA" if verdict is None else _str(verdict, f"distraction.rows[{i}].verdict")
         vcls = _VERDICT_CLASS.get(vtext.upper(), "v-other")
-        opt = _map(r.get("optimal_k"), f"distraction.rows[{i}].optimal_k")
+        opt = opts[i]
         cells.append(f'<td><span class="verdict {vcls}">{_e(vtext)}</span></td>')
         cells.append(f"<td>{_f(_num(opt.get('mean'), f'distraction.rows[{i}].optimal_k.mean'), 2)}</td>")
         cells.append(f"<td>{_f(_num(opt.get('median'), f'distraction.rows[{i}].optimal_k.median'), 1)}</td>")
+        if show_fixed:
+            cells.append(f"<td>{_f(fixed[i], 0)}</td>")
         cells.append(f"<td>{_f(_num(r.get('ndcg_minus_nddcg'), f'distraction.rows[{i}].ndcg_minus_nddcg'))}</td>")
-        body.append(f'<tr><th scope="row">{_swatch(idx)}{_e(name)}</th>{"".join(cells)}</tr>')
+        body.append(f"<tr>{_row_head(idx, name)}{''.join(cells)}</tr>")
         worst = _list(r.get("worst_distractors"), f"distraction.rows[{i}].worst_distractors")
         wrows = []
         for j, wd in enumerate(worst):
@@ -848,7 +861,9 @@ def _section_distraction(rep: _Report) -> str:
     head = "".join(f'<th scope="col">{_e(m)}</th>' for m, _, _ in cols)
     head += "".join(
         f'<th scope="col">{h}</th>'
-        for h in ("safety verdict", "optimal k (mean)", "optimal k (median)", "nDCG &minus; ndDCG")
+        for h in ("safety verdict", "optimal k (mean)", "optimal k (median)")
+        + (("best fixed k",) if show_fixed else ())
+        + ("nDCG &minus; ndDCG",)
     )
     rules = _map(dist.get("rules"), "distraction.rules")
     umap = dist.get("utility_map")
@@ -859,7 +874,12 @@ def _section_distraction(rep: _Report) -> str:
         f'<tr><th scope="row">utility source</th><td>{_value_cell(source)}</td></tr>'
         f'<tr><th scope="row">utility map (grade &rarr; utility)</th><td>{_value_cell(umap)}</td></tr>'
         f'<tr><th scope="row">distractor rules</th><td>{_value_cell(dict(rules)) if rules else _value_cell(None)}</td></tr>'
-        "</tbody></table>"
+        + "".join(
+            f'<tr><th scope="row">{_e(key)}</th><td>{_value_cell(value)}</td></tr>'
+            for key, value in dist.items()
+            if key not in ("k", "rules", "utility_map", "utility_source", "rows")
+        )
+        + "</tbody></table>"
     )
     return (
         f'<section id="distraction"><h2>Distraction at k = {_e(ktxt)}</h2>'
@@ -915,7 +935,7 @@ def _section_settings(rep: _Report) -> str:
         more = f"<pre>{_e(_json_text(extra))}</pre>" if extra else ""
         path = r.get("path")
         rrows.append(
-            f'<tr><th scope="row">{_swatch(i)}{_e(rep.names[i])}</th><td class="t">{_e(path) if path is not None else "NA"}</td><td class="t">{acc}{more}</td></tr>'
+            f'<tr>{_row_head(i, rep.names[i])}<td class="t">{_e(path) if path is not None else "NA"}</td><td class="t">{acc}{more}</td></tr>'
         )
     return (
         '<section id="settings"><h2>Runs and settings</h2>'
@@ -930,7 +950,7 @@ _CSS = (
 :root{--fg:#1d1d1f;--muted:#6b6b70;--line:#d9d9de;--best:#fff3bf;--better:#2166ac;--worse:#b2182b}
 *{box-sizing:border-box}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--fg);margin:0;background:#fff}
-main{max-width:1200px;margin:0 auto;padding:24px}
+main{max-width:1440px;margin:0 auto;padding:24px}
 h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:32px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
 h3{font-size:15px;margin:20px 0 6px}
 nav ul{list-style:none;padding:0;margin:8px 0;display:flex;flex-wrap:wrap;gap:4px 14px}
@@ -939,7 +959,7 @@ table{border-collapse:collapse;margin:8px 0;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:right;vertical-align:top}
 td{white-space:nowrap}
 th[scope=row],td.m,td.t{text-align:left;white-space:nowrap}
-th[scope=row],td.m{white-space:normal;min-width:7em;max-width:24em;overflow-wrap:anywhere}
+th.long,td.long{white-space:normal;min-width:12em;max-width:24em;overflow-wrap:anywhere}
 td.t{white-space:normal;overflow-wrap:anywhere}
 section{overflow-x:auto}
 thead th{text-align:center;border-bottom:2px solid #9a9aa0;font-weight:600}
