@@ -59,3 +59,30 @@ def test_demo_policy_lines_match_the_calibrate_command(tmp_path, capsys) -> None
     text = demo_report()
     block = text.split("  bm25:\n", 1)[1]
     assert block.splitlines()[0].strip() == f"policy: k_max={policy['k_max']} tau={policy['tau']:g} (objective utility, higher is better)"
+
+
+def test_demo_writes_the_html_report_of_a_real_comparison(tmp_path) -> None:
+    from ctxeval import compare
+    from ctxeval._demo import COMPARE_VIEW
+
+    out = tmp_path / "report.html"
+    text = demo_report(out)
+    assert f"HTML report (self-contained, opens offline): {out.resolve()}" in text
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "http://" not in page.replace("http://www.w3.org", "")
+    # the listed differences are exactly the significant comparisons of the same compare() call
+    rep = compare(
+        example_path("qrels.txt"), [str(p) for p in example_runs_in_demo_order()], COMPARE_VIEW, baseline="bm25",
+        strata=str(example_path("categories.tsv")), distractors=str(example_path("distractors.txt")),
+    ).to_dict()
+    significant = [(c["run"], c["measure"]) for c in rep["comparisons"] if c["significant"]]
+    section = text.split("6. Did a change help?", 1)[1]
+    listed = [tuple(line.split()[:2]) for line in section.splitlines()[1:] if line.startswith("  ") and "[" in line]
+    assert listed == significant
+    assert page == __import__("ctxeval._html", fromlist=["render_html"]).render_html(rep)
+
+
+def example_runs_in_demo_order():
+    from ctxeval._demo import SYSTEMS
+
+    return [example_path(f"runs/{name}") for name in SYSTEMS]

@@ -93,11 +93,16 @@ def evaluate(
 
 
 @cli.command()
-def demo() -> None:
-    """Run the main job on the bundled example data set and print a readable report."""
+@click.option(
+    "--html", "html_path", type=click.Path(dir_okay=False, writable=True), default="ctxeval-report.html", show_default=True,
+    help="where to write the HTML report of the comparison ('' for none)",
+)
+def demo(html_path: str) -> None:
+    """Run the main job on the bundled example data set, print a readable report and write the HTML
+    report of the comparison."""
     from ._demo import demo_report
 
-    click.echo(demo_report(), nl=False)
+    click.echo(demo_report(html_path or None), nl=False)
 
 
 @cli.command("measures")

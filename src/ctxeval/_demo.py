@@ -31,7 +31,9 @@ SET_VIEW = ("RA-nWG@5", "RA-nWG@10", "N-Recall4+@10", "Precision4+@5", "Harm@5",
 SYSTEMS = {"bm25.run": None, "tfidf.run": None, "rrf.run": None, "bm25-rerank.run": "bm25.run", "rrf-rerank.run": "rrf.run"}
 
 
-def demo_report() -> str:
+def demo_report(html: str | Path | None = None) -> str:
+    """The demo's text. With ``html``, section 6 compares the runs with bm25 (paired randomization
+    tests, bootstrap CIs, strata by query category) and writes the self-contained HTML report there."""
     from ._diagnose import diagnose
     from ._evaluate import Result, evaluate
     from ._output import render
@@ -60,7 +62,37 @@ def demo_report() -> str:
     report = diagnose(qrels, str(example_path("runs/rrf-rerank.run")), pool=str(example_path("runs/rrf.run")), k=5)
     lines.append(report.render("table"))
     lines.extend(_distraction_section(qrels, runs))
+    if html is not None:
+        lines.extend(_html_section(qrels, runs, Path(html)))
     return "\n".join(lines)
+
+
+COMPARE_VIEW = ("nDCG@10", "RA-nWG@5", "%PROC@10", "dDCG@5", "DistractorRate@5")
+
+
+def _html_section(qrels: Path, runs: list[Path], out: Path) -> list[str]:
+    from ._compare import compare
+    from ._html import ReportDependencyError
+
+    lines = ["6. Did a change help? Paired tests against bm25 (randomization test, Holm; 95% bootstrap CIs)"]
+    report = compare(
+        qrels, [str(p) for p in runs], COMPARE_VIEW, baseline="bm25", strata=str(example_path("categories.tsv")),
+        distractors=str(example_path("distractors.txt")),
+    )
+    for c in report.to_dict()["comparisons"]:
+        if c["significant"]:
+            lines.append(
+                f"  {c['run']:<12} {c['measure']:<17} {c['diff']:+.4f} [{c['ci'][0]:+.4f}, {c['ci'][1]:+.4f}]  p_adj {c['p_adjusted']:.4f}"
+            )
+    lines.append("  (only significant differences are listed; 'ctxeval compare' prints them all)")
+    try:
+        page = report.to_html()
+    except ReportDependencyError as exc:
+        lines.append(f"  HTML report not written: {exc}")
+        return lines + [""]
+    out.write_text(page, encoding="utf-8", newline="\n")
+    lines.append(f"  HTML report (self-contained, opens offline): {out.resolve()}")
+    return lines + [""]
 
 
 def _distraction_section(qrels: Path, runs: list[Path]) -> list[str]:
