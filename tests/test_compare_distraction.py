@@ -35,3 +35,11 @@ def test_compare_without_distraction_measures_has_no_table_unless_asked(tmp_path
     assert main(["compare", QRELS, *RUNS, "-m", "nDCG@5", "--distraction-k", "3", "--permutations", "100", "--resamples", "100", "--format", "json", "-o", str(out), "--quiet"]) == 0
     table = json.loads(out.read_text())["distraction"]
     assert table["k"] == 3 and [r["run"] for r in table["rows"]] == ["bm25", "rrf"]
+
+
+def test_curve_command_takes_the_utility_options(tmp_path) -> None:
+    out = tmp_path / "c.json"
+    assert main(["curve", QRELS, RUNS[1], "-m", "dDCG", "-k", "1:4", "--distractors", KNOWN, "--distractor-rules", "off", "--format", "json", "-o", str(out)]) == 0
+    series = json.loads(out.read_text())["series"][0]["values"]
+    ev = evaluate(QRELS, RUNS[1], [f"dDCG@{k}" for k in range(1, 5)], distractors=KNOWN, distractor_rules="off").runs[0]
+    assert series == [ev.mean(f"dDCG@{k}") for k in range(1, 5)]

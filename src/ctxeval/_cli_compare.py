@@ -226,6 +226,7 @@ def render_curves(data: dict[str, Any], fmt: str) -> str:
 @click.option("-k", "ks", default="1:20", show_default=True, help="cutoffs: 1:50, 1:50:5, 1,5,10, or K for 1..K")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @_eval_options
+@utility_options
 def curve_cmd(
     qrels: str,
     runs: tuple[str, ...],
@@ -241,12 +242,13 @@ def curve_cmd(
     allow_outside_pool: bool,
     groups: str | None,
     output: str | None,
+    **utility: Any,
 ) -> None:
     """Any measure at every cutoff K: the mean over queries of MEASURE@K for each K, per RUN."""
     from ._curve import metric_at_k
 
     data = metric_at_k(
         qrels, list(runs), list(measures), ks, missing=missing, ties=ties, duplicates=duplicates, grade_map=grade_map,
-        pool=pool, pool_depth=pool_depth, allow_outside_pool=allow_outside_pool, groups=groups,
+        pool=pool, pool_depth=pool_depth, allow_outside_pool=allow_outside_pool, groups=groups, **utility,
     )
     _write(render_curves(data, fmt), output)

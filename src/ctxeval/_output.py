@@ -8,7 +8,8 @@ import json
 import math
 from typing import Any
 
-from ._evaluate import Result
+from ._evaluate import Result, RunResult
+from ._measures import Measure
 
 __all__ = ["render", "FORMATS", "fmt_value"]
 
@@ -131,20 +132,8 @@ def _table(result: Result, per_query: bool) -> str:
             cells.append(text)
         table.add_row(r.name, *cells)
     console.print(table)
-    for r in result.runs:
-        a = r.accounting
-        parts = [f"{a.evaluated} queries evaluated"]
-        if a.missing:
-            how = "scored 0" if a.missing_policy == "zero" else "ignored"
-            parts.append(f"{a.missing} judged but missing from the run ({how}, --missing {a.missing_policy})")
-        if a.unjudged:
-            parts.append(f"{a.unjudged} in the run without judgments (ignored)")
-        if r.dropped_duplicates:
-            parts.append(f"{r.dropped_duplicates} duplicate rows dropped")
-        console.print(f"{r.name}: " + "; ".join(parts))
-    na = [(r.name, str(m), len(r.qids) - r.summary[m][1]) for r in result.runs for m in result.measures if r.summary[m][1] < len(r.qids) and m.spec.aggregate == "mean"]
-    for name, m, n in na:
-        console.print(f"{name}: {m} undefined (NA) on {n} queries, excluded from its mean")
+    for line in accounting_lines(result.runs, result.measures):
+        console.print(line)
     for line in _rag_notes(result):
         console.print(line)
     for line in _utility_notes(result):
@@ -162,3 +151,25 @@ def _table(result: Result, per_query: bool) -> str:
                 pq.add_row(r.name, q, *(fmt_value(float(r.values[m][i]), count=m.spec.aggregate == "sum") for m in result.measures))
         console.print(pq)
     return buf.getvalue()
+
+
+def accounting_lines(runs: list[RunResult], measures: list[Measure]) -> list[str]:
+    """How each run's queries were treated, and where a measure is undefined (NA)."""
+    out = []
+    for r in runs:
+        a = r.accounting
+        parts = [f"{a.evaluated} queries evaluated"]
+        if a.missing:
+            how = "scored 0" if a.missing_policy == "zero" else "ignored"
+            parts.append(f"{a.missing} judged but missing from the run ({how}, --missing {a.missing_policy})")
+        if a.unjudged:
+            parts.append(f"{a.unjudged} in the run without judgments (ignored)")
+        if r.dropped_duplicates:
+            parts.append(f"{r.dropped_duplicates} duplicate rows dropped")
+        out.append(f"{r.name}: " + "; ".join(parts))
+    for r in runs:
+        for m in measures:
+            valid = r.summary[m][1]
+            if valid < len(r.qids) and m.spec.aggregate != "sum":
+                out.append(f"{r.name}: {m} undefined (NA) on {len(r.qids) - valid} queries, excluded from its mean")
+    return out

@@ -181,23 +181,9 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
 
 
 def _accounting(report: Report) -> list[str]:
-    out = []
-    for r in report.result.runs:
-        a = r.accounting
-        parts = [f"{a.evaluated} queries evaluated"]
-        if a.missing:
-            how = "scored 0" if a.missing_policy == "zero" else "ignored"
-            parts.append(f"{a.missing} judged but missing from the run ({how}, --missing {a.missing_policy})")
-        if a.unjudged:
-            parts.append(f"{a.unjudged} in the run without judgments (ignored)")
-        if r.dropped_duplicates:
-            parts.append(f"{r.dropped_duplicates} duplicate rows dropped")
-        out.append(f"{r.name}: " + "; ".join(parts))
-    for r in report.result.runs:
-        for m in report.measures:
-            valid = r.summary[m][1]
-            if valid < len(r.qids) and m.spec.aggregate != "sum":
-                out.append(f"{r.name}: {m} undefined (NA) on {len(r.qids) - valid} queries, excluded from its mean")
+    from ._output import accounting_lines
+
+    out = accounting_lines(report.result.runs, report.measures)
     out.extend(report.notes)
     pool = report.settings.get("pool")
     if pool:
