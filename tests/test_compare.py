@@ -217,6 +217,27 @@ def test_output_does_not_depend_on_the_number_of_threads(tmp_path):
     assert outs[0] == outs[1] and len(outs[0]) > 1000
 
 
+_SYNTHETIC_COMPARE = """
+import hashlib, sys, numpy as np
+from ctxeval import compare
+rng = np.random.default_rng(2)
+qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(8)} for i in range(2000)}
+runs = [{q: {f"d{j}": float(rng.random()) for j in range(8)} for q in qrels} for _ in range(3)]
+for ci in ("percentile", "bca"):
+    rep = compare(qrels, runs, ["nDCG@5", "AP", "NumRelRet"], permutations=1000, resamples=1000, curves_k=0, ci=ci, test="bootstrap")
+    print(hashlib.sha1(rep.to_json().encode()).hexdigest())
+"""
+
+
+def test_many_queries_same_bytes_whatever_the_number_of_threads():
+    # with 2000 queries the BLAS products are split over threads: the CIs must still be the same bits
+    outs = set()
+    for threads in ("1", "2"):
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=threads, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+        outs.add(subprocess.run([sys.executable, "-c", _SYNTHETIC_COMPARE], env=env, capture_output=True, text=True, check=True).stdout)
+    assert len(outs) == 1, outs
+
+
 # --------------------------------------------------------------------------------------------------
 # strata
 # --------------------------------------------------------------------------------------------------

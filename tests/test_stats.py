@@ -301,3 +301,52 @@ def test_bad_arguments():
         S.resample_means(np.array([0.1, 0.2]), seed=-1)
     with pytest.raises(ConfigError, match="confidence"):
         S.percentile_interval(np.array([0.1, 0.2]), 1.5)
+
+
+# --------------------------------------------------------------------------------------------------
+# determinism whatever the number of BLAS threads
+# --------------------------------------------------------------------------------------------------
+
+_THREADS_SCRIPT = """
+import hashlib, numpy as np
+from ctxeval import _stats as S
+rng = np.random.default_rng(1)
+x = rng.random((3000, 12)) * np.r_[np.ones(11), 500.0]  # one column of counts-like values
+x[rng.random(x.shape) < 0.1] = np.nan
+s, c = S.resample_sums(x, resamples=2000, seed=3)
+p = S.randomization_test(x - np.nanmean(x, axis=0), permutations=2000, seed=3)
+ci = S.bootstrap_ci(x, resamples=2000, seed=3, method="bca")
+print(hashlib.sha1(s.tobytes() + c.tobytes() + p.tobytes() + ci.tobytes()).hexdigest())
+"""
+
+
+def test_resampling_is_bit_identical_whatever_the_number_of_threads():
+    # a multi-threaded BLAS splits a matrix product differently with more threads, and a float sum in
+    # another order may differ in its last bit: the resampled sums must not depend on it
+    import os
+    import subprocess
+    import sys
+
+    outs = set()
+    for threads in ("1", "2", "4"):
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=threads, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+        outs.add(subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True, text=True, check=True).stdout)
+    assert len(outs) == 1, outs
+
+
+def test_resampled_sums_are_exact_sums_of_the_drawn_values():
+    # the sums equal an exact (math.fsum) sum of the drawn values up to the grid rounding of the
+    # inputs: each of the n drawn values moves by at most half a step <= n max|x| 2^-52
+    rng = np.random.default_rng(6)
+    x = rng.random((400, 3)) * np.array([1.0, 1e-3, 800.0])
+    x[rng.random(x.shape) < 0.2] = np.nan
+    sums, counts = S.resample_sums(x, resamples=50, seed=2)
+    idx = np.random.default_rng(2).integers(0, 400, (50, 400))
+    for j in range(3):
+        col = x[:, j]
+        scale = np.nanmax(np.abs(col)) * 400
+        for b in range(50):
+            drawn = col[idx[b]]
+            exact = math.fsum(drawn[~np.isnan(drawn)])
+            assert abs(sums[b, j] - exact) <= 400 * 2.0**-52 * scale
+            assert counts[b, j] == np.count_nonzero(~np.isnan(drawn))

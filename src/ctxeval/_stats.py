@@ -16,7 +16,10 @@ Determinism. Randomness comes from ``numpy.random.default_rng(seed)`` only: rand
 chunk (the draws of ``scipy.stats.bootstrap`` with the same generator); neither depends on the
 chunk size or the number of threads. The resampled statistics are matrix products (``signs @ x``,
 ``counts @ x``) over chunks of about 4 million random draws, so memory stays at a few tens of MB
-whatever the size. A column's result depends only on its own values, the number of rows, the seed and
+whatever the size. A multi-threaded BLAS adds up a matrix product in another order with another number
+of threads, so the values are first rounded to a grid on which every such sum is exact
+(:func:`exact_grid`; a value moves by at most n · max|x| · 2⁻⁵²): the products, and so every p-value
+and interval, are the same bits whatever the number of threads. A column's result depends only on its own values, the number of rows, the seed and
 the number of resamples, not on the other columns.
 
 Tests (two-sided; ``d`` = the paired differences of a column, ``n`` its length):
@@ -69,6 +72,7 @@ __all__ = [
     "CORRECTIONS",
     "CI_METHODS",
     "unique_masks",
+    "exact_grid",
     "resample_sums",
     "jackknife_means",
     "jackknife_sums",
@@ -143,6 +147,30 @@ def unique_masks(valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return valid[:, first[order]], rank[inverse]
 
 
+def exact_grid(x: np.ndarray) -> np.ndarray:
+    """Round each column of ``x`` (finite values; shape ``(n, m)``) to a power-of-two grid on which every
+    sum of up to n of its values, each taken up to n times in all, is exact in float64.
+
+    The grid step of a column is 2^(e − 52) with 2^e > n · max|x|: every partial sum is then a whole
+    number of steps below 2^53 steps, so floating-point addition in any order (a multi-threaded BLAS
+    splits a matrix product differently with more threads) gives the same bits. A value moves by at
+    most half a step, ≤ n · max|x| · 2⁻⁵² (about the rounding error of one float sum over the column).
+
+    >>> g = exact_grid(np.array([[0.1], [0.2], [0.3]]))  # 3 · 0.3 < 2^0: steps of 2^-52
+    >>> bool(np.all(np.abs(g[:, 0] - [0.1, 0.2, 0.3]) <= 2.0**-53)), bool(np.all(g * 2.0**52 % 1 == 0))
+    (True, True)
+    """
+    a = np.asarray(x, dtype=np.float64)
+    n = a.shape[0]
+    if a.size == 0:
+        return a.copy()
+    top = np.abs(a).max(axis=0) * n
+    _, e = np.frexp(top)  # top < 2^e
+    step = np.ldexp(1.0, (e - 52).astype(np.int64))
+    step = np.where(top > 0, np.maximum(step, np.finfo(np.float64).tiny), 1.0)
+    return np.round(a / step) * step
+
+
 def _chunks(total: int, n: int) -> list[int]:
     size = max(1, CHUNK_ELEMENTS // max(n, 1))
     return [min(size, total - start) for start in range(0, total, size)]
@@ -179,7 +207,7 @@ def randomization_test(d: np.ndarray, *, permutations: int = 10000, seed: int = 
     seed = _check_seed(seed)
     n, m = x.shape
     valid = ~np.isnan(x)
-    dz = np.where(valid, x, 0.0)
+    dz = exact_grid(np.where(valid, x, 0.0))  # sums of any subset exact: the same bits on any BLAS
     total = dz.sum(axis=0)
     thresh = np.abs(total) - PERM_RTOL * np.abs(dz).sum(axis=0)
     hits = np.zeros(m, dtype=np.int64)
@@ -455,7 +483,7 @@ def resample_sums(x: np.ndarray, *, resamples: int = 10000, seed: int = 0, progr
     if n == 0 or m == 0:
         return sums, counts
     valid = ~np.isnan(a)
-    xz = np.where(valid, a, 0.0)
+    xz = exact_grid(np.where(valid, a, 0.0))  # exact resampled sums: the same bits on any BLAS
     masks, which = unique_masks(valid)
     maskf = masks.astype(np.float64)
     full = masks.all(axis=0)
