@@ -268,6 +268,36 @@ def test_strata_from_file_and_builtins(tmp_path):
     assert d["source"] == "file" and d["n_queries"] == 2 and d["small"] is False
 
 
+def test_num_rel_strata_come_with_every_stratified_report(tmp_path):
+    # issue 5: "--strata FILE ... reports every measure per stratum ...; built-in strata by number of
+    # relevant docs (0, 1, 2-5, > 5) and, when queries' texts are given, by query length": only query
+    # length is conditional, so the num_rel strata join every stratified report (a strata file or the
+    # query texts), and a report without strata has none
+    f = tmp_path / "strata.tsv"
+    f.write_text("q1 head\nq2 head\nq3 tail\n", encoding="utf-8")
+    # relevant = grade >= 1: q5 one; q2, q3, q4, q6 two; q1 three; q7 seven
+    expected_num_rel = {"num_rel:1": ["q5"], "num_rel:2-5": ["q1", "q2", "q3", "q4", "q6"], "num_rel:>5": ["q7"]}
+    rep = _rep(["nDCG@3"], strata=str(f))
+    assert list(rep.strata) == ["head", "tail", *expected_num_rel]
+    for name, qs in expected_num_rel.items():
+        assert rep.strata[name].source == "num_rel" and rep.strata[name].block.n_queries == len(qs)
+    assert [s["kind"] for s in rep.settings["strata"]] == ["file", "num_rel"]
+    texts = {q: "a b c" for q in QRELS}
+    rep = _rep(["nDCG@3"], query_texts=texts)
+    assert list(rep.strata) == [*expected_num_rel, "query_length:1-3"]
+    # asked for by name: once, where asked
+    rep = _rep(["nDCG@3"], strata=["num_rel", str(f)])
+    assert list(rep.strata) == [*expected_num_rel, "head", "tail"]
+    assert _rep(["nDCG@3"]).strata is None and "strata" not in _rep(["nDCG@3"]).to_dict()
+    # the command line too
+    qrels, runs = str(example_path("qrels.txt")), [str(example_path(f"runs/{n}")) for n in ("bm25.run", "rrf.run")]
+    r = CliRunner().invoke(cli, ["compare", qrels, *runs, "-m", "RR", "--strata", str(example_path("categories.tsv")), "--permutations", "100",
+                                 "--resamples", "100", "--curve-k", "0", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    kinds = {st["source"] for st in json.loads(r.output)["strata"].values()}
+    assert kinds == {"file", "num_rel"}
+
+
 @pytest.mark.parametrize(
     "content,message",
     [

@@ -124,7 +124,8 @@ def compare_cmd(
     measure is undefined (NA) for either run are dropped from that comparison and counted. --strata
     takes a file of 'qid category' lines (a query may be in several categories) or the built-in
     num_rel (0, 1, 2-5, >5 relevant docs) and query_length (1-3, 4-6, 7-10, >10 words; needs
-    --queries); name a file ./num_rel to read a file of that name.
+    --queries); name a file ./num_rel to read a file of that name. A stratified report (--strata or
+    --queries) always holds the num_rel strata, and with --queries the query_length strata.
     """
     from ._compare import compare
     from ._evaluate import DEFAULT_MEASURES

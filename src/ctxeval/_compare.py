@@ -23,7 +23,9 @@ query-set policies), then compared with the baseline run (the first, unless name
 * **Win / tie / loss**: queries where the run is better / equal (|difference| ≤ 1e-12) / worse than the
   baseline; "better" is lower for measures where lower is better (``Harm``).
 * **Strata** (:mod:`ctxeval._strata`): every measure per stratum, next to the overall figures;
-  strata with fewer than ``min_stratum`` queries are flagged ``small``.
+  strata with fewer than ``min_stratum`` queries are flagged ``small``. A stratified report (strata
+  given, or query texts) always holds the built-in strata by number of relevant docs (``num_rel``; after
+  the requested strata unless named among them), and with query texts those by query length.
 * **Curves**: metric@K (:mod:`ctxeval._curve`) for the families of the requested measures that take
   a cutoff, 11-point interpolated precision–recall, and for set-based evaluation (RAG measures
   requested or a pool given) PROC@k and %PROC@k per query.
@@ -476,6 +478,8 @@ def compare(
     name (default: the first run). ``strata``: a ``qid category`` file, a mapping ``qid -> category
     | [categories]``, the built-in ``"num_rel"`` / ``"query_length"``, or a list of these;
     ``query_texts`` (a ``qid<TAB>text`` or JSONL file, or a mapping) adds the ``query_length`` strata.
+    Every stratified report holds the ``num_rel`` strata (0, 1, 2–5, > 5 docs with grade ≥
+    ``num_rel_level``), named or not.
     ``curves_k``: cutoffs of the metric@K curves (default 1..max(20, largest cutoff asked), at most
     100; 0 for none); ``curve_measures``: their families (default: those of ``measures`` that take a
     cutoff). ``pr_rel``: relevance level of the precision–recall curve (default: the ``rel`` of the
@@ -584,7 +588,10 @@ def compare(
         sets: list[StratumSet] = []
         texts, texts_source = load_query_texts(query_texts)
         sources = _strata_sources(strata)
-        if texts and "query_length" not in [s for s in sources if isinstance(s, str)]:
+        named = [s for s in sources if isinstance(s, str)]
+        if (sources or texts) and "num_rel" not in named:
+            sources.append("num_rel")  # built in: part of every stratified report
+        if texts and "query_length" not in named:
             sources.append("query_length")
         for src in sources:
             if isinstance(src, str) and src in BUILTIN:
