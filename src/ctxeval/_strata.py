@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import ConfigError, FormatError
+from ._errors import ConfigError, FormatError, InputError
 
 __all__ = ["StratumSet", "load_strata", "load_query_texts", "num_rel_strata", "query_length_strata", "BUILTIN", "NUM_REL_BINS", "LENGTH_BINS"]
 
@@ -59,9 +59,15 @@ class StratumSet:
         return out
 
 
-def _lines(path: Path) -> list[tuple[int, str]]:
+def _lines(path: Path, what: str) -> list[tuple[int, str]]:
     try:
         text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{what} file {path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{what} file {path}: is a directory, not a file") from None
+    except PermissionError:
+        raise InputError(f"{what} file {path}: permission denied") from None
     except UnicodeDecodeError as exc:
         raise FormatError(str(path), None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     return list(enumerate(text.splitlines(), 1))
@@ -84,7 +90,7 @@ def load_strata(source: Any, evaluated: Sequence[str]) -> StratumSet:
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source)
         name = str(path)
-        for lineno, line in _lines(path):
+        for lineno, line in _lines(path, "strata"):
             text = line.strip()
             if not text or text.startswith("#"):
                 continue
@@ -151,7 +157,7 @@ def load_query_texts(source: Any) -> tuple[dict[str, str], str]:
         raise ConfigError(f"query texts must be a file path or a mapping of query id to text, got {type(source).__name__}")
     path = Path(source)
     name = str(path)
-    lines = _lines(path)
+    lines = _lines(path, "query texts")
     first = next((t for _, t in lines if t.strip()), "")
     as_json = path.suffix.lower() in (".jsonl", ".ndjson") or first.lstrip().startswith("{")
     out: dict[str, str] = {}
