@@ -390,6 +390,26 @@ def _strata_sources(strata: Any) -> list[Any]:
     return list(strata)
 
 
+def _strata_notes(sets: list[StratumSet]) -> list[str]:
+    """What the strata leave out: ids of a strata file that were not evaluated, evaluated queries in none
+    of its strata, evaluated queries without a text (so in no query_length stratum)."""
+    out = []
+    for s in sets:
+        if s.kind == "file" and (s.unknown or s.unassigned):
+            where = f"strata file {s.source}" if not s.source.startswith("<") else f"strata {s.source}"
+            parts = []
+            if s.unknown:
+                shown = ", ".join(s.unknown[:5]) + (", ..." if len(s.unknown) > 5 else "")
+                parts.append(f"{len(s.unknown)} of its query ids were not evaluated ({shown})")
+            if s.unassigned:
+                parts.append(f"{s.unassigned} evaluated queries are in none of its strata")
+            out.append(f"{where}: " + "; ".join(parts))
+        if s.kind == "query_length" and s.detail.get("queries_without_text"):
+            n = s.detail["queries_without_text"]
+            out.append(f"query texts {s.source}: {n} evaluated queries have no text and are in no query_length stratum")
+    return out
+
+
 def _check(cfg: _Config) -> None:
     if cfg.test not in _stats.TESTS:
         raise ConfigError(f"test must be one of {', '.join(_stats.TESTS)}, got {cfg.test!r}")
@@ -603,6 +623,7 @@ def compare(
                     sets.append(query_length_strata(texts, union, texts_source))
             else:
                 sets.append(load_strata(src, union))
+        notes.extend(_strata_notes(sets))
         seen_names: dict[str, str] = {}
         for s in sets:
             for name in s.members:
