@@ -576,6 +576,8 @@ def compare(
         raise ConfigError(f"distraction_k must be a whole number >= 1, got {distraction_k!r}")
 
     notes: list[str] = []
+    if len(run_objs) == 1:
+        notes.append("only one run: nothing to compare with the baseline (give two or more runs for paired tests)")
     with _Progress(progress) as bar:
         tick = bar.task("evaluating runs", len(run_objs))
         parts = []
