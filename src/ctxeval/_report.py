@@ -70,7 +70,20 @@ def _describe(report: Report) -> str:
     from ._compare import CORRECTION_NAMES
 
     corr = CORRECTION_NAMES[st["correction"]]
-    return f"{how}, two-sided, {corr}{' correction' if st['correction'] != 'none' else ''} over {len(report.comparisons)} comparisons, alpha = {st['alpha']:g}, seed {st['seed']}"
+    tested, untested = _family(report)
+    left = f" ({_plural(untested, 'comparison')} without a p-value left out)" if untested else ""
+    return f"{how}, two-sided, {corr}{' correction' if st['correction'] != 'none' else ''} over {_plural(tested, 'comparison')}{left}, alpha = {st['alpha']:g}, seed {st['seed']}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _family(report: Report) -> tuple[int, int]:
+    """The comparisons of the overall table with a p-value (the corrected family) and those without
+    (no paired query where both values are defined, or too few for the test)."""
+    tested = sum(1 for c in report.comparisons if not math.isnan(c.p_value))
+    return tested, len(report.comparisons) - tested
 
 
 def _ci_text(report: Report) -> str:
@@ -128,8 +141,11 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
         label = s.name + (" (baseline)" if s.name == report.baseline else "")
         table.add_row(label, *cells)
     console.print(table)
-    console.print(f"* best value of the column; {UP}/{DOWN} significantly better/worse than {report.baseline}; [lo, hi]: {_ci_text(report)}")
-    console.print(f"test: {_describe(report)}")
+    if block.comparisons:
+        console.print(f"* best value of the column; {UP}/{DOWN} significantly better/worse than {report.baseline}; [lo, hi]: {_ci_text(report)}")
+        console.print(f"test: {_describe(report)}")
+    else:
+        console.print(f"[lo, hi]: {_ci_text(report)}")
     if block.comparisons:
         ct = Table(title="against the baseline", show_lines=False)
         for name, just in (("run", "left"), ("measure", "left"), ("diff", "right"), ("CI of diff", "right"), ("p", "right"), ("p adj.", "right"), ("W/T/L", "right"), ("n", "right"), ("NA", "right")):
@@ -169,7 +185,8 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
         min_n = report.settings.get("min_stratum")
         if small:
             console.print(f"(small): fewer than {min_n} queries; read its figures and tests with care ({len(small)} strata)")
-        console.print(f"per stratum: the same test, corrected over the stratum's {len(block.comparisons)} comparisons")
+        if block.comparisons:
+            console.print("per stratum: the same test, corrected within the stratum over its comparisons with a p-value")
     for line in _accounting(report):
         console.print(line)
     text = buf.getvalue()
@@ -262,14 +279,10 @@ def _md_comparisons(block: Block, digits: int) -> list[str]:
 def to_markdown(report: Report, digits: int = 4) -> str:
     lines = [f"## Comparison with the baseline {markdown_escape(report.baseline)} ({_n_queries(report)} queries)", ""]
     lines += _md_summary(report, report.overall, digits, True)
-    lines += [
-        "",
-        (
-            f"Bold: best value of the column. {UP} / {DOWN}: significantly better / worse than the baseline "
-            f"({_describe(report)}). Brackets: {_ci_text(report)}."
-        ),
-        "",
-    ]
+    legend = f"Brackets: {_ci_text(report)}."
+    if report.comparisons:
+        legend = f"Bold: best value of the column. {UP} / {DOWN}: significantly better / worse than the baseline ({_describe(report)}). " + legend
+    lines += ["", legend, ""]
     if report.comparisons:
         lines += ["### Against the baseline", ""]
         lines += _md_comparisons(report.overall, digits)
@@ -322,12 +335,16 @@ def to_latex(report: Report, digits: int = 3, ci: bool = False, label: str = "ta
     st = report.settings
     corr = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini--Hochberg", "none": "no"}[st["correction"]]
     test = {"randomization": f"paired randomization test ({st['permutations']} sign flips)", "t": "paired $t$-test", "wilcoxon": "Wilcoxon signed-rank test", "bootstrap": f"paired bootstrap test ({st['resamples']} resamples)"}[st["test"]]
-    caption = (
-        f"Mean over {_n_queries(report)} queries. Best value per column in bold. "
-        f"$^{{\\uparrow}}$/$^{{\\downarrow}}$: significantly better/worse than the baseline "
-        f"({latex_escape(report.baseline)}), two-sided {test}, {corr} correction over {len(block.comparisons)} comparisons, "
-        f"$\\alpha = {st['alpha']:g}$."
-    )
+    tested, untested = _family(report)
+    caption = f"Mean over {_n_queries(report)} queries."
+    if block.comparisons:
+        caption += (
+            " Best value per column in bold. "
+            f"$^{{\\uparrow}}$/$^{{\\downarrow}}$: significantly better/worse than the baseline "
+            f"({latex_escape(report.baseline)}), two-sided {test}, {corr} correction over {_plural(tested, 'comparison')}"
+            + (f" ({_plural(untested, 'comparison')} without a $p$-value left out)" if untested else "")
+            + f", $\\alpha = {st['alpha']:g}$."
+        )
     if ci:
         caption += f" Brackets: {st['confidence'] * 100:g}\\,\\% bootstrap confidence interval ({'BCa' if st['ci_method'] == 'bca' else 'percentile'}, {st['resamples']} resamples)."
     lines = [
