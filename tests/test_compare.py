@@ -480,6 +480,67 @@ def test_table_marks_best_significance_and_cis():
     assert "▲/▼ significantly better/worse than run" in text
 
 
+def test_renderings_say_which_figures_are_sums_or_geometric_means():
+    # "mean" is the measure's summary: a count (NumRelRet) is summed over queries and gm_map is a
+    # geometric mean; every rendering that says "mean" must say so, and a count is not ranked "best"
+    # (its total depends on how many queries each run was evaluated on)
+    rep = _rep(["nDCG@3", "NumRelRet", "gm_map"])
+    tex, md, table = rep.to_latex(), rep.to_markdown(), rep.to_table(width=200)
+    cap = next(line for line in tex.splitlines() if line.startswith("\\caption{"))
+    assert "NumRelRet: sum over queries" in cap and "gm\\_map: geometric mean" in cap
+    assert "NumRelRet: sum over queries" in md and "gm\\_map: geometric mean" in md
+    assert "NumRelRet: sum over queries" in table and "gm_map: geometric mean" in table
+    body = tex.splitlines()
+    rows = body[body.index("\\midrule") + 1 : body.index("\\bottomrule")]
+    assert all("\\textbf" not in row.split(" & ")[2] for row in rows)  # the count column
+    plain = _rep(["nDCG@3"]).to_latex()
+    assert "sum over queries" not in plain and "geometric mean" not in plain
+
+
+def test_correction_text_counts_only_the_comparisons_with_a_p_value():
+    # RA-nWG needs docs of grade >= 3: undefined on every query here, so its comparison has no p-value
+    # and is not in the corrected family (m = 1): the texts must say 1 comparison, not 2
+    qrels = {"q1": {"a": 1}, "q2": {"b": 2}, "q3": {"c": 1}}
+    base = {"q1": {"x": 2, "a": 1}, "q2": {"x": 2, "b": 1}, "q3": {"c": 1}}
+    new = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    rep = compare(qrels, [base, new], ["RR", "RA-nWG@2"], **FAST)
+    rr, ra = rep.comparisons
+    assert math.isnan(ra.p_value) and rr.p_adjusted == rr.p_value  # Holm over m = 1
+    for text in (rep.to_table(width=200), rep.to_markdown(), rep.to_latex()):
+        assert "over 1 comparison" in text and "over 2 comparisons" not in text, text
+    assert "1 comparison without a p-value left out" in rep.to_table(width=200)
+
+
+def test_text_reports_say_what_the_strata_and_query_texts_left_out(tmp_path):
+    f = tmp_path / "strata.tsv"
+    f.write_text("q1 head\nq2 head\nq98 head\nq99 tail\n", encoding="utf-8")
+    rep = _rep(["nDCG@3"], strata=str(f), query_texts={"q1": "a b", "q2": "c d e"})
+    expected = [
+        f"strata file {f}: 2 of its query ids were not evaluated (q98, q99); 5 evaluated queries are in none of its strata",
+        "query texts <query texts mapping>: 5 evaluated queries have no text and are in no query_length stratum",
+    ]
+    assert all(e in rep.notes for e in expected), rep.notes
+    for text in (rep.to_table(width=300), rep.to_markdown()):
+        assert "2 of its query ids were not evaluated" in text and "5 evaluated queries have no text" in text
+
+
+def test_a_single_run_is_reported_with_a_note_instead_of_comparisons():
+    rep = compare(QRELS, BASE, ["nDCG@3"], **FAST)
+    assert rep.comparisons == []
+    note = "only one run: nothing to compare with the baseline (give two or more runs for paired tests)"
+    assert note in rep.notes and note in rep.to_table(width=200) and "over 0 comparisons" not in rep.to_table(width=200)
+
+
+def test_missing_strata_and_queries_files_are_named(tmp_path):
+    with pytest.raises(CtxevalError, match=r"strata file .*nope\.tsv: no such file"):
+        _rep(["nDCG@3"], strata=str(tmp_path / "nope.tsv"))
+    with pytest.raises(CtxevalError, match=r"query texts file .*nope\.tsv: no such file"):
+        _rep(["nDCG@3"], query_texts=str(tmp_path / "nope.tsv"))
+    qrels, run = str(example_path("qrels.txt")), str(example_path("runs/bm25.run"))
+    r = CliRunner().invoke(cli, ["compare", qrels, run, "--strata", str(tmp_path / "nope.tsv")])
+    assert r.exit_code == 2 and "strata file" in r.output and "no such file" in r.output
+
+
 def test_to_html_delegates_or_explains(monkeypatch):
     rep = _rep(["nDCG@3"])
     seen = {}

@@ -75,6 +75,19 @@ def _describe(report: Report) -> str:
     return f"{how}, two-sided, {corr}{' correction' if st['correction'] != 'none' else ''} over {_plural(tested, 'comparison')}{left}, alpha = {st['alpha']:g}, seed {st['seed']}"
 
 
+def _aggregate_note(report: Report, escape: Any = str) -> str:
+    """Which columns are not arithmetic means: counts are summed over queries (and not ranked: a total
+    depends on how many queries a run was evaluated on), ``gm_*`` are geometric means."""
+    sums = [escape(str(m)) for m in report.measures if m.spec.aggregate == "sum"]
+    gms = [escape(str(m)) for m in report.measures if m.spec.aggregate == "gmean"]
+    parts = []
+    if sums:
+        parts.append(f"{', '.join(sums)}: {'sum' if len(sums) == 1 else 'sums'} over queries, not ranked")
+    if gms:
+        parts.append(f"{', '.join(gms)}: geometric {'mean' if len(gms) == 1 else 'means'} (of max(x, 1e-5); tested on the log scale)")
+    return "; ".join(parts)
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -146,6 +159,9 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
         console.print(f"test: {_describe(report)}")
     else:
         console.print(f"[lo, hi]: {_ci_text(report)}")
+    agg = _aggregate_note(report)
+    if agg:
+        console.print(f"not means: {agg}")
     if block.comparisons:
         ct = Table(title="against the baseline", show_lines=False)
         for name, just in (("run", "left"), ("measure", "left"), ("diff", "right"), ("CI of diff", "right"), ("p", "right"), ("p adj.", "right"), ("W/T/L", "right"), ("n", "right"), ("NA", "right")):
@@ -280,6 +296,9 @@ def to_markdown(report: Report, digits: int = 4) -> str:
     lines = [f"## Comparison with the baseline {markdown_escape(report.baseline)} ({_n_queries(report)} queries)", ""]
     lines += _md_summary(report, report.overall, digits, True)
     legend = f"Brackets: {_ci_text(report)}."
+    agg = _aggregate_note(report, markdown_escape)
+    if agg:
+        legend += f" Not means: {agg}."
     if report.comparisons:
         legend = f"Bold: best value of the column. {UP} / {DOWN}: significantly better / worse than the baseline ({_describe(report)}). " + legend
     lines += ["", legend, ""]
@@ -336,7 +355,8 @@ def to_latex(report: Report, digits: int = 3, ci: bool = False, label: str = "ta
     corr = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini--Hochberg", "none": "no"}[st["correction"]]
     test = {"randomization": f"paired randomization test ({st['permutations']} sign flips)", "t": "paired $t$-test", "wilcoxon": "Wilcoxon signed-rank test", "bootstrap": f"paired bootstrap test ({st['resamples']} resamples)"}[st["test"]]
     tested, untested = _family(report)
-    caption = f"Mean over {_n_queries(report)} queries."
+    agg = _aggregate_note(report, latex_escape)
+    caption = f"Mean over {_n_queries(report)} queries" + (f" ({agg})." if agg else ".")
     if block.comparisons:
         caption += (
             " Best value per column in bold. "
