@@ -626,3 +626,37 @@ def test_many_queries_are_binned_with_exact_counts():
     )
     assert _captions(root.find(id="per-query")) == [expected]
     assert len(_svgs(page)[0]) < 120_000
+
+
+# --------------------------------------------------------------------------------------------------
+# agreement with compare's definitions (audit of issue 5)
+# --------------------------------------------------------------------------------------------------
+
+
+def _two_run_report(measures, aggregates, settings):
+    comps = [
+        {"run": "b", "measure": m, "mean": aggregates[m][1], "baseline_mean": aggregates[m][0], "diff": aggregates[m][1] - aggregates[m][0],
+         "ci": [0.0, 1.0], "p_value": 0.04, "p_adjusted": 0.04, "significant": False, "wins": 1, "ties": 0, "losses": 0, "n_queries": 1, "n_dropped": 0}
+        for m in measures
+    ]  # fmt: skip
+    runs = [
+        {"name": n, "aggregate": {m: aggregates[m][i] for m in measures}, "ci": {m: [aggregates[m][i] - 1, aggregates[m][i] + 1] for m in measures}}
+        for i, n in enumerate(("a", "b"))
+    ]  # fmt: skip
+    return {"baseline": "a", "measures": measures, "runs": runs, "comparisons": comps, "settings": settings}
+
+
+def test_counts_are_not_ranked_and_the_legend_says_what_each_cell_is():
+    # compare's text reports do not rank counts (a sum over queries depends on how many queries a run
+    # has); the HTML report must agree, and say that the count is a sum and gm_map a geometric mean
+    rep = _two_run_report(["NumRelRet", "gm_map", "nDCG@10"], {"NumRelRet": (10.0, 12.0), "gm_map": (0.2, 0.3), "nDCG@10": (0.5, 0.4)},
+                          {"test": "randomization", "correction": "holm", "alpha": 0.05, "confidence": 0.9})
+    root, _ = parse(render_html(rep))
+    summary = root.find(id="summary")
+    cells = _table_cells(summary.find("table"))
+    assert {k for k, v in cells.items() if "best" in v.classes} == {("b", "gm_map"), ("a", "nDCG@10")}
+    note = " ".join(summary.find("p", cls="note").text().split())
+    assert "NumRelRet: sum over queries, not ranked" in note and "gm_map: geometric mean" in note
+    # significant means p_adjusted < alpha (compare's rule), and the level is the report's, 90 %
+    assert "p < 0.05" in note and "≤" not in note
+    assert "90 % confidence interval" in note and "95 %" not in render_html(rep)

@@ -4,9 +4,10 @@
 opens offline: no scripts, no network requests (a strict Content-Security-Policy forbids them), no
 external fonts; the plots are SVG made with matplotlib and embedded inline. It shows
 
-* the summary table: the mean of every measure per run with its 95 % confidence interval, the best
-  value per measure in bold (highest, or lowest for measures whose registry entry says lower is better,
-  such as ``Harm@k``), and ▲/▼ where a run differs significantly from the baseline;
+* the summary table: the mean of every measure per run with its confidence interval (95 % unless the
+  settings give another ``confidence``), the best value per measure in bold (highest, or lowest for
+  measures whose registry entry says lower is better, such as ``Harm@k``; counts, summed over queries,
+  are not ranked), and ▲/▼ where a run differs significantly (adjusted p < alpha) from the baseline;
 * the differences to the baseline: diff, its CI, p, adjusted p, wins/ties/losses per run and measure;
 * metric@K curves (the mean of a measure at every cut-off K) and interpolated precision-recall curves
   (precision at recall level r is max{P(k) : R(k) >= r}, the 11-point curve of Manning, Raghavan and
@@ -150,6 +151,16 @@ def _ci(value: Any, where: str) -> tuple[float | None, float | None] | None:
     if len(pair) != 2:
         raise _fail(where, "expected [low, high]", value)
     return _num(pair[0], f"{where}[0]"), _num(pair[1], f"{where}[1]")
+
+
+def _aggregate(measure: str) -> str | None:
+    """How the measure is summarised over queries (``mean``, ``sum``, ``gmean``); None when unknown."""
+    from ._measures import parse_measure
+
+    try:
+        return str(parse_measure(measure).spec.aggregate)
+    except MeasureError:
+        return None
 
 
 def _direction(measure: str) -> bool | None:
@@ -309,7 +320,10 @@ class _Report:
             raise _fail("baseline", f"must be one of the runs ({', '.join(map(repr, self.names))})", self.baseline)
         self.index = {n: i for i, n in enumerate(self.names)}
         self.direction = {m: _direction(m) for m in self.measures}
+        self.aggregate = {m: _aggregate(m) for m in self.measures}
         self.settings = _map(rep.get("settings"), "settings")
+        level = _num(self.settings.get("confidence"), "settings.confidence")
+        self.level = f"{level * 100:g} %" if level is not None and 0 < level < 1 else "95 %"
         self.comparisons = self._comparisons(rep.get("comparisons"), "comparisons")
 
     def run_index(self, name: Any, where: str) -> int:
@@ -369,7 +383,9 @@ def _summary_table(
     for m, vals in means.items():
         present = [v for v in vals if v is not None]
         hb = rep.direction[m]
-        best[m] = None if hb is None or len(present) < 2 else (max(present) if hb else min(present))
+        # a count (sum over queries) is not ranked: its total depends on how many queries a run has
+        ranked = hb is not None and rep.aggregate[m] != "sum"
+        best[m] = None if not ranked or len(present) < 2 else (max(present) if hb else min(present))
     head = "".join(
         f'<th scope="col">{_e(m)}'
         + ('<span class="dir">lower is better</span>' if rep.direction[m] is False else "")
@@ -395,23 +411,35 @@ def _summary_table(
     return f'<table class="summary"><thead><tr><th scope="col">run</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+def _not_means(rep: _Report) -> str:
+    """Which columns are not arithmetic means (as compare's text reports say it)."""
+    sums = [m for m in rep.measures if rep.aggregate[m] == "sum"]
+    gms = [m for m in rep.measures if rep.aggregate[m] == "gmean"]
+    parts = []
+    if sums:
+        parts.append(f"{_e(', '.join(sums))}: {'sum' if len(sums) == 1 else 'sums'} over queries, not ranked")
+    if gms:
+        parts.append(f"{_e(', '.join(gms))}: geometric {'mean' if len(gms) == 1 else 'means'} (of max(x, 1e-5); tested on the log scale)")
+    return f" Not means: {'; '.join(parts)}." if parts else ""
+
+
 def _sig_legend(rep: _Report) -> str:
     if not rep.comparisons:
         return (
-            '<p class="note">Each cell: the mean over the queries where the measure is defined, and its 95 % '
+            f'<p class="note">Each cell: the mean over the queries where the measure is defined, and its {rep.level} '
             "confidence interval when given. <b>Bold</b>: best value of the measure. No comparisons to the "
-            "baseline in this report.</p>"
+            f"baseline in this report.{_not_means(rep)}</p>"
         )
     s = rep.settings
     test = _e(s.get("test", "paired"))
     corr = _e(s.get("correction", "the configured"))
     alpha = _e(s.get("alpha", "alpha"))
     return (
-        '<p class="note">Each cell: the mean over the queries where the measure is defined, and its 95 % '
+        f'<p class="note">Each cell: the mean over the queries where the measure is defined, and its {rep.level} '
         "confidence interval. <b>Bold</b>: best value of the measure. "
         '<span class="sig better">▲</span>/<span class="sig worse">▼</span>: significantly higher/lower '
-        f"than the baseline (two-sided {test} test, {corr}-adjusted p &le; {alpha}); blue marks an "
-        "improvement, red a deterioration, in the measure's direction.</p>"
+        f"than the baseline (two-sided {test} test, {corr}-adjusted p &lt; {alpha}); blue marks an "
+        f"improvement, red a deterioration, in the measure's direction.{_not_means(rep)}</p>"
     )
 
 
@@ -464,7 +492,7 @@ def _section_comparisons(rep: _Report) -> str:
             "mean",
             "baseline",
             "diff",
-            "95 % CI of diff",
+            f"{rep.level} CI of diff",
             "p",
             "p adj.",
             "sig.",
