@@ -62,7 +62,7 @@ GM_FLOOR = 1e-5
 TEST_NAMES = {
     "randomization": "paired randomization test (random sign flips), two-sided, p = (b + 1) / (B + 1)",
     "t": "paired t-test, two-sided",
-    "wilcoxon": "Wilcoxon signed-rank test, two-sided (scipy's defaults: zeros dropped, exact for n <= 50 without ties or zeros, normal approximation with tie correction otherwise)",
+    "wilcoxon": "Wilcoxon signed-rank test, two-sided (scipy's defaults: zeros dropped, exact for n <= 50 without ties or zeros, every sign flip for n <= 13 with them, normal approximation with tie correction otherwise)",
     "bootstrap": "paired studentized bootstrap test, two-sided, p = (b + 1) / (B + 1)",
 }
 CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "none": "no correction"}
