@@ -422,7 +422,7 @@ def test_latex_structure_and_escaping():
     assert "\\begin{tabular}{lrr}" in tex
     assert "Run & nDCG@3 & \\%PROC@2 \\\\" in lines
     body = lines[lines.index("\\midrule") + 1 : lines.index("\\bottomrule")]
-    assert len(body) == 2 and body[0].startswith("base\\_1\\&co (baseline) & ") and body[1].startswith("new|50\\% & ")
+    assert len(body) == 2 and body[0].startswith("base\\_1\\&co (baseline) & ") and body[1].startswith("new\\textbar{}50\\% & ")
     # best per column in bold: one bold cell per column (unless tied)
     for j, m in enumerate(rep.measures):
         vals = [s.aggregate[m] for s in rep.overall.runs]
@@ -432,6 +432,45 @@ def test_latex_structure_and_escaping():
             assert cell.startswith("\\textbf{") == (v == best)
     cap = next(line for line in lines if line.startswith("\\caption{"))
     assert "$^{\\uparrow}$/$^{\\downarrow}$: significantly better/worse than the baseline" in cap and "Holm" in cap
+
+
+def test_latex_rows_cannot_be_taken_for_optional_arguments_and_bars_are_text():
+    # after \\\\ or \\midrule, a row starting with "[" would be read as their optional argument
+    # ([length] / [width]) and break the table; "|" is an em dash in LaTeX's default font encoding
+    from ctxeval import Run
+
+    runs = [Run.from_dict(BASE, name="[v1]|base"), Run.from_dict(NEW, name="[v2]")]
+    tex = compare(QRELS, runs, ["nDCG@3"], **FAST).to_latex()
+    lines = tex.splitlines()
+    body = lines[lines.index("\\midrule") + 1 : lines.index("\\bottomrule")]
+    assert body[0].startswith("{[}v1{]}\\textbar{}base (baseline) & ") and body[1].startswith("{[}v2{]} & ")
+    assert all(not line.lstrip().startswith("[") for line in lines)
+
+
+def test_markdown_escapes_math_and_strikethrough_marks():
+    from ctxeval._report import markdown_escape
+
+    # GitHub renders $...$ as math and ~x~ as strikethrough
+    assert markdown_escape("a$b$~c~") == "a\\$b\\$\\~c\\~"
+
+
+def test_markdown_tables_keep_their_column_count_whatever_the_names():
+    import re
+
+    from ctxeval import Run
+
+    runs = [Run.from_dict(BASE, name="b|a_s%e&#$"), Run.from_dict(NEW, name="n{e}w\\~^`*[x]<y>|")]
+    rep = compare(QRELS, runs, ["nDCG@3", "%PROC@2", "NumRelRet"], strata={"q1": "a|b", "q2": ["x|y|z", "a|b"]}, **FAST)
+    tables, cur = [], []
+    for line in rep.to_markdown().splitlines() + [""]:
+        if line.startswith("|"):
+            cur.append(line)
+        elif cur:
+            tables.append(cur)
+            cur = []
+    assert len(tables) >= 3
+    for t in tables:
+        assert len({len(re.findall(r"(?<!\\)\|", line)) for line in t}) == 1, t
 
 
 def test_markdown_structure_and_escaping():

@@ -229,7 +229,10 @@ def _accounting(report: Report) -> list[str]:
 # Markdown
 # --------------------------------------------------------------------------------------------------
 
-_MD_SPECIAL = {"\\": "\\\\", "|": "\\|", "*": "\\*", "_": "\\_", "`": "\\`", "[": "\\[", "]": "\\]", "<": "&lt;", ">": "&gt;", "&": "&amp;", "#": "\\#"}
+_MD_SPECIAL = {
+    "\\": "\\\\", "|": "\\|", "*": "\\*", "_": "\\_", "`": "\\`", "[": "\\[", "]": "\\]", "<": "&lt;", ">": "&gt;", "&": "&amp;", "#": "\\#",
+    "$": "\\$", "~": "\\~",  # GitHub: $...$ is math, ~x~ strikethrough
+}  # fmt: skip
 
 
 def markdown_escape(text: str) -> str:
@@ -336,6 +339,9 @@ _TEX_SPECIAL = {
     "^": r"\textasciicircum{}",
     "<": r"\textless{}",
     ">": r"\textgreater{}",
+    "|": r"\textbar{}",  # an em dash in the OT1 font encoding
+    "[": "{[}",  # a cell starting with [ after \\ or \midrule would be read as their optional argument
+    "]": "{]}",
 }
 
 
