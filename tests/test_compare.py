@@ -166,6 +166,56 @@ def test_cis_match_scipy_bootstrap_and_geometric_and_sum_summaries():
     assert s.aggregate[rep.measures[2]] == total and s.ci[rep.measures[2]][0] <= total <= s.ci[rep.measures[2]][1]
 
 
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_difference_ci_matches_scipy_paired_bootstrap(method):
+    rng = np.random.default_rng(99)
+    qrels = {f"q{i:02d}": {f"d{j}": int(rng.integers(0, 3)) for j in range(10)} for i in range(35)}
+    runs = [{q: {f"d{j}": float(rng.random()) for j in range(10)} for q in qrels} for _ in range(2)]
+    rep = compare(qrels, runs, ["nDCG@5"], ci=method, resamples=3000, permutations=100, seed=7, curves_k=0)
+    a, b = (evaluate(qrels, r, ["nDCG@5"]).runs[0].values[rep.measures[0]] for r in runs)
+    ref = stats.bootstrap((b, a), lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis), paired=True, n_resamples=3000,
+                          method="BCa" if method == "bca" else "percentile", rng=np.random.default_rng(7)).confidence_interval
+    assert rep.comparisons[0].ci == pytest.approx((ref.low, ref.high), rel=1e-9)
+
+
+@pytest.mark.parametrize("test", ["randomization", "t", "wilcoxon", "bootstrap"])
+def test_a_run_identical_to_the_baseline_is_never_different(test):
+    rep = _rep(["nDCG@3", "RR", "Harm@2"], runs=[BASE, dict(BASE)], test=test)
+    for c in rep.comparisons:
+        assert c.diff == 0 and c.ci == (0.0, 0.0) and c.p_value == 1.0 and not c.significant
+        assert (c.wins, c.ties, c.losses) == (0, c.n_queries, 0)
+
+
+def test_one_and_two_queries_against_scipy_and_exact_enumeration():
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    base = {"q1": {"x": 2, "a": 1}, "q2": {"b": 1}}
+    new = {"q1": {"a": 1}, "q2": {"y": 3, "z": 2, "b": 1}}
+    one = ({"q1": qrels["q1"]}, [{"q1": base["q1"]}, {"q1": new["q1"]}])
+    # one query, d = 1 - 1/2: both sign flips reach |d|, p = 1 exactly; the t-test and the bootstrap
+    # test need two queries (NA, not significant); scipy's Wilcoxon gives 1 for one difference
+    for test, expected in (("randomization", 1.0), ("t", None), ("wilcoxon", stats.wilcoxon([0.5]).pvalue), ("bootstrap", None)):
+        c = compare(*one, ["RR"], test=test, **FAST).comparisons[0]
+        assert (c.n_queries, c.diff) == (1, 0.5)
+        assert (math.isnan(c.p_value) and math.isnan(c.p_adjusted)) if expected is None else c.p_value == pytest.approx(expected)
+        assert not c.significant
+    # two queries, d = (+1/2, -2/3): flips give |±1/2 ± 2/3| >= 1/6 always, p = 1; t and Wilcoxon as scipy
+    a, b = np.array([1.0, 1 / 3]), np.array([0.5, 1.0])
+    for test, ref in (("randomization", 1.0), ("t", stats.ttest_rel(a, b).pvalue), ("wilcoxon", stats.wilcoxon(a, b).pvalue)):
+        c = compare(qrels, [base, new], ["RR"], test=test, **FAST).comparisons[0]
+        assert c.p_value == pytest.approx(ref, rel=1e-9) and (c.wins, c.ties, c.losses) == (1, 0, 1)
+
+
+def test_wilcoxon_with_zeros_and_ties_matches_scipy_in_compare():
+    # RR differences over 30 queries: many zeros (equal ranks) and tied magnitudes
+    rng = np.random.default_rng(12)
+    qrels = {f"q{i:02d}": {"a": 1} for i in range(30)}
+    runs = [{q: {"a": 1.0, **{f"x{j}": 2.0 + j for j in range(int(rng.integers(0, 3)))}} for q in qrels} for _ in range(2)]
+    rep = compare(qrels, runs, ["RR"], test="wilcoxon", **FAST)
+    a, b = (evaluate(qrels, r, ["RR"]).runs[0].values[rep.measures[0]] for r in runs)
+    assert np.any(a == b) and len(set(np.abs(a - b)[a != b])) < np.count_nonzero(a != b)  # zeros and ties
+    assert rep.comparisons[0].p_value == pytest.approx(stats.wilcoxon(b, a).pvalue, rel=1e-10)
+
+
 def test_t_test_on_geometric_mean_uses_log_differences():
     rep = _rep(["gm_map"], test="t")
     _, new, base = _paired("gm_map")
