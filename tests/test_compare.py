@@ -429,6 +429,20 @@ def test_report_curves_pr_and_proc():
     assert got["q6"] == [None, None]
 
 
+def test_metric_at_k_curves_even_when_no_measure_asked_for_has_a_cutoff():
+    # "Metric@K curves ... per run are part of the report data": with only measures without a cutoff
+    # (gm_map, Rprec) the report falls back to nDCG@K and says so
+    opts = {k: v for k, v in FAST.items() if k != "curves_k"}
+    rep = compare(QRELS, [BASE, NEW], ["gm_map", "Rprec"], curves_k="1:3", **opts)
+    series = {(s["run"], s["measure"]): s["values"] for s in rep.curves["series"]}
+    assert set(series) == {("run", "nDCG"), ("run#2", "nDCG")}
+    for k in (1, 3):
+        assert series[("run", "nDCG")][k - 1] == pytest.approx(evaluate(QRELS, BASE, [f"nDCG@{k}"]).runs[0].mean(f"nDCG@{k}"))
+    assert rep.settings["curve_measures"] == ["nDCG"]
+    assert any("metric@K curves of nDCG" in n for n in rep.notes)
+    assert _rep(["gm_map"]).curves is None  # curves_k=0: none asked for
+
+
 def test_no_proc_without_rag_or_pool_and_pool_gives_proc():
     assert _rep(["nDCG@3"]).proc is None
     rep = _rep(["nDCG@3"], pool=BASE, allow_outside_pool=True)

@@ -502,7 +502,7 @@ def compare(
     ``num_rel_level``), named or not.
     ``curves_k``: cutoffs of the metric@K curves (default 1..max(20, largest cutoff asked), at most
     100; 0 for none); ``curve_measures``: their families (default: those of ``measures`` that take a
-    cutoff). ``pr_rel``: relevance level of the precision–recall curve (default: the ``rel`` of the
+    cutoff; nDCG when none of them does). ``pr_rel``: relevance level of the precision–recall curve (default: the ``rel`` of the
     first measure having one, else 1). ``proc_k``: the k of the PROC / %PROC data (default: the
     cutoff of the first PROC, %PROC or other RAG measure, else 10). ``distraction_k``: add the
     distraction table of :func:`ctxeval.distraction_table` at this k (default: the cutoff of the first
@@ -546,6 +546,7 @@ def compare(
         ks = []
     else:
         ks = parse_ks(curves_k)
+    curve_note = ""
     if curve_measures is None:
         fams: list[str] = []
         for m in user:
@@ -553,6 +554,9 @@ def compare(
                 fams.append(curve_family(m))
             except MeasureError:
                 continue
+        if not fams and ks:
+            fams = ["nDCG"]  # the curves are part of every report: the standard one when none asked for has a cutoff
+            curve_note = "metric@K curves of nDCG: none of the measures asked for takes a cutoff @K"
     else:
         fams = [curve_family(f) for f in curve_measures]
     curves = _curve_measures(fams, ks) if ks and fams else {}
@@ -575,7 +579,7 @@ def compare(
     elif isinstance(distraction_k, bool) or not isinstance(distraction_k, int) or distraction_k < 1:
         raise ConfigError(f"distraction_k must be a whole number >= 1, got {distraction_k!r}")
 
-    notes: list[str] = []
+    notes: list[str] = [curve_note] if curve_note else []
     if len(run_objs) == 1:
         notes.append("only one run: nothing to compare with the baseline (give two or more runs for paired tests)")
     with _Progress(progress) as bar:
@@ -674,6 +678,7 @@ def compare(
     if texts_source:
         settings["queries"] = texts_source
     settings["curves_k"] = ks
+    settings["curve_measures"] = list(curves)
     settings["pr_rel"] = rel
     settings["proc_k"] = pk if proc_result is not None else None
 
