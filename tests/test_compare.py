@@ -723,3 +723,25 @@ def test_cli_reports_strata_errors(tmp_path):
     qrels, run = str(example_path("qrels.txt")), str(example_path("runs/bm25.run"))
     r = CliRunner().invoke(cli, ["compare", qrels, run, "--strata", str(f)])
     assert r.exit_code == 2 and f"{f}:1: expected 'qid category'" in r.output
+
+
+def test_progress_only_on_a_terminal_and_never_with_quiet(monkeypatch):
+    import ctxeval._cli_compare as cc
+    import ctxeval._compare as cm
+
+    seen = []
+    real = cm.compare
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["progress"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cm, "compare", spy)
+    qrels, runs = str(example_path("qrels.txt")), [str(example_path(f"runs/{n}")) for n in ("bm25.run", "rrf.run")]
+    args = ["compare", qrels, *runs, "-m", "RR", "--permutations", "50", "--resamples", "50", "--curve-k", "0", "--format", "json"]
+    assert CliRunner().invoke(cli, args).exit_code == 0  # stdout captured: not a terminal
+    monkeypatch.setattr(cc, "_stdout_is_terminal", lambda: True)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert cc._progress_wanted(False) is True and cc._progress_wanted(True) is False
+    assert CliRunner().invoke(cli, [*args, "--quiet"]).exit_code == 0
+    assert seen == [False, False]
