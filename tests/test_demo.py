@@ -73,8 +73,17 @@ def test_demo_writes_the_html_report_of_a_real_comparison(tmp_path) -> None:
     # the listed differences are exactly the significant comparisons of the same compare() call
     rep = compare(
         example_path("qrels.txt"), [str(p) for p in example_runs_in_demo_order()], COMPARE_VIEW, baseline="bm25",
-        strata=str(example_path("categories.tsv")), distractors=str(example_path("distractors.txt")),
+        strata=str(example_path("categories.tsv")), distractors=str(example_path("distractors.txt")), num_rel_level=3,
     ).to_dict()
+    # the num_rel strata count the docs the RAG measures call relevant on the example's 1-5 scale
+    # (grade >= 3); at the default level 1 every judged doc would count and all 50 queries fall in > 5
+    counts: dict[str, int] = {}
+    for line in example_path("qrels.txt").read_text(encoding="utf-8").splitlines():
+        q, _, _, g = line.split()
+        counts[q] = counts.get(q, 0) + (int(g) >= 3)
+    by_hand = {"num_rel:2-5": sum(2 <= c <= 5 for c in counts.values()), "num_rel:>5": sum(c > 5 for c in counts.values())}
+    assert {k: v["n_queries"] for k, v in rep["strata"].items() if v["source"] == "num_rel"} == by_hand
+    assert len(by_hand) > 1 and rep["settings"]["strata"][1]["level"] == 3
     significant = [(c["run"], c["measure"]) for c in rep["comparisons"] if c["significant"]]
     section = text.split("6. Did a change help?", 1)[1]
     listed = [tuple(line.split()[:2]) for line in section.splitlines()[1:] if line.startswith("  ") and "[" in line]

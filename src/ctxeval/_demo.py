@@ -78,6 +78,7 @@ def _html_section(qrels: Path, runs: list[Path], out: Path) -> list[str]:
     report = compare(
         qrels, [str(p) for p in runs], COMPARE_VIEW, baseline="bm25", strata=str(example_path("categories.tsv")),
         distractors=str(example_path("distractors.txt")),
+        num_rel_level=3,  # relevant on the 1-5 scale: grade >= 3, as the RAG measures count it
     )
     for c in report.to_dict()["comparisons"]:
         if c["significant"]:
