@@ -703,6 +703,7 @@ def test_cli_json_follows_contract_c(tmp_path):
     assert all(set(s) == {"run", "per_query"} and all(len(v) == 2 for v in s["per_query"].values()) for s in d["proc"]["series"])
     assert d["distraction"] is None
     assert CONTRACT_SETTINGS <= set(d["settings"])
+    assert "each stratum is its own family" in d["settings"]["correction_family"]
     # the JSON is exactly Report.to_dict() of the same call
     rep = compare(qrels, runs, ["nDCG@10", "RA-nWG@5"], pool=runs[0], strata=str(example_path("categories.tsv")), permutations=500, resamples=500, curves_k="1:5")
     assert json.loads(rep.to_json()) == d

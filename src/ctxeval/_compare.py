@@ -661,6 +661,7 @@ def compare(
         "test_description": TEST_NAMES[test],
         "alpha": alpha,
         "correction": correction,
+        "correction_family": "every (run, measure) comparison of the overall table with a p-value; each stratum is its own family",
         "permutations": permutations,
         "resamples": resamples,
         "seed": seed,
