@@ -660,3 +660,13 @@ def test_counts_are_not_ranked_and_the_legend_says_what_each_cell_is():
     # significant means p_adjusted < alpha (compare's rule), and the level is the report's, 90 %
     assert "p < 0.05" in note and "≤" not in note
     assert "90 % confidence interval" in note and "95 %" not in render_html(rep)
+
+
+def test_per_query_ties_use_compare_tolerance():
+    # compare counts |run - baseline| <= settings.tie_tolerance (1e-12) as a tie; the plot captions must
+    # give the same wins/ties/losses as the comparison table (0.1 + 0.2 - 0.3 is 5.6e-17, not a win)
+    rep = _two_run_report(["P@10"], {"P@10": (0.3, 0.1 + 0.2)}, {"tie_tolerance": 1e-12})
+    rep["runs"][0]["per_query"] = {"q1": {"P@10": 0.3}, "q2": {"P@10": 0.5}}
+    rep["runs"][1]["per_query"] = {"q1": {"P@10": 0.1 + 0.2}, "q2": {"P@10": 0.6}}
+    root, _ = parse(render_html(rep))
+    assert _captions(root.find(id="per-query")) == ["b − a: 1 better, 1 tied, 0 worse (2 paired queries)"]

@@ -13,7 +13,8 @@ external fonts; the plots are SVG made with matplotlib and embedded inline. It s
   (precision at recall level r is max{P(k) : R(k) >= r}, the 11-point curve of Manning, Raghavan and
   Schütze 2008, *Introduction to Information Retrieval*, §8.4);
 * per query, the difference ``run - baseline`` of every measure, sorted, over the queries where both
-  values are defined (wins and losses are counted in the measure's direction);
+  values are defined (wins and losses are counted in the measure's direction; a tie is a difference
+  within the settings' ``tie_tolerance``, 1e-12 by default, as compare counts it);
 * PROC@K against %PROC@K per query (Dallaire 2025, arXiv:2511.09545): a query with PROC < t_PROC is a
   *retrieval* failure (the best evidence never reached the pool), one with PROC >= t_PROC and
   %PROC < t_%PROC a *selection* failure (the reranker or the cut lost it), else *healthy*; undefined
@@ -324,6 +325,8 @@ class _Report:
         self.settings = _map(rep.get("settings"), "settings")
         level = _num(self.settings.get("confidence"), "settings.confidence")
         self.level = f"{level * 100:g} %" if level is not None and 0 < level < 1 else "95 %"
+        tol = _num(self.settings.get("tie_tolerance"), "settings.tie_tolerance")
+        self.tie_tol = 1e-12 if tol is None else abs(tol)
         self.comparisons = self._comparisons(rep.get("comparisons"), "comparisons")
 
     def run_index(self, name: Any, where: str) -> int:
@@ -682,7 +685,9 @@ def _section_per_query(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
             ax.set_ylim(-lim, lim)
             ax.set_xlabel("queries, sorted by difference")
             ax.set_ylabel("run - baseline")
-            higher, ties, lower = int(np.sum(d > 0)), int(np.sum(d == 0)), int(np.sum(d < 0))
+            # ties as compare counts them: |difference| <= its tie tolerance
+            higher, lower = int(np.sum(d > rep.tie_tol)), int(np.sum(d < -rep.tie_tol))
+            ties = n - higher - lower
             if hb is None:
                 counts = f"{higher} higher, {ties} tied, {lower} lower"
             else:
