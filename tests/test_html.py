@@ -649,8 +649,11 @@ def _two_run_report(measures, aggregates, settings):
 def test_counts_are_not_ranked_and_the_legend_says_what_each_cell_is():
     # compare's text reports do not rank counts (a sum over queries depends on how many queries a run
     # has); the HTML report must agree, and say that the count is a sum and gm_map a geometric mean
-    rep = _two_run_report(["NumRelRet", "gm_map", "nDCG@10"], {"NumRelRet": (10.0, 12.0), "gm_map": (0.2, 0.3), "nDCG@10": (0.5, 0.4)},
-                          {"test": "randomization", "correction": "holm", "alpha": 0.05, "confidence": 0.9})
+    rep = _two_run_report(
+        ["NumRelRet", "gm_map", "nDCG@10"],
+        {"NumRelRet": (10.0, 12.0), "gm_map": (0.2, 0.3), "nDCG@10": (0.5, 0.4)},
+        {"test": "randomization", "correction": "holm", "alpha": 0.05, "confidence": 0.9},
+    )
     root, _ = parse(render_html(rep))
     summary = root.find(id="summary")
     cells = _table_cells(summary.find("table"))

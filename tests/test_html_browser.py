@@ -203,10 +203,21 @@ def test_hostile_names_through_the_real_compare_do_not_execute(browser, tmp_path
     p = fx.PAYLOADS
     qrels = {f"{p[0]} q{i}": {f"{p[1]} rel{i}": 5, f"{p[5]} dis{i}": 1} for i in range(6)}
     base = {q: {d: float(len(d) % 7) for d in docs} for q, docs in qrels.items()}
-    new = {q: {**{d: float(i) for i, d in enumerate(docs)}, f"{p[3]} other": 9.0} for q, docs in list(qrels.items())[:5]}
+    new = {
+        q: {**{d: float(i) for i, d in enumerate(docs)}, f"{p[3]} other": 9.0} for q, docs in list(qrels.items())[:5]
+    }
     runs = [Run.from_dict(base, name=p[0] + " base"), Run.from_dict(new, name=p[1] + " new")]
     strata = {q: [p[2] + " stratum", p[4]] for q in list(qrels)[:3]}
-    rep = compare(qrels, runs, ["nDCG@3", "RA-nWG@2", "DistractorRate@3"], strata=strata, missing="ignore", permutations=200, resamples=200, curves_k="1:3")
+    rep = compare(
+        qrels,
+        runs,
+        ["nDCG@3", "RA-nWG@2", "DistractorRate@3"],
+        strata=strata,
+        missing="ignore",
+        permutations=200,
+        resamples=200,
+        curves_k="1:3",
+    )
     d = rep.to_dict()
     assert d["distraction"] and any(p[5] in w["doc"] for r in d["distraction"]["rows"] for w in r["worst_distractors"])
     assert any(p[1] in n for n in d["settings"]["notes"])  # the unpaired-queries note names the run
@@ -218,7 +229,9 @@ def test_hostile_names_through_the_real_compare_do_not_execute(browser, tmp_path
         for s in v.page.locator("details summary").all():
             s.click()
         assert v.page.evaluate("() => window.__xss === undefined")
-        assert v.page.evaluate("() => document.querySelectorAll('script, img, iframe, [onerror], [onload]').length") == 0
+        assert (
+            v.page.evaluate("() => document.querySelectorAll('script, img, iframe, [onerror], [onload]').length") == 0
+        )
         body = v.page.inner_text("body").replace("\u00a0", " ")
         assert p[0] + " base" in body and p[1] + " new" in body and p[2] + " stratum" in body
         v.assert_clean()

@@ -422,7 +422,9 @@ def _not_means(rep: _Report) -> str:
     if sums:
         parts.append(f"{_e(', '.join(sums))}: {'sum' if len(sums) == 1 else 'sums'} over queries, not ranked")
     if gms:
-        parts.append(f"{_e(', '.join(gms))}: geometric {'mean' if len(gms) == 1 else 'means'} (of max(x, 1e-5); tested on the log scale)")
+        parts.append(
+            f"{_e(', '.join(gms))}: geometric {'mean' if len(gms) == 1 else 'means'} (of max(x, 1e-5); tested on the log scale)"
+        )
     return f" Not means: {'; '.join(parts)}." if parts else ""
 
 
