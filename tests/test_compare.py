@@ -746,3 +746,11 @@ def test_progress_only_on_a_terminal_and_never_with_quiet(monkeypatch):
     assert cc._progress_wanted(False) is True and cc._progress_wanted(True) is False
     assert CliRunner().invoke(cli, [*args, "--quiet"]).exit_code == 0
     assert seen == [False, False]
+
+
+def test_latex_label_is_written_as_given_and_checked():
+    # \ref{tab:main_results} must find the label: an escaped \_ inside \label{} would not match it
+    rep = _rep(["nDCG@3"])
+    assert "\\label{tab:main_results}" in rep.to_latex(label="tab:main_results").splitlines()
+    with pytest.raises(ConfigError, match="label"):
+        rep.to_latex(label="tab:{bad}%")

@@ -355,6 +355,12 @@ def latex_escape(text: str) -> str:
 
 
 def to_latex(report: Report, digits: int = 3, ci: bool = False, label: str = "tab:ctxeval-compare") -> str:
+    import re
+
+    if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9:_\-.+/]+", label):
+        from ._errors import ConfigError
+
+        raise ConfigError(f"LaTeX label must be letters, digits and : _ - . + / only (it is written as given, for \\ref), got {label!r}")
     block = report.overall
     best = _best(report, block)
     st = report.settings
@@ -378,7 +384,7 @@ def to_latex(report: Report, digits: int = 3, ci: bool = False, label: str = "ta
         "\\begin{table}[t]",
         "\\centering",
         f"\\caption{{{caption}}}",
-        f"\\label{{{latex_escape(label)}}}",
+        f"\\label{{{label}}}",
         "\\begin{tabular}{l" + "r" * len(report.measures) + "}",
         "\\toprule",
         "Run & " + " & ".join(latex_escape(str(m)) for m in report.measures) + " \\\\",
