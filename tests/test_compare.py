@@ -617,10 +617,11 @@ def test_correction_text_counts_only_the_comparisons_with_a_p_value():
 def test_text_reports_say_what_the_strata_and_query_texts_left_out(tmp_path):
     f = tmp_path / "strata.tsv"
     f.write_text("q1 head\nq2 head\nq98 head\nq99 tail\n", encoding="utf-8")
-    rep = _rep(["nDCG@3"], strata=str(f), query_texts={"q1": "a b", "q2": "c d e"})
+    rep = _rep(["nDCG@3"], strata=str(f), query_texts={"q1": "a b", "q2": "c d e", "q77": "not evaluated"})
     expected = [
         f"strata file {f}: 2 of its query ids were not evaluated (q98, q99); 5 evaluated queries are in none of its strata",
-        "query texts <query texts mapping>: 5 evaluated queries have no text and are in no query_length stratum",
+        "query texts <query texts mapping>: 5 evaluated queries have no text and are in no query_length stratum; "
+        "1 text is of a query that was not evaluated (q77)",
     ]
     assert all(e in rep.notes for e in expected), rep.notes
     for text in (rep.to_table(width=300), rep.to_markdown()):

@@ -404,9 +404,15 @@ def _strata_notes(sets: list[StratumSet]) -> list[str]:
             if s.unassigned:
                 parts.append(f"{s.unassigned} evaluated queries are in none of its strata")
             out.append(f"{where}: " + "; ".join(parts))
-        if s.kind == "query_length" and s.detail.get("queries_without_text"):
-            n = s.detail["queries_without_text"]
-            out.append(f"query texts {s.source}: {n} evaluated queries have no text and are in no query_length stratum")
+        if s.kind == "query_length" and (s.detail.get("queries_without_text") or s.detail.get("texts_not_evaluated")):
+            parts = []
+            if s.detail.get("queries_without_text"):
+                parts.append(f"{s.detail['queries_without_text']} evaluated queries have no text and are in no query_length stratum")
+            k = s.detail.get("texts_not_evaluated", 0)
+            if k:
+                shown = ", ".join(s.detail["texts_not_evaluated_examples"]) + (", ..." if k > 5 else "")
+                parts.append(f"{k} text{' is' if k == 1 else 's are'} of {'a query' if k == 1 else 'queries'} that {'was' if k == 1 else 'were'} not evaluated ({shown})")
+            out.append(f"query texts {s.source}: " + "; ".join(parts))
     return out
 
 

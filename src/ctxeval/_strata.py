@@ -143,7 +143,12 @@ def query_length_strata(texts: Mapping[str, str], qids: Sequence[str], source: s
     have = [q for q in qids if q in texts]
     c = np.array([len(texts[q].split()) for q in have], dtype=np.int64)
     members = _binned("query_length", have, c, LENGTH_BINS)
-    detail = {"bins": [b[0] for b in LENGTH_BINS], "unit": "words", "queries_without_text": len(qids) - len(have)}
+    evaluated = set(qids)
+    extra = sorted(q for q in texts if q not in evaluated)
+    detail: dict[str, Any] = {"bins": [b[0] for b in LENGTH_BINS], "unit": "words", "queries_without_text": len(qids) - len(have)}
+    detail["texts_not_evaluated"] = len(extra)
+    if extra:
+        detail["texts_not_evaluated_examples"] = extra[:5]
     return StratumSet("query_length", source, members, detail=detail)
 
 
