@@ -666,3 +666,33 @@ def test_pair_lookup_survives_hash_collisions(monkeypatch: pytest.MonkeyPatch) -
         got = _pair_values(frame, table, "u")
         assert [None if math.isnan(x) else x for x in got] == expected
         assert _pair_values(frame, table, None).tolist() == [True, False, False]
+
+
+# --- audit of issue 4 ---------------------------------------------------------------------------------------
+
+
+def _rate_case(bad_per_query: list[int], k: int) -> tuple[dict, dict]:
+    """One query per entry: k retrieved docs, the first ``bad`` of them grade 1 (u = -1), the rest grade 5."""
+    qrels: dict = {}
+    run: dict = {}
+    for qi, bad in enumerate(bad_per_query):
+        q = f"q{qi}"
+        qrels[q] = {f"d{i}": 1 if i < bad else 5 for i in range(k)}
+        run[q] = {f"d{i}": float(k - i) for i in range(k)}
+    return qrels, run
+
+
+def test_verdict_at_the_exact_thresholds_despite_float_noise() -> None:
+    from ctxeval._distraction import distraction_table
+
+    # 3 queries, k = 10, with 2, 1 and 0 distractors: the mean rate is exactly 3/30 = 0.10, which is SAFE
+    # (SAFE <= 0.10). The float mean of the per-query rates 0.2, 0.1, 0.0 is 0.10000000000000002.
+    qrels, run = _rate_case([2, 1, 0], 10)
+    t = distraction_table(qrels, run, 10, distractor_rules="off")
+    assert t["rows"][0]["distractor_rate"] == pytest.approx(0.1, abs=1e-15)
+    assert t["rows"][0]["verdict"] == "SAFE"
+    # exactly 0.5 (15 of 30: 6, 5, 4) is RISKY (RISKY <= 0.50), one more distractor is DANGEROUS
+    qrels, run = _rate_case([6, 5, 4], 10)
+    assert distraction_table(qrels, run, 10, distractor_rules="off")["rows"][0]["verdict"] == "RISKY"
+    qrels, run = _rate_case([6, 5, 5], 10)
+    assert distraction_table(qrels, run, 10, distractor_rules="off")["rows"][0]["verdict"] == "DANGEROUS"

@@ -7,7 +7,9 @@ safety verdict, the optimal k (mean, median, histogram, best fixed K), the gap n
 plus the utility map and the detection rules in force.
 
 Safety verdict from the mean DistractorRate@k over queries: SAFE when <= ``safe`` (0.10), RISKY when
-<= ``risky`` (0.50), DANGEROUS above.
+<= ``risky`` (0.50), DANGEROUS above. A mean within 1e-9 of a threshold counts as equal to it: the mean
+of per-query rates carries float noise (0.2, 0.1 and 0.0 average to 0.10000000000000002, not 0.1), and
+a rate is a multiple of 1/(k·queries), far coarser than that.
 
 >>> safety_verdict(0.1), safety_verdict(0.2), safety_verdict(0.51), safety_verdict(0.3, safe=0.3)
 ('SAFE', 'RISKY', 'DANGEROUS', 'SAFE')
@@ -40,6 +42,7 @@ from ._utility import (
 __all__ = ["distraction_table", "safety_verdict", "render_distraction", "SAFE", "RISKY"]
 
 SAFE, RISKY = 0.10, 0.50
+_VERDICT_TOL = 1e-9
 VERDICTS = ("SAFE", "RISKY", "DANGEROUS")
 
 
@@ -56,7 +59,7 @@ def safety_verdict(rate: float | None, safe: float = SAFE, risky: float = RISKY)
     _check_thresholds(safe, risky)
     if rate is None or (isinstance(rate, float) and math.isnan(rate)):
         return "NA"
-    return "SAFE" if rate <= safe else "RISKY" if rate <= risky else "DANGEROUS"
+    return "SAFE" if rate <= safe + _VERDICT_TOL else "RISKY" if rate <= risky + _VERDICT_TOL else "DANGEROUS"
 
 
 def _num(x: float) -> float | None:
