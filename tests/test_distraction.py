@@ -185,11 +185,30 @@ def test_presets_change_detection() -> None:
     assert rows.u.tolist() == [1.0, -0.5, -0.5, 0.0]  # off + tau: the score rule alone, default penalty
 
 
-def test_unjudged_rows_are_never_flagged_by_rank_alone() -> None:
-    _, rows = rows_for({"q": {"a": 5}}, {"q": {"a": 1.0, "u1": 0.5, "u2": 0.1}})
-    assert rows.u.tolist() == [1.0, 0.0, 0.0]  # u1, u2 unjudged at ranks 2-3 with relative scores < 0.7
+def test_rank_rule_touches_every_passage_of_utility_0_judged_or_unlabelled() -> None:
+    # The issue: "For passages whose utility is still 0 (judged not relevant, or unlabelled), detection
+    # rules ...: a passage whose relative score is >= tau is a hard negative; a non-relevant passage at
+    # rank <= r is a hard negative too; otherwise its labelled utility stands (0 if unlabelled)."
+    # Ranks 1-5: a (grade 5), u1 (unlabelled, rel .5), j2 (grade 2, rel .4), u3 (unlabelled, rank 4, rel .3),
+    # c (grade 3, utility .5, rank 5). Default rules: tau .7, r = 3, penalty -.5.
+    qrels = {"q": {"a": 5, "j2": 2, "c": 3}}
+    run = {"q": {"a": 1.0, "u1": 0.5, "j2": 0.4, "u3": 0.3, "c": 0.2}}
+    _, rows = rows_for(qrels, run)
+    #  a: utility 1, untouched;  u1: unlabelled, rank 2 <= 3 -> -0.5;  j2: grade 2 (utility 0), rank 3 -> -0.5
+    #  u3: unlabelled, rank 4 > 3, relative score .3 < .7 -> 0 (unlabelled);  c: utility 0.5, never touched
+    assert rows.u.tolist() == [1.0, -0.5, -0.5, 0.0, 0.5]
+    assert rows.why.tolist() == [WHY_LABEL, WHY_RANK, WHY_RANK, WHY_LABEL, WHY_LABEL]
     _, rows = rows_for({"q": {"a": 5}}, {"q": {"a": 1.0, "u1": 0.9}})
-    assert rows.why.tolist() == [WHY_LABEL, WHY_SCORE]  # the score rule does apply to unjudged rows
+    assert rows.why.tolist() == [WHY_LABEL, WHY_SCORE]  # the score rule applies to unlabelled rows as well
+    # passages whose utility is not 0 are never touched: grade 1 (-1), grade 3 (0.5), at any score or rank
+    _, rows = rows_for({"q": {"b": 1, "c": 3}}, {"q": {"b": 1.0, "c": 0.99}}, UtilityConfig.resolve(rules="strict"))
+    assert rows.u.tolist() == [-1.0, 0.5] and rows.why.tolist() == [WHY_LABEL, WHY_LABEL]
+    # the reason given for an unlabelled rank-rule hit says so
+    from ctxeval._distraction import distraction_table
+
+    t = distraction_table(qrels, run, 5)
+    whys = {w["doc"]: w["why"] for w in t["rows"][0]["worst_distractors"]}
+    assert whys == {"u1": "hard negative: unlabelled passage at rank 2 <= 3", "j2": "hard negative: utility 0 (grade 2) at rank 3 <= 3"}
 
 
 def test_known_list_overrides_labels() -> None:

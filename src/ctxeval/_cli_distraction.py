@@ -26,7 +26,7 @@ def utility_options(f: Callable[..., Any]) -> Callable[..., Any]:
             "lenient (0.9, 3, -0.2), off (labels and the known list only)",
         ),
         click.option("--tau", type=click.FloatRange(0.0, 1.0), default=None, help="override: a passage of utility 0 whose relative score is >= TAU is a hard negative"),
-        click.option("--top-rank", type=click.IntRange(min=0), default=None, help="override: a judged non-relevant passage at rank <= N is a hard negative (0: off)"),
+        click.option("--top-rank", type=click.IntRange(min=0), default=None, help="override: a passage of utility 0 (judged or unlabelled) at rank <= N is a hard negative (0: off)"),
         click.option("--penalty", type=click.FloatRange(-1.0, 0.0), default=None, help="override: the utility of a hard negative, in [-1, 0)"),
         click.option("--distractors", type=click.Path(dir_okay=False), default=None, help="file of known distractors, 'qid docid' lines (u = -1 whatever the label)"),
         click.option(

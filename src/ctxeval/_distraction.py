@@ -105,7 +105,8 @@ def _why_text(
         judged = f"grade {grade}" if grade is not None else "unjudged"
         return f"hard negative: relative score {rel_score:.3f} >= tau {rules.tau:g} ({judged})"
     if code == WHY_RANK:
-        return f"hard negative: judged non-relevant (grade {grade}) at rank {rank} <= {rules.top_rank}"
+        what = f"utility 0 (grade {grade})" if grade is not None else "unlabelled passage"
+        return f"hard negative: {what} at rank {rank} <= {rules.top_rank}"
     if code == WHY_LLM:
         return f"LLM utility {llm:.3g} of a non-relevant passage" + (" (known distractor)" if known else f" (grade {grade})" if grade is not None else " (unjudged)")
     return f"label: grade {grade} has utility {label:g}" if grade is not None else "label"

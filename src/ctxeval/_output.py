@@ -94,8 +94,8 @@ def _utility_notes(result: Result) -> list[str]:
     if r["tau"] is None and not r["top_rank"]:
         rules = "no detection (labels and the known list only)"
     else:
-        parts = ([f"relative score >= {r['tau']:g}"] if r["tau"] is not None else []) + ([f"judged non-relevant at rank <= {r['top_rank']}"] if r["top_rank"] else [])
-        rules = f"hard negative if {' or '.join(parts)}, penalty {r['penalty']:g}"
+        parts = ([f"relative score >= {r['tau']:g}"] if r["tau"] is not None else []) + ([f"rank <= {r['top_rank']}"] if r["top_rank"] else [])
+        rules = f"a passage of utility 0 (judged or unlabelled) is a hard negative if {' or '.join(parts)}, penalty {r['penalty']:g}"
     name = r["preset"] if r["preset"] != "custom" else f"custom (based on {r['based_on']})"
     out = [f"utility map: {umap} (unjudged: 0); distractor rules {name}: {rules}"]
     if u.get("known_distractors"):

@@ -8,10 +8,13 @@ passage pulls its answer off. Every ranked row of a run gets a utility ``u``:
    the qrels must be in the map (other scales: give a grade map, e.g. ``trec-dl``, or a utility map
    on their own grades). Unjudged rows have label utility 0. Utilities lie in [-1, 1].
 2. **Known distractors.** A list of ``qid docid`` pairs sets u = -1.0 whatever the label.
-3. **Detection rules** for rows whose utility is still 0 (judged with utility 0, or unjudged): a row
-   whose *relative score* is >= ``tau`` is a hard negative (u = ``penalty``); otherwise a *judged*
-   row (utility 0 from its label) at rank <= ``top_rank`` is a hard negative too. An unjudged row is
-   never flagged by rank alone: nothing says it is non-relevant. Otherwise the label utility stands.
+3. **Detection rules** for rows whose utility is still 0 (judged with utility 0, e.g. grade 2, or
+   unlabelled), and only those: a row whose *relative score* is >= ``tau`` is a hard negative
+   (u = ``penalty``); otherwise a row at rank <= ``top_rank`` is a hard negative too, judged or
+   unlabelled alike (the issue's "a non-relevant passage at rank <= r": an unlabelled passage is
+   not relevant as far as the qrels know, and the LLM reads it all the same). Otherwise the label
+   utility stands (0 if unlabelled). Rows of non-zero utility (relevant grades, grade 1's -1, known
+   distractors) are never touched.
    The relative score of a row is s / s_max over its query's retrieved list when all the query's
    scores are > 0, else (s - s_min) / (s_max - s_min); a query whose scores are all equal gets 1.0
    on every row. It is never an absolute threshold: RRF scores live near 0.03, where any absolute
@@ -106,8 +109,9 @@ def _check_unit(name: str, value: Any, lo: float, hi: float) -> float:
 class DistractorRules:
     """Detection rules for hard negatives (see the module docstring).
 
-    ``tau``: relative-score threshold (None: no score rule); ``top_rank``: judged non-relevant rows at
-    rank <= top_rank are hard negatives (0: no rank rule); ``penalty``: the utility they get, in [-1, 0).
+    ``tau``: relative-score threshold (None: no score rule); ``top_rank``: rows of utility 0 (judged
+    or unlabelled) at rank <= top_rank are hard negatives (0: no rank rule); ``penalty``: the utility
+    they get, in [-1, 0).
 
     >>> DistractorRules.resolve("strict").describe()["tau"]
     0.5
@@ -183,9 +187,9 @@ class DistractorRules:
         if self.tau is not None:
             parts.append(f"relative score >= {self.tau:g}")
         if self.top_rank > 0:
-            parts.append(f"judged non-relevant at rank <= {self.top_rank}")
+            parts.append(f"rank <= {self.top_rank}")
         name = self.preset if self.preset != "custom" else f"custom (based on {self.based_on})"
-        return f"{name}: hard negative if {' or '.join(parts)}; penalty {self.penalty:g}"
+        return f"{name}: a passage of utility 0 (judged or unlabelled) is a hard negative if {' or '.join(parts)}; penalty {self.penalty:g}"
 
 
 def parse_utility_map(value: Any) -> dict[int, float]:
@@ -671,7 +675,6 @@ def row_utilities(data: EvalData, config: UtilityConfig | None = None, qrels: Qr
     umap = config.map
     _check_grades(data, umap)
     n = data.n_rows
-    judged = data.r_judged
     label = np.zeros(n, dtype=np.float64)
     if data.j_idx.size:
         label[data.j_idx] = _lookup_map(np.asarray(data.j_util), umap)
@@ -697,7 +700,7 @@ def row_utilities(data: EvalData, config: UtilityConfig | None = None, qrels: Qr
         why[by_score] = WHY_SCORE
         cand &= ~by_score
     if rules.top_rank > 0:
-        by_rank = cand & judged & (data.r_rank <= rules.top_rank)
+        by_rank = cand & (data.r_rank <= rules.top_rank)
         u[by_rank] = rules.penalty
         why[by_rank] = WHY_RANK
     llm_u = None
