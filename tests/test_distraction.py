@@ -715,3 +715,33 @@ def test_verdict_at_the_exact_thresholds_despite_float_noise() -> None:
     assert distraction_table(qrels, run, 10, distractor_rules="off")["rows"][0]["verdict"] == "RISKY"
     qrels, run = _rate_case([6, 5, 5], 10)
     assert distraction_table(qrels, run, 10, distractor_rules="off")["rows"][0]["verdict"] == "DANGEROUS"
+
+
+def test_distraction_table_accounts_for_every_query_and_row(tmp_path: Path) -> None:
+    from ctxeval._cli import cli
+    from ctxeval._distraction import distraction_table
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 5\nq1 0 b 2\nq2 0 d 2\nq3 0 e 5\n", encoding="utf-8")
+    run = tmp_path / "r.run"
+    # q1: a, b, then a repeated (dropped with --duplicates first); q2: d; q9: unjudged query; q3: absent
+    run.write_text("q1 Q0 a 1 3.0 r\nq1 Q0 b 2 2.0 r\nq1 Q0 a 3 1.0 r\nq2 Q0 d 1 0.5 r\nq9 Q0 z 1 1.0 r\n", encoding="utf-8")
+    t = distraction_table(str(qrels), [str(run)], 5, duplicates="first")
+    row = t["rows"][0]
+    # q1, q2 evaluated; q3 judged but absent (scored as zero: an empty list, in every mean); q9 ignored
+    assert row["accounting"] == {
+        "evaluated": 2, "missing_from_run": 1, "missing_policy": "zero", "scored_as_zero": 1, "ignored_missing": 0, "unjudged_in_run": 1,
+    }
+    assert row["queries"] == 3  # the queries every mean is taken over
+    assert row["dropped_duplicates"] == 1
+    # q1: u = [1, -0.5 (grade 2 at rank 2)], q2: d grade 2 at rank 1 -> -0.5, q3: nothing -> rate (1/5 + 1/5 + 0) / 3
+    assert row["distractor_rate"] == pytest.approx((1 / 5 + 1 / 5) / 3)
+    # ndDCG@5 is NA on q2 (no judged doc of positive utility): the gap is over q1 and q3 only
+    assert row["valid"] == {"ndDCG@5": 2, "nDCG-ndDCG": 2}
+    out = CliRunner().invoke(cli, ["distraction", str(qrels), str(run), "--duplicates", "first", "--missing", "zero"])
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.output.split())
+    assert "r: 2 queries evaluated; 1 judged but missing from the run (scored 0, --missing zero); 1 in the run without judgments (ignored); 1 duplicate rows dropped" in text
+    assert "r: ndDCG@5 and nDCG-ndDCG undefined (NA) on 1 queries (no judged passage of positive utility), excluded from their means" in text
+    ignore = distraction_table(str(qrels), [str(run)], 5, duplicates="first", missing="ignore")["rows"][0]
+    assert ignore["queries"] == 2 and ignore["accounting"]["ignored_missing"] == 1

@@ -141,7 +141,11 @@ def distraction_table(
 
     ``rel`` (for RR and R@k; also passed to UDCG when given) defaults to the smallest grade whose
     utility is positive. ``ndcg_minus_nddcg`` is the mean over queries where ndDCG@k is defined of
-    nDCG@k - ndDCG@k. The optimal k is computed over the whole ranked list (``discount``: U(k) with
+    nDCG@k - ndDCG@k. Every row says how many queries its means cover (``queries``: with
+    ``missing="zero"`` the judged queries absent from the run count, with an empty list), how the
+    run's queries were treated (``accounting``), the duplicate rows dropped, on how many queries
+    ndDCG and the gap are defined (``valid``) and which rule set how many utilities
+    (``utility_counts``); the text table prints the same. The optimal k is computed over the whole ranked list (``discount``: U(k) with
     log2 discounts).
     """
     from ._evaluate import _unique_names
@@ -182,7 +186,7 @@ def distraction_table(
         urows = attach_utilities(data, config, qr)
         values = {key: m.compute(data) for key, m in ms.items()}
         rate = _mean(values["DistractorRate"])
-        both = ~np.isnan(values["ndDCG"])
+        both = ~np.isnan(values["ndDCG"]) & ~np.isnan(values["nDCG"])
         gap = float(np.mean(values["nDCG"][both] - values["ndDCG"][both])) if both.any() else math.nan
         dyn = dynamic_k_summary(data.r_off, urows.u, discount=discount)
         tidx, tseg, trank = top_rows(data, k)
@@ -224,7 +228,10 @@ def distraction_table(
                 },
                 "ndcg_minus_nddcg": _num(gap),
                 "worst_distractors": worst_rows,
-                "queries": data.accounting.evaluated,
+                "queries": int(data.n_queries),
+                "accounting": data.accounting.to_dict(),
+                "dropped_duplicates": int(run.dropped_duplicates),
+                "valid": {str(ms["ndDCG"]): int((~np.isnan(values["ndDCG"])).sum()), "nDCG-ndDCG": int(both.sum())},
                 "utility_counts": urows.counts(),
             }
         )
@@ -238,6 +245,7 @@ def distraction_table(
         "known_distractors": config.describe()["known_distractors"],
         "utilities": config.describe()["utilities"],
         "grade_map": gm.describe() if gm is not None else None,
+        "qrels_dropped_duplicates": int(qr.dropped_duplicates),
         "discount": bool(discount),
         "notes": notes,
         "rows": rows_out,
@@ -275,6 +283,37 @@ def _settings_lines(t: dict[str, Any]) -> list[str]:
     th = t["verdict_thresholds"]
     out.append(f"verdict from the mean DistractorRate@{t['k']}: SAFE <= {th['safe']:g} < RISKY <= {th['risky']:g} < DANGEROUS")
     out.extend(f"note: {n}" for n in t.get("notes", []))
+    out.extend(_accounting_lines(t))
+    return out
+
+
+def _accounting_lines(t: dict[str, Any]) -> list[str]:
+    """How each run's queries and rows were treated, and where ndDCG (and so the gap) is undefined."""
+    out = []
+    if t.get("qrels_dropped_duplicates"):
+        out.append(f"qrels: {t['qrels_dropped_duplicates']} duplicate judgements dropped")
+    for row in t["rows"]:
+        a = row.get("accounting")
+        if not a:
+            continue
+        parts = [f"{a['evaluated']} queries evaluated"]
+        if a["missing_from_run"]:
+            how = "scored 0" if a["missing_policy"] == "zero" else "ignored"
+            parts.append(f"{a['missing_from_run']} judged but missing from the run ({how}, --missing {a['missing_policy']})")
+        if a["unjudged_in_run"]:
+            parts.append(f"{a['unjudged_in_run']} in the run without judgments (ignored)")
+        if row.get("dropped_duplicates"):
+            parts.append(f"{row['dropped_duplicates']} duplicate rows dropped")
+        out.append(f"{row['run']}: " + "; ".join(parts))
+    for row in t["rows"]:
+        valid = row.get("valid") or {}
+        n_nd = next((v for name, v in valid.items() if name.startswith("ndDCG")), None)
+        if n_nd is not None and n_nd < row["queries"]:
+            name = next(name for name in valid if name.startswith("ndDCG"))
+            out.append(
+                f"{row['run']}: {name} and nDCG-ndDCG undefined (NA) on {row['queries'] - n_nd} queries "
+                "(no judged passage of positive utility), excluded from their means"
+            )
     return out
 
 
