@@ -745,3 +745,45 @@ def test_distraction_table_accounts_for_every_query_and_row(tmp_path: Path) -> N
     assert "r: ndDCG@5 and nDCG-ndDCG undefined (NA) on 1 queries (no judged passage of positive utility), excluded from their means" in text
     ignore = distraction_table(str(qrels), [str(run)], 5, duplicates="first", missing="ignore")["rows"][0]
     assert ignore["queries"] == 2 and ignore["accounting"]["ignored_missing"] == 1
+
+
+def test_utility_inputs_nothing_dropped_silently(tmp_path: Path) -> None:
+    from ctxeval._distraction import distraction_table
+
+    # a known-distractor file listing one pair twice, and one pair the run never retrieves
+    known = tmp_path / "known.txt"
+    known.write_text("q c\n# again\nq c\nq zz\nq7 a\n", encoding="utf-8")
+    df, _ = read_distractors(known)
+    assert df.height == 3  # (q, c), (q, zz), (q7, a)
+    cfg = UtilityConfig.resolve(distractors=known)
+    assert cfg.describe()["known_distractors"] == {"source": str(known), "pairs": 3, "duplicate_lines": 1}
+    assert any("1 duplicate line ignored" in line for line in cfg.lines())
+    # LLM utilities for pairs the run does not retrieve: (q, x5) is judged (used by the ideal), (q, nope), (q9, a)
+    llm = tmp_path / "u.txt"
+    llm.write_text("q a 0.9\nq c 0.6\nq x5 0.8\nq nope 0.3\nq9 a 0.5\n", encoding="utf-8")
+    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(distractors=known, utilities=llm))
+    c = rows.counts()
+    assert c["LLM pairs not retrieved"] == 3 and c["without LLM utility"] == 3  # b, d, e have none
+    assert c["known pairs not retrieved"] == 2
+    t = distraction_table(HAND_QRELS, HAND_RUN, 5, distractors=str(known), utilities=str(llm))
+    assert t["rows"][0]["utility_counts"]["LLM pairs not retrieved"] == 3
+    # a utility map naming a grade twice is an error, not "the last one wins"
+    with pytest.raises(ConfigError, match=r"utility map '5:1,4:1,5:0.5': grade 5 is given twice"):
+        parse_utility_map("5:1,4:1,5:0.5")
+    # the text reports print the same counts
+    from ctxeval._cli import cli
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q 0 {d} {g}\n" for d, g in HAND_QRELS["q"].items()), encoding="utf-8")
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"q Q0 {d} {i + 1} {s} r\n" for i, (d, s) in enumerate(HAND_RUN["q"].items())), encoding="utf-8")
+    out = CliRunner().invoke(cli, ["distraction", str(qrels), str(run), "--distractors", str(known), "--utilities", str(llm)])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 0 and "(u = -1; 1 duplicate lines ignored)" in text
+    assert "LLM pairs not retrieved 3" in text and "known pairs not retrieved 2" in text and "without LLM utility 3" in text
+    ev = CliRunner().invoke(cli, ["evaluate", str(qrels), str(run), "-m", "dDCG@5", "--distractors", str(known)])
+    assert "(1 duplicate lines ignored)" in " ".join(ev.output.split())
+    ev = CliRunner().invoke(cli, ["evaluate", str(qrels), str(run), "-m", "dDCG@5", "--utilities", str(llm)])
+    # a and c have LLM utilities; b, d, e keep their label utilities
+    assert "r: passages by utility rule: label 3, known distractor 0," in " ".join(ev.output.split())
+    assert "LLM utility 2, negative 1, without LLM utility 3, LLM pairs not retrieved 3" in " ".join(ev.output.split())

@@ -274,7 +274,8 @@ def _settings_lines(t: dict[str, Any]) -> list[str]:
     ]
     if t.get("known_distractors"):
         kd = t["known_distractors"]
-        out.append(f"known distractors: {kd['pairs']} pairs from {kd['source']} (u = -1)")
+        dup = f"; {kd['duplicate_lines']} duplicate lines ignored" if kd.get("duplicate_lines") else ""
+        out.append(f"known distractors: {kd['pairs']} pairs from {kd['source']} (u = -1{dup})")
     if t.get("utilities"):
         ut = t["utilities"]
         out.append(f"utility source: LLM utilities, {ut['pairs']} pairs from {ut['source']} (u for relevant passages, -u for the others)")
@@ -305,6 +306,10 @@ def _accounting_lines(t: dict[str, Any]) -> list[str]:
         if row.get("dropped_duplicates"):
             parts.append(f"{row['dropped_duplicates']} duplicate rows dropped")
         out.append(f"{row['run']}: " + "; ".join(parts))
+    for row in t["rows"]:
+        c = row.get("utility_counts")
+        if c:
+            out.append(f"{row['run']}: passages by utility rule: " + ", ".join(f"{name} {n}" for name, n in c.items()))
     for row in t["rows"]:
         valid = row.get("valid") or {}
         n_nd = next((v for name, v in valid.items() if name.startswith("ndDCG")), None)

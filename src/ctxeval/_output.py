@@ -99,9 +99,14 @@ def _utility_notes(result: Result) -> list[str]:
     name = r["preset"] if r["preset"] != "custom" else f"custom (based on {r['based_on']})"
     out = [f"utility map: {umap} (unjudged: 0); distractor rules {name}: {rules}"]
     if u.get("known_distractors"):
-        out.append(f"known distractors: {u['known_distractors']['pairs']} pairs from {u['known_distractors']['source']}")
+        kd = u["known_distractors"]
+        dup = f" ({kd['duplicate_lines']} duplicate lines ignored)" if kd.get("duplicate_lines") else ""
+        out.append(f"known distractors: {kd['pairs']} pairs from {kd['source']}{dup}")
     src = f"LLM utilities from {u['utilities']['source']}" if u.get("utilities") else "labels (UDCG: label-derived stand-ins)"
     out.append(f"utility source: {src}")
+    for r in result.runs:
+        if r.utility:
+            out.append(f"{r.name}: passages by utility rule: " + ", ".join(f"{name} {n}" for name, n in r.utility.items()))
     return out
 
 

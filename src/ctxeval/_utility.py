@@ -224,6 +224,8 @@ def parse_utility_map(value: Any) -> dict[int, float]:
     for k, v in items:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
             raise ConfigError(f"utility map: grade {k!r} is not an integer")
+        if int(k) in out:
+            raise ConfigError(f"utility map {value!r}: grade {int(k)} is given twice")
         out[int(k)] = _check_unit(f"utility map: utility of grade {k}", v, -1.0, 1.0)
     if not out:
         raise ConfigError("utility map is empty")
@@ -242,6 +244,7 @@ class UtilityConfig:
     rules: DistractorRules = field(default_factory=DistractorRules)
     known: pl.DataFrame | None = field(default=None, repr=False)  #: query_id, doc_id
     known_source: str | None = None
+    known_duplicates: int = 0  #: lines (or pairs) of the known list repeating an earlier pair, counted once
     llm: pl.DataFrame | None = field(default=None, repr=False)  #: query_id, doc_id, u
     llm_source: str | None = None
 
@@ -259,13 +262,14 @@ class UtilityConfig:
         """Build a configuration from user-facing values (paths, texts, mappings)."""
         if isinstance(utility_map, UtilityConfig):
             return utility_map
-        known, known_src = read_distractors(distractors) if distractors is not None else (None, None)
+        known, known_src, known_dup = _read_distractors(distractors) if distractors is not None else (None, None, 0)
         llm, llm_src = read_utilities(utilities) if utilities is not None else (None, None)
         return cls(
             utility_map=tuple(parse_utility_map(utility_map).items()),
             rules=DistractorRules.resolve(rules, tau, top_rank, penalty),
             known=known,
             known_source=known_src,
+            known_duplicates=known_dup,
             llm=llm,
             llm_source=llm_src,
         )
@@ -283,7 +287,9 @@ class UtilityConfig:
         return {
             "utility_map": {str(k): v for k, v in self.utility_map},
             "rules": self.rules.describe(),
-            "known_distractors": None if self.known is None else {"source": self.known_source, "pairs": self.known.height},
+            "known_distractors": None
+            if self.known is None
+            else {"source": self.known_source, "pairs": self.known.height, "duplicate_lines": self.known_duplicates},
             "utilities": None if self.llm is None else {"source": self.llm_source, "pairs": self.llm.height},
             "utility_source": self.source,
         }
@@ -292,7 +298,8 @@ class UtilityConfig:
         """Human-readable lines for text reports."""
         out = [f"utility map: {_map_text(self.map)} (unjudged: 0)", f"distractor rules: {self.rules}"]
         if self.known is not None:
-            out.append(f"known distractors: {self.known.height} pairs from {self.known_source} (u = -1)")
+            dup = f"; {self.known_duplicates} duplicate line{'s' if self.known_duplicates != 1 else ''} ignored" if self.known_duplicates else ""
+            out.append(f"known distractors: {self.known.height} pairs from {self.known_source} (u = -1{dup})")
         if self.llm is not None:
             out.append(f"utilities: LLM, {self.llm.height} pairs from {self.llm_source} (signed by relevance)")
         else:
@@ -328,14 +335,20 @@ def read_distractors(value: Any) -> tuple[pl.DataFrame, str]:
     """Known distractors: a file of ``qid docid`` lines (white space separated, ``#`` comments and blank
     lines skipped; a pair listed twice counts once), a mapping ``{qid: [doc, ...]}``, an iterable of
     ``(qid, doc)`` pairs or a frame with query id and doc id columns. Returns the unique pairs and the
-    source name.
+    source name (:class:`UtilityConfig` reports how many repeated pairs were counted once).
 
     >>> df, src = read_distractors({"q1": ["d2", "d3"]})
     >>> df.height, src
     (2, '<distractors>')
     """
+    df, source, _ = _read_distractors(value)
+    return df, source
+
+
+def _read_distractors(value: Any) -> tuple[pl.DataFrame, str, int]:
+    """:func:`read_distractors` and how many lines (pairs) repeated an earlier pair."""
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], pl.DataFrame):
-        return value  # already read
+        return value[0], value[1], 0  # already read
     if isinstance(value, (str, os.PathLike)):
         path = _open_path(value, "known distractors")
         qs: list[str] = []
@@ -378,7 +391,8 @@ def read_distractors(value: Any) -> tuple[pl.DataFrame, str]:
     else:
         raise ConfigError(f"known distractors must be a file path, a mapping or (qid, doc) pairs, got {type(value).__name__}")
     df = pl.DataFrame({"query_id": pl.Series(qs, dtype=pl.String), "doc_id": pl.Series(ds, dtype=pl.String)})
-    return df.unique(maintain_order=True), source
+    unique = df.unique(maintain_order=True)
+    return unique, source, df.height - unique.height
 
 
 def read_utilities(value: Any) -> tuple[pl.DataFrame, str]:
@@ -598,12 +612,19 @@ class UtilityRows:
         return self.config.source
 
     def counts(self) -> dict[str, int]:
-        """Rows set by each rule, negative rows, and rows without an LLM utility (LLM source only)."""
+        """Rows set by each rule, negative rows, rows without an LLM utility and pairs of the LLM
+        utilities file matching no ranked row (LLM source only), pairs of the known list matching no
+        ranked row (with a known list)."""
         c = np.bincount(self.why.astype(np.int64), minlength=len(WHY_NAMES))
         out = {name: int(n) for name, n in zip(WHY_NAMES, c.tolist())}
         out["negative"] = int((self.u < 0).sum())
         if self.llm_u is not None:
             out["without LLM utility"] = int(np.isnan(self.llm_u).sum())
+            if self.config.llm is not None:
+                # run rows are unique (query, doc) pairs, so each matched row uses one pair of the file
+                out["LLM pairs not retrieved"] = int(self.config.llm.height - int((~np.isnan(self.llm_u)).sum()))
+        if self.known is not None and self.config.known is not None:
+            out["known pairs not retrieved"] = int(self.config.known.height - int(self.known.sum()))
         return out
 
 
