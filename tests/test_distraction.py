@@ -227,13 +227,14 @@ def test_known_list_overrides_labels() -> None:
 
 def test_llm_utilities_replace_labels_and_are_signed_by_relevance() -> None:
     llm = {"q": {"a": 0.9, "c": 0.6, "e": 0.1, "x5": 0.8}}  # b and d have none
-    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(utilities=llm))
+    # threshold 0: every irrelevant passage with an LLM utility is a distractor (the default 0.5 is tested below)
+    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(utilities=llm, llm_threshold=0.0))
     assert rows.u.tolist() == [0.9, 0.5, -0.6, 1.0, -0.1]
     assert rows.why.tolist() == [WHY_LLM, WHY_LABEL, WHY_LLM, WHY_LABEL, WHY_LLM]
     assert rows.counts()["without LLM utility"] == 2
     # UDCG with LLM utilities: relevant a (0.9), b (none), d (none); irrelevant c (0.6), e (0.1)
     # non-reference: b, d left out of C -> (0.9 - (0.6 + 0.1)/3) / 3;  reference: counted in |C| = 5
-    got = means(HAND_QRELS, HAND_RUN, ["UDCG@5", "UDCG(reference=true)@5", "ndDCG@5"], utilities=llm)
+    got = means(HAND_QRELS, HAND_RUN, ["UDCG@5", "UDCG(reference=true)@5", "ndDCG@5"], utilities=llm, llm_threshold=0.0)
     assert got["UDCG@5"] == pytest.approx(sig((0.9 - 0.7 / 3) / 3))
     assert got["UDCG(reference=true)@5"] == pytest.approx(sig((0.9 - 0.7 / 3) / 5))
     # ideal from the same per-doc utilities: a 0.9, x5 0.8, d 1 (label), b 0.5 (label) -> 1, .9, .8, .5
@@ -786,4 +787,72 @@ def test_utility_inputs_nothing_dropped_silently(tmp_path: Path) -> None:
     ev = CliRunner().invoke(cli, ["evaluate", str(qrels), str(run), "-m", "dDCG@5", "--utilities", str(llm)])
     # a and c have LLM utilities; b, d, e keep their label utilities
     assert "r: passages by utility rule: label 3, known distractor 0," in " ".join(ev.output.split())
-    assert "LLM utility 2, negative 1, without LLM utility 3, LLM pairs not retrieved 3" in " ".join(ev.output.split())
+    assert "LLM utility 2, negative 1, without LLM utility 3, LLM utility below threshold 0, LLM pairs not retrieved 3" in " ".join(ev.output.split())
+
+
+def test_llm_threshold_decides_which_irrelevant_passages_distract(tmp_path: Path) -> None:
+    # HAND_RUN ranks a (5), b (3), c (2), d (4), e (2). LLM utilities: a .9, c .6, e .1 (x5 .8, not retrieved).
+    # Irrelevant passages (c, e) count as distractors (u = -LLM u) only when their LLM utility is >= the
+    # threshold (default 0.5); below it they are junk the LLM ignores: u = 0. Relevant ones keep +u.
+    llm = {"q": {"a": 0.9, "c": 0.6, "e": 0.1, "x5": 0.8}}
+    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(utilities=llm))
+    assert rows.u.tolist() == [0.9, 0.5, -0.6, 1.0, 0.0]
+    assert rows.why.tolist() == [WHY_LLM, WHY_LABEL, WHY_LLM, WHY_LABEL, WHY_LLM]
+    assert rows.counts()["LLM utility below threshold"] == 1
+    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(utilities=llm, llm_threshold=0.0))
+    assert rows.u.tolist() == [0.9, 0.5, -0.6, 1.0, -0.1]  # threshold 0: every irrelevant passage distracts
+    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(utilities=llm, llm_threshold=0.7))
+    assert rows.u.tolist() == [0.9, 0.5, 0.0, 1.0, 0.0]
+    # a listed known distractor is a distractor whatever its LLM utility: -u
+    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(utilities=llm, distractors={"q": ["c", "e"]}, llm_threshold=0.7))
+    assert rows.u.tolist() == [0.9, 0.5, -0.6, 1.0, -0.1]
+    # the measures built on u follow: DistractorRate@5 = 1/5 (c only), harm 0.6, dDCG without e's -0.1
+    got = means(HAND_QRELS, HAND_RUN, ["DistractorRate@5", "DistractorHarm@5", "dDCG@5"], utilities=llm)
+    assert got["DistractorRate@5"] == pytest.approx(1 / 5) and got["DistractorHarm@5"] == pytest.approx(0.6)
+    assert got["dDCG@5"] == pytest.approx(0.9 + 0.5 / math.log2(3) - 0.6 / math.log2(4) + 1 / math.log2(5))
+    # UDCG (released form) reads the LLM utilities as given: the threshold changes nothing
+    # relevant a (.9); irrelevant c (.6), e (.1); b, d without a utility are left out of C
+    for th in (0.0, 0.5, 0.95):
+        got = means(HAND_QRELS, HAND_RUN, ["UDCG@5", "UDCG(reference=true)@5"], utilities=llm, llm_threshold=th)
+        assert got["UDCG@5"] == pytest.approx(sig((0.9 - 0.7 / 3) / 3))
+        assert got["UDCG(reference=true)@5"] == pytest.approx(sig((0.9 - 0.7 / 3) / 5))
+    # so does the positional form: u- of e is its LLM utility .1 at any threshold
+    fit = tmp_path / "fit.json"
+    fit.write_text(json.dumps({"alpha": [1.0, 1.0, 1.0, 1.0, 1.0], "beta": [0.0, 0.0, 0.0, 0.0, -2.0], "bias": 0.0}), encoding="utf-8")
+    for th in (0.0, 0.5):
+        got = means(HAND_QRELS, HAND_RUN, [f"UDCG-pos(fit='{fit}')@5"], utilities=llm, llm_threshold=th)
+        assert got[f"UDCG-pos(fit='{fit}')@5"] == pytest.approx(sig(0.9 + 0.5 + 1.0 - 2.0 * 0.1))
+    # the threshold is validated and reported
+    with pytest.raises(ConfigError, match=r"llm_threshold .* must be in \[0, 1\], got 1.5"):
+        UtilityConfig.resolve(utilities=llm, llm_threshold=1.5)
+    res = evaluate(HAND_QRELS, HAND_RUN, ["dDCG@5"], utilities=llm)
+    assert res.settings["utility"]["utilities"]["threshold"] == 0.5
+    assert "LLM utilities from <utilities> (relevant: u; other passages: -u when u >= 0.5, else 0; known distractors: -u; UDCG reads u as given)" in " ".join(
+        __import__("ctxeval._output", fromlist=["render"]).render(res, "table").split()
+    )
+
+
+def test_llm_threshold_on_the_cli_and_fit_udcg_reads_utilities_as_given(tmp_path: Path) -> None:
+    from ctxeval._cli import cli
+    from ctxeval._fit_udcg import fit_udcg
+
+    runs = [str(EXAMPLE / "runs" / f"{n}.run") for n in ("bm25", "rrf")]
+    base = ["distraction", str(EXAMPLE / "qrels.txt"), *runs, "-k", "5", "--utilities", str(EXAMPLE / "utilities.txt"), "--format", "json"]
+    t0 = json.loads(CliRunner().invoke(cli, [*base, "--llm-threshold", "0"]).output)
+    t5 = json.loads(CliRunner().invoke(cli, base).output)
+    assert t5["utilities"]["threshold"] == 0.5 and t0["utilities"]["threshold"] == 0.0
+    ref0 = evaluate(EXAMPLE / "qrels.txt", runs, ["DistractorRate@5", "UDCG@5"], utilities=EXAMPLE / "utilities.txt", llm_threshold=0.0)
+    ref5 = evaluate(EXAMPLE / "qrels.txt", runs, ["DistractorRate@5", "UDCG@5"], utilities=EXAMPLE / "utilities.txt")
+    for a, b, r0, r5 in zip(t0["rows"], t5["rows"], ref0.runs, ref5.runs):
+        assert a["distractor_rate"] == pytest.approx(r0.mean("DistractorRate@5"))
+        assert b["distractor_rate"] == pytest.approx(r5.mean("DistractorRate@5"))
+        assert b["distractor_rate"] < a["distractor_rate"]  # junk below 0.5 no longer counts
+        assert a["measures"]["UDCG@5"] == b["measures"]["UDCG@5"] == pytest.approx(r5.mean("UDCG@5"))
+    bad = CliRunner().invoke(cli, [*base, "--llm-threshold", "1.5"])
+    assert bad.exit_code == 2 and "1.5" in bad.output
+    # the positional UDCG's features are the LLM utilities as given: the fit does not depend on the threshold
+    fits = [
+        fit_udcg(EXAMPLE / "qrels.txt", runs, EXAMPLE / "answers.tsv", 3, folds=2, utilities=EXAMPLE / "utilities.txt", llm_threshold=th).fit
+        for th in (0.0, 0.9)
+    ]
+    assert fits[0]["alpha"] == fits[1]["alpha"] and fits[0]["beta"] == fits[1]["beta"] and fits[0]["bias"] == fits[1]["bias"]

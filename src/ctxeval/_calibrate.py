@@ -464,6 +464,7 @@ def calibrate(
     groups: Any = None,
     missing: str = "zero",
     duplicates: str = "error",
+    llm_threshold: float | None = None,
 ) -> Calibration:
     """Fit a runtime policy (K_max, τ) on ``run`` against ``qrels`` (see the module docstring).
 
@@ -472,7 +473,7 @@ def calibrate(
     from ``config`` (a :class:`~ctxeval._utility.UtilityConfig`) or, as for :func:`ctxeval.evaluate`,
     from ``utility_map``, ``distractors`` (known ``qid docid`` pairs), ``utilities`` (LLM utilities)
     and the detection rules ``distractor_rules`` with their ``tau``, ``top_rank`` and ``penalty``
-    overrides. (That ``tau`` is the rules' hard-negative threshold; the policy's τ is searched on the
+    overrides, and ``llm_threshold`` (LLM utility from which an irrelevant passage distracts). (That ``tau`` is the rules' hard-negative threshold; the policy's τ is searched on the
     grid :data:`TAUS`.) ``grade_map``,
     ``pool``, ``pool_depth``, ``allow_outside_pool``, ``groups``, ``missing`` and ``duplicates`` are
     as for :func:`ctxeval.evaluate`; the ranking is always trec_eval's (``ties="trec"``), the one
@@ -504,7 +505,7 @@ def calibrate(
             raise ConfigError(f"calibrate optimises a mean over queries; {measure} aggregates by its {measure.spec.aggregate}")
     cfg = config
     if cfg is None:
-        cfg = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty)
+        cfg = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty, llm_threshold)
     qr = Qrels.coerce(qrels, duplicates=duplicates)
     rn = Run.coerce(run, duplicates=duplicates)
     gm = coerce_grade_map(grade_map)

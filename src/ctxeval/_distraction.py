@@ -108,7 +108,10 @@ def _why_text(
         what = f"utility 0 (grade {grade})" if grade is not None else "unlabelled passage"
         return f"hard negative: {what} at rank {rank} <= {rules.top_rank}"
     if code == WHY_LLM:
-        return f"LLM utility {llm:.3g} of a non-relevant passage" + (" (known distractor)" if known else f" (grade {grade})" if grade is not None else " (unjudged)")
+        if known:
+            return f"LLM utility {llm:.3g} of a known distractor"
+        what = f"grade {grade}" if grade is not None else "unjudged"
+        return f"LLM utility {llm:.3g} >= {config.llm_threshold:g} of a non-relevant passage ({what})"
     return f"label: grade {grade} has utility {label:g}" if grade is not None else "label"
 
 
@@ -133,13 +136,16 @@ def distraction_table(
     ties: str = "trec",
     missing: str = "zero",
     duplicates: str = "error",
+    llm_threshold: float | None = None,
 ) -> dict[str, Any]:
     """One row per run: rank measures next to the distraction-aware ones, the safety verdict, the
     optimal k and the worst distractors. Returns the ``distraction`` object of the report contract
     (``k``, ``rules``, ``utility_map``, ``utility_source``, ``rows``) plus the settings that shaped it
     (``rel``, ``verdict_thresholds``, ``known_distractors``, ``utilities``, ``notes``).
 
-    ``rel`` (for RR and R@k; also passed to UDCG when given) defaults to the smallest grade whose
+    ``llm_threshold`` (with ``utilities``): an irrelevant passage counts as a distractor (u = -LLM
+    utility) only when its LLM utility is >= this (default 0.5), else its utility is 0; UDCG reads the
+    LLM utilities as given. ``rel`` (for RR and R@k; also passed to UDCG when given) defaults to the smallest grade whose
     utility is positive. ``ndcg_minus_nddcg`` is the mean over queries where ndDCG@k is defined of
     nDCG@k - ndDCG@k. Every row says how many queries its means cover (``queries``: with
     ``missing="zero"`` the judged queries absent from the run count, with an empty list), how the
@@ -161,7 +167,7 @@ def distraction_table(
     if not run_list:
         raise ConfigError("distraction needs at least one run")
     run_objs = [Run.coerce(r, duplicates=duplicates) for r in run_list]
-    config = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty)
+    config = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty, llm_threshold)
     gm = coerce_grade_map(grade_map)
     notes: list[str] = []
     if rel is None:
@@ -180,6 +186,8 @@ def distraction_table(
     }
     if config.llm is None:
         notes.append("UDCG uses label-derived stand-in utilities (relevant 1, others the size of their negative utility): no LLM utilities file")
+    else:
+        notes.append(f"UDCG reads the LLM utilities as given; the threshold {config.llm_threshold:g} only decides which irrelevant passages count as distractors")
     rows_out = []
     for run, name in zip(run_objs, _unique_names(run_objs)):
         data = prepare(qr, run, ties=ties, missing=missing, grade_map=gm, keep_frame=True)
@@ -262,7 +270,7 @@ def _f(x: float | None, digits: int = 4) -> str:
 
 
 def _settings_lines(t: dict[str, Any]) -> list[str]:
-    from ._utility import DistractorRules
+    from ._utility import DistractorRules, llm_rule
 
     r = t["rules"]
     rules = DistractorRules(r["preset"], r["tau"], r["top_rank"], r["penalty"], r["based_on"])
@@ -278,7 +286,7 @@ def _settings_lines(t: dict[str, Any]) -> list[str]:
         out.append(f"known distractors: {kd['pairs']} pairs from {kd['source']} (u = -1{dup})")
     if t.get("utilities"):
         ut = t["utilities"]
-        out.append(f"utility source: LLM utilities, {ut['pairs']} pairs from {ut['source']} (u for relevant passages, -u for the others)")
+        out.append(f"utility source: LLM utilities, {ut['pairs']} pairs from {ut['source']} ({llm_rule(ut['threshold'])})")
     else:
         out.append("utility source: labels")
     th = t["verdict_thresholds"]

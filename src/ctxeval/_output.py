@@ -102,7 +102,13 @@ def _utility_notes(result: Result) -> list[str]:
         kd = u["known_distractors"]
         dup = f" ({kd['duplicate_lines']} duplicate lines ignored)" if kd.get("duplicate_lines") else ""
         out.append(f"known distractors: {kd['pairs']} pairs from {kd['source']}{dup}")
-    src = f"LLM utilities from {u['utilities']['source']}" if u.get("utilities") else "labels (UDCG: label-derived stand-ins)"
+    if u.get("utilities"):
+        from ._utility import DEFAULT_LLM_THRESHOLD, llm_rule
+
+        ut = u["utilities"]
+        src = f"LLM utilities from {ut['source']} ({llm_rule(ut.get('threshold', DEFAULT_LLM_THRESHOLD))}; UDCG reads u as given)"
+    else:
+        src = "labels (UDCG: label-derived stand-ins)"
     out.append(f"utility source: {src}")
     for r in result.runs:
         if r.utility:

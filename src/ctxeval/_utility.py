@@ -26,8 +26,16 @@ passage pulls its answer off. Every ranked row of a run gets a utility ``u``:
    "NO-RESPONSE") with the passage alone in the prompt, Trappolini et al. 2025) replace the above
    for every row that has one. They are unsigned, so the sign comes from relevance, as in the
    positional UDCG's u+ / u- split: u for a relevant row (positive label utility, not a known
-   distractor), -u for the others (the *distracting effect*, Amiraz et al., ACL 2025). Rows without
-   an LLM utility keep the label-derived value; :meth:`UtilityRows.counts` says how many.
+   distractor); for the others u measures how strongly the passage makes the LLM answer (the
+   *distracting effect*, Amiraz et al., ACL 2025), and such a passage is a distractor, utility -u,
+   only when u >= ``llm_threshold`` (default 0.5: the LLM is more likely to answer from it than to
+   decline). Below the threshold it is junk the LLM ignores: utility 0, not a distractor (with a
+   threshold of 0 every irrelevant passage with u > 0 counts). A known distractor is one whatever
+   its LLM utility: -u. Rows without an LLM utility keep the label-derived value;
+   :meth:`UtilityRows.counts` says how many. The threshold shapes ``u`` and so every measure built
+   on it (dDCG, ndDCG, DistractorRate, DistractorHarm, the optimal k, calibration); Trappolini et
+   al.'s UDCG and positional UDCG read the LLM utilities as given (``u_raw``: +u / -u by relevance,
+   no threshold).
 
 ``why`` codes say which step set each row: 0 label, 1 known distractor, 2 hard negative by relative
 score, 3 hard negative by rank, 4 LLM utility (:data:`WHY_NAMES`).
@@ -64,6 +72,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_UTILITY_MAP",
+    "DEFAULT_LLM_THRESHOLD",
+    "llm_rule",
     "DistractorRules",
     "UtilityConfig",
     "UtilityRows",
@@ -85,6 +95,16 @@ __all__ = [
 ]
 
 DEFAULT_UTILITY_MAP: dict[int, float] = {5: 1.0, 4: 1.0, 3: 0.5, 2: 0.0, 1: -1.0}
+DEFAULT_LLM_THRESHOLD = 0.5
+
+
+def llm_rule(threshold: float) -> str:
+    """How LLM utilities become signed utilities, for reports.
+
+    >>> llm_rule(0.5)
+    'relevant: u; other passages: -u when u >= 0.5, else 0; known distractors: -u'
+    """
+    return f"relevant: u; other passages: -u when u >= {threshold:g}, else 0; known distractors: -u"
 
 WHY_LABEL, WHY_KNOWN, WHY_SCORE, WHY_RANK, WHY_LLM = 0, 1, 2, 3, 4
 WHY_NAMES: tuple[str, ...] = ("label", "known distractor", "hard negative (score)", "hard negative (rank)", "LLM utility")
@@ -247,6 +267,7 @@ class UtilityConfig:
     known_duplicates: int = 0  #: lines (or pairs) of the known list repeating an earlier pair, counted once
     llm: pl.DataFrame | None = field(default=None, repr=False)  #: query_id, doc_id, u
     llm_source: str | None = None
+    llm_threshold: float = DEFAULT_LLM_THRESHOLD  #: an irrelevant passage distracts when its LLM utility is >= this
 
     @classmethod
     def resolve(
@@ -258,10 +279,13 @@ class UtilityConfig:
         tau: float | None = None,
         top_rank: int | None = None,
         penalty: float | None = None,
+        llm_threshold: float | None = None,
     ) -> UtilityConfig:
-        """Build a configuration from user-facing values (paths, texts, mappings)."""
+        """Build a configuration from user-facing values (paths, texts, mappings); ``llm_threshold``
+        None means the default, 0.5."""
         if isinstance(utility_map, UtilityConfig):
             return utility_map
+        th = DEFAULT_LLM_THRESHOLD if llm_threshold is None else _check_unit("llm_threshold (LLM utility from which an irrelevant passage distracts)", llm_threshold, 0.0, 1.0)
         known, known_src, known_dup = _read_distractors(distractors) if distractors is not None else (None, None, 0)
         llm, llm_src = read_utilities(utilities) if utilities is not None else (None, None)
         return cls(
@@ -272,6 +296,7 @@ class UtilityConfig:
             known_duplicates=known_dup,
             llm=llm,
             llm_source=llm_src,
+            llm_threshold=th,
         )
 
     @property
@@ -290,7 +315,7 @@ class UtilityConfig:
             "known_distractors": None
             if self.known is None
             else {"source": self.known_source, "pairs": self.known.height, "duplicate_lines": self.known_duplicates},
-            "utilities": None if self.llm is None else {"source": self.llm_source, "pairs": self.llm.height},
+            "utilities": None if self.llm is None else {"source": self.llm_source, "pairs": self.llm.height, "threshold": self.llm_threshold},
             "utility_source": self.source,
         }
 
@@ -301,7 +326,7 @@ class UtilityConfig:
             dup = f"; {self.known_duplicates} duplicate line{'s' if self.known_duplicates != 1 else ''} ignored" if self.known_duplicates else ""
             out.append(f"known distractors: {self.known.height} pairs from {self.known_source} (u = -1{dup})")
         if self.llm is not None:
-            out.append(f"utilities: LLM, {self.llm.height} pairs from {self.llm_source} (signed by relevance)")
+            out.append(f"utilities: LLM, {self.llm.height} pairs from {self.llm_source} ({llm_rule(self.llm_threshold)})")
         else:
             out.append("utilities: from the labels (no LLM utilities file)")
         return out
@@ -592,6 +617,8 @@ class UtilityRows:
     ``u``: utility of every row; ``rel``: relative score; ``why``: which rule set u (:data:`WHY_NAMES`);
     ``label``: the label utility (before the known list, the rules and LLM utilities);
     ``llm_u``: the raw LLM utility (NaN where none; None without a utilities file);
+    ``u_raw``: with LLM utilities, ``u`` before the LLM threshold (+u / -u by relevance: what UDCG's
+    positional form reads); None without them (then it equals ``u``);
     ``known``: the rows on the known-distractor list (whichever step set their utility);
     ``pos_off``/``pos_u``: per query, the positive utilities of its judged docs, descending (the ideal
     of ndDCG; None when they cannot be known, see :func:`row_utilities`).
@@ -606,10 +633,16 @@ class UtilityRows:
     pos_u: np.ndarray | None
     config: UtilityConfig
     known: np.ndarray | None = None
+    u_raw: np.ndarray | None = None
 
     @property
     def source(self) -> str:
         return self.config.source
+
+    @property
+    def u_direct(self) -> np.ndarray:
+        """The utilities with LLM utilities read as given (no threshold): ``u_raw``, or ``u``."""
+        return self.u if self.u_raw is None else self.u_raw
 
     def counts(self) -> dict[str, int]:
         """Rows set by each rule, negative rows, rows without an LLM utility and pairs of the LLM
@@ -620,6 +653,8 @@ class UtilityRows:
         out["negative"] = int((self.u < 0).sum())
         if self.llm_u is not None:
             out["without LLM utility"] = int(np.isnan(self.llm_u).sum())
+            if self.u_raw is not None:
+                out["LLM utility below threshold"] = int(((self.u_raw < 0) & (self.u == 0)).sum())
             if self.config.llm is not None:
                 # run rows are unique (query, doc) pairs, so each matched row uses one pair of the file
                 out["LLM pairs not retrieved"] = int(self.config.llm.height - int((~np.isnan(self.llm_u)).sum()))
@@ -725,14 +760,18 @@ def row_utilities(data: EvalData, config: UtilityConfig | None = None, qrels: Qr
         u[by_rank] = rules.penalty
         why[by_rank] = WHY_RANK
     llm_u = None
+    u_raw = None
     if config.llm is not None:
         llm_u = _pair_values(frame, config.llm, "u", fkeys) if n else np.zeros(0)
         has = ~np.isnan(llm_u)
         relevant = (label > 0) & ~known
         u[has] = np.where(relevant[has], llm_u[has], -llm_u[has])
+        u_raw = u.copy()
+        ignored = has & ~relevant & ~known & (llm_u < config.llm_threshold)
+        u[ignored] = 0.0
         why[has] = WHY_LLM
     pos_off, pos_u = _ideal(data, config, qrels)
-    return UtilityRows(u, rel, why, label, llm_u, pos_off, pos_u, config, known)
+    return UtilityRows(u, rel, why, label, llm_u, pos_off, pos_u, config, known, u_raw)
 
 
 def _ideal(data: EvalData, config: UtilityConfig, qrels: Qrels | None) -> tuple[np.ndarray | None, np.ndarray | None]:
