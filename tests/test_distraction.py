@@ -856,3 +856,32 @@ def test_llm_threshold_on_the_cli_and_fit_udcg_reads_utilities_as_given(tmp_path
         for th in (0.0, 0.9)
     ]
     assert fits[0]["alpha"] == fits[1]["alpha"] and fits[0]["beta"] == fits[1]["beta"] and fits[0]["bias"] == fits[1]["bias"]
+
+
+def test_every_report_prints_the_utility_settings(tmp_path: Path) -> None:
+    from ctxeval._cli import cli
+
+    qrels, run = str(EXAMPLE / "qrels.txt"), str(EXAMPLE / "runs" / "bm25.run")
+    known = ["--distractors", str(EXAMPLE / "distractors.txt")]
+    expect = [
+        "utility map: 5:1,4:1,3:0.5,2:0,1:-1 (unjudged: 0); distractor rules strict: a passage of utility 0 (judged or unlabelled) "
+        "is a hard negative if relative score >= 0.5 or rank <= 3, penalty -1",
+        f"known distractors: 32 pairs from {EXAMPLE / 'distractors.txt'}",
+        "utility source: labels (UDCG: label-derived stand-ins)",
+    ]
+    outputs = {
+        "curve": CliRunner().invoke(cli, ["curve", qrels, run, "-m", "dDCG", "-k", "1:3", "--distractor-rules", "strict", *known]),
+        "calibrate": CliRunner().invoke(cli, ["calibrate", qrels, run, "-k", "5", "--distractor-rules", "strict", *known, "-o", str(tmp_path / "p.json")]),
+        "fit-udcg": CliRunner().invoke(
+            cli, ["fit-udcg", qrels, run, "--answers", str(EXAMPLE / "answers.tsv"), "-k", "3", "--distractor-rules", "strict", *known, "-o", str(tmp_path / "f.json")]
+        ),
+        "evaluate": CliRunner().invoke(cli, ["evaluate", qrels, run, "-m", "dDCG@5", "--distractor-rules", "strict", *known]),
+    }
+    for name, out in outputs.items():
+        assert out.exit_code == 0, (name, out.output)
+        text = " ".join(out.output.split())
+        for line in expect:
+            assert line in text, (name, line)
+    # a curve of measures that read no utilities has none to print
+    plain = CliRunner().invoke(cli, ["curve", qrels, run, "-m", "nDCG", "-k", "1:3"])
+    assert plain.exit_code == 0 and "utility map" not in plain.output

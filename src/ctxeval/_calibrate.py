@@ -424,12 +424,15 @@ class Calibration:
         """The policy as JSON: deterministic bytes (fixed key order, NaN as null, ``\\n`` at the end)."""
         return json.dumps(self.policy, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
-    def lines(self) -> list[str]:
-        """A short human-readable summary."""
+    def lines(self, settings: bool = True) -> list[str]:
+        """A short human-readable summary; ``settings``: followed by the utility map, the rules and the
+        utility source in force (when the objective used per-passage utilities)."""
         p, ins, cv = self.policy, self.policy["in_sample"], self.policy["cross_validation"]
 
         def f(x: float | None) -> str:
             return "n/a" if x is None else f"{x:.4f}"
+
+        from ._utility import describe_lines
 
         return [
             f"policy: k_max={p['k_max']} tau={p['tau']:g} (objective {p['objective']}, "
@@ -438,7 +441,7 @@ class Calibration:
             f"best fixed K={ins['best_fixed_k']}: {f(ins['objective_at_best_fixed_k'])}; gain {f(ins['gain'])}",
             f"{cv['folds']}-fold cross-validation (seed {cv['seed']}), held-out queries: {f(cv['objective'])} with "
             f"{cv['mean_selected']:.2f} passages; best fixed K: {f(cv['objective_at_best_fixed_k'])}; gain {f(cv['gain'])}",
-        ]
+        ] + (describe_lines(p["utility"]) if settings and p.get("utility") else [])
 
 
 def calibrate(

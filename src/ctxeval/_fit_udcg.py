@@ -253,6 +253,9 @@ class FitResult:
         out.append("  rank " + "".join(f"{i + 1:>9}" for i in range(fit["k"])))
         out.append("  alpha" + "".join(f"{a:>9.4f}" for a in fit["alpha"]))
         out.append("  beta " + "".join(f"{b:>9.4f}" for b in fit["beta"]))
+        from ._utility import describe_lines
+
+        out.extend(describe_lines(r["utility"]))
         out.extend(f"note: {n}" for n in r["notes"])
         if r.get("output"):
             out.append(f"weights written to {r['output']}; evaluate with -m \"UDCG-pos(fit='{r['output']}')@{r['k']}\"")

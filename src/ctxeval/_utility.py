@@ -74,6 +74,7 @@ __all__ = [
     "DEFAULT_UTILITY_MAP",
     "DEFAULT_LLM_THRESHOLD",
     "llm_rule",
+    "describe_lines",
     "DistractorRules",
     "UtilityConfig",
     "UtilityRows",
@@ -210,6 +211,35 @@ class DistractorRules:
             parts.append(f"rank <= {self.top_rank}")
         name = self.preset if self.preset != "custom" else f"custom (based on {self.based_on})"
         return f"{name}: a passage of utility 0 (judged or unlabelled) is a hard negative if {' or '.join(parts)}; penalty {self.penalty:g}"
+
+
+def describe_lines(u: Mapping[str, Any]) -> list[str]:
+    """Text lines for a :meth:`UtilityConfig.describe` dict: the utility map, the rules in force, the
+    known list and the utility source (with the LLM threshold), as every text report prints them.
+
+    >>> describe_lines(UtilityConfig().describe())[0]
+    'utility map: 5:1,4:1,3:0.5,2:0,1:-1 (unjudged: 0); distractor rules default: a passage of utility 0 (judged or unlabelled) is a hard negative if relative score >= 0.7 or rank <= 3, penalty -0.5'
+    """
+    r = u["rules"]
+    umap = ",".join(f"{g}:{v:g}" for g, v in u["utility_map"].items())
+    if r["tau"] is None and not r["top_rank"]:
+        rules = "no detection (labels and the known list only)"
+    else:
+        parts = ([f"relative score >= {r['tau']:g}"] if r["tau"] is not None else []) + ([f"rank <= {r['top_rank']}"] if r["top_rank"] else [])
+        rules = f"a passage of utility 0 (judged or unlabelled) is a hard negative if {' or '.join(parts)}, penalty {r['penalty']:g}"
+    name = r["preset"] if r["preset"] != "custom" else f"custom (based on {r['based_on']})"
+    out = [f"utility map: {umap} (unjudged: 0); distractor rules {name}: {rules}"]
+    if u.get("known_distractors"):
+        kd = u["known_distractors"]
+        dup = f" ({kd['duplicate_lines']} duplicate lines ignored)" if kd.get("duplicate_lines") else ""
+        out.append(f"known distractors: {kd['pairs']} pairs from {kd['source']}{dup}")
+    if u.get("utilities"):
+        ut = u["utilities"]
+        src = f"LLM utilities from {ut['source']} ({llm_rule(ut.get('threshold', DEFAULT_LLM_THRESHOLD))}; UDCG reads u as given)"
+    else:
+        src = "labels (UDCG: label-derived stand-ins)"
+    out.append(f"utility source: {src}")
+    return out
 
 
 def parse_utility_map(value: Any) -> dict[int, float]:
