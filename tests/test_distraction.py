@@ -885,3 +885,21 @@ def test_every_report_prints_the_utility_settings(tmp_path: Path) -> None:
     # a curve of measures that read no utilities has none to print
     plain = CliRunner().invoke(cli, ["curve", qrels, run, "-m", "nDCG", "-k", "1:3"])
     assert plain.exit_code == 0 and "utility map" not in plain.output
+
+
+def test_distraction_text_and_csv_report_the_whole_optimal_k_summary() -> None:
+    from ctxeval._distraction import distraction_table, render_distraction
+
+    # q0: u = [1, -1, 1, 1] -> U = 1, 0, 1, 2 -> k = 4;  q1: [-1, 1] -> -1, 0 -> k = 0;  q2: [1, 1, -1] -> k = 2
+    # best fixed K: mean U(K) over queries (a shorter list gives all its rows) for K = 0..4:
+    # K=1 (1 - 1 + 1)/3, K=2 (0 + 0 + 2)/3, K=3 (1 + 0 + 1)/3, K=4 (2 + 0 + 1)/3 = 1 -> 4
+    qrels = {"q0": {"a": 5, "b": 1, "c": 5, "d": 5}, "q1": {"e": 1, "f": 5}, "q2": {"g": 5, "h": 5, "i": 1}}
+    run = {"q0": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}, "q1": {"e": 2.0, "f": 1.0}, "q2": {"g": 3.0, "h": 2.0, "i": 1.0}}
+    t = distraction_table(qrels, run, 5, distractor_rules="off")
+    ok = t["rows"][0]["optimal_k"]
+    assert (ok["mean"], ok["median"], ok["histogram"], ok["best_fixed_k"]) == (2.0, 2.0, [1, 0, 1, 0, 1], 4)
+    text = " ".join(render_distraction(t, "table").split())
+    assert "best fixed k" in text and "run: optimal k per query (k: queries): 0: 1, 2: 1, 4: 1; best fixed k 4 (mean U 1.0000)" in text
+    csv_text = render_distraction(t, "csv").splitlines()
+    assert csv_text[0].endswith("best_fixed_k,optimal_k_histogram,ndcg_minus_nddcg")
+    assert csv_text[1].split(",")[-2] == "1 0 1 0 1"

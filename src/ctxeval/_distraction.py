@@ -341,11 +341,16 @@ def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["run", *names, "verdict", "optimal_k_mean", "optimal_k_median", "best_fixed_k", "ndcg_minus_nddcg"])
+        w.writerow(["run", *names, "verdict", "optimal_k_mean", "optimal_k_median", "best_fixed_k", "optimal_k_histogram", "ndcg_minus_nddcg"])
         for row in t["rows"]:
             cells = ["" if row["measures"][n] is None else repr(row["measures"][n]) for n in names]
             ok = row["optimal_k"]
-            w.writerow([row["run"], *cells, row["verdict"], repr(ok["mean"]), repr(ok["median"]), ok["best_fixed_k"], "" if row["ndcg_minus_nddcg"] is None else repr(row["ndcg_minus_nddcg"])])
+            w.writerow(
+                [
+                    row["run"], *cells, row["verdict"], repr(ok["mean"]), repr(ok["median"]), ok["best_fixed_k"],
+                    " ".join(str(c) for c in ok["histogram"]), "" if row["ndcg_minus_nddcg"] is None else repr(row["ndcg_minus_nddcg"]),
+                ]
+            )
         return buf.getvalue()
     if fmt != "table":
         raise ConfigError(f"format must be table, json or csv, got {fmt!r}")
@@ -359,7 +364,7 @@ def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
     short = {f"DistractorRate@{k}": "rate", f"DistractorHarm@{k}": "harm"}
     for n in names:
         table.add_column(short.get(n, n), justify="right")
-    for col in ("verdict", "opt k mean/median", "nDCG-ndDCG"):
+    for col in ("verdict", "opt k mean/median", "best fixed k", "nDCG-ndDCG"):
         table.add_column(col, justify="right")
     for row in t["rows"]:
         ok = row["optimal_k"]
@@ -368,11 +373,17 @@ def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
             *(_f(row["measures"][n]) for n in names),
             row["verdict"],
             f"{_f(ok['mean'], 2)} / {_f(ok['median'], 1)}",
+            "NA" if ok["best_fixed_k"] is None else str(ok["best_fixed_k"]),
             _f(row["ndcg_minus_nddcg"]),
         )
     console.print(table)
     for line in _settings_lines(t):
         console.print(line)
+    for row in t["rows"]:
+        ok = row["optimal_k"]
+        hist = ", ".join(f"{k}: {c}" for k, c in enumerate(ok["histogram"]) if c)
+        fixed = "" if ok["best_fixed_k"] is None else f"; best fixed k {ok['best_fixed_k']} (mean U {_f(ok['mean_utility_at_best_fixed_k'])})"
+        console.print(f"{row['run']}: optimal k per query (k: queries): {hist or 'none'}{fixed}")
     if any(row["worst_distractors"] for row in t["rows"]):
         wt = Table(title=f"worst distractors in the top {k}")
         for col in ("run", "query", "doc", "rank", "utility", "why flagged"):
