@@ -418,7 +418,7 @@ def test_selector_errors(tmp_path: Path) -> None:
     wrong.write_text('{"policy_format": 1, "k_max": true, "tau": 0.5}')
     with pytest.raises(ConfigError, match="wrong.json: policy: k_max"):
         ContextSelector.from_json(wrong)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(InputError, match="none.json: no such file"):  # in ctxeval's error hierarchy, like every reader
         ContextSelector.from_json(tmp_path / "none.json")
 
 
@@ -631,3 +631,17 @@ def test_selector_sorts_at_most_k_max_candidates_even_when_all_tie(k_max: int, n
     want = [d for d, _ in sorted(pairs, key=lambda p: (p[1], p[0]), reverse=True)][:k_max]
     assert got == want
     assert all(n <= k_max for n in sizes)
+
+
+def test_selector_from_json_errors_name_the_file(tmp_path: Path) -> None:
+    from ctxeval import CtxevalError
+
+    missing = tmp_path / "nope.json"
+    with pytest.raises(InputError, match=r"nope.json: no such file \(policy written by 'ctxeval calibrate -o'\)"):
+        ContextSelector.from_json(missing)
+    with pytest.raises(InputError, match="is a directory, expected a policy JSON file"):
+        ContextSelector.from_json(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'\xff\xfe{"k_max": 1}')
+    with pytest.raises(CtxevalError, match=r"bad.json: not UTF-8 text"):
+        ContextSelector.from_json(bad)

@@ -95,7 +95,14 @@ class ContextSelector:
     def from_json(cls, path: str | os.PathLike[str]) -> ContextSelector:
         """From a policy file written by ``ctxeval calibrate -o policy.json``."""
         p = Path(path)
-        text = p.read_text(encoding="utf-8")
+        if not p.exists():
+            raise InputError(f"{p}: no such file (policy written by 'ctxeval calibrate -o')")
+        if p.is_dir():
+            raise InputError(f"{p}: is a directory, expected a policy JSON file")
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{p}: not UTF-8 text (byte {exc.start}); a policy is the JSON file 'ctxeval calibrate -o' writes") from None
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
