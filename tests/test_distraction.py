@@ -903,3 +903,14 @@ def test_distraction_text_and_csv_report_the_whole_optimal_k_summary() -> None:
     csv_text = render_distraction(t, "csv").splitlines()
     assert csv_text[0].endswith("best_fixed_k,optimal_k_histogram,ndcg_minus_nddcg")
     assert csv_text[1].split(",")[-2] == "1 0 1 0 1"
+
+
+def test_fit_and_answers_readers_reject_directories(tmp_path: Path) -> None:
+    from ctxeval import CtxevalError
+    from ctxeval._fit_udcg import read_answers
+    from ctxeval._measures._distraction import load_fit
+
+    with pytest.raises(CtxevalError, match=f"{tmp_path}: is a directory, expected a fit JSON file"):
+        load_fit(tmp_path)
+    with pytest.raises(CtxevalError, match=f"{tmp_path}: is a directory, expected an answers file"):
+        read_answers(tmp_path)

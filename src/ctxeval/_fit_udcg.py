@@ -146,6 +146,8 @@ def read_answers(value: Any) -> tuple[pl.DataFrame, str]:
         p = Path(value)
         if not p.exists():
             raise InputError(f"{source}: no such file (answers)")
+        if p.is_dir():
+            raise InputError(f"{source}: is a directory, expected an answers file (qid, run, correct)")
         from ._io import _decode, _open_bytes
 
         text = _decode(_open_bytes(p), source)

@@ -180,6 +180,8 @@ def load_fit(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.exists():
         raise ConfigError(f"{path}: no such fit file (write one with 'ctxeval fit-udcg ... -o {path}')")
+    if p.is_dir():
+        raise ConfigError(f"{path}: is a directory, expected a fit JSON file written by 'ctxeval fit-udcg'")
     try:
         doc = json.loads(p.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
