@@ -914,3 +914,15 @@ def test_fit_and_answers_readers_reject_directories(tmp_path: Path) -> None:
         load_fit(tmp_path)
     with pytest.raises(CtxevalError, match=f"{tmp_path}: is a directory, expected an answers file"):
         read_answers(tmp_path)
+
+
+def test_markdown_comparison_report_states_the_utility_settings() -> None:
+    from ctxeval import compare
+
+    runs = [str(EXAMPLE / "runs" / f"{n}.run") for n in ("bm25", "rrf")]
+    rep = compare(EXAMPLE / "qrels.txt", runs, ["dDCG@5"], permutations=100, resamples=100, curves_k=0, distractor_rules="lenient")
+    md = rep.to_markdown()
+    assert "- utility map: 5:1,4:1,3:0.5,2:0,1:-1 (unjudged: 0); distractor rules lenient: a passage of utility 0 (judged or unlabelled) is a hard negative if relative score &gt;= 0.9 or rank &lt;= 3, penalty -0.2" in md
+    assert "- utility source: labels (UDCG: label-derived stand-ins)" in md
+    plain = compare(EXAMPLE / "qrels.txt", runs, ["nDCG@5"], permutations=100, resamples=100, curves_k=0).to_markdown()
+    assert "utility map" not in plain

@@ -282,6 +282,10 @@ def to_markdown(report: Report, digits: int = 4) -> str:
             lines += _md_summary(report, st.block, digits, False)
             lines.append("")
     notes = _accounting(report)
+    if report.settings.get("utility"):  # the utility map and rules in force (issue 4: printed in every report)
+        from ._utility import describe_lines
+
+        notes = notes + describe_lines(report.settings["utility"])
     if notes:
         lines += ["### Notes", ""] + [f"- {markdown_escape(n)}" for n in notes] + [""]
     return "\n".join(lines)
