@@ -926,3 +926,7 @@ def test_markdown_comparison_report_states_the_utility_settings() -> None:
     assert "- utility source: labels (UDCG: label-derived stand-ins)" in md
     plain = compare(EXAMPLE / "qrels.txt", runs, ["nDCG@5"], permutations=100, resamples=100, curves_k=0).to_markdown()
     assert "utility map" not in plain
+    tex = rep.to_latex()
+    assert "\n% utility map: 5:1,4:1,3:0.5,2:0,1:-1 (unjudged: 0); distractor rules lenient:" in tex
+    assert "\n% utility source: labels (UDCG: label-derived stand-ins)\n" in tex
+    assert "% utility" not in compare(EXAMPLE / "qrels.txt", runs, ["nDCG@5"], permutations=100, resamples=100, curves_k=0).to_latex()
