@@ -645,3 +645,14 @@ def test_selector_from_json_errors_name_the_file(tmp_path: Path) -> None:
     bad.write_bytes(b'\xff\xfe{"k_max": 1}')
     with pytest.raises(CtxevalError, match=r"bad.json: not UTF-8 text"):
         ContextSelector.from_json(bad)
+
+
+def test_calibrate_is_public_api() -> None:
+    """The issue: everything is available from the CLI, the JSON output and the Python API."""
+    import ctxeval
+    import ctxeval._calibrate as mod
+
+    assert "calibrate" in ctxeval.__all__ and "Calibration" in ctxeval.__all__
+    assert ctxeval.calibrate is mod.calibrate and ctxeval.Calibration is mod.Calibration
+    cal = ctxeval.calibrate({"q1": {"a": 5}, "q2": {"c": 5}}, {"q1": {"a": 0.9, "x": 0.2}, "q2": {"c": 0.8, "y": 0.7}}, k=2, folds=2)
+    assert isinstance(cal, ctxeval.Calibration) and ctxeval.ContextSelector.from_dict(cal.policy) == cal.selector()
