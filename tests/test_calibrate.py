@@ -418,7 +418,7 @@ def test_selector_errors(tmp_path: Path) -> None:
     wrong.write_text('{"policy_format": 1, "k_max": true, "tau": 0.5}')
     with pytest.raises(ConfigError, match="wrong.json: policy: k_max"):
         ContextSelector.from_json(wrong)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(InputError, match="none.json: no such file"):  # in ctxeval's error hierarchy, like every reader
         ContextSelector.from_json(tmp_path / "none.json")
 
 
@@ -603,3 +603,56 @@ def test_selector_reproduces_calibrated_measure_with_groups_and_pool_depth() -> 
     cut = Run.from_dict({q: {d: scores[(q, d)] for d in ds} for q, ds in chosen.items()}, name="cut")
     res = evaluate(EX / "qrels.txt", cut, [objective], pool=run_path, pool_depth=30, groups=groups)
     assert cal.policy["in_sample"]["objective"] == pytest.approx(res.runs[0].mean(objective), abs=1e-12)
+
+
+@given(st.integers(1, 6), st.integers(0, 40), st.integers(0, 5), st.randoms(use_true_random=False))
+def test_selector_sorts_at_most_k_max_candidates_even_when_all_tie(k_max: int, n_tied: int, n_top: int, rnd: random.Random) -> None:
+    """Linear in the number of candidates: however many candidates tie at the k_max-th score, only
+    k_max of them are sorted, and the choice among the tied ones is the engine's (doc id descending)."""
+    import ctxeval._selector as mod
+
+    ids = [f"t{i:03d}" for i in range(n_tied)] + [f"h{i}" for i in range(n_top)]
+    scores = [1.0] * n_tied + [2.0 + i for i in range(n_top)]
+    pairs = list(zip(ids, scores))
+    rnd.shuffle(pairs)
+    sizes: list[int] = []
+    real = np.lexsort
+
+    def spy(keys: object, *a: object, **kw: object) -> np.ndarray:
+        sizes.append(len(keys[0]))  # type: ignore[index]
+        return real(keys, *a, **kw)  # type: ignore[arg-type]
+
+    original = mod.np.lexsort
+    mod.np.lexsort = spy  # type: ignore[assignment]
+    try:
+        got = ContextSelector(k_max, 0.0).select([d for d, _ in pairs], [s for _, s in pairs])
+    finally:
+        mod.np.lexsort = original  # type: ignore[assignment]
+    want = [d for d, _ in sorted(pairs, key=lambda p: (p[1], p[0]), reverse=True)][:k_max]
+    assert got == want
+    assert all(n <= k_max for n in sizes)
+
+
+def test_selector_from_json_errors_name_the_file(tmp_path: Path) -> None:
+    from ctxeval import CtxevalError
+
+    missing = tmp_path / "nope.json"
+    with pytest.raises(InputError, match=r"nope.json: no such file \(policy written by 'ctxeval calibrate -o'\)"):
+        ContextSelector.from_json(missing)
+    with pytest.raises(InputError, match="is a directory, expected a policy JSON file"):
+        ContextSelector.from_json(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'\xff\xfe{"k_max": 1}')
+    with pytest.raises(CtxevalError, match=r"bad.json: not UTF-8 text"):
+        ContextSelector.from_json(bad)
+
+
+def test_calibrate_is_public_api() -> None:
+    """The issue: everything is available from the CLI, the JSON output and the Python API."""
+    import ctxeval
+    import ctxeval._calibrate as mod
+
+    assert "calibrate" in ctxeval.__all__ and "Calibration" in ctxeval.__all__
+    assert ctxeval.calibrate is mod.calibrate and ctxeval.Calibration is mod.Calibration
+    cal = ctxeval.calibrate({"q1": {"a": 5}, "q2": {"c": 5}}, {"q1": {"a": 0.9, "x": 0.2}, "q2": {"c": 0.8, "y": 0.7}}, k=2, folds=2)
+    assert isinstance(cal, ctxeval.Calibration) and ctxeval.ContextSelector.from_dict(cal.policy) == cal.selector()

@@ -185,11 +185,30 @@ def test_presets_change_detection() -> None:
     assert rows.u.tolist() == [1.0, -0.5, -0.5, 0.0]  # off + tau: the score rule alone, default penalty
 
 
-def test_unjudged_rows_are_never_flagged_by_rank_alone() -> None:
-    _, rows = rows_for({"q": {"a": 5}}, {"q": {"a": 1.0, "u1": 0.5, "u2": 0.1}})
-    assert rows.u.tolist() == [1.0, 0.0, 0.0]  # u1, u2 unjudged at ranks 2-3 with relative scores < 0.7
+def test_rank_rule_touches_every_passage_of_utility_0_judged_or_unlabelled() -> None:
+    # The issue: "For passages whose utility is still 0 (judged not relevant, or unlabelled), detection
+    # rules ...: a passage whose relative score is >= tau is a hard negative; a non-relevant passage at
+    # rank <= r is a hard negative too; otherwise its labelled utility stands (0 if unlabelled)."
+    # Ranks 1-5: a (grade 5), u1 (unlabelled, rel .5), j2 (grade 2, rel .4), u3 (unlabelled, rank 4, rel .3),
+    # c (grade 3, utility .5, rank 5). Default rules: tau .7, r = 3, penalty -.5.
+    qrels = {"q": {"a": 5, "j2": 2, "c": 3}}
+    run = {"q": {"a": 1.0, "u1": 0.5, "j2": 0.4, "u3": 0.3, "c": 0.2}}
+    _, rows = rows_for(qrels, run)
+    #  a: utility 1, untouched;  u1: unlabelled, rank 2 <= 3 -> -0.5;  j2: grade 2 (utility 0), rank 3 -> -0.5
+    #  u3: unlabelled, rank 4 > 3, relative score .3 < .7 -> 0 (unlabelled);  c: utility 0.5, never touched
+    assert rows.u.tolist() == [1.0, -0.5, -0.5, 0.0, 0.5]
+    assert rows.why.tolist() == [WHY_LABEL, WHY_RANK, WHY_RANK, WHY_LABEL, WHY_LABEL]
     _, rows = rows_for({"q": {"a": 5}}, {"q": {"a": 1.0, "u1": 0.9}})
-    assert rows.why.tolist() == [WHY_LABEL, WHY_SCORE]  # the score rule does apply to unjudged rows
+    assert rows.why.tolist() == [WHY_LABEL, WHY_SCORE]  # the score rule applies to unlabelled rows as well
+    # passages whose utility is not 0 are never touched: grade 1 (-1), grade 3 (0.5), at any score or rank
+    _, rows = rows_for({"q": {"b": 1, "c": 3}}, {"q": {"b": 1.0, "c": 0.99}}, UtilityConfig.resolve(rules="strict"))
+    assert rows.u.tolist() == [-1.0, 0.5] and rows.why.tolist() == [WHY_LABEL, WHY_LABEL]
+    # the reason given for an unlabelled rank-rule hit says so
+    from ctxeval._distraction import distraction_table
+
+    t = distraction_table(qrels, run, 5)
+    whys = {w["doc"]: w["why"] for w in t["rows"][0]["worst_distractors"]}
+    assert whys == {"u1": "hard negative: unlabelled passage at rank 2 <= 3", "j2": "hard negative: utility 0 (grade 2) at rank 3 <= 3"}
 
 
 def test_known_list_overrides_labels() -> None:
@@ -208,13 +227,14 @@ def test_known_list_overrides_labels() -> None:
 
 def test_llm_utilities_replace_labels_and_are_signed_by_relevance() -> None:
     llm = {"q": {"a": 0.9, "c": 0.6, "e": 0.1, "x5": 0.8}}  # b and d have none
-    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(utilities=llm))
+    # threshold 0: every irrelevant passage with an LLM utility is a distractor (the default 0.5 is tested below)
+    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(utilities=llm, llm_threshold=0.0))
     assert rows.u.tolist() == [0.9, 0.5, -0.6, 1.0, -0.1]
     assert rows.why.tolist() == [WHY_LLM, WHY_LABEL, WHY_LLM, WHY_LABEL, WHY_LLM]
     assert rows.counts()["without LLM utility"] == 2
     # UDCG with LLM utilities: relevant a (0.9), b (none), d (none); irrelevant c (0.6), e (0.1)
     # non-reference: b, d left out of C -> (0.9 - (0.6 + 0.1)/3) / 3;  reference: counted in |C| = 5
-    got = means(HAND_QRELS, HAND_RUN, ["UDCG@5", "UDCG(reference=true)@5", "ndDCG@5"], utilities=llm)
+    got = means(HAND_QRELS, HAND_RUN, ["UDCG@5", "UDCG(reference=true)@5", "ndDCG@5"], utilities=llm, llm_threshold=0.0)
     assert got["UDCG@5"] == pytest.approx(sig((0.9 - 0.7 / 3) / 3))
     assert got["UDCG(reference=true)@5"] == pytest.approx(sig((0.9 - 0.7 / 3) / 5))
     # ideal from the same per-doc utilities: a 0.9, x5 0.8, d 1 (label), b 0.5 (label) -> 1, .9, .8, .5
@@ -666,3 +686,247 @@ def test_pair_lookup_survives_hash_collisions(monkeypatch: pytest.MonkeyPatch) -
         got = _pair_values(frame, table, "u")
         assert [None if math.isnan(x) else x for x in got] == expected
         assert _pair_values(frame, table, None).tolist() == [True, False, False]
+
+
+# --- audit of issue 4 ---------------------------------------------------------------------------------------
+
+
+def _rate_case(bad_per_query: list[int], k: int) -> tuple[dict, dict]:
+    """One query per entry: k retrieved docs, the first ``bad`` of them grade 1 (u = -1), the rest grade 5."""
+    qrels: dict = {}
+    run: dict = {}
+    for qi, bad in enumerate(bad_per_query):
+        q = f"q{qi}"
+        qrels[q] = {f"d{i}": 1 if i < bad else 5 for i in range(k)}
+        run[q] = {f"d{i}": float(k - i) for i in range(k)}
+    return qrels, run
+
+
+def test_verdict_at_the_exact_thresholds_despite_float_noise() -> None:
+    from ctxeval._distraction import distraction_table
+
+    # 3 queries, k = 10, with 2, 1 and 0 distractors: the mean rate is exactly 3/30 = 0.10, which is SAFE
+    # (SAFE <= 0.10). The float mean of the per-query rates 0.2, 0.1, 0.0 is 0.10000000000000002.
+    qrels, run = _rate_case([2, 1, 0], 10)
+    t = distraction_table(qrels, run, 10, distractor_rules="off")
+    assert t["rows"][0]["distractor_rate"] == pytest.approx(0.1, abs=1e-15)
+    assert t["rows"][0]["verdict"] == "SAFE"
+    # exactly 0.5 (15 of 30: 6, 5, 4) is RISKY (RISKY <= 0.50), one more distractor is DANGEROUS
+    qrels, run = _rate_case([6, 5, 4], 10)
+    assert distraction_table(qrels, run, 10, distractor_rules="off")["rows"][0]["verdict"] == "RISKY"
+    qrels, run = _rate_case([6, 5, 5], 10)
+    assert distraction_table(qrels, run, 10, distractor_rules="off")["rows"][0]["verdict"] == "DANGEROUS"
+
+
+def test_distraction_table_accounts_for_every_query_and_row(tmp_path: Path) -> None:
+    from ctxeval._cli import cli
+    from ctxeval._distraction import distraction_table
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 5\nq1 0 b 2\nq2 0 d 2\nq3 0 e 5\n", encoding="utf-8")
+    run = tmp_path / "r.run"
+    # q1: a, b, then a repeated (dropped with --duplicates first); q2: d; q9: unjudged query; q3: absent
+    run.write_text("q1 Q0 a 1 3.0 r\nq1 Q0 b 2 2.0 r\nq1 Q0 a 3 1.0 r\nq2 Q0 d 1 0.5 r\nq9 Q0 z 1 1.0 r\n", encoding="utf-8")
+    t = distraction_table(str(qrels), [str(run)], 5, duplicates="first")
+    row = t["rows"][0]
+    # q1, q2 evaluated; q3 judged but absent (scored as zero: an empty list, in every mean); q9 ignored
+    assert row["accounting"] == {
+        "evaluated": 2, "missing_from_run": 1, "missing_policy": "zero", "scored_as_zero": 1, "ignored_missing": 0, "unjudged_in_run": 1,
+    }
+    assert row["queries"] == 3  # the queries every mean is taken over
+    assert row["dropped_duplicates"] == 1
+    # q1: u = [1, -0.5 (grade 2 at rank 2)], q2: d grade 2 at rank 1 -> -0.5, q3: nothing -> rate (1/5 + 1/5 + 0) / 3
+    assert row["distractor_rate"] == pytest.approx((1 / 5 + 1 / 5) / 3)
+    # ndDCG@5 is NA on q2 (no judged doc of positive utility): the gap is over q1 and q3 only
+    assert row["valid"] == {"ndDCG@5": 2, "nDCG-ndDCG": 2}
+    out = CliRunner().invoke(cli, ["distraction", str(qrels), str(run), "--duplicates", "first", "--missing", "zero"])
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.output.split())
+    assert "r: 2 queries evaluated; 1 judged but missing from the run (scored 0, --missing zero); 1 in the run without judgments (ignored); 1 duplicate rows dropped" in text
+    assert "r: ndDCG@5 and nDCG-ndDCG undefined (NA) on 1 queries (no judged passage of positive utility), excluded from their means" in text
+    ignore = distraction_table(str(qrels), [str(run)], 5, duplicates="first", missing="ignore")["rows"][0]
+    assert ignore["queries"] == 2 and ignore["accounting"]["ignored_missing"] == 1
+
+
+def test_utility_inputs_nothing_dropped_silently(tmp_path: Path) -> None:
+    from ctxeval._distraction import distraction_table
+
+    # a known-distractor file listing one pair twice, and one pair the run never retrieves
+    known = tmp_path / "known.txt"
+    known.write_text("q c\n# again\nq c\nq zz\nq7 a\n", encoding="utf-8")
+    df, _ = read_distractors(known)
+    assert df.height == 3  # (q, c), (q, zz), (q7, a)
+    cfg = UtilityConfig.resolve(distractors=known)
+    assert cfg.describe()["known_distractors"] == {"source": str(known), "pairs": 3, "duplicate_lines": 1}
+    assert any("1 duplicate line ignored" in line for line in cfg.lines())
+    # LLM utilities for pairs the run does not retrieve: (q, x5) is judged (used by the ideal), (q, nope), (q9, a)
+    llm = tmp_path / "u.txt"
+    llm.write_text("q a 0.9\nq c 0.6\nq x5 0.8\nq nope 0.3\nq9 a 0.5\n", encoding="utf-8")
+    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(distractors=known, utilities=llm))
+    c = rows.counts()
+    assert c["LLM pairs not retrieved"] == 3 and c["without LLM utility"] == 3  # b, d, e have none
+    assert c["known pairs not retrieved"] == 2
+    t = distraction_table(HAND_QRELS, HAND_RUN, 5, distractors=str(known), utilities=str(llm))
+    assert t["rows"][0]["utility_counts"]["LLM pairs not retrieved"] == 3
+    # a utility map naming a grade twice is an error, not "the last one wins"
+    with pytest.raises(ConfigError, match=r"utility map '5:1,4:1,5:0.5': grade 5 is given twice"):
+        parse_utility_map("5:1,4:1,5:0.5")
+    # the text reports print the same counts
+    from ctxeval._cli import cli
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q 0 {d} {g}\n" for d, g in HAND_QRELS["q"].items()), encoding="utf-8")
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"q Q0 {d} {i + 1} {s} r\n" for i, (d, s) in enumerate(HAND_RUN["q"].items())), encoding="utf-8")
+    out = CliRunner().invoke(cli, ["distraction", str(qrels), str(run), "--distractors", str(known), "--utilities", str(llm)])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 0 and "(u = -1; 1 duplicate lines ignored)" in text
+    assert "LLM pairs not retrieved 3" in text and "known pairs not retrieved 2" in text and "without LLM utility 3" in text
+    ev = CliRunner().invoke(cli, ["evaluate", str(qrels), str(run), "-m", "dDCG@5", "--distractors", str(known)])
+    assert "(1 duplicate lines ignored)" in " ".join(ev.output.split())
+    ev = CliRunner().invoke(cli, ["evaluate", str(qrels), str(run), "-m", "dDCG@5", "--utilities", str(llm)])
+    # a and c have LLM utilities; b, d, e keep their label utilities
+    assert "r: passages by utility rule: label 3, known distractor 0," in " ".join(ev.output.split())
+    assert "LLM utility 2, negative 1, without LLM utility 3, LLM utility below threshold 0, LLM pairs not retrieved 3" in " ".join(ev.output.split())
+
+
+def test_llm_threshold_decides_which_irrelevant_passages_distract(tmp_path: Path) -> None:
+    # HAND_RUN ranks a (5), b (3), c (2), d (4), e (2). LLM utilities: a .9, c .6, e .1 (x5 .8, not retrieved).
+    # Irrelevant passages (c, e) count as distractors (u = -LLM u) only when their LLM utility is >= the
+    # threshold (default 0.5); below it they are junk the LLM ignores: u = 0. Relevant ones keep +u.
+    llm = {"q": {"a": 0.9, "c": 0.6, "e": 0.1, "x5": 0.8}}
+    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(utilities=llm))
+    assert rows.u.tolist() == [0.9, 0.5, -0.6, 1.0, 0.0]
+    assert rows.why.tolist() == [WHY_LLM, WHY_LABEL, WHY_LLM, WHY_LABEL, WHY_LLM]
+    assert rows.counts()["LLM utility below threshold"] == 1
+    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(utilities=llm, llm_threshold=0.0))
+    assert rows.u.tolist() == [0.9, 0.5, -0.6, 1.0, -0.1]  # threshold 0: every irrelevant passage distracts
+    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(utilities=llm, llm_threshold=0.7))
+    assert rows.u.tolist() == [0.9, 0.5, 0.0, 1.0, 0.0]
+    # a listed known distractor is a distractor whatever its LLM utility: -u
+    _, rows = rows_for(HAND_QRELS, HAND_RUN, UtilityConfig.resolve(utilities=llm, distractors={"q": ["c", "e"]}, llm_threshold=0.7))
+    assert rows.u.tolist() == [0.9, 0.5, -0.6, 1.0, -0.1]
+    # the measures built on u follow: DistractorRate@5 = 1/5 (c only), harm 0.6, dDCG without e's -0.1
+    got = means(HAND_QRELS, HAND_RUN, ["DistractorRate@5", "DistractorHarm@5", "dDCG@5"], utilities=llm)
+    assert got["DistractorRate@5"] == pytest.approx(1 / 5) and got["DistractorHarm@5"] == pytest.approx(0.6)
+    assert got["dDCG@5"] == pytest.approx(0.9 + 0.5 / math.log2(3) - 0.6 / math.log2(4) + 1 / math.log2(5))
+    # UDCG (released form) reads the LLM utilities as given: the threshold changes nothing
+    # relevant a (.9); irrelevant c (.6), e (.1); b, d without a utility are left out of C
+    for th in (0.0, 0.5, 0.95):
+        got = means(HAND_QRELS, HAND_RUN, ["UDCG@5", "UDCG(reference=true)@5"], utilities=llm, llm_threshold=th)
+        assert got["UDCG@5"] == pytest.approx(sig((0.9 - 0.7 / 3) / 3))
+        assert got["UDCG(reference=true)@5"] == pytest.approx(sig((0.9 - 0.7 / 3) / 5))
+    # so does the positional form: u- of e is its LLM utility .1 at any threshold
+    fit = tmp_path / "fit.json"
+    fit.write_text(json.dumps({"alpha": [1.0, 1.0, 1.0, 1.0, 1.0], "beta": [0.0, 0.0, 0.0, 0.0, -2.0], "bias": 0.0}), encoding="utf-8")
+    for th in (0.0, 0.5):
+        got = means(HAND_QRELS, HAND_RUN, [f"UDCG-pos(fit='{fit}')@5"], utilities=llm, llm_threshold=th)
+        assert got[f"UDCG-pos(fit='{fit}')@5"] == pytest.approx(sig(0.9 + 0.5 + 1.0 - 2.0 * 0.1))
+    # the threshold is validated and reported
+    with pytest.raises(ConfigError, match=r"llm_threshold .* must be in \[0, 1\], got 1.5"):
+        UtilityConfig.resolve(utilities=llm, llm_threshold=1.5)
+    res = evaluate(HAND_QRELS, HAND_RUN, ["dDCG@5"], utilities=llm)
+    assert res.settings["utility"]["utilities"]["threshold"] == 0.5
+    assert "LLM utilities from <utilities> (relevant: u; other passages: -u when u >= 0.5, else 0; known distractors: -u; UDCG reads u as given)" in " ".join(
+        __import__("ctxeval._output", fromlist=["render"]).render(res, "table").split()
+    )
+
+
+def test_llm_threshold_on_the_cli_and_fit_udcg_reads_utilities_as_given(tmp_path: Path) -> None:
+    from ctxeval._cli import cli
+    from ctxeval._fit_udcg import fit_udcg
+
+    runs = [str(EXAMPLE / "runs" / f"{n}.run") for n in ("bm25", "rrf")]
+    base = ["distraction", str(EXAMPLE / "qrels.txt"), *runs, "-k", "5", "--utilities", str(EXAMPLE / "utilities.txt"), "--format", "json"]
+    t0 = json.loads(CliRunner().invoke(cli, [*base, "--llm-threshold", "0"]).output)
+    t5 = json.loads(CliRunner().invoke(cli, base).output)
+    assert t5["utilities"]["threshold"] == 0.5 and t0["utilities"]["threshold"] == 0.0
+    ref0 = evaluate(EXAMPLE / "qrels.txt", runs, ["DistractorRate@5", "UDCG@5"], utilities=EXAMPLE / "utilities.txt", llm_threshold=0.0)
+    ref5 = evaluate(EXAMPLE / "qrels.txt", runs, ["DistractorRate@5", "UDCG@5"], utilities=EXAMPLE / "utilities.txt")
+    for a, b, r0, r5 in zip(t0["rows"], t5["rows"], ref0.runs, ref5.runs):
+        assert a["distractor_rate"] == pytest.approx(r0.mean("DistractorRate@5"))
+        assert b["distractor_rate"] == pytest.approx(r5.mean("DistractorRate@5"))
+        assert b["distractor_rate"] < a["distractor_rate"]  # junk below 0.5 no longer counts
+        assert a["measures"]["UDCG@5"] == b["measures"]["UDCG@5"] == pytest.approx(r5.mean("UDCG@5"))
+    bad = CliRunner().invoke(cli, [*base, "--llm-threshold", "1.5"])
+    assert bad.exit_code == 2 and "1.5" in bad.output
+    # the positional UDCG's features are the LLM utilities as given: the fit does not depend on the threshold
+    fits = [
+        fit_udcg(EXAMPLE / "qrels.txt", runs, EXAMPLE / "answers.tsv", 3, folds=2, utilities=EXAMPLE / "utilities.txt", llm_threshold=th).fit
+        for th in (0.0, 0.9)
+    ]
+    assert fits[0]["alpha"] == fits[1]["alpha"] and fits[0]["beta"] == fits[1]["beta"] and fits[0]["bias"] == fits[1]["bias"]
+
+
+def test_every_report_prints_the_utility_settings(tmp_path: Path) -> None:
+    from ctxeval._cli import cli
+
+    qrels, run = str(EXAMPLE / "qrels.txt"), str(EXAMPLE / "runs" / "bm25.run")
+    known = ["--distractors", str(EXAMPLE / "distractors.txt")]
+    expect = [
+        "utility map: 5:1,4:1,3:0.5,2:0,1:-1 (unjudged: 0); distractor rules strict: a passage of utility 0 (judged or unlabelled) "
+        "is a hard negative if relative score >= 0.5 or rank <= 3, penalty -1",
+        f"known distractors: 32 pairs from {EXAMPLE / 'distractors.txt'}",
+        "utility source: labels (UDCG: label-derived stand-ins)",
+    ]
+    outputs = {
+        "curve": CliRunner().invoke(cli, ["curve", qrels, run, "-m", "dDCG", "-k", "1:3", "--distractor-rules", "strict", *known]),
+        "calibrate": CliRunner().invoke(cli, ["calibrate", qrels, run, "-k", "5", "--distractor-rules", "strict", *known, "-o", str(tmp_path / "p.json")]),
+        "fit-udcg": CliRunner().invoke(
+            cli, ["fit-udcg", qrels, run, "--answers", str(EXAMPLE / "answers.tsv"), "-k", "3", "--distractor-rules", "strict", *known, "-o", str(tmp_path / "f.json")]
+        ),
+        "evaluate": CliRunner().invoke(cli, ["evaluate", qrels, run, "-m", "dDCG@5", "--distractor-rules", "strict", *known]),
+    }
+    for name, out in outputs.items():
+        assert out.exit_code == 0, (name, out.output)
+        text = " ".join(out.output.split())
+        for line in expect:
+            assert line in text, (name, line)
+    # a curve of measures that read no utilities has none to print
+    plain = CliRunner().invoke(cli, ["curve", qrels, run, "-m", "nDCG", "-k", "1:3"])
+    assert plain.exit_code == 0 and "utility map" not in plain.output
+
+
+def test_distraction_text_and_csv_report_the_whole_optimal_k_summary() -> None:
+    from ctxeval._distraction import distraction_table, render_distraction
+
+    # q0: u = [1, -1, 1, 1] -> U = 1, 0, 1, 2 -> k = 4;  q1: [-1, 1] -> -1, 0 -> k = 0;  q2: [1, 1, -1] -> k = 2
+    # best fixed K: mean U(K) over queries (a shorter list gives all its rows) for K = 0..4:
+    # K=1 (1 - 1 + 1)/3, K=2 (0 + 0 + 2)/3, K=3 (1 + 0 + 1)/3, K=4 (2 + 0 + 1)/3 = 1 -> 4
+    qrels = {"q0": {"a": 5, "b": 1, "c": 5, "d": 5}, "q1": {"e": 1, "f": 5}, "q2": {"g": 5, "h": 5, "i": 1}}
+    run = {"q0": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}, "q1": {"e": 2.0, "f": 1.0}, "q2": {"g": 3.0, "h": 2.0, "i": 1.0}}
+    t = distraction_table(qrels, run, 5, distractor_rules="off")
+    ok = t["rows"][0]["optimal_k"]
+    assert (ok["mean"], ok["median"], ok["histogram"], ok["best_fixed_k"]) == (2.0, 2.0, [1, 0, 1, 0, 1], 4)
+    text = " ".join(render_distraction(t, "table").split())
+    assert "best fixed k" in text and "run: optimal k per query (k: queries): 0: 1, 2: 1, 4: 1; best fixed k 4 (mean U 1.0000)" in text
+    csv_text = render_distraction(t, "csv").splitlines()
+    assert csv_text[0].endswith("best_fixed_k,optimal_k_histogram,ndcg_minus_nddcg")
+    assert csv_text[1].split(",")[-2] == "1 0 1 0 1"
+
+
+def test_fit_and_answers_readers_reject_directories(tmp_path: Path) -> None:
+    from ctxeval import CtxevalError
+    from ctxeval._fit_udcg import read_answers
+    from ctxeval._measures._distraction import load_fit
+
+    with pytest.raises(CtxevalError, match=f"{tmp_path}: is a directory, expected a fit JSON file"):
+        load_fit(tmp_path)
+    with pytest.raises(CtxevalError, match=f"{tmp_path}: is a directory, expected an answers file"):
+        read_answers(tmp_path)
+
+
+def test_markdown_comparison_report_states_the_utility_settings() -> None:
+    from ctxeval import compare
+
+    runs = [str(EXAMPLE / "runs" / f"{n}.run") for n in ("bm25", "rrf")]
+    rep = compare(EXAMPLE / "qrels.txt", runs, ["dDCG@5"], permutations=100, resamples=100, curves_k=0, distractor_rules="lenient")
+    md = rep.to_markdown()
+    assert "- utility map: 5:1,4:1,3:0.5,2:0,1:-1 (unjudged: 0); distractor rules lenient: a passage of utility 0 (judged or unlabelled) is a hard negative if relative score &gt;= 0.9 or rank &lt;= 3, penalty -0.2" in md
+    assert "- utility source: labels (UDCG: label-derived stand-ins)" in md
+    plain = compare(EXAMPLE / "qrels.txt", runs, ["nDCG@5"], permutations=100, resamples=100, curves_k=0).to_markdown()
+    assert "utility map" not in plain
+    tex = rep.to_latex()
+    assert "\n% utility map: 5:1,4:1,3:0.5,2:0,1:-1 (unjudged: 0); distractor rules lenient:" in tex
+    assert "\n% utility source: labels (UDCG: label-derived stand-ins)\n" in tex
+    assert "% utility" not in compare(EXAMPLE / "qrels.txt", runs, ["nDCG@5"], permutations=100, resamples=100, curves_k=0).to_latex()

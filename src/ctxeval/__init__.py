@@ -22,6 +22,7 @@ from ._errors import (
 )
 
 if TYPE_CHECKING:
+    from ._calibrate import Calibration, calibrate
     from ._compare import Report, compare
     from ._curve import metric_at_k
     from ._data import GradeMap, Qrels, Run
@@ -57,6 +58,8 @@ _LAZY = {
     "parse_measure": "._measures",
     "parse_measures": "._measures",
     "ContextSelector": "._selector",
+    "calibrate": "._calibrate",
+    "Calibration": "._calibrate",
     "compare": "._compare",
     "Report": "._compare",
     "metric_at_k": "._curve",
@@ -99,6 +102,8 @@ __all__ = [
     "parse_measures",
     "families",
     "ContextSelector",
+    "calibrate",
+    "Calibration",
     "CtxevalError",
     "InputError",
     "FormatError",

@@ -424,12 +424,15 @@ class Calibration:
         """The policy as JSON: deterministic bytes (fixed key order, NaN as null, ``\\n`` at the end)."""
         return json.dumps(self.policy, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
-    def lines(self) -> list[str]:
-        """A short human-readable summary."""
+    def lines(self, settings: bool = True) -> list[str]:
+        """A short human-readable summary; ``settings``: followed by the utility map, the rules and the
+        utility source in force (when the objective used per-passage utilities)."""
         p, ins, cv = self.policy, self.policy["in_sample"], self.policy["cross_validation"]
 
         def f(x: float | None) -> str:
             return "n/a" if x is None else f"{x:.4f}"
+
+        from ._utility import describe_lines
 
         return [
             f"policy: k_max={p['k_max']} tau={p['tau']:g} (objective {p['objective']}, "
@@ -438,7 +441,7 @@ class Calibration:
             f"best fixed K={ins['best_fixed_k']}: {f(ins['objective_at_best_fixed_k'])}; gain {f(ins['gain'])}",
             f"{cv['folds']}-fold cross-validation (seed {cv['seed']}), held-out queries: {f(cv['objective'])} with "
             f"{cv['mean_selected']:.2f} passages; best fixed K: {f(cv['objective_at_best_fixed_k'])}; gain {f(cv['gain'])}",
-        ]
+        ] + (describe_lines(p["utility"]) if settings and p.get("utility") else [])
 
 
 def calibrate(
@@ -464,6 +467,7 @@ def calibrate(
     groups: Any = None,
     missing: str = "zero",
     duplicates: str = "error",
+    llm_threshold: float | None = None,
 ) -> Calibration:
     """Fit a runtime policy (K_max, τ) on ``run`` against ``qrels`` (see the module docstring).
 
@@ -472,7 +476,7 @@ def calibrate(
     from ``config`` (a :class:`~ctxeval._utility.UtilityConfig`) or, as for :func:`ctxeval.evaluate`,
     from ``utility_map``, ``distractors`` (known ``qid docid`` pairs), ``utilities`` (LLM utilities)
     and the detection rules ``distractor_rules`` with their ``tau``, ``top_rank`` and ``penalty``
-    overrides. (That ``tau`` is the rules' hard-negative threshold; the policy's τ is searched on the
+    overrides, and ``llm_threshold`` (LLM utility from which an irrelevant passage distracts). (That ``tau`` is the rules' hard-negative threshold; the policy's τ is searched on the
     grid :data:`TAUS`.) ``grade_map``,
     ``pool``, ``pool_depth``, ``allow_outside_pool``, ``groups``, ``missing`` and ``duplicates`` are
     as for :func:`ctxeval.evaluate`; the ranking is always trec_eval's (``ties="trec"``), the one
@@ -504,7 +508,7 @@ def calibrate(
             raise ConfigError(f"calibrate optimises a mean over queries; {measure} aggregates by its {measure.spec.aggregate}")
     cfg = config
     if cfg is None:
-        cfg = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty)
+        cfg = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty, llm_threshold)
     qr = Qrels.coerce(qrels, duplicates=duplicates)
     rn = Run.coerce(run, duplicates=duplicates)
     gm = coerce_grade_map(grade_map)

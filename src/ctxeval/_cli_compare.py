@@ -217,6 +217,12 @@ def render_curves(data: dict[str, Any], fmt: str) -> str:
     for i, k in enumerate(data["ks"]):
         table.add_row(str(k), *(_fmt(s["values"][i]) for s in series))
     console.print(table)
+    utility = (data.get("settings") or {}).get("utility")
+    if utility:
+        from ._utility import describe_lines
+
+        for line in describe_lines(utility):
+            console.print(line)
     return buf.getvalue()
 
 

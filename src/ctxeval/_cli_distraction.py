@@ -11,7 +11,7 @@ import click
 
 __all__ = ["distraction_cmd", "fit_udcg_cmd", "utility_options", "UTILITY_KEYS"]
 
-UTILITY_KEYS = ("distractor_rules", "tau", "top_rank", "penalty", "distractors", "utilities", "utility_map")
+UTILITY_KEYS = ("distractor_rules", "tau", "top_rank", "penalty", "distractors", "utilities", "llm_threshold", "utility_map")
 
 
 def utility_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -26,7 +26,7 @@ def utility_options(f: Callable[..., Any]) -> Callable[..., Any]:
             "lenient (0.9, 3, -0.2), off (labels and the known list only)",
         ),
         click.option("--tau", type=click.FloatRange(0.0, 1.0), default=None, help="override: a passage of utility 0 whose relative score is >= TAU is a hard negative"),
-        click.option("--top-rank", type=click.IntRange(min=0), default=None, help="override: a judged non-relevant passage at rank <= N is a hard negative (0: off)"),
+        click.option("--top-rank", type=click.IntRange(min=0), default=None, help="override: a passage of utility 0 (judged or unlabelled) at rank <= N is a hard negative (0: off)"),
         click.option("--penalty", type=click.FloatRange(-1.0, 0.0), default=None, help="override: the utility of a hard negative, in [-1, 0)"),
         click.option("--distractors", type=click.Path(dir_okay=False), default=None, help="file of known distractors, 'qid docid' lines (u = -1 whatever the label)"),
         click.option(
@@ -34,6 +34,13 @@ def utility_options(f: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Path(dir_okay=False),
             default=None,
             help="file of LLM utilities, 'qid docid u' lines with u in [0, 1] (e.g. 1 - P(NO-RESPONSE)); they replace the label utilities",
+        ),
+        click.option(
+            "--llm-threshold",
+            type=click.FloatRange(0.0, 1.0),
+            default=None,
+            help="with --utilities: an irrelevant passage is a distractor (u = -LLM utility) only when its LLM utility is >= this; "
+            "below, its utility is 0 (junk the LLM ignores)  [default: 0.5; 0: every irrelevant passage with u > 0]. UDCG reads u as given",
         ),
         click.option("--utility-map", default=None, help="grade -> utility, GRADE:U,... (default 5:1,4:1,3:0.5,2:0,1:-1, on the grades after --grade-map)"),
     ]

@@ -495,6 +495,7 @@ def compare(
     tau: float | None = None,
     top_rank: int | None = None,
     penalty: float | None = None,
+    llm_threshold: float | None = None,
     distraction_k: int | None = None,
     progress: bool = False,
 ) -> Report:
@@ -513,7 +514,8 @@ def compare(
     cutoff of the first PROC, %PROC or other RAG measure, else 10). ``distraction_k``: add the
     distraction table of :func:`ctxeval.distraction_table` at this k (default: the cutoff of the first
     distraction-aware measure asked for, else none); the utility options (``utility_map``,
-    ``distractors``, ``utilities``, ``distractor_rules``, ``tau``, ``top_rank``, ``penalty``) serve it
+    ``distractors``, ``utilities``, ``distractor_rules``, ``tau``, ``top_rank``, ``penalty``,
+    ``llm_threshold``) serve it
     and the distraction-aware measures. Other options as :func:`evaluate`.
 
     >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
@@ -574,7 +576,8 @@ def compare(
     extra = [m for ms in curves.values() for m in ms] + prs + (proc_ms if rag else [])
     all_ms = list(user) + [m for m in dict.fromkeys(extra) if m not in user]
     utility_opts = dict(
-        utility_map=utility_map, distractors=distractors, utilities=utilities, distractor_rules=distractor_rules, tau=tau, top_rank=top_rank, penalty=penalty
+        utility_map=utility_map, distractors=distractors, utilities=utilities, distractor_rules=distractor_rules, tau=tau, top_rank=top_rank, penalty=penalty,
+        llm_threshold=llm_threshold,
     )
     options = dict(
         ties=ties, missing=missing, duplicates=duplicates, grade_map=grade_map, pool=pool_run, pool_depth=pool_depth,

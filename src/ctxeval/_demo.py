@@ -118,10 +118,14 @@ def _distraction_section(qrels: Path, runs: list[Path]) -> list[str]:
     lines.append("")
     lines.append("5. Calibrated runtime policy per run: keep candidates in rank order while relative score >= tau, at most K_max")
     lines.append("   (objective: total utility of the selected passages; grid K_max 1..20 x tau 0..0.95; 5-fold CV, seed 0)")
-    for path in runs:
+    for i, path in enumerate(runs):
         cal = calibrate(qrels, str(path), k=20, distractors=known)
+        if i == 0 and cal.policy.get("utility"):
+            from ._utility import describe_lines
+
+            lines.extend("   " + line for line in describe_lines(cal.policy["utility"]))
         lines.append(f"  {path.stem}:")
-        lines.extend("    " + line for line in cal.lines())
+        lines.extend("    " + line for line in cal.lines(settings=False))
     lines.append("  Apply a policy at serving time: ctxeval.ContextSelector.from_json('policy.json').select(ids, scores)")
     lines.append("")
     return lines

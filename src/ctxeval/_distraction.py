@@ -7,7 +7,9 @@ safety verdict, the optimal k (mean, median, histogram, best fixed K), the gap n
 plus the utility map and the detection rules in force.
 
 Safety verdict from the mean DistractorRate@k over queries: SAFE when <= ``safe`` (0.10), RISKY when
-<= ``risky`` (0.50), DANGEROUS above.
+<= ``risky`` (0.50), DANGEROUS above. A mean within 1e-9 of a threshold counts as equal to it: the mean
+of per-query rates carries float noise (0.2, 0.1 and 0.0 average to 0.10000000000000002, not 0.1), and
+a rate is a multiple of 1/(k·queries), far coarser than that.
 
 >>> safety_verdict(0.1), safety_verdict(0.2), safety_verdict(0.51), safety_verdict(0.3, safe=0.3)
 ('SAFE', 'RISKY', 'DANGEROUS', 'SAFE')
@@ -40,6 +42,7 @@ from ._utility import (
 __all__ = ["distraction_table", "safety_verdict", "render_distraction", "SAFE", "RISKY"]
 
 SAFE, RISKY = 0.10, 0.50
+_VERDICT_TOL = 1e-9
 VERDICTS = ("SAFE", "RISKY", "DANGEROUS")
 
 
@@ -56,7 +59,7 @@ def safety_verdict(rate: float | None, safe: float = SAFE, risky: float = RISKY)
     _check_thresholds(safe, risky)
     if rate is None or (isinstance(rate, float) and math.isnan(rate)):
         return "NA"
-    return "SAFE" if rate <= safe else "RISKY" if rate <= risky else "DANGEROUS"
+    return "SAFE" if rate <= safe + _VERDICT_TOL else "RISKY" if rate <= risky + _VERDICT_TOL else "DANGEROUS"
 
 
 def _num(x: float) -> float | None:
@@ -102,9 +105,13 @@ def _why_text(
         judged = f"grade {grade}" if grade is not None else "unjudged"
         return f"hard negative: relative score {rel_score:.3f} >= tau {rules.tau:g} ({judged})"
     if code == WHY_RANK:
-        return f"hard negative: judged non-relevant (grade {grade}) at rank {rank} <= {rules.top_rank}"
+        what = f"utility 0 (grade {grade})" if grade is not None else "unlabelled passage"
+        return f"hard negative: {what} at rank {rank} <= {rules.top_rank}"
     if code == WHY_LLM:
-        return f"LLM utility {llm:.3g} of a non-relevant passage" + (" (known distractor)" if known else f" (grade {grade})" if grade is not None else " (unjudged)")
+        if known:
+            return f"LLM utility {llm:.3g} of a known distractor"
+        what = f"grade {grade}" if grade is not None else "unjudged"
+        return f"LLM utility {llm:.3g} >= {config.llm_threshold:g} of a non-relevant passage ({what})"
     return f"label: grade {grade} has utility {label:g}" if grade is not None else "label"
 
 
@@ -129,15 +136,22 @@ def distraction_table(
     ties: str = "trec",
     missing: str = "zero",
     duplicates: str = "error",
+    llm_threshold: float | None = None,
 ) -> dict[str, Any]:
     """One row per run: rank measures next to the distraction-aware ones, the safety verdict, the
     optimal k and the worst distractors. Returns the ``distraction`` object of the report contract
     (``k``, ``rules``, ``utility_map``, ``utility_source``, ``rows``) plus the settings that shaped it
     (``rel``, ``verdict_thresholds``, ``known_distractors``, ``utilities``, ``notes``).
 
-    ``rel`` (for RR and R@k; also passed to UDCG when given) defaults to the smallest grade whose
+    ``llm_threshold`` (with ``utilities``): an irrelevant passage counts as a distractor (u = -LLM
+    utility) only when its LLM utility is >= this (default 0.5), else its utility is 0; UDCG reads the
+    LLM utilities as given. ``rel`` (for RR and R@k; also passed to UDCG when given) defaults to the smallest grade whose
     utility is positive. ``ndcg_minus_nddcg`` is the mean over queries where ndDCG@k is defined of
-    nDCG@k - ndDCG@k. The optimal k is computed over the whole ranked list (``discount``: U(k) with
+    nDCG@k - ndDCG@k. Every row says how many queries its means cover (``queries``: with
+    ``missing="zero"`` the judged queries absent from the run count, with an empty list), how the
+    run's queries were treated (``accounting``), the duplicate rows dropped, on how many queries
+    ndDCG and the gap are defined (``valid``) and which rule set how many utilities
+    (``utility_counts``); the text table prints the same. The optimal k is computed over the whole ranked list (``discount``: U(k) with
     log2 discounts).
     """
     from ._evaluate import _unique_names
@@ -153,7 +167,7 @@ def distraction_table(
     if not run_list:
         raise ConfigError("distraction needs at least one run")
     run_objs = [Run.coerce(r, duplicates=duplicates) for r in run_list]
-    config = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty)
+    config = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty, llm_threshold)
     gm = coerce_grade_map(grade_map)
     notes: list[str] = []
     if rel is None:
@@ -172,13 +186,15 @@ def distraction_table(
     }
     if config.llm is None:
         notes.append("UDCG uses label-derived stand-in utilities (relevant 1, others the size of their negative utility): no LLM utilities file")
+    else:
+        notes.append(f"UDCG reads the LLM utilities as given; the threshold {config.llm_threshold:g} only decides which irrelevant passages count as distractors")
     rows_out = []
     for run, name in zip(run_objs, _unique_names(run_objs)):
         data = prepare(qr, run, ties=ties, missing=missing, grade_map=gm, keep_frame=True)
         urows = attach_utilities(data, config, qr)
         values = {key: m.compute(data) for key, m in ms.items()}
         rate = _mean(values["DistractorRate"])
-        both = ~np.isnan(values["ndDCG"])
+        both = ~np.isnan(values["ndDCG"]) & ~np.isnan(values["nDCG"])
         gap = float(np.mean(values["nDCG"][both] - values["ndDCG"][both])) if both.any() else math.nan
         dyn = dynamic_k_summary(data.r_off, urows.u, discount=discount)
         tidx, tseg, trank = top_rows(data, k)
@@ -220,7 +236,10 @@ def distraction_table(
                 },
                 "ndcg_minus_nddcg": _num(gap),
                 "worst_distractors": worst_rows,
-                "queries": data.accounting.evaluated,
+                "queries": int(data.n_queries),
+                "accounting": data.accounting.to_dict(),
+                "dropped_duplicates": int(run.dropped_duplicates),
+                "valid": {str(ms["ndDCG"]): int((~np.isnan(values["ndDCG"])).sum()), "nDCG-ndDCG": int(both.sum())},
                 "utility_counts": urows.counts(),
             }
         )
@@ -234,6 +253,7 @@ def distraction_table(
         "known_distractors": config.describe()["known_distractors"],
         "utilities": config.describe()["utilities"],
         "grade_map": gm.describe() if gm is not None else None,
+        "qrels_dropped_duplicates": int(qr.dropped_duplicates),
         "discount": bool(discount),
         "notes": notes,
         "rows": rows_out,
@@ -250,7 +270,7 @@ def _f(x: float | None, digits: int = 4) -> str:
 
 
 def _settings_lines(t: dict[str, Any]) -> list[str]:
-    from ._utility import DistractorRules
+    from ._utility import DistractorRules, llm_rule
 
     r = t["rules"]
     rules = DistractorRules(r["preset"], r["tau"], r["top_rank"], r["penalty"], r["based_on"])
@@ -262,15 +282,51 @@ def _settings_lines(t: dict[str, Any]) -> list[str]:
     ]
     if t.get("known_distractors"):
         kd = t["known_distractors"]
-        out.append(f"known distractors: {kd['pairs']} pairs from {kd['source']} (u = -1)")
+        dup = f"; {kd['duplicate_lines']} duplicate lines ignored" if kd.get("duplicate_lines") else ""
+        out.append(f"known distractors: {kd['pairs']} pairs from {kd['source']} (u = -1{dup})")
     if t.get("utilities"):
         ut = t["utilities"]
-        out.append(f"utility source: LLM utilities, {ut['pairs']} pairs from {ut['source']} (u for relevant passages, -u for the others)")
+        out.append(f"utility source: LLM utilities, {ut['pairs']} pairs from {ut['source']} ({llm_rule(ut['threshold'])})")
     else:
         out.append("utility source: labels")
     th = t["verdict_thresholds"]
     out.append(f"verdict from the mean DistractorRate@{t['k']}: SAFE <= {th['safe']:g} < RISKY <= {th['risky']:g} < DANGEROUS")
     out.extend(f"note: {n}" for n in t.get("notes", []))
+    out.extend(_accounting_lines(t))
+    return out
+
+
+def _accounting_lines(t: dict[str, Any]) -> list[str]:
+    """How each run's queries and rows were treated, and where ndDCG (and so the gap) is undefined."""
+    out = []
+    if t.get("qrels_dropped_duplicates"):
+        out.append(f"qrels: {t['qrels_dropped_duplicates']} duplicate judgements dropped")
+    for row in t["rows"]:
+        a = row.get("accounting")
+        if not a:
+            continue
+        parts = [f"{a['evaluated']} queries evaluated"]
+        if a["missing_from_run"]:
+            how = "scored 0" if a["missing_policy"] == "zero" else "ignored"
+            parts.append(f"{a['missing_from_run']} judged but missing from the run ({how}, --missing {a['missing_policy']})")
+        if a["unjudged_in_run"]:
+            parts.append(f"{a['unjudged_in_run']} in the run without judgments (ignored)")
+        if row.get("dropped_duplicates"):
+            parts.append(f"{row['dropped_duplicates']} duplicate rows dropped")
+        out.append(f"{row['run']}: " + "; ".join(parts))
+    for row in t["rows"]:
+        c = row.get("utility_counts")
+        if c:
+            out.append(f"{row['run']}: passages by utility rule: " + ", ".join(f"{name} {n}" for name, n in c.items()))
+    for row in t["rows"]:
+        valid = row.get("valid") or {}
+        n_nd = next((v for name, v in valid.items() if name.startswith("ndDCG")), None)
+        if n_nd is not None and n_nd < row["queries"]:
+            name = next(name for name in valid if name.startswith("ndDCG"))
+            out.append(
+                f"{row['run']}: {name} and nDCG-ndDCG undefined (NA) on {row['queries'] - n_nd} queries "
+                "(no judged passage of positive utility), excluded from their means"
+            )
     return out
 
 
@@ -285,11 +341,16 @@ def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["run", *names, "verdict", "optimal_k_mean", "optimal_k_median", "best_fixed_k", "ndcg_minus_nddcg"])
+        w.writerow(["run", *names, "verdict", "optimal_k_mean", "optimal_k_median", "best_fixed_k", "optimal_k_histogram", "ndcg_minus_nddcg"])
         for row in t["rows"]:
             cells = ["" if row["measures"][n] is None else repr(row["measures"][n]) for n in names]
             ok = row["optimal_k"]
-            w.writerow([row["run"], *cells, row["verdict"], repr(ok["mean"]), repr(ok["median"]), ok["best_fixed_k"], "" if row["ndcg_minus_nddcg"] is None else repr(row["ndcg_minus_nddcg"])])
+            w.writerow(
+                [
+                    row["run"], *cells, row["verdict"], repr(ok["mean"]), repr(ok["median"]), ok["best_fixed_k"],
+                    " ".join(str(c) for c in ok["histogram"]), "" if row["ndcg_minus_nddcg"] is None else repr(row["ndcg_minus_nddcg"]),
+                ]
+            )
         return buf.getvalue()
     if fmt != "table":
         raise ConfigError(f"format must be table, json or csv, got {fmt!r}")
@@ -303,7 +364,7 @@ def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
     short = {f"DistractorRate@{k}": "rate", f"DistractorHarm@{k}": "harm"}
     for n in names:
         table.add_column(short.get(n, n), justify="right")
-    for col in ("verdict", "opt k mean/median", "nDCG-ndDCG"):
+    for col in ("verdict", "opt k mean/median", "best fixed k", "nDCG-ndDCG"):
         table.add_column(col, justify="right")
     for row in t["rows"]:
         ok = row["optimal_k"]
@@ -312,11 +373,17 @@ def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
             *(_f(row["measures"][n]) for n in names),
             row["verdict"],
             f"{_f(ok['mean'], 2)} / {_f(ok['median'], 1)}",
+            "NA" if ok["best_fixed_k"] is None else str(ok["best_fixed_k"]),
             _f(row["ndcg_minus_nddcg"]),
         )
     console.print(table)
     for line in _settings_lines(t):
         console.print(line)
+    for row in t["rows"]:
+        ok = row["optimal_k"]
+        hist = ", ".join(f"{k}: {c}" for k, c in enumerate(ok["histogram"]) if c)
+        fixed = "" if ok["best_fixed_k"] is None else f"; best fixed k {ok['best_fixed_k']} (mean U {_f(ok['mean_utility_at_best_fixed_k'])})"
+        console.print(f"{row['run']}: optimal k per query (k: queries): {hist or 'none'}{fixed}")
     if any(row["worst_distractors"] for row in t["rows"]):
         wt = Table(title=f"worst distractors in the top {k}")
         for col in ("run", "query", "doc", "rank", "utility", "why flagged"):

@@ -155,6 +155,7 @@ def evaluate(
     tau: float | None = None,
     top_rank: int | None = None,
     penalty: float | None = None,
+    llm_threshold: float | None = None,
 ) -> Result:
     """Evaluate one or more runs.
 
@@ -176,7 +177,8 @@ def evaluate(
     ``grade_map``), ``distractors`` (known ``qid docid`` pairs, u = -1), ``utilities`` (LLM utilities,
     ``qid docid u`` lines) and the detection rules ``distractor_rules`` (``default``, ``strict``,
     ``lenient``, ``off`` or a :class:`~ctxeval._utility.DistractorRules`) with ``tau``, ``top_rank``,
-    ``penalty`` overrides. They are computed once per run, only when such a measure is requested, and
+    ``penalty`` overrides; ``llm_threshold`` (default 0.5): with LLM utilities, an irrelevant passage
+    is a distractor (u = -LLM utility) only when its LLM utility is >= this, else its utility is 0. They are computed once per run, only when such a measure is requested, and
     the settings record them.
 
     >>> res = evaluate({"q1": {"a": 1, "b": 0}}, {"q1": {"a": 0.2, "b": 0.9}}, ["P@1", "RR"])
@@ -197,10 +199,10 @@ def evaluate(
         ms = _pool.with_judged(ms)
     need_u = any("utility" in m.spec.requires for m in ms)
     ucfg = None
-    if need_u or any(x is not None for x in (utility_map, distractors, utilities, tau, top_rank, penalty)) or distractor_rules != "default":
+    if need_u or any(x is not None for x in (utility_map, distractors, utilities, tau, top_rank, penalty, llm_threshold)) or distractor_rules != "default":
         from ._utility import UtilityConfig
 
-        ucfg = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty)
+        ucfg = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty, llm_threshold)
     results = []
     for run, name in zip(run_objs, _unique_names(run_objs)):
         data = prepare(

@@ -2,7 +2,8 @@
 
 Each (run, query) pair with a known answer correctness y ∈ {0, 1} is one observation with features
 u⁺_i = max(u_i, 0) and u⁻_i = max(-u_i, 0) for ranks i = 1..k (0 beyond the end of the list), u the
-per-passage utilities of :mod:`ctxeval._utility`. The model P(correct) = σ(b + Σ α_i u⁺_i + Σ β_i u⁻_i)
+per-passage utilities of :mod:`ctxeval._utility` (LLM utilities as given, without the threshold that
+decides which irrelevant passages count as distractors). The model P(correct) = σ(b + Σ α_i u⁺_i + Σ β_i u⁻_i)
 is fitted by L2-regularised logistic regression (the intercept b is not penalised) with a damped
 Newton / IRLS solver (:func:`logistic_fit`): deterministic, numpy only.
 
@@ -145,6 +146,8 @@ def read_answers(value: Any) -> tuple[pl.DataFrame, str]:
         p = Path(value)
         if not p.exists():
             raise InputError(f"{source}: no such file (answers)")
+        if p.is_dir():
+            raise InputError(f"{source}: is a directory, expected an answers file (qid, run, correct)")
         from ._io import _decode, _open_bytes
 
         text = _decode(_open_bytes(p), source)
@@ -252,6 +255,9 @@ class FitResult:
         out.append("  rank " + "".join(f"{i + 1:>9}" for i in range(fit["k"])))
         out.append("  alpha" + "".join(f"{a:>9.4f}" for a in fit["alpha"]))
         out.append("  beta " + "".join(f"{b:>9.4f}" for b in fit["beta"]))
+        from ._utility import describe_lines
+
+        out.extend(describe_lines(r["utility"]))
         out.extend(f"note: {n}" for n in r["notes"])
         if r.get("output"):
             out.append(f"weights written to {r['output']}; evaluate with -m \"UDCG-pos(fit='{r['output']}')@{r['k']}\"")
@@ -282,6 +288,7 @@ def fit_udcg(
     ties: str = "trec",
     missing: str = "zero",
     duplicates: str = "error",
+    llm_threshold: float | None = None,
 ) -> FitResult:
     """Fit the positional UDCG's α, β, b to answer correctness; compare it held-out with UDCG@k, nDCG@k
     and RA-nWG@k (see the module docstring). Runs are matched to the answers' ``run`` column by name."""
@@ -302,7 +309,7 @@ def fit_udcg(
         raise ConfigError("fit-udcg needs at least one run")
     run_objs = [Run.coerce(r, duplicates=duplicates) for r in run_list]
     ans, ans_src = read_answers(answers)
-    config = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty)
+    config = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty, llm_threshold)
     gm = coerce_grade_map(grade_map)
     names = _unique_names(run_objs)
     known_runs = sorted(set(ans["run"].to_list()))
@@ -316,7 +323,7 @@ def fit_udcg(
     for run, name in zip(run_objs, names):
         data = prepare(qr, run, ties=ties, missing=missing, grade_map=gm, keep_frame=True)
         urows = attach_utilities(data, config, qr)
-        X = features(data.r_off, urows.u, k)
+        X = features(data.r_off, urows.u_direct, k)
         sub = ans.filter(pl.col("run") == name)
         lookup = dict(zip(sub["query_id"].to_list(), sub["correct"].to_list()))
         have = np.array([q in lookup for q in data.qids], dtype=bool)

@@ -86,22 +86,15 @@ def _rag_notes(result: Result) -> list[str]:
 
 def _utility_notes(result: Result) -> list[str]:
     """The utility map, the distractor rules and the utility source, when distraction measures ran."""
+    from ._utility import describe_lines
+
     u = result.settings.get("utility")
     if not u:
         return []
-    r = u["rules"]
-    umap = ",".join(f"{g}:{v:g}" for g, v in u["utility_map"].items())
-    if r["tau"] is None and not r["top_rank"]:
-        rules = "no detection (labels and the known list only)"
-    else:
-        parts = ([f"relative score >= {r['tau']:g}"] if r["tau"] is not None else []) + ([f"judged non-relevant at rank <= {r['top_rank']}"] if r["top_rank"] else [])
-        rules = f"hard negative if {' or '.join(parts)}, penalty {r['penalty']:g}"
-    name = r["preset"] if r["preset"] != "custom" else f"custom (based on {r['based_on']})"
-    out = [f"utility map: {umap} (unjudged: 0); distractor rules {name}: {rules}"]
-    if u.get("known_distractors"):
-        out.append(f"known distractors: {u['known_distractors']['pairs']} pairs from {u['known_distractors']['source']}")
-    src = f"LLM utilities from {u['utilities']['source']}" if u.get("utilities") else "labels (UDCG: label-derived stand-ins)"
-    out.append(f"utility source: {src}")
+    out = describe_lines(u)
+    for r in result.runs:
+        if r.utility:
+            out.append(f"{r.name}: passages by utility rule: " + ", ".join(f"{name} {n}" for name, n in r.utility.items()))
     return out
 
 

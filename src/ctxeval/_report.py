@@ -317,6 +317,10 @@ def to_markdown(report: Report, digits: int = 4) -> str:
             lines += _md_summary(report, st.block, digits, False)
             lines.append("")
     notes = _accounting(report)
+    if report.settings.get("utility"):  # the utility map and rules in force (issue 4: printed in every report)
+        from ._utility import describe_lines
+
+        notes = notes + describe_lines(report.settings["utility"])
     if notes:
         lines += ["### Notes", ""] + [f"- {markdown_escape(n)}" for n in notes] + [""]
     return "\n".join(lines)
@@ -379,8 +383,12 @@ def to_latex(report: Report, digits: int = 3, ci: bool = False, label: str = "ta
         )
     if ci:
         caption += f" Brackets: {st['confidence'] * 100:g}\\,\\% bootstrap confidence interval ({'BCa' if st['ci_method'] == 'bca' else 'percentile'}, {st['resamples']} resamples)."
-    lines = [
-        "% requires \\usepackage{booktabs}",
+    lines = ["% requires \\usepackage{booktabs}"]
+    if st.get("utility"):  # the utility map and rules in force, as comments (issue 4: printed in every report)
+        from ._utility import describe_lines
+
+        lines += ["% " + line for line in describe_lines(st["utility"])]
+    lines += [
         "\\begin{table}[t]",
         "\\centering",
         f"\\caption{{{caption}}}",

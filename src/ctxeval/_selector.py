@@ -20,12 +20,14 @@ selection then stops at the first passage below τ, exactly as ``calibrate`` eva
 selected set is always a prefix of the ranking.
 
 Cost: O(n) for n candidates (one pass to check the order, one for the relative scores, and a
-partial partition instead of a sort when the input is not already ranked; only the top ``K_max``
-and the candidates tied with the ``K_max``-th are sorted).
+partial partition instead of a sort when the input is not already ranked; of the candidates tied
+with the ``K_max``-th score a heap keeps the ones with the largest ids, and only ``K_max`` candidates
+are ever sorted).
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import os
@@ -93,7 +95,14 @@ class ContextSelector:
     def from_json(cls, path: str | os.PathLike[str]) -> ContextSelector:
         """From a policy file written by ``ctxeval calibrate -o policy.json``."""
         p = Path(path)
-        text = p.read_text(encoding="utf-8")
+        if not p.exists():
+            raise InputError(f"{p}: no such file (policy written by 'ctxeval calibrate -o')")
+        if p.is_dir():
+            raise InputError(f"{p}: is a directory, expected a policy JSON file")
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{p}: not UTF-8 text (byte {exc.start}); a policy is the JSON file 'ctxeval calibrate -o' writes") from None
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -178,12 +187,18 @@ def _ranked(ids: Sequence[Any], s32: np.ndarray) -> bool:
 
 def _top(ids: Sequence[Any], s32: np.ndarray, k: int) -> np.ndarray:
     """Positions of the first ``k`` candidates in rank order, without sorting the whole list: a
-    partition finds the k-th largest score, and only the candidates scoring at least that much are
-    sorted (by score, then id)."""
+    partition finds the k-th largest score; the candidates scoring more (fewer than k) are kept, and
+    of those tying with it only the ones with the largest ids are picked (a heap, O(n log k), however
+    many tie); then these k are sorted (by score, then id)."""
     n = s32.size
     if k < n:
         kth = np.partition(s32, n - k)[n - k]
-        cand = np.flatnonzero(s32 >= kth)
+        above = np.flatnonzero(s32 > kth)
+        tied = np.flatnonzero(s32 == kth)
+        need = k - above.size
+        if tied.size > need:
+            tied = np.array(heapq.nlargest(need, tied.tolist(), key=lambda i: str(ids[i])), dtype=np.int64)
+        cand = np.concatenate([above, tied])
     else:
         cand = np.arange(n, dtype=np.int64)
     keys = np.array([str(ids[i]) for i in cand.tolist()], dtype=str)

@@ -8,10 +8,13 @@ passage pulls its answer off. Every ranked row of a run gets a utility ``u``:
    the qrels must be in the map (other scales: give a grade map, e.g. ``trec-dl``, or a utility map
    on their own grades). Unjudged rows have label utility 0. Utilities lie in [-1, 1].
 2. **Known distractors.** A list of ``qid docid`` pairs sets u = -1.0 whatever the label.
-3. **Detection rules** for rows whose utility is still 0 (judged with utility 0, or unjudged): a row
-   whose *relative score* is >= ``tau`` is a hard negative (u = ``penalty``); otherwise a *judged*
-   row (utility 0 from its label) at rank <= ``top_rank`` is a hard negative too. An unjudged row is
-   never flagged by rank alone: nothing says it is non-relevant. Otherwise the label utility stands.
+3. **Detection rules** for rows whose utility is still 0 (judged with utility 0, e.g. grade 2, or
+   unlabelled), and only those: a row whose *relative score* is >= ``tau`` is a hard negative
+   (u = ``penalty``); otherwise a row at rank <= ``top_rank`` is a hard negative too, judged or
+   unlabelled alike (the issue's "a non-relevant passage at rank <= r": an unlabelled passage is
+   not relevant as far as the qrels know, and the LLM reads it all the same). Otherwise the label
+   utility stands (0 if unlabelled). Rows of non-zero utility (relevant grades, grade 1's -1, known
+   distractors) are never touched.
    The relative score of a row is s / s_max over its query's retrieved list when all the query's
    scores are > 0, else (s - s_min) / (s_max - s_min); a query whose scores are all equal gets 1.0
    on every row. It is never an absolute threshold: RRF scores live near 0.03, where any absolute
@@ -23,8 +26,16 @@ passage pulls its answer off. Every ranked row of a run gets a utility ``u``:
    "NO-RESPONSE") with the passage alone in the prompt, Trappolini et al. 2025) replace the above
    for every row that has one. They are unsigned, so the sign comes from relevance, as in the
    positional UDCG's u+ / u- split: u for a relevant row (positive label utility, not a known
-   distractor), -u for the others (the *distracting effect*, Amiraz et al., ACL 2025). Rows without
-   an LLM utility keep the label-derived value; :meth:`UtilityRows.counts` says how many.
+   distractor); for the others u measures how strongly the passage makes the LLM answer (the
+   *distracting effect*, Amiraz et al., ACL 2025), and such a passage is a distractor, utility -u,
+   only when u >= ``llm_threshold`` (default 0.5: the LLM is more likely to answer from it than to
+   decline). Below the threshold it is junk the LLM ignores: utility 0, not a distractor (with a
+   threshold of 0 every irrelevant passage with u > 0 counts). A known distractor is one whatever
+   its LLM utility: -u. Rows without an LLM utility keep the label-derived value;
+   :meth:`UtilityRows.counts` says how many. The threshold shapes ``u`` and so every measure built
+   on it (dDCG, ndDCG, DistractorRate, DistractorHarm, the optimal k, calibration); Trappolini et
+   al.'s UDCG and positional UDCG read the LLM utilities as given (``u_raw``: +u / -u by relevance,
+   no threshold).
 
 ``why`` codes say which step set each row: 0 label, 1 known distractor, 2 hard negative by relative
 score, 3 hard negative by rank, 4 LLM utility (:data:`WHY_NAMES`).
@@ -61,6 +72,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_UTILITY_MAP",
+    "DEFAULT_LLM_THRESHOLD",
+    "llm_rule",
+    "describe_lines",
     "DistractorRules",
     "UtilityConfig",
     "UtilityRows",
@@ -82,6 +96,16 @@ __all__ = [
 ]
 
 DEFAULT_UTILITY_MAP: dict[int, float] = {5: 1.0, 4: 1.0, 3: 0.5, 2: 0.0, 1: -1.0}
+DEFAULT_LLM_THRESHOLD = 0.5
+
+
+def llm_rule(threshold: float) -> str:
+    """How LLM utilities become signed utilities, for reports.
+
+    >>> llm_rule(0.5)
+    'relevant: u; other passages: -u when u >= 0.5, else 0; known distractors: -u'
+    """
+    return f"relevant: u; other passages: -u when u >= {threshold:g}, else 0; known distractors: -u"
 
 WHY_LABEL, WHY_KNOWN, WHY_SCORE, WHY_RANK, WHY_LLM = 0, 1, 2, 3, 4
 WHY_NAMES: tuple[str, ...] = ("label", "known distractor", "hard negative (score)", "hard negative (rank)", "LLM utility")
@@ -106,8 +130,9 @@ def _check_unit(name: str, value: Any, lo: float, hi: float) -> float:
 class DistractorRules:
     """Detection rules for hard negatives (see the module docstring).
 
-    ``tau``: relative-score threshold (None: no score rule); ``top_rank``: judged non-relevant rows at
-    rank <= top_rank are hard negatives (0: no rank rule); ``penalty``: the utility they get, in [-1, 0).
+    ``tau``: relative-score threshold (None: no score rule); ``top_rank``: rows of utility 0 (judged
+    or unlabelled) at rank <= top_rank are hard negatives (0: no rank rule); ``penalty``: the utility
+    they get, in [-1, 0).
 
     >>> DistractorRules.resolve("strict").describe()["tau"]
     0.5
@@ -183,9 +208,38 @@ class DistractorRules:
         if self.tau is not None:
             parts.append(f"relative score >= {self.tau:g}")
         if self.top_rank > 0:
-            parts.append(f"judged non-relevant at rank <= {self.top_rank}")
+            parts.append(f"rank <= {self.top_rank}")
         name = self.preset if self.preset != "custom" else f"custom (based on {self.based_on})"
-        return f"{name}: hard negative if {' or '.join(parts)}; penalty {self.penalty:g}"
+        return f"{name}: a passage of utility 0 (judged or unlabelled) is a hard negative if {' or '.join(parts)}; penalty {self.penalty:g}"
+
+
+def describe_lines(u: Mapping[str, Any]) -> list[str]:
+    """Text lines for a :meth:`UtilityConfig.describe` dict: the utility map, the rules in force, the
+    known list and the utility source (with the LLM threshold), as every text report prints them.
+
+    >>> describe_lines(UtilityConfig().describe())[0]
+    'utility map: 5:1,4:1,3:0.5,2:0,1:-1 (unjudged: 0); distractor rules default: a passage of utility 0 (judged or unlabelled) is a hard negative if relative score >= 0.7 or rank <= 3, penalty -0.5'
+    """
+    r = u["rules"]
+    umap = ",".join(f"{g}:{v:g}" for g, v in u["utility_map"].items())
+    if r["tau"] is None and not r["top_rank"]:
+        rules = "no detection (labels and the known list only)"
+    else:
+        parts = ([f"relative score >= {r['tau']:g}"] if r["tau"] is not None else []) + ([f"rank <= {r['top_rank']}"] if r["top_rank"] else [])
+        rules = f"a passage of utility 0 (judged or unlabelled) is a hard negative if {' or '.join(parts)}, penalty {r['penalty']:g}"
+    name = r["preset"] if r["preset"] != "custom" else f"custom (based on {r['based_on']})"
+    out = [f"utility map: {umap} (unjudged: 0); distractor rules {name}: {rules}"]
+    if u.get("known_distractors"):
+        kd = u["known_distractors"]
+        dup = f" ({kd['duplicate_lines']} duplicate lines ignored)" if kd.get("duplicate_lines") else ""
+        out.append(f"known distractors: {kd['pairs']} pairs from {kd['source']}{dup}")
+    if u.get("utilities"):
+        ut = u["utilities"]
+        src = f"LLM utilities from {ut['source']} ({llm_rule(ut.get('threshold', DEFAULT_LLM_THRESHOLD))}; UDCG reads u as given)"
+    else:
+        src = "labels (UDCG: label-derived stand-ins)"
+    out.append(f"utility source: {src}")
+    return out
 
 
 def parse_utility_map(value: Any) -> dict[int, float]:
@@ -220,6 +274,8 @@ def parse_utility_map(value: Any) -> dict[int, float]:
     for k, v in items:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
             raise ConfigError(f"utility map: grade {k!r} is not an integer")
+        if int(k) in out:
+            raise ConfigError(f"utility map {value!r}: grade {int(k)} is given twice")
         out[int(k)] = _check_unit(f"utility map: utility of grade {k}", v, -1.0, 1.0)
     if not out:
         raise ConfigError("utility map is empty")
@@ -238,8 +294,10 @@ class UtilityConfig:
     rules: DistractorRules = field(default_factory=DistractorRules)
     known: pl.DataFrame | None = field(default=None, repr=False)  #: query_id, doc_id
     known_source: str | None = None
+    known_duplicates: int = 0  #: lines (or pairs) of the known list repeating an earlier pair, counted once
     llm: pl.DataFrame | None = field(default=None, repr=False)  #: query_id, doc_id, u
     llm_source: str | None = None
+    llm_threshold: float = DEFAULT_LLM_THRESHOLD  #: an irrelevant passage distracts when its LLM utility is >= this
 
     @classmethod
     def resolve(
@@ -251,19 +309,24 @@ class UtilityConfig:
         tau: float | None = None,
         top_rank: int | None = None,
         penalty: float | None = None,
+        llm_threshold: float | None = None,
     ) -> UtilityConfig:
-        """Build a configuration from user-facing values (paths, texts, mappings)."""
+        """Build a configuration from user-facing values (paths, texts, mappings); ``llm_threshold``
+        None means the default, 0.5."""
         if isinstance(utility_map, UtilityConfig):
             return utility_map
-        known, known_src = read_distractors(distractors) if distractors is not None else (None, None)
+        th = DEFAULT_LLM_THRESHOLD if llm_threshold is None else _check_unit("llm_threshold (LLM utility from which an irrelevant passage distracts)", llm_threshold, 0.0, 1.0)
+        known, known_src, known_dup = _read_distractors(distractors) if distractors is not None else (None, None, 0)
         llm, llm_src = read_utilities(utilities) if utilities is not None else (None, None)
         return cls(
             utility_map=tuple(parse_utility_map(utility_map).items()),
             rules=DistractorRules.resolve(rules, tau, top_rank, penalty),
             known=known,
             known_source=known_src,
+            known_duplicates=known_dup,
             llm=llm,
             llm_source=llm_src,
+            llm_threshold=th,
         )
 
     @property
@@ -279,8 +342,10 @@ class UtilityConfig:
         return {
             "utility_map": {str(k): v for k, v in self.utility_map},
             "rules": self.rules.describe(),
-            "known_distractors": None if self.known is None else {"source": self.known_source, "pairs": self.known.height},
-            "utilities": None if self.llm is None else {"source": self.llm_source, "pairs": self.llm.height},
+            "known_distractors": None
+            if self.known is None
+            else {"source": self.known_source, "pairs": self.known.height, "duplicate_lines": self.known_duplicates},
+            "utilities": None if self.llm is None else {"source": self.llm_source, "pairs": self.llm.height, "threshold": self.llm_threshold},
             "utility_source": self.source,
         }
 
@@ -288,9 +353,10 @@ class UtilityConfig:
         """Human-readable lines for text reports."""
         out = [f"utility map: {_map_text(self.map)} (unjudged: 0)", f"distractor rules: {self.rules}"]
         if self.known is not None:
-            out.append(f"known distractors: {self.known.height} pairs from {self.known_source} (u = -1)")
+            dup = f"; {self.known_duplicates} duplicate line{'s' if self.known_duplicates != 1 else ''} ignored" if self.known_duplicates else ""
+            out.append(f"known distractors: {self.known.height} pairs from {self.known_source} (u = -1{dup})")
         if self.llm is not None:
-            out.append(f"utilities: LLM, {self.llm.height} pairs from {self.llm_source} (signed by relevance)")
+            out.append(f"utilities: LLM, {self.llm.height} pairs from {self.llm_source} ({llm_rule(self.llm_threshold)})")
         else:
             out.append("utilities: from the labels (no LLM utilities file)")
         return out
@@ -324,14 +390,20 @@ def read_distractors(value: Any) -> tuple[pl.DataFrame, str]:
     """Known distractors: a file of ``qid docid`` lines (white space separated, ``#`` comments and blank
     lines skipped; a pair listed twice counts once), a mapping ``{qid: [doc, ...]}``, an iterable of
     ``(qid, doc)`` pairs or a frame with query id and doc id columns. Returns the unique pairs and the
-    source name.
+    source name (:class:`UtilityConfig` reports how many repeated pairs were counted once).
 
     >>> df, src = read_distractors({"q1": ["d2", "d3"]})
     >>> df.height, src
     (2, '<distractors>')
     """
+    df, source, _ = _read_distractors(value)
+    return df, source
+
+
+def _read_distractors(value: Any) -> tuple[pl.DataFrame, str, int]:
+    """:func:`read_distractors` and how many lines (pairs) repeated an earlier pair."""
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], pl.DataFrame):
-        return value  # already read
+        return value[0], value[1], 0  # already read
     if isinstance(value, (str, os.PathLike)):
         path = _open_path(value, "known distractors")
         qs: list[str] = []
@@ -374,7 +446,8 @@ def read_distractors(value: Any) -> tuple[pl.DataFrame, str]:
     else:
         raise ConfigError(f"known distractors must be a file path, a mapping or (qid, doc) pairs, got {type(value).__name__}")
     df = pl.DataFrame({"query_id": pl.Series(qs, dtype=pl.String), "doc_id": pl.Series(ds, dtype=pl.String)})
-    return df.unique(maintain_order=True), source
+    unique = df.unique(maintain_order=True)
+    return unique, source, df.height - unique.height
 
 
 def read_utilities(value: Any) -> tuple[pl.DataFrame, str]:
@@ -574,6 +647,8 @@ class UtilityRows:
     ``u``: utility of every row; ``rel``: relative score; ``why``: which rule set u (:data:`WHY_NAMES`);
     ``label``: the label utility (before the known list, the rules and LLM utilities);
     ``llm_u``: the raw LLM utility (NaN where none; None without a utilities file);
+    ``u_raw``: with LLM utilities, ``u`` before the LLM threshold (+u / -u by relevance: what UDCG's
+    positional form reads); None without them (then it equals ``u``);
     ``known``: the rows on the known-distractor list (whichever step set their utility);
     ``pos_off``/``pos_u``: per query, the positive utilities of its judged docs, descending (the ideal
     of ndDCG; None when they cannot be known, see :func:`row_utilities`).
@@ -588,18 +663,33 @@ class UtilityRows:
     pos_u: np.ndarray | None
     config: UtilityConfig
     known: np.ndarray | None = None
+    u_raw: np.ndarray | None = None
 
     @property
     def source(self) -> str:
         return self.config.source
 
+    @property
+    def u_direct(self) -> np.ndarray:
+        """The utilities with LLM utilities read as given (no threshold): ``u_raw``, or ``u``."""
+        return self.u if self.u_raw is None else self.u_raw
+
     def counts(self) -> dict[str, int]:
-        """Rows set by each rule, negative rows, and rows without an LLM utility (LLM source only)."""
+        """Rows set by each rule, negative rows, rows without an LLM utility and pairs of the LLM
+        utilities file matching no ranked row (LLM source only), pairs of the known list matching no
+        ranked row (with a known list)."""
         c = np.bincount(self.why.astype(np.int64), minlength=len(WHY_NAMES))
         out = {name: int(n) for name, n in zip(WHY_NAMES, c.tolist())}
         out["negative"] = int((self.u < 0).sum())
         if self.llm_u is not None:
             out["without LLM utility"] = int(np.isnan(self.llm_u).sum())
+            if self.u_raw is not None:
+                out["LLM utility below threshold"] = int(((self.u_raw < 0) & (self.u == 0)).sum())
+            if self.config.llm is not None:
+                # run rows are unique (query, doc) pairs, so each matched row uses one pair of the file
+                out["LLM pairs not retrieved"] = int(self.config.llm.height - int((~np.isnan(self.llm_u)).sum()))
+        if self.known is not None and self.config.known is not None:
+            out["known pairs not retrieved"] = int(self.config.known.height - int(self.known.sum()))
         return out
 
 
@@ -671,7 +761,6 @@ def row_utilities(data: EvalData, config: UtilityConfig | None = None, qrels: Qr
     umap = config.map
     _check_grades(data, umap)
     n = data.n_rows
-    judged = data.r_judged
     label = np.zeros(n, dtype=np.float64)
     if data.j_idx.size:
         label[data.j_idx] = _lookup_map(np.asarray(data.j_util), umap)
@@ -697,18 +786,22 @@ def row_utilities(data: EvalData, config: UtilityConfig | None = None, qrels: Qr
         why[by_score] = WHY_SCORE
         cand &= ~by_score
     if rules.top_rank > 0:
-        by_rank = cand & judged & (data.r_rank <= rules.top_rank)
+        by_rank = cand & (data.r_rank <= rules.top_rank)
         u[by_rank] = rules.penalty
         why[by_rank] = WHY_RANK
     llm_u = None
+    u_raw = None
     if config.llm is not None:
         llm_u = _pair_values(frame, config.llm, "u", fkeys) if n else np.zeros(0)
         has = ~np.isnan(llm_u)
         relevant = (label > 0) & ~known
         u[has] = np.where(relevant[has], llm_u[has], -llm_u[has])
+        u_raw = u.copy()
+        ignored = has & ~relevant & ~known & (llm_u < config.llm_threshold)
+        u[ignored] = 0.0
         why[has] = WHY_LLM
     pos_off, pos_u = _ideal(data, config, qrels)
-    return UtilityRows(u, rel, why, label, llm_u, pos_off, pos_u, config, known)
+    return UtilityRows(u, rel, why, label, llm_u, pos_off, pos_u, config, known, u_raw)
 
 
 def _ideal(data: EvalData, config: UtilityConfig, qrels: Qrels | None) -> tuple[np.ndarray | None, np.ndarray | None]:

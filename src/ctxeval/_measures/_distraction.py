@@ -18,7 +18,9 @@ the utility of the passage at rank i; without @k the whole ranked list counts.
   qrels' own grades; by default (``rel`` unset) a positive label utility. A known distractor is never
   relevant. u(p) is the LLM utility (``--utilities``); without that file label-derived stand-ins are
   used: 1 for a relevant passage, else the size of its negative utility (1 for a distractor, the
-  penalty's size for a hard negative, 0 otherwise). Non-reference form: passages without a utility
+  penalty's size for a hard negative, 0 otherwise). LLM utilities are used as given: the LLM
+  threshold of :mod:`ctxeval._utility` (which irrelevant passages count as distractors) does not
+  apply to UDCG. Non-reference form: passages without a utility
   (LLM source only) are left out of C; an empty C gives σ(0) = 0.5 (neither help nor harm), so the
   value always lies in [σ(min(w)·1), σ(max(w)·1)] (defaults: [σ(-1/3), σ(1)] = [0.4174, 0.7311]).
   ``reference=true`` reproduces the released code exactly: an empty list gives 0.0, and a passage
@@ -26,6 +28,8 @@ the utility of the passage at rank i; without @k the whole ranked list counts.
 * ``UDCG-pos@k`` (the positional, fitted form): σ(b + Σ_{i<=k} α_i u_i⁺ + Σ_{i<=k} β_i u_i⁻), u⁺ =
   max(u, 0), u⁻ = max(-u, 0), with α, β, b read from a JSON file written by ``ctxeval fit-udcg``
   (parameter ``fit``); b = 0 gives the paper's form. k defaults to the fit's length and cannot exceed it.
+  Like UDCG it reads LLM utilities as given (u for relevant passages, -u for the others, whatever the
+  LLM threshold that decides which irrelevant passages count as distractors elsewhere).
 * ``DistractorRate@k`` = #(u_i < 0, i <= k) / k; ``DistractorHarm@k`` = Σ_{i<=k} max(0, -u_i) (lower is
   better for both).
 
@@ -176,6 +180,8 @@ def load_fit(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.exists():
         raise ConfigError(f"{path}: no such fit file (write one with 'ctxeval fit-udcg ... -o {path}')")
+    if p.is_dir():
+        raise ConfigError(f"{path}: is a directory, expected a fit JSON file written by 'ctxeval fit-udcg'")
     try:
         doc = json.loads(p.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -213,7 +219,7 @@ def _udcg_pos(d: EvalData, m: Measure) -> np.ndarray:
     if k > fit["k"]:
         raise MeasureError(f"{m}: the fit in {path} has weights for ranks 1..{fit['k']} only; use a cutoff <= {fit['k']}")
     idx, seg, rank = top_rows(d, k)
-    return sigmoid(positional_z(utilities_of(d).u[idx], rank, seg, d.n_queries, fit))
+    return sigmoid(positional_z(utilities_of(d).u_direct[idx], rank, seg, d.n_queries, fit))
 
 
 # --- rate and harm -------------------------------------------------------------------------------------
