@@ -14,7 +14,7 @@ from ctxeval._demo import demo_report, example_path, example_runs
 
 def _distractor_rate_by_hand(run_path: str) -> float:
     """DistractorRate@5 with the default rules written out: u < 0 when the doc is a known distractor,
-    has grade 1, or is not relevant (utility 0) and either ranks <= 3 (judged only) or has relative
+    has grade 1, or has utility 0 (grade 2 or unlabelled) and either ranks <= 3 or has relative
     score >= 0.7 (s / s_max when every score of the query is > 0, else min-max)."""
     qrels = {
         (q, d): int(g)
@@ -32,7 +32,7 @@ def _distractor_rate_by_hand(run_path: str) -> float:
             g = qrels.get((q, d))
             if (q, d) in known or g == 1:
                 bad += 1
-            elif g in (None, 2) and (rs >= 0.7 or (g is not None and i <= 3)):
+            elif g in (None, 2) and (rs >= 0.7 or i <= 3):
                 bad += 1
         rates.append(bad / 5)
     return float(np.mean(rates))
