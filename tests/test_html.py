@@ -94,13 +94,14 @@ def test_summary_means_ci_best_and_markers(hand_page):
     # best: highest nDCG (better), LOWEST Harm (better: Harm is lower-is-better), none for the unknown measure
     best = {k for k, v in cells.items() if "best" in v.classes}
     assert best == {("better", "nDCG@10"), ("better", "Harm@5")}
-    # markers: significant comparisons only; arrow = sign of the difference; colour = improvement or not
+    # markers: significant comparisons only; as in the text reports, ▲ = better and ▼ = worse in the
+    # measure's direction (Harm: lower is better); unknown direction: ▲ = higher, uncoloured
     markers = {k: _marker(v) for k, v in cells.items() if _marker(v)}
     assert markers == {
         ("better", "nDCG@10"): ("▲", "better"),
-        ("better", "Harm@5"): ("▼", "better"),
+        ("better", "Harm@5"): ("▲", "better"),
         ("better", "MyScore@3"): ("▲", "neutral"),
-        ("worse", "Harm@5"): ("▲", "worse"),
+        ("worse", "Harm@5"): ("▼", "worse"),
     }
     heads = root.find(id="summary").find("thead").text()
     assert "lower is better" in heads and "direction unknown" in heads
@@ -113,7 +114,7 @@ def test_comparisons_table(hand_page):
     texts = [[c.text().strip() for c in r.children if isinstance(c, Node)] for r in rows]
     # better vs base on Harm@5: diff = 0.4/3 - 0.3 = -0.1667; p adj. = 2 p = 0.04
     harm = next(t for t in texts if t[0] == "better" and t[1] == "Harm@5")
-    assert harm[2:9] == ["0.1333", "0.3000", "-0.1667▼", "[-0.0500, 0.2000]", "0.0200", "0.0400", "yes"]
+    assert harm[2:9] == ["0.1333", "0.3000", "-0.1667▲", "[-0.0500, 0.2000]", "0.0200", "0.0400", "yes"]
     assert harm[9:] == ["2/1/1", "4", "0"]
 
 

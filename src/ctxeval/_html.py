@@ -359,15 +359,18 @@ class _Report:
 
 
 def _marker(comp: Mapping[str, Any] | None, higher_better: bool | None) -> str:
-    """▲/▼ for a significant difference to the baseline, coloured by whether it is an improvement."""
+    """▲/▼ for a significant improvement/deterioration against the baseline in the measure's direction
+    (as in the text reports); for a measure of unknown direction, ▲/▼ = higher/lower, uncoloured."""
     if comp is None or not comp["significant"]:
         return ""
     diff = comp["diff"]
     if diff is None or diff == 0:
         return ""
     up = diff > 0
-    cls = "neutral" if higher_better is None else ("better" if up == higher_better else "worse")
-    return f'<span class="sig {cls}">{"▲" if up else "▼"}</span>'
+    if higher_better is None:
+        return f'<span class="sig neutral">{"▲" if up else "▼"}</span>'
+    better = up == higher_better
+    return f'<span class="sig {"better" if better else "worse"}">{"▲" if better else "▼"}</span>'
 
 
 def _summary_table(
@@ -442,9 +445,9 @@ def _sig_legend(rep: _Report) -> str:
     return (
         f'<p class="note">Each cell: the mean over the queries where the measure is defined, and its {rep.level} '
         "confidence interval. <b>Bold</b>: best value of the measure. "
-        '<span class="sig better">▲</span>/<span class="sig worse">▼</span>: significantly higher/lower '
-        f"than the baseline (two-sided {test} test, {corr}-adjusted p &lt; {alpha}); blue marks an "
-        f"improvement, red a deterioration, in the measure's direction.{_not_means(rep)}</p>"
+        '<span class="sig better">▲</span>/<span class="sig worse">▼</span>: significantly better/worse '
+        f"than the baseline in the measure's direction (two-sided {test} test, {corr}-adjusted p &lt; {alpha}; "
+        f"lower is better for harm-like measures).{_not_means(rep)}</p>"
     )
 
 
