@@ -9,13 +9,19 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
 from . import _io
 from ._errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ._segments import Layout
+else:
+    from ._lazy import pl
 
 __all__ = ["Qrels", "Run", "GradeMap"]
 
@@ -26,8 +32,36 @@ def _source_name(obj: Any, default: str) -> str:
 
 def _pair_keys(obj: Qrels | Run) -> np.ndarray:
     if obj._keys is None:
-        obj._keys = _io.pair_keys(obj._df).to_numpy()
+        obj._keys = _io.pair_keys(obj._df)
     return obj._keys
+
+
+def _layout(obj: Qrels | Run) -> Layout:
+    if obj._layout is None:
+        from ._segments import layout
+
+        obj._layout = layout(obj._df)
+    return obj._layout
+
+
+def _read_checked(path: str | os.PathLike[str], kind: _io.Kind, format: str | None, duplicates: _io.DuplicatePolicy) -> tuple[pl.DataFrame, int, Layout | None, str | None]:
+    """Read a file and apply the duplicate policy: (frame, rows dropped, its layout, the run's tag name).
+
+    The tag column is dropped as soon as it has given the name, unless rows are dropped (the name then
+    comes from the remaining rows).
+    """
+    from ._segments import duplicate_free, layout
+
+    _io.check_duplicate_policy(duplicates)
+    df = _io.read_file(path, kind, format)
+    lay = layout(df)
+    if duplicate_free(df, lay):
+        tag = Run._tag_name(df)
+        return (df.drop("tag") if "tag" in df.columns else df), 0, lay, tag
+    fmt = format or _io.detect_format(path)
+    locate = (lambda q, d: _io.locate_in_trec(path, q, d)) if fmt == "trec" else None
+    df, dropped = _io.resolve_duplicates(df, kind, str(path), duplicates, locate, lay)
+    return df, dropped, (lay if dropped == 0 else None), Run._tag_name(df)
 
 
 class Qrels:
@@ -38,7 +72,7 @@ class Qrels:
     (2, ['q1'])
     """
 
-    __slots__ = ("_df", "source", "dropped_duplicates", "_keys")
+    __slots__ = ("_df", "source", "dropped_duplicates", "_keys", "_layout", "_unique")
 
     def __init__(self, frame: pl.DataFrame, source: str = "<qrels>", *, dropped_duplicates: int = 0) -> None:
         expected = {"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64}
@@ -49,8 +83,20 @@ class Qrels:
         self.source = source
         self.dropped_duplicates = dropped_duplicates
         self._keys: np.ndarray | None = None
+        self._layout: Layout | None = None
+        self._unique: bool | None = None
 
     keys = property(lambda self: _pair_keys(self), doc="64-bit hash of every (query_id, doc_id) pair, in row order (computed once).")
+    layout = property(lambda self: _layout(self), doc="The query segments of the frame (computed once).")
+
+    @property
+    def pairs_unique(self) -> bool:
+        """Whether every (query id, doc id) pair occurs once (known from the readers, else tested once)."""
+        if self._unique is None:
+            from ._segments import duplicate_free
+
+            self._unique = duplicate_free(self._df, self.layout)
+        return self._unique
 
     # construction ---------------------------------------------------------------------------------
     @classmethod
@@ -58,16 +104,18 @@ class Qrels:
         cls, path: str | os.PathLike[str], *, format: str | None = None, duplicates: _io.DuplicatePolicy = "error"
     ) -> Qrels:
         """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet."""
-        df = _io.read_file(path, "qrels", format)
-        fmt = format or _io.detect_format(path)
-        locate = (lambda q, d: _io.locate_in_trec(path, q, d)) if fmt == "trec" else None
-        df, dropped = _io.resolve_duplicates(df, "qrels", str(path), duplicates, locate)
-        return cls(df, str(path), dropped_duplicates=dropped)
+        df, dropped, lay, _ = _read_checked(path, "qrels", format, duplicates)
+        out = cls(df, str(path), dropped_duplicates=dropped)
+        out._layout = lay
+        out._unique = True
+        return out
 
     @classmethod
     def from_dict(cls, mapping: Mapping[str, Mapping[str, int]], *, source: str = "<qrels dict>") -> Qrels:
         """From ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape)."""
-        return cls(_io.frame_from_dict(mapping, "qrels", source), source)
+        out = cls(_io.frame_from_dict(mapping, "qrels", source), source)
+        out._unique = True  # a mapping cannot repeat a (query, doc) pair
+        return out
 
     @classmethod
     def from_frame(
@@ -76,7 +124,9 @@ class Qrels:
         """From a pandas or polars frame with query id, doc id and relevance columns."""
         df = _io.frame_from_table(frame, "qrels", source)
         df, dropped = _io.resolve_duplicates(df, "qrels", source, duplicates)
-        return cls(df, source, dropped_duplicates=dropped)
+        out = cls(df, source, dropped_duplicates=dropped)
+        out._unique = True
+        return out
 
     @classmethod
     def coerce(cls, obj: Any, **kwargs: Any) -> Qrels:
@@ -136,7 +186,7 @@ class Run:
     ('bm25', 2)
     """
 
-    __slots__ = ("_df", "name", "source", "dropped_duplicates", "_keys")
+    __slots__ = ("_df", "name", "source", "dropped_duplicates", "_keys", "_layout")
 
     def __init__(self, frame: pl.DataFrame, name: str = "run", source: str = "<run>", *, dropped_duplicates: int = 0) -> None:
         expected = {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}
@@ -148,15 +198,27 @@ class Run:
         self.source = source
         self.dropped_duplicates = dropped_duplicates
         self._keys: np.ndarray | None = None
+        self._layout: Layout | None = None
 
     keys = property(lambda self: _pair_keys(self), doc="64-bit hash of every (query_id, doc_id) pair, in row order (computed once).")
+    layout = property(lambda self: _layout(self), doc="The query segments of the frame (computed once).")
 
     @staticmethod
-    def _name_from(df: pl.DataFrame, path: str | os.PathLike[str] | None, fallback: str) -> str:
-        if "tag" in df.columns:
-            tags = df["tag"].unique()
-            if tags.len() == 1 and tags[0]:
-                return str(tags[0])
+    def _tag_name(df: pl.DataFrame) -> str | None:
+        """The tag when one non-empty tag is used throughout, else None."""
+        if "tag" not in df.columns or df.height == 0:
+            return None
+        tags = df["tag"]
+        first = tags[0]
+        if first and tags.null_count() == 0 and bool((tags == first).all()):
+            return str(first)
+        return None
+
+    @staticmethod
+    def _name_from(df: pl.DataFrame, path: str | os.PathLike[str] | None, fallback: str, tag: str | None = None) -> str:
+        tag = tag if tag is not None else Run._tag_name(df)
+        if tag is not None:
+            return tag
         if path is not None:
             name = Path(path).name
             if name.lower().endswith(".gz"):
@@ -179,11 +241,10 @@ class Run:
         The run's name is ``name`` if given, else its tag when one tag is used throughout, else the
         file name without extension.
         """
-        df = _io.read_file(path, "run", format)
-        fmt = format or _io.detect_format(path)
-        locate = (lambda q, d: _io.locate_in_trec(path, q, d)) if fmt == "trec" else None
-        df, dropped = _io.resolve_duplicates(df, "run", str(path), duplicates, locate)
-        return cls(df, name or cls._name_from(df, path, "run"), str(path), dropped_duplicates=dropped)
+        df, dropped, lay, tag = _read_checked(path, "run", format, duplicates)
+        out = cls(df, name or cls._name_from(df, path, "run", tag), str(path), dropped_duplicates=dropped)
+        out._layout = lay
+        return out
 
     @classmethod
     def from_dict(cls, mapping: Mapping[str, Mapping[str, float]], *, name: str = "run", source: str = "<run dict>") -> Run:
