@@ -118,12 +118,13 @@ def test_prepare_matches_oracle(case: tuple[pl.DataFrame, pl.DataFrame, str], ti
 @given(cases())
 def test_prepare_matches_oracle_in_small_chunks(case: tuple[pl.DataFrame, pl.DataFrame, str]) -> None:
     run, qrels, missing = case
-    old = _segments._CHUNK_ROWS
-    _segments._CHUNK_ROWS = 3  # several probe chunks even for tiny runs
+    old = _segments._BLOCK_ROWS
+    _segments._BLOCK_ROWS = 3  # several blocks even for tiny runs
     try:
         assert observed(run, qrels, missing, "trec") == oracle(run, qrels, missing, "trec")
+        assert observed(run, qrels, missing, "input") == oracle(run, qrels, missing, "input")
     finally:
-        _segments._CHUNK_ROWS = old
+        _segments._BLOCK_ROWS = old
 
 
 def test_kept_frame_is_in_rank_order() -> None:
@@ -151,11 +152,16 @@ def pair_frames(draw: st.DrawFn) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"query_id": pl.String, "doc_id": pl.String}, orient="row")
 
 
-@given(pair_frames())
-def test_duplicate_free_matches_counting(df: pl.DataFrame) -> None:
+@given(pair_frames(), st.sampled_from([3, 1 << 18]))
+def test_duplicate_free_matches_counting(df: pl.DataFrame, block: int) -> None:
     expected = max(Counter(df.rows()).values()) == 1
-    assert duplicate_free(df) == expected
-    assert duplicate_free(df, layout(df)) == expected
+    old = _segments._BLOCK_ROWS
+    _segments._BLOCK_ROWS = block
+    try:
+        assert duplicate_free(df) == expected
+        assert duplicate_free(df, layout(df)) == expected
+    finally:
+        _segments._BLOCK_ROWS = old
 
 
 def test_duplicate_check_on_candidates_compares_strings(monkeypatch: pytest.MonkeyPatch) -> None:

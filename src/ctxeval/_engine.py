@@ -14,7 +14,7 @@ import numpy as np
 
 from ._data import Qrels, Run
 from ._errors import ConfigError, QueryMismatchError
-from ._segments import Layout, probe_by_query, segment_rows
+from ._segments import Layout, blocks, probe_by_query, segment_rows
 
 if TYPE_CHECKING:
     import polars as pl
@@ -353,19 +353,22 @@ def _within_segment_order(rdf: pl.DataFrame, lay: Layout, ties: str) -> tuple[np
     none = np.zeros(0, dtype=np.int64)
     if ties == "input" or rdf.height < 2:
         return none, none
-    s32 = rdf["score"].cast(pl.Float32).to_numpy()
-    a, b = s32[:-1], s32[1:]
-    same = lay.same_segment()
-    worse = np.less(a, b)
-    worse &= same
-    if bool(worse.any()):
-        return None
-    del worse
-    tied = np.equal(a, b)
-    tied &= same
-    t = np.flatnonzero(tied)
-    del tied, same, s32
-    if t.size:
+    score = rdf["score"]
+    found: list[np.ndarray] = []
+    for a, b, lo, hi in blocks(lay):
+        if hi - lo < 2:
+            continue
+        s32 = score.slice(lo, hi - lo).cast(pl.Float32).to_numpy()
+        x, y = s32[:-1], s32[1:]
+        same = np.ones(hi - lo - 1, dtype=bool)
+        same[lay.starts[a + 1 : b] - lo - 1] = False  # pairs across a segment boundary
+        if bool(np.any((x < y) & same)):
+            return None
+        t = np.flatnonzero((x == y) & same)
+        if t.size:
+            found.append(t + lo)
+    if found:
+        t = np.concatenate(found)
         doc = rdf["doc_id"]
         if not bool((doc.gather(t) > doc.gather(t + 1)).all()):
             return _tie_fix(t, doc)
@@ -404,13 +407,7 @@ def _query_join(run: Run, seg_q: np.ndarray, qrels: Qrels, qids: pl.Series) -> t
     qlay = qrels.layout
     if not qlay.grouped or not qrels.pairs_unique:
         return None
-    rlay = run.layout
-    r, q = probe_by_query(
-        seg_q, rlay, rlay.doc_hash(run.frame), _segment_index(qlay, qids), qlay, qlay.doc_hash(qrels.frame), qids.len()
-    )
-    if r.size and not bool((run.frame["doc_id"].gather(r) == qrels.frame["doc_id"].gather(q)).all()):
-        return None
-    return r, q
+    return probe_by_query(seg_q, run.layout, run.frame["doc_id"], _segment_index(qlay, qids), qlay, qrels.frame["doc_id"], qids.len())
 
 
 class _FastRows:

@@ -12,6 +12,7 @@ is checked against the id strings.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -67,7 +68,7 @@ class Layout:
     are contiguous.
     """
 
-    __slots__ = ("heads", "starts", "lengths", "grouped", "n_rows", "_doc_hash")
+    __slots__ = ("heads", "starts", "lengths", "grouped", "n_rows")
 
     def __init__(self, heads: polars.Series, lengths: np.ndarray, n_rows: int) -> None:
         self.heads = heads
@@ -77,17 +78,10 @@ class Layout:
             np.cumsum(lengths[:-1], out=self.starts[1:])
         self.n_rows = n_rows
         self.grouped = bool(heads.n_unique() == heads.len())
-        self._doc_hash: np.ndarray | None = None
 
     @property
     def n_segments(self) -> int:
         return int(self.lengths.size)
-
-    def doc_hash(self, df: polars.DataFrame) -> np.ndarray:
-        """:func:`id_hash` of ``df["doc_id"]`` (computed once; ``df`` must be the frame described)."""
-        if self._doc_hash is None:
-            self._doc_hash = id_hash(df["doc_id"])
-        return self._doc_hash
 
     def same_segment(self) -> np.ndarray:
         """``bool[n_rows - 1]``: whether row ``i`` and row ``i + 1`` lie in the same segment."""
@@ -110,121 +104,135 @@ def layout(df: polars.DataFrame) -> Layout:
     return Layout(rle["value"], lengths, df.height)
 
 
+_BLOCK_ROWS = 1 << 18
+
+
+def blocks(lay: Layout) -> Iterator[tuple[int, int, int, int]]:
+    """``(a, b, lo, hi)``: segments ``a..b-1``, rows ``lo..hi-1``; consecutive blocks of whole segments
+    holding about ``_BLOCK_ROWS`` rows (at least one segment), so that per-block temporaries stay in
+    cache and are reused instead of freshly mapped."""
+    starts, lengths = lay.starts, lay.lengths
+    ends = starts + lengths
+    n = lengths.size
+    a = 0
+    while a < n:
+        b = min(max(int(np.searchsorted(ends, starts[a] + _BLOCK_ROWS, side="right")), a + 1), n)
+        yield a, b, int(starts[a]), int(ends[b - 1])
+        a = b
+
+
 def duplicate_free(df: polars.DataFrame, lay: Layout | None = None) -> bool:
     """Whether every (query_id, doc_id) pair of ``df`` is distinct (exact).
 
-    For grouped input, duplicates can only sit in the same segment: each segment's 32-bit doc-hash
-    fingerprints are sorted side by side (one ``(segments, width)`` matrix sort) and only segments
-    with a repeated fingerprint are compared on the strings. Otherwise: distinct 64-bit pair keys
-    prove distinct pairs, and equal keys are compared on the strings.
+    For grouped input, duplicates can only sit in the same segment: block by block, each segment's
+    32-bit doc-hash fingerprints are sorted side by side (one matrix sort) and only segments with a
+    repeated fingerprint are compared on the strings. Otherwise: distinct 64-bit pair keys prove
+    distinct pairs, and equal keys are compared on the strings.
     """
     n = df.height
     if n < 2:
         return True
     lay = lay if lay is not None else layout(df)
     if lay.grouped:
-        cand = _repeated_fingerprints(lay.doc_hash(df), lay)
-        if cand is not None:
-            if cand.size == 0:
-                return True
-            rows = segment_rows(lay.starts[cand], lay.lengths[cand])
-            sub = pl.DataFrame({"seg": np.repeat(cand, lay.lengths[cand]), "doc_id": df["doc_id"].gather(rows)})
-            return not bool(sub.select(pl.struct("seg", "doc_id").is_duplicated().any()).item())
+        doc = df["doc_id"]
+        found: list[np.ndarray] = []
+        for a, b, lo, hi in blocks(lay):
+            fp = id_hash(doc.slice(lo, hi - lo)).astype(np.uint32)  # the low half of the hash
+            found.append(a + _repeated(fp, lay.lengths[a:b], lay.starts[a:b] - lo))
+        cand = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        if cand.size == 0:
+            return True
+        rows = segment_rows(lay.starts[cand], lay.lengths[cand])
+        sub = pl.DataFrame({"seg": np.repeat(cand, lay.lengths[cand]), "doc_id": doc.gather(rows)})
+        return not bool(sub.select(pl.struct("seg", "doc_id").is_duplicated().any()).item())
     if pl.Series(pair_keys(df["query_id"], df["doc_id"])).n_unique() == n:
         return True
     return bool(df.select(pl.struct("query_id", "doc_id").is_unique().all()).item())
 
 
-def _repeated_fingerprints(dh: np.ndarray, lay: Layout) -> np.ndarray | None:
-    """Segments holding two rows with equal 32-bit fingerprints (the high half of the doc hash).
-
-    ``None`` when the segments are too ragged to lay out as a matrix cheaply.
-    """
-    lengths = lay.lengths
-    width = int(lengths.max())
+def _repeated(fp: np.ndarray, lengths: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Segments (local indexes) holding two equal values of ``fp`` (segments are consecutive rows)."""
     n_seg = lengths.size
+    width = int(lengths.max())
     if width < 2:
         return np.zeros(0, dtype=np.int64)
-    fp = (dh >> np.uint64(32)).astype(np.uint32)
     if bool(np.all(lengths == width)):
         m = fp.reshape(n_seg, width)
-        ragged = False
-    else:
-        if n_seg * width > _PAD_RATIO * lay.n_rows + 4096:
-            return None
+        m.sort(axis=1)
+        eq = m[:, 1:] == m[:, :-1]
+    elif n_seg * width <= _PAD_RATIO * fp.size + 4096:
         # padding sorts after every genuine value (ties with a genuine 0xFFFFFFFF are harmless: the
         # first `length` cells of a sorted row still hold exactly the segment's values)
         m = np.full((n_seg, width), np.uint32(0xFFFFFFFF), dtype=np.uint32)
-        flat = np.arange(lay.n_rows, dtype=np.int64) + np.repeat(np.arange(n_seg, dtype=np.int64) * width - lay.starts, lengths)
-        m.ravel()[flat] = fp
-        del flat
-        ragged = True
-    del fp
-    m.sort(axis=1)
-    eq = m[:, 1:] == m[:, :-1]
-    if ragged:
+        seg = np.repeat(np.arange(n_seg, dtype=np.int64), lengths)
+        m[seg, np.arange(fp.size, dtype=np.int64) - np.repeat(starts, lengths)] = fp
+        m.sort(axis=1)
+        eq = m[:, 1:] == m[:, :-1]
         eq &= np.arange(width - 1)[None, :] < (lengths - 1)[:, None]
+    else:  # very ragged: one sort of (segment, fingerprint) keys
+        key = np.repeat(np.arange(n_seg, dtype=np.uint64) << np.uint64(32), lengths) | fp.astype(np.uint64)
+        key.sort()
+        same = np.flatnonzero(key[1:] == key[:-1])
+        return np.unique((key[same] >> np.uint64(32)).astype(np.int64))
     return np.flatnonzero(eq.any(axis=1))
-
-
-_CHUNK_ROWS = 1 << 18
 
 
 def probe_by_query(
     run_q: np.ndarray,
     run_lay: Layout,
-    run_hash: np.ndarray,
+    run_docs: polars.Series,
     qrels_q: np.ndarray,
     qrels_lay: Layout,
-    qrels_hash: np.ndarray,
+    qrels_docs: polars.Series,
     n_q: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Match run rows to qrels rows of the same query with an equal doc hash.
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The (run row, qrels row) pairs of equal query and doc id, run rows ascending.
 
     ``run_q[s]`` is the query (0..n_q-1, or -1: skip) of run segment ``s`` and ``qrels_q[s]`` that
-    of qrels segment ``s``. The run is probed in chunks of whole segments against the qrels rows of
-    the same queries only, so every hash set stays small enough for the cache: a key is
-    ``q * M xor doc_hash`` with ``M`` odd, so equal keys with equal doc hashes have equal queries.
-
-    Returns ``(run_rows, qrels_rows)`` of the matches (doc *hashes* equal: the caller compares the
-    strings); every run row matches at most one qrels row unless the qrels repeat a (query, doc hash),
-    which the caller detects as a repeated run row.
+    of qrels segment ``s`` (the qrels must be grouped and their pairs distinct). The run is probed a
+    block at a time against the qrels rows of the block's queries only, so every hash set stays small
+    enough for the cache. A key is ``q * M xor hash(doc)`` with ``M`` odd, so two keys with the same
+    doc hash are equal only for the same query; every match is then compared on the doc strings.
+    ``None`` when a match fails that check (a hash collision): the caller then joins exactly.
     """
-    # the qrels rows of every query, as one range per query
     valid = qrels_q >= 0
     q_len = np.zeros(n_q, dtype=np.int64)
     q_len[qrels_q[valid]] = qrels_lay.lengths[valid]
     q_start = np.zeros(n_q, dtype=np.int64)
     q_start[qrels_q[valid]] = qrels_lay.starts[valid]
-    starts, lengths = run_lay.starts, run_lay.lengths
-    ends = starts + lengths
-    n_seg = lengths.size
+    qrels_hash = id_hash(qrels_docs)
+    lengths = run_lay.lengths
     run_rows: list[np.ndarray] = []
     qrels_rows: list[np.ndarray] = []
-    a = 0
-    while a < n_seg:
-        b = min(max(int(np.searchsorted(ends, starts[a] + _CHUNK_ROWS, side="right")), a + 1), n_seg)
+    for a, b, lo, hi in blocks(run_lay):
         sq = run_q[a:b]
-        judged = sq[(sq >= 0)]
+        judged = sq[sq >= 0]
         judged = judged[q_len[judged] > 0]
-        if judged.size:
-            lo, hi = int(starts[a]), int(ends[b - 1])
-            qrows = segment_rows(q_start[judged], q_len[judged])
-            qkey = np.repeat(judged.astype(np.uint64), q_len[judged])
-            qkey *= _MIX
-            qkey ^= qrels_hash[qrows]
-            rkey = np.repeat(sq.astype(np.uint64), lengths[a:b])  # -1 (unjudged) wraps to 2^64 - 1
-            rkey *= _MIX
-            rkey ^= run_hash[lo:hi]
-            rk = pl.Series("k", rkey)
-            hit = rk.is_in(pl.Series("k", qkey).implode()).arg_true()
-            if hit.len():
-                found = pl.DataFrame({"k": rk.gather(hit), "r": hit}).join(
-                    pl.DataFrame({"k": qkey, "q": qrows}), on="k", how="inner"
-                )
-                run_rows.append(found["r"].to_numpy().astype(np.int64) + lo)
-                qrels_rows.append(found["q"].to_numpy().astype(np.int64))
-        a = b
+        if judged.size == 0:
+            continue
+        qrows = segment_rows(q_start[judged], q_len[judged])
+        qkey = np.repeat(judged.astype(np.uint64), q_len[judged])
+        qkey *= _MIX
+        qkey ^= qrels_hash[qrows]
+        docs = run_docs.slice(lo, hi - lo)
+        rkey = np.repeat(sq.astype(np.uint64), lengths[a:b])  # -1 (skip) wraps to 2^64 - 1
+        rkey *= _MIX
+        rkey ^= id_hash(docs)
+        rk = pl.Series("k", rkey)
+        hit = rk.is_in(pl.Series("k", qkey).implode()).arg_true()
+        if hit.len() == 0:
+            continue
+        found = (
+            pl.DataFrame({"k": rk.gather(hit), "r": hit})
+            .join(pl.DataFrame({"k": qkey, "q": qrows}), on="k", how="inner")
+            .sort("r")
+        )
+        r = found["r"].to_numpy().astype(np.int64)
+        q = found["q"].to_numpy().astype(np.int64)
+        if not bool((docs.gather(r) == qrels_docs.gather(q)).all()):
+            return None
+        run_rows.append(r + lo)
+        qrels_rows.append(q)
     if not run_rows:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
