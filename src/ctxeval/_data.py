@@ -32,7 +32,7 @@ def _source_name(obj: Any, default: str) -> str:
 
 def _pair_keys(obj: Qrels | Run) -> np.ndarray:
     if obj._keys is None:
-        obj._keys = _io.pair_keys(obj._df)
+        obj._keys = _io.pair_keys(obj.frame)
     return obj._keys
 
 
@@ -40,8 +40,23 @@ def _layout(obj: Qrels | Run) -> Layout:
     if obj._layout is None:
         from ._segments import layout
 
-        obj._layout = layout(obj._df)
+        obj._layout = layout(obj.frame)
     return obj._layout
+
+
+def _frame(obj: Qrels | Run) -> pl.DataFrame:
+    if obj._df is None:
+        obj._df = obj._light.to_frame()  # type: ignore[union-attr]
+    return obj._df
+
+
+def _light_columns(path: str | os.PathLike[str], kind: _io.Kind, format: str | None) -> Any:
+    """The file's columns from the polars-free reader, when it applies (see ``_light``)."""
+    if format not in (None, "trec") or _io.detect_format(path) != "trec":
+        return None
+    from . import _light
+
+    return _light.read_trec(path, kind)
 
 
 def _read_checked(path: str | os.PathLike[str], kind: _io.Kind, format: str | None, duplicates: _io.DuplicatePolicy) -> tuple[pl.DataFrame, int, Layout | None, str | None]:
@@ -72,7 +87,7 @@ class Qrels:
     (2, ['q1'])
     """
 
-    __slots__ = ("_df", "source", "dropped_duplicates", "_keys", "_layout", "_unique")
+    __slots__ = ("_df", "source", "dropped_duplicates", "_keys", "_layout", "_unique", "_light")
 
     def __init__(self, frame: pl.DataFrame, source: str = "<qrels>", *, dropped_duplicates: int = 0) -> None:
         expected = {"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64}
@@ -85,6 +100,7 @@ class Qrels:
         self._keys: np.ndarray | None = None
         self._layout: Layout | None = None
         self._unique: bool | None = None
+        self._light: Any = None
 
     keys = property(lambda self: _pair_keys(self), doc="64-bit hash of every (query_id, doc_id) pair, in row order (computed once).")
     layout = property(lambda self: _layout(self), doc="The query segments of the frame (computed once).")
@@ -95,7 +111,7 @@ class Qrels:
         if self._unique is None:
             from ._segments import duplicate_free
 
-            self._unique = duplicate_free(self._df, self.layout)
+            self._unique = duplicate_free(self.frame, self.layout)
         return self._unique
 
     # construction ---------------------------------------------------------------------------------
@@ -104,6 +120,13 @@ class Qrels:
         cls, path: str | os.PathLike[str], *, format: str | None = None, duplicates: _io.DuplicatePolicy = "error"
     ) -> Qrels:
         """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet."""
+        _io.check_duplicate_policy(duplicates)
+        light = _light_columns(path, "qrels", format)
+        if light is not None:
+            out = cls.__new__(cls)
+            out._df, out.source, out.dropped_duplicates = None, str(path), 0
+            out._keys, out._layout, out._unique, out._light = None, None, True, light
+            return out
         df, dropped, lay, _ = _read_checked(path, "qrels", format, duplicates)
         out = cls(df, str(path), dropped_duplicates=dropped)
         out._layout = lay
@@ -140,39 +163,36 @@ class Qrels:
         return cls.from_frame(obj, **kwargs)
 
     # access ----------------------------------------------------------------------------------------
-    @property
-    def frame(self) -> pl.DataFrame:
-        """The judgments as a polars frame (``query_id``, ``doc_id``, ``relevance``)."""
-        return self._df
+    frame = property(lambda self: _frame(self), doc="The judgments as a polars frame (``query_id``, ``doc_id``, ``relevance``).")
 
     @property
     def query_ids(self) -> list[str]:
         """Judged query ids, sorted byte-wise."""
-        return sorted(self._df["query_id"].unique().to_list())
+        return sorted(self.frame["query_id"].unique().to_list())
 
     def __len__(self) -> int:
-        return self._df.height
+        return len(self._light) if self._df is None else self._df.height
 
     def __repr__(self) -> str:
-        n_q = self._df["query_id"].n_unique()
-        return f"Qrels({self.source!r}, {n_q} queries, {self._df.height} judgments)"
+        n_q = self.frame["query_id"].n_unique()
+        return f"Qrels({self.source!r}, {n_q} queries, {len(self)} judgments)"
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
-        for q, d, r in self._df.iter_rows():
+        for q, d, r in self.frame.iter_rows():
             out.setdefault(q, {})[d] = r
         return out
 
     def map_grades(self, grade_map: GradeMap | Mapping[int, int]) -> Qrels:
         """Qrels with every grade mapped through ``grade_map`` (unmapped grades are an error)."""
         gm = grade_map if isinstance(grade_map, GradeMap) else GradeMap(dict(grade_map))
-        return Qrels(gm.apply(self._df, self.source), self.source)
+        return Qrels(gm.apply(self.frame, self.source), self.source)
 
     def write_trec(self, path: str | os.PathLike[str]) -> None:
-        _io.write_trec_qrels(self._df, path)
+        _io.write_trec_qrels(self.frame, path)
 
     def write_parquet(self, path: str | os.PathLike[str]) -> None:
-        self._df.write_parquet(path)
+        self.frame.write_parquet(path)
 
 
 class Run:
@@ -186,7 +206,7 @@ class Run:
     ('bm25', 2)
     """
 
-    __slots__ = ("_df", "name", "source", "dropped_duplicates", "_keys", "_layout")
+    __slots__ = ("_df", "name", "source", "dropped_duplicates", "_keys", "_layout", "_light")
 
     def __init__(self, frame: pl.DataFrame, name: str = "run", source: str = "<run>", *, dropped_duplicates: int = 0) -> None:
         expected = {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}
@@ -199,6 +219,7 @@ class Run:
         self.dropped_duplicates = dropped_duplicates
         self._keys: np.ndarray | None = None
         self._layout: Layout | None = None
+        self._light: Any = None
 
     keys = property(lambda self: _pair_keys(self), doc="64-bit hash of every (query_id, doc_id) pair, in row order (computed once).")
     layout = property(lambda self: _layout(self), doc="The query segments of the frame (computed once).")
@@ -215,8 +236,8 @@ class Run:
         return None
 
     @staticmethod
-    def _name_from(df: pl.DataFrame, path: str | os.PathLike[str] | None, fallback: str, tag: str | None = None) -> str:
-        tag = tag if tag is not None else Run._tag_name(df)
+    def _name_from(df: pl.DataFrame | None, path: str | os.PathLike[str] | None, fallback: str, tag: str | None = None) -> str:
+        tag = tag if tag is not None or df is None else Run._tag_name(df)
         if tag is not None:
             return tag
         if path is not None:
@@ -241,6 +262,14 @@ class Run:
         The run's name is ``name`` if given, else its tag when one tag is used throughout, else the
         file name without extension.
         """
+        _io.check_duplicate_policy(duplicates)
+        light = _light_columns(path, "run", format)
+        if light is not None:
+            out = cls.__new__(cls)
+            out._df, out.source, out.dropped_duplicates = None, str(path), 0
+            out.name = name or cls._name_from(None, path, "run", light.tag)  # type: ignore[arg-type]
+            out._keys, out._layout, out._light = None, None, light
+            return out
         df, dropped, lay, tag = _read_checked(path, "run", format, duplicates)
         out = cls(df, name or cls._name_from(df, path, "run", tag), str(path), dropped_duplicates=dropped)
         out._layout = lay
@@ -271,38 +300,39 @@ class Run:
             return cls.from_dict(obj, name=name or "run")
         return cls.from_frame(obj, name=name, **kwargs)
 
-    @property
-    def frame(self) -> pl.DataFrame:
-        """The run as a polars frame (``query_id``, ``doc_id``, ``score``) in input order."""
-        return self._df
+    frame = property(lambda self: _frame(self), doc="The run as a polars frame (``query_id``, ``doc_id``, ``score``) in input order.")
 
     @property
     def query_ids(self) -> list[str]:
-        return sorted(self._df["query_id"].unique().to_list())
+        return sorted(self.frame["query_id"].unique().to_list())
 
     def __len__(self) -> int:
-        return self._df.height
+        return len(self._light) if self._df is None else self._df.height
 
     def __repr__(self) -> str:
-        return f"Run({self.name!r}, {self._df['query_id'].n_unique()} queries, {self._df.height} rows)"
+        return f"Run({self.name!r}, {self.frame['query_id'].n_unique()} queries, {len(self)} rows)"
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
-        for q, d, s in self._df.iter_rows():
+        for q, d, s in self.frame.iter_rows():
             out.setdefault(q, {})[d] = s
         return out
 
     def with_name(self, name: str) -> Run:
-        return Run(self._df, name, self.source, dropped_duplicates=self.dropped_duplicates)
+        out = Run.__new__(Run)
+        for slot in Run.__slots__:
+            setattr(out, slot, getattr(self, slot))
+        out.name = name
+        return out
 
     def write_trec(self, path: str | os.PathLike[str], *, ties: str = "trec") -> None:
         """Write in TREC format, ranked by the ``ties`` policy (ranks 1..n per query)."""
         from ._engine import ranked_frame
 
-        _io.write_trec_run(ranked_frame(self._df, ties), path, self.name)
+        _io.write_trec_run(ranked_frame(self.frame, ties), path, self.name)
 
     def write_parquet(self, path: str | os.PathLike[str]) -> None:
-        self._df.with_columns(pl.lit(self.name).alias("tag")).write_parquet(path)
+        self.frame.with_columns(pl.lit(self.name).alias("tag")).write_parquet(path)
 
 
 class GradeMap:

@@ -558,6 +558,11 @@ def prepare(
     """
     _check_policy("ties", ties, TIES)
     _check_policy("missing", missing, MISSING)
+    rag = grade_map is not None or pool is not None or pool_depth is not None or groups is not None
+    if qrels._light is not None and run._light is not None and not (keep_frame or rag):
+        from . import _light
+
+        return _light.prepare(qrels._light, run._light, ties, missing, run.name)
     qdf = qrels.frame
     rdf = run.frame
     judged_q = _query_ids(qrels.layout, qdf)
@@ -582,7 +587,6 @@ def prepare(
         missing_ids=missing_ids,
         unjudged_ids=unjudged_ids,
     )
-    rag = grade_map is not None or pool is not None or pool_depth is not None or groups is not None
     want_frame = keep_frame or rag
 
     fast = _fast_run_rows(run, qrels, qids_s, ties)

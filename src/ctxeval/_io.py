@@ -93,17 +93,19 @@ def _first_data_line(data: bytes) -> bytes | None:
     return None
 
 
-_TREC_SCHEMAS = {
-    "run": {
-        "query_id": pl.String,
-        "q0": pl.String,
-        "doc_id": pl.String,
-        "rank": pl.String,
-        "score": pl.Float64,
-        "tag": pl.String,
-    },
-    "qrels": {"query_id": pl.String, "iter": pl.String, "doc_id": pl.String, "relevance": pl.Int64},
-}
+def _trec_schema(kind: Kind) -> dict[str, Any]:
+    if kind == "run":
+        return {
+            "query_id": pl.String,
+            "q0": pl.String,
+            "doc_id": pl.String,
+            "rank": pl.String,
+            "score": pl.Float64,
+            "tag": pl.String,
+        }
+    return {"query_id": pl.String, "iter": pl.String, "doc_id": pl.String, "relevance": pl.Int64}
+
+
 _TREC_KEEP = {"run": ["query_id", "doc_id", "score", "tag"], "qrels": ["query_id", "doc_id", "relevance"]}
 
 
@@ -124,7 +126,7 @@ def _polars_trec(data: bytes | Path, kind: Kind, sep: bytes, ragged: bool, comme
                 comment_prefix="#" if comments else None,
                 truncate_ragged_lines=ragged,
                 quote_char=None,
-                schema=_TREC_SCHEMAS[kind],
+                schema=_trec_schema(kind),
             )
             .select(_TREC_KEEP[kind])
             .collect()
