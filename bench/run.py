@@ -69,6 +69,23 @@ def tool_env(tool: str) -> tuple[dict | None, str]:
     return None, reason
 
 
+def byte_compile(tool: str, env: dict) -> str:
+    """Byte-compile the tool's package, as pip does when it installs a wheel.
+
+    An editable or PYTHONPATH checkout has no bytecode, and with PYTHONDONTWRITEBYTECODE=1 (set on
+    the development machine) Python would recompile every module at every start (~40 ms for
+    ctxeval); the peers are pip-installed and have theirs. compileall writes regardless of that
+    variable, and the interpreter reads the result.
+    """
+    r = subprocess.run([sys.executable, "-c", f"import os, {IMPORT_NAME[tool]} as m; print(os.path.dirname(m.__file__))"],
+                       env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        return f"not byte-compiled ({(r.stderr.strip().splitlines() or ['?'])[-1]})"
+    pkg = r.stdout.strip()
+    c = subprocess.run([sys.executable, "-m", "compileall", "-q", pkg], env=env, capture_output=True, text=True)
+    return f"byte-compiled {pkg}" if c.returncode == 0 else f"compileall failed: {c.stdout.strip()[-200:]}"
+
+
 def ensure_data(data_root: Path, scale: str) -> Path:
     d = data_root / scale
     if not ((d / "qrels.txt").exists() and (d / "run.txt").exists()):
@@ -277,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ranx-cold", action="store_true",
                     help="fresh NUMBA_CACHE_DIR for each ranx process (timing includes JIT)")
     ap.add_argument("--keep", action="store_true", help="keep worker outputs/logs (printed dir)")
+    ap.add_argument("--no-compile", action="store_true",
+                    help="do not byte-compile the ctxeval package before measuring it")
     args = ap.parse_args(argv)
 
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
@@ -295,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"SKIP {t}: cannot `import {IMPORT_NAME[t]}` with {sys.executable}: {msg}")
         elif msg:
             print(f"{t}: {msg}")
+        if env is not None and t == "ctxeval" and not args.no_compile:
+            print(f"{t}: {byte_compile(t, env)}")
 
     workdir = Path(tempfile.mkdtemp(prefix="ctxeval-bench-"))
     report = {"machine": machine_info(), "tools": tools, "repeat": args.repeat,
