@@ -205,3 +205,18 @@ def test_cli_on_small_files_does_not_import_polars(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "False"
     assert '"AP": 1.0' in out
+
+
+@pytest.mark.parametrize("chunk", [7, 40, 1 << 20])
+def test_chunked_polars_reader_equals_one_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """The standard reader's first tier reads large files in chunks of whole lines (a line longer
+    than the chunk grows it; the last line may lack its newline)."""
+    from ctxeval import _io
+
+    lines = [f"q{i % 7} Q0 doc-{i:05d}{'x' * (i % 50)} {i} {1.0 / (i + 1)!r} tag" for i in range(300)]
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines))
+    monkeypatch.setattr(_io, "_READ_CHUNK", chunk)
+    chunked = _io._polars_trec_chunks(path, "run", b" ")
+    whole = pl.read_csv(path, separator=" ", has_header=False, schema=_io._trec_schema("run")).select(_io._TREC_KEEP["run"])
+    assert chunked.equals(whole)
