@@ -99,8 +99,11 @@ def oracle(run: pl.DataFrame, qrels: pl.DataFrame, missing: str, ties: str) -> d
     }
 
 
-def observed(run: pl.DataFrame, qrels: pl.DataFrame, missing: str, ties: str) -> dict[str, object]:
-    data = prepare(Qrels(qrels), Run(run, "r"), missing=missing, ties=ties, keep_frame=True)
+def observed(run: pl.DataFrame, qrels: pl.DataFrame, missing: str, ties: str, scanned: bool = False) -> dict[str, object]:
+    r = Run(run, "r")
+    if scanned:  # as the file reader does: the duplicate test also records doc hashes and score order
+        duplicate_free(r.frame, r.layout)
+    data = prepare(Qrels(qrels), r, missing=missing, ties=ties, keep_frame=True)
     out = {name: np.asarray(getattr(data, name)).tolist() for name in ("r_off", "j_idx", "j_grade", "q_off", "q_grade", "has_run")}
     out["qids"] = data.qids
     # the kept frame holds the ranked rows, consistent with the offsets and the judged rows
@@ -109,10 +112,10 @@ def observed(run: pl.DataFrame, qrels: pl.DataFrame, missing: str, ties: str) ->
     return out
 
 
-@given(cases(), st.sampled_from(["trec", "input"]))
-def test_prepare_matches_oracle(case: tuple[pl.DataFrame, pl.DataFrame, str], ties: str) -> None:
+@given(cases(), st.sampled_from(["trec", "input"]), st.booleans())
+def test_prepare_matches_oracle(case: tuple[pl.DataFrame, pl.DataFrame, str], ties: str, scanned: bool) -> None:
     run, qrels, missing = case
-    assert observed(run, qrels, missing, ties) == oracle(run, qrels, missing, ties)
+    assert observed(run, qrels, missing, ties, scanned) == oracle(run, qrels, missing, ties)
 
 
 @given(cases())
@@ -121,7 +124,7 @@ def test_prepare_matches_oracle_in_small_chunks(case: tuple[pl.DataFrame, pl.Dat
     old = _segments._BLOCK_ROWS
     _segments._BLOCK_ROWS = 3  # several blocks even for tiny runs
     try:
-        assert observed(run, qrels, missing, "trec") == oracle(run, qrels, missing, "trec")
+        assert observed(run, qrels, missing, "trec", scanned=True) == oracle(run, qrels, missing, "trec")
         assert observed(run, qrels, missing, "input") == oracle(run, qrels, missing, "input")
     finally:
         _segments._BLOCK_ROWS = old

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._data import Qrels, Run
 from ._errors import ConfigError, QueryMismatchError
-from ._segments import Layout, map_blocks, probe_by_query, segment_rows
+from ._segments import Layout, map_blocks, probe_by_query, score_ties, segment_rows
 
 if TYPE_CHECKING:
     import polars as pl
@@ -353,26 +353,14 @@ def _within_segment_order(rdf: pl.DataFrame, lay: Layout, ties: str) -> tuple[np
     none = np.zeros(0, dtype=np.int64)
     if ties == "input" or rdf.height < 2:
         return none, none
-    score = rdf["score"]
-
-    def check(a: int, b: int, lo: int, hi: int) -> np.ndarray | None:
-        """Tied pairs of the block (global rows), or None if some query is out of score order."""
-        if hi - lo < 2:
-            return np.zeros(0, dtype=np.int64)
-        s32 = score.slice(lo, hi - lo).cast(pl.Float32).to_numpy()
-        x, y = s32[:-1], s32[1:]
-        same = np.ones(hi - lo - 1, dtype=bool)
-        same[lay.starts[a + 1 : b] - lo - 1] = False  # pairs across a segment boundary
-        if bool(np.any((x < y) & same)):
-            return None
-        return np.flatnonzero((x == y) & same) + lo
-
-    parts = map_blocks(check, lay)
-    if any(p is None for p in parts):
+    if lay.score_ties is None:  # not seen by the reader's duplicate test
+        score = rdf["score"]
+        parts = map_blocks(lambda a, b, lo, hi: score_ties(score.slice(lo, hi - lo), lay.starts[a + 1 : b] - lo, lo), lay)
+        lay.score_ties = False if any(p is None for p in parts) else np.concatenate([p for p in parts if p is not None] or [none])
+    t = lay.score_ties
+    if t is False:
         return None
-    found = [p for p in parts if p is not None and p.size]
-    if found:
-        t = np.concatenate(found)
+    if t.size:  # type: ignore[union-attr]
         doc = rdf["doc_id"]
         if not bool((doc.gather(t) > doc.gather(t + 1)).all()):
             return _tie_fix(t, doc)

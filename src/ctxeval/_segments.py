@@ -71,7 +71,7 @@ class Layout:
     are contiguous.
     """
 
-    __slots__ = ("heads", "starts", "lengths", "grouped", "n_rows")
+    __slots__ = ("heads", "starts", "lengths", "grouped", "n_rows", "doc_hash", "score_ties")
 
     def __init__(self, heads: polars.Series, lengths: np.ndarray, n_rows: int) -> None:
         self.heads = heads
@@ -81,6 +81,11 @@ class Layout:
             np.cumsum(lengths[:-1], out=self.starts[1:])
         self.n_rows = n_rows
         self.grouped = bool(heads.n_unique() == heads.len())
+        #: :func:`id_hash` of every doc id, when :func:`duplicate_free` has computed it
+        self.doc_hash: np.ndarray | None = None
+        #: when :func:`duplicate_free` has seen a ``score`` column: the rows tied (as float32) with
+        #: the next row of their segment if every segment is in score order, else ``False``
+        self.score_ties: np.ndarray | bool | None = None
 
     @property
     def n_segments(self) -> int:
@@ -167,12 +172,21 @@ def duplicate_free(df: polars.DataFrame, lay: Layout | None = None) -> bool:
     lay = lay if lay is not None else layout(df)
     if lay.grouped:
         doc = df["doc_id"]
+        score = df["score"] if "score" in df.columns else None
+        dh = np.empty(n, dtype=np.uint64)
 
-        def repeated(a: int, b: int, lo: int, hi: int) -> np.ndarray:
-            fp = id_hash(doc.slice(lo, hi - lo)).astype(np.uint32)  # the low half of the hash
-            return a + _repeated(fp, lay.lengths[a:b], lay.starts[a:b] - lo)
+        def scan(a: int, b: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray | None]:
+            h = dh[lo:hi]
+            h[:] = id_hash(doc.slice(lo, hi - lo))
+            found = a + _repeated(h.astype(np.uint32), lay.lengths[a:b], lay.starts[a:b] - lo)  # the low half
+            return found, (None if score is None else score_ties(score.slice(lo, hi - lo), lay.starts[a + 1 : b] - lo, lo))
 
-        found = map_blocks(repeated, lay)
+        parts = map_blocks(scan, lay)
+        lay.doc_hash = dh
+        if score is not None:
+            ties = [t for _, t in parts]
+            lay.score_ties = False if any(t is None for t in ties) else np.concatenate([t for t in ties if t is not None] or [np.zeros(0, dtype=np.int64)])
+        found = [c for c, _ in parts]
         cand = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
         if cand.size == 0:
             return True
@@ -182,6 +196,22 @@ def duplicate_free(df: polars.DataFrame, lay: Layout | None = None) -> bool:
     if pl.Series(pair_keys(df["query_id"], df["doc_id"])).n_unique() == n:
         return True
     return bool(df.select(pl.struct("query_id", "doc_id").is_unique().all()).item())
+
+
+def score_ties(score: polars.Series, boundaries: np.ndarray, offset: int) -> np.ndarray | None:
+    """For consecutive rows of whole segments (``boundaries``: the local first rows of all but the
+    first segment): the rows (plus ``offset``) whose float32 score ties with the next row of their
+    segment, or None if some segment is not in descending score order."""
+    n = score.len()
+    if n < 2:
+        return np.zeros(0, dtype=np.int64)
+    s32 = score.cast(pl.Float32).to_numpy()
+    x, y = s32[:-1], s32[1:]
+    same = np.ones(n - 1, dtype=bool)
+    same[boundaries - 1] = False  # pairs across a segment boundary
+    if bool(np.any((x < y) & same)):
+        return None
+    return np.flatnonzero((x == y) & same) + offset
 
 
 def _repeated(fp: np.ndarray, lengths: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -250,7 +280,7 @@ def probe_by_query(
         docs = run_docs.slice(lo, hi - lo)
         rkey = np.repeat(sq.astype(np.uint64), lengths[a:b])  # -1 (skip) wraps to 2^64 - 1
         rkey *= _MIX
-        rkey ^= id_hash(docs)
+        rkey ^= id_hash(docs) if run_lay.doc_hash is None else run_lay.doc_hash[lo:hi]
         rk = pl.Series("k", rkey)
         hit = rk.is_in(pl.Series("k", qkey).implode()).arg_true()
         if hit.len() == 0:
