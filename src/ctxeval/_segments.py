@@ -265,6 +265,7 @@ def probe_by_query(
     q_start = np.zeros(n_q, dtype=np.int64)
     q_start[qrels_q[valid]] = qrels_lay.starts[valid]
     qrels_hash = id_hash(qrels_docs)
+    qrels_docs = qrels_docs.rechunk()
     lengths = run_lay.lengths
 
     def probe(a: int, b: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -277,21 +278,21 @@ def probe_by_query(
         qkey = np.repeat(judged.astype(np.uint64), q_len[judged])
         qkey *= _MIX
         qkey ^= qrels_hash[qrows]
-        docs = run_docs.slice(lo, hi - lo)
         rkey = np.repeat(sq.astype(np.uint64), lengths[a:b])  # -1 (skip) wraps to 2^64 - 1
         rkey *= _MIX
-        rkey ^= id_hash(docs) if run_lay.doc_hash is None else run_lay.doc_hash[lo:hi]
-        rk = pl.Series("k", rkey)
-        hit = rk.is_in(pl.Series("k", qkey).implode()).arg_true()
-        if hit.len() == 0:
-            return None
+        rkey ^= id_hash(run_docs.slice(lo, hi - lo)) if run_lay.doc_hash is None else run_lay.doc_hash[lo:hi]
         found = (
-            pl.DataFrame({"k": rk.gather(hit), "r": hit})
-            .join(pl.DataFrame({"k": qkey, "q": qrows}), on="k", how="inner")
-            .sort("r")
+            pl.DataFrame({"k": rkey})
+            .with_row_index("r")
+            .join(pl.DataFrame({"k": qkey, "q": qrows}), on="k", how="inner", maintain_order="left")
         )
+        if found.height == 0:
+            return None
         r = found["r"].to_numpy().astype(np.int64)
         q = found["q"].to_numpy().astype(np.int64)
+        docs = run_docs.slice(lo, hi - lo)
+        if 20 * r.size > hi - lo:  # many hits: one contiguous chunk first (gathers across chunks cost more)
+            docs = docs.rechunk()
         if not bool((docs.gather(r) == qrels_docs.gather(q)).all()):
             raise _Collision
         return r + lo, q
