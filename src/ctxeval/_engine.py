@@ -114,24 +114,22 @@ def _order_tie_runs(t: np.ndarray, doc: pl.Series) -> np.ndarray:
 def _tie_fix(t: np.ndarray, doc: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     """The rows of the tie runs (ascending) and the row each of those positions takes once every run
     of tied rows is sorted by doc id descending (see :func:`_order_tie_runs`)."""
-    n = doc.len()
-    in_tie = np.zeros(n, dtype=bool)
-    in_tie[t] = True
-    in_tie[t + 1] = True
-    rows = np.flatnonzero(in_tie)
-    # a new tie run starts at a tied row whose predecessor does not tie with it
-    starts_run = np.ones(rows.size, dtype=bool)
-    linked = np.zeros(n, dtype=bool)
-    linked[t + 1] = True
-    starts_run &= ~linked[rows]
-    run_id = np.cumsum(starts_run)
+    t = np.asarray(t, dtype=np.int64)
+    if t.size == 0:
+        return t, t
+    # consecutive entries of t chain into one run of tied rows: t[first] .. t[last] + 1
+    first = np.r_[True, t[1:] != t[:-1] + 1]
+    starts = t[first]
+    lengths = t[np.r_[first[1:], True]] + 2 - starts
+    rows = segment_rows(starts, lengths)
+    run_id = np.repeat(np.arange(starts.size, dtype=np.int64), lengths)
     local = (
         pl.DataFrame({"run": run_id, "doc": doc.gather(rows), "row": rows})
         .sort(["run", "doc"], descending=[False, True])["row"]
         .to_numpy()
         .astype(np.int64)
     )
-    return rows.astype(np.int64), local
+    return rows, local
 
 
 _segment_perm = segment_rows
@@ -390,7 +388,7 @@ def _hash_join(run: Run, qrels: Qrels) -> tuple[np.ndarray, np.ndarray] | None:
     return (r, q) if ok else None
 
 
-def _query_join(run: Run, seg_q: np.ndarray, qrels: Qrels, qids: pl.Series) -> tuple[np.ndarray, np.ndarray] | None:
+def _query_join(run: Run, seg_q: np.ndarray, qrels: Qrels, qids: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Like :func:`_hash_join` for grouped qrels, query by query (see :func:`probe_by_query`): the
     query of a match is equal by construction, its doc id is compared on the strings.
 
@@ -441,12 +439,16 @@ def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str) -> _FastR
     lengths[seg_q[kept]] = lay.lengths[kept]
     r_off = _offsets(lengths)
     joined = _query_join(run, seg_q, qrels, qids)
-    if joined is None:
-        joined = _hash_join(run, qrels)
-    if joined is None:
-        return None
-    rrow, qrow = joined
-    seg = lay.segment_of(rrow)
+    if joined is not None:
+        rrow, qrow, seg = joined
+    else:
+        found = _hash_join(run, qrels)
+        if found is None:
+            return None
+        rrow, qrow = found
+        order = np.argsort(rrow, kind="stable")
+        rrow, qrow = rrow[order], qrow[order]
+        seg = lay.segment_of(rrow)
     q_of = seg_q[seg]
     if q_of.size and int(q_of.min()) < 0:  # cannot happen: a hit's query is judged
         return None
@@ -461,9 +463,11 @@ def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str) -> _FastR
         pos = rrow.copy()
         pos[moved] = tie_rows[order[at[moved]]]
     j = r_off[q_of] + (pos - lay.starts[seg])
-    order = np.argsort(j, kind="stable")
-    grades = qrels.frame["relevance"].to_numpy()
-    return _FastRows(lay, seg_q, tie, r_off, j[order], grades[qrow[order]].astype(np.int64))
+    grades = qrels.frame["relevance"].to_numpy()[qrow].astype(np.int64)
+    if j.size > 1 and not bool(np.all(j[1:] > j[:-1])):  # queries moved, or hits inside tie runs
+        order = np.argsort(j, kind="stable")
+        j, grades = j[order], grades[order]
+    return _FastRows(lay, seg_q, tie, r_off, j, grades)
 
 
 def _fast_qrels(qrels: Qrels, qids: pl.Series) -> tuple[np.ndarray, np.ndarray] | None:

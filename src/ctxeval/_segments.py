@@ -249,8 +249,8 @@ def probe_by_query(
     qrels_lay: Layout,
     qrels_docs: polars.Series,
     n_q: int,
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """The (run row, qrels row) pairs of equal query and doc id, run rows ascending.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The (run row, qrels row, run segment) of every pair of equal query and doc id, run rows ascending.
 
     ``run_q[s]`` is the query (0..n_q-1, or -1: skip) of run segment ``s`` and ``qrels_q[s]`` that
     of qrels segment ``s`` (the qrels must be grouped and their pairs distinct). The run is probed a
@@ -295,7 +295,8 @@ def probe_by_query(
             docs = docs.rechunk()
         if not bool((docs.gather(r) == qrels_docs.gather(q)).all()):
             raise _Collision
-        return r + lo, q
+        seg = a + np.searchsorted(run_lay.starts[a:b] - lo, r, side="right") - 1
+        return r + lo, q, seg
 
     try:
         results = [x for x in map_blocks(probe, run_lay) if x is not None]
@@ -303,7 +304,8 @@ def probe_by_query(
         return None
     run_rows = [x[0] for x in results]
     qrels_rows = [x[1] for x in results]
+    segments = [x[2] for x in results]
     if not run_rows:
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
-    return np.concatenate(run_rows), np.concatenate(qrels_rows)
+        return empty, empty, empty
+    return np.concatenate(run_rows), np.concatenate(qrels_rows), np.concatenate(segments)
