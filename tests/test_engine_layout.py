@@ -109,6 +109,10 @@ def observed(run: pl.DataFrame, qrels: pl.DataFrame, missing: str, ties: str, sc
     # the kept frame holds the ranked rows, consistent with the offsets and the judged rows
     frame = data.frame
     assert frame is not None and frame.height == data.n_rows
+    # the judged rows' query and rank (possibly handed over by the fast path) agree with the offsets
+    seg = np.searchsorted(data.r_off, data.j_idx, side="right") - 1
+    assert data.j_seg.tolist() == seg.tolist()
+    assert data.j_rank.tolist() == (data.j_idx - data.r_off[seg] + 1).tolist()
     return out
 
 

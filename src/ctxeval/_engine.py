@@ -388,7 +388,9 @@ def _hash_join(run: Run, qrels: Qrels) -> tuple[np.ndarray, np.ndarray] | None:
     return (r, q) if ok else None
 
 
-def _query_join(run: Run, seg_q: np.ndarray, qrels: Qrels, qids: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _query_join(
+    run: Run, seg_q: np.ndarray, qrels: Qrels, qids: pl.Series, qseg_q: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Like :func:`_hash_join` for grouped qrels, query by query (see :func:`probe_by_query`): the
     query of a match is equal by construction, its doc id is compared on the strings.
 
@@ -397,13 +399,27 @@ def _query_join(run: Run, seg_q: np.ndarray, qrels: Qrels, qids: pl.Series) -> t
     qlay = qrels.layout
     if not qlay.grouped or not qrels.pairs_unique:
         return None
-    return probe_by_query(seg_q, run.layout, run.frame["doc_id"], _segment_index(qlay, qids), qlay, qrels.frame["doc_id"], qids.len())
+    if qseg_q is None:
+        qseg_q = _segment_index(qlay, qids)
+    return probe_by_query(seg_q, run.layout, run.frame["doc_id"], qseg_q, qlay, qrels.frame["doc_id"], qids.len())
 
 
 class _FastRows:
     """Run rows of grouped input, ranked without a sort (see :func:`_fast_run_rows`)."""
 
-    def __init__(self, lay: Layout, seg_q: np.ndarray, tie: tuple[np.ndarray, np.ndarray], r_off: np.ndarray, j_idx: np.ndarray, j_grade: np.ndarray):
+    def __init__(
+        self,
+        lay: Layout,
+        seg_q: np.ndarray,
+        tie: tuple[np.ndarray, np.ndarray],
+        r_off: np.ndarray,
+        j_idx: np.ndarray,
+        j_grade: np.ndarray,
+        j_seg: np.ndarray,
+        j_rank: np.ndarray,
+    ):
+        self.j_seg = j_seg  #: query of every judged row (EvalData.j_seg, known here already)
+        self.j_rank = j_rank  #: its 1-based rank (EvalData.j_rank)
         self.lay = lay
         self.seg_q = seg_q
         self.tie = tie
@@ -424,7 +440,7 @@ class _FastRows:
         return rows
 
 
-def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str) -> _FastRows | None:
+def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str, qseg_q: np.ndarray | None = None) -> _FastRows | None:
     """Segments and judged rows for runs grouped by query and (up to ties) ranked by score: no sort
     of the run's rows, only segment-level moves. ``None`` when the input needs the general path."""
     lay = run.layout
@@ -438,7 +454,7 @@ def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str) -> _FastR
     lengths = np.zeros(qids.len(), dtype=np.int64)
     lengths[seg_q[kept]] = lay.lengths[kept]
     r_off = _offsets(lengths)
-    joined = _query_join(run, seg_q, qrels, qids)
+    joined = _query_join(run, seg_q, qrels, qids, qseg_q)
     if joined is not None:
         rrow, qrow, seg = joined
     else:
@@ -462,15 +478,16 @@ def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str) -> _FastR
         moved = sorted_src[at] == rrow
         pos = rrow.copy()
         pos[moved] = tie_rows[order[at[moved]]]
-    j = r_off[q_of] + (pos - lay.starts[seg])
+    rank0 = pos - lay.starts[seg]
+    j = r_off[q_of] + rank0
     grades = qrels.frame["relevance"].to_numpy()[qrow].astype(np.int64)
     if j.size > 1 and not bool(np.all(j[1:] > j[:-1])):  # queries moved, or hits inside tie runs
         order = np.argsort(j, kind="stable")
-        j, grades = j[order], grades[order]
-    return _FastRows(lay, seg_q, tie, r_off, j, grades)
+        j, grades, q_of, rank0 = j[order], grades[order], q_of[order], rank0[order]
+    return _FastRows(lay, seg_q, tie, r_off, j, grades, q_of, rank0 + 1)
 
 
-def _fast_qrels(qrels: Qrels, qids: pl.Series) -> tuple[np.ndarray, np.ndarray] | None:
+def _fast_qrels(qrels: Qrels, qids: pl.Series, seg_q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """``(q_off, q_grade)``: every evaluated query's judged grades, descending, by counting grades per
     query (grades are small integers); ``None`` for ungrouped qrels or a very wide grade range."""
     lay = qrels.layout
@@ -484,11 +501,13 @@ def _fast_qrels(qrels: Qrels, qids: pl.Series) -> tuple[np.ndarray, np.ndarray] 
     width = gmax - gmin + 1
     if n_q * width > 4 * rel.size + 4096:
         return None
-    seg_q = _segment_index(lay, qids)
-    row_q = np.repeat(seg_q, lay.lengths)
-    keep = row_q >= 0
-    code = row_q[keep] * width + (gmax - rel[keep])
-    counts = np.bincount(code, minlength=n_q * width).reshape(n_q, width)
+    if seg_q is None:
+        seg_q = _segment_index(lay, qids)
+    # code = query * width + (gmax - grade); rows of queries not evaluated go to one extra bin
+    base = np.where(seg_q >= 0, seg_q * width + gmax, n_q * width + gmax)
+    code = np.repeat(base, lay.lengths)
+    code -= rel
+    counts = np.bincount(code, minlength=n_q * width + width)[: n_q * width].reshape(n_q, width)
     grades = np.tile(np.arange(gmax, gmin - 1, -1, dtype=np.int64), n_q)
     return _offsets(counts.sum(axis=1)), np.repeat(grades, counts.ravel())
 
@@ -585,9 +604,12 @@ def prepare(
     )
     want_frame = keep_frame or rag
 
-    fast = _fast_run_rows(run, qrels, qids_s, ties)
+    qseg_q = _segment_index(qrels.layout, qids_s) if qrels.layout.grouped else None
+    fast = _fast_run_rows(run, qrels, qids_s, ties, qseg_q)
+    known: dict[str, np.ndarray] = {}
     if fast is not None:
         r_off, j_idx, j_grade = fast.r_off, fast.j_idx, fast.j_grade
+        known = {"j_seg": fast.j_seg, "j_rank": fast.j_rank}
         ranked = rdf[fast.frame_rows()] if want_frame else None
     else:
         ranking = rank(rdf, ties)
@@ -604,7 +626,7 @@ def prepare(
             frame_rows = np.flatnonzero(keep) if frame_rows is None else frame_rows[keep]
         ranked = (rdf if frame_rows is None else rdf[frame_rows]) if want_frame else None
 
-    judged = _fast_qrels(qrels, qids_s)
+    judged = _fast_qrels(qrels, qids_s, qseg_q)
     if judged is not None:
         q_off, q_grade = judged
     else:
@@ -627,6 +649,7 @@ def prepare(
         ties,
         int(qdf["relevance"].max() or 0),  # type: ignore[arg-type]
     )
+    data.__dict__.update(known)  # cached properties the fast path has computed on the way
     if rag:
         from ._pool import attach
 
