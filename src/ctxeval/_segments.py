@@ -264,7 +264,7 @@ def probe_by_query(
     q_len[qrels_q[valid]] = qrels_lay.lengths[valid]
     q_start = np.zeros(n_q, dtype=np.int64)
     q_start[qrels_q[valid]] = qrels_lay.starts[valid]
-    qrels_hash = id_hash(qrels_docs)
+    qrels_hash = id_hash(qrels_docs) if qrels_lay.doc_hash is None else qrels_lay.doc_hash
     qrels_docs = qrels_docs.rechunk()
     lengths = run_lay.lengths
 
