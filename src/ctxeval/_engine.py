@@ -290,7 +290,9 @@ class EvalData:
     @cached_property
     def q_pos(self) -> np.ndarray:
         """1-based position of each judged grade in its query's descending (ideal) order."""
-        return np.arange(self.q_grade.shape[0], dtype=np.int64) - self.q_off[:-1][self.q_seg] + 1
+        pos = np.arange(1, self.q_grade.shape[0] + 1, dtype=np.int64)
+        pos -= np.repeat(self.q_off[:-1], np.diff(self.q_off))
+        return pos
 
     @cached_property
     def n_ret(self) -> np.ndarray:
@@ -470,20 +472,26 @@ def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str, qseg_q: n
         return None
     pos = rrow
     tie_rows, tie_src = tie
+    in_tie = np.zeros(0, dtype=np.int64)
     if tie_rows.size and rrow.size:
-        # a hit at row h moved to the position p with src[p] = h
+        # a hit at row h moved to the position p with src[p] = h (tie_rows is sorted tie_src)
         order = np.argsort(tie_src, kind="stable")
-        sorted_src = tie_src[order]
-        at = np.minimum(np.searchsorted(sorted_src, rrow), sorted_src.size - 1)
-        moved = sorted_src[at] == rrow
+        at = np.minimum(np.searchsorted(tie_rows, rrow), tie_rows.size - 1)
+        in_tie = np.flatnonzero(tie_rows[at] == rrow)
         pos = rrow.copy()
-        pos[moved] = tie_rows[order[at[moved]]]
+        pos[in_tie] = tie_rows[order[at[in_tie]]]
     rank0 = pos - lay.starts[seg]
     j = r_off[q_of] + rank0
     grades = qrels.frame["relevance"].to_numpy()[qrow].astype(np.int64)
-    if j.size > 1 and not bool(np.all(j[1:] > j[:-1])):  # queries moved, or hits inside tie runs
+    kept_q = seg_q[seg_q >= 0]
+    if kept_q.size > 1 and not bool(np.all(kept_q[1:] > kept_q[:-1])):  # queries move: sort all
         order = np.argsort(j, kind="stable")
         j, grades, q_of, rank0 = j[order], grades[order], q_of[order], rank0[order]
+    elif in_tie.size:
+        # hits move only inside their run of tied rows (of one query): sorting the hits in tie runs
+        # among their own slots sorts everything
+        local = in_tie[np.argsort(j[in_tie], kind="stable")]
+        j[in_tie], grades[in_tie], rank0[in_tie] = j[local], grades[local], rank0[local]
     return _FastRows(lay, seg_q, tie, r_off, j, grades, q_of, rank0 + 1)
 
 
