@@ -14,7 +14,7 @@ import numpy as np
 
 from ._data import Qrels, Run
 from ._errors import ConfigError, QueryMismatchError
-from ._segments import Layout, map_blocks, probe_by_query, score_ties, segment_rows
+from ._segments import Layout, block_tie_order, join_tie_orders, map_blocks, probe_by_query, segment_rows, sort_tie_runs
 
 if TYPE_CHECKING:
     import polars as pl
@@ -111,25 +111,7 @@ def _order_tie_runs(t: np.ndarray, doc: pl.Series) -> np.ndarray:
     return perm
 
 
-def _tie_fix(t: np.ndarray, doc: pl.Series) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of the tie runs (ascending) and the row each of those positions takes once every run
-    of tied rows is sorted by doc id descending (see :func:`_order_tie_runs`)."""
-    t = np.asarray(t, dtype=np.int64)
-    if t.size == 0:
-        return t, t
-    # consecutive entries of t chain into one run of tied rows: t[first] .. t[last] + 1
-    first = np.r_[True, t[1:] != t[:-1] + 1]
-    starts = t[first]
-    lengths = t[np.r_[first[1:], True]] + 2 - starts
-    rows = segment_rows(starts, lengths)
-    run_id = np.repeat(np.arange(starts.size, dtype=np.int64), lengths)
-    local = (
-        pl.DataFrame({"run": run_id, "doc": doc.gather(rows), "row": rows})
-        .sort(["run", "doc"], descending=[False, True])["row"]
-        .to_numpy()
-        .astype(np.int64)
-    )
-    return rows, local
+_tie_fix = sort_tie_runs
 
 
 _segment_perm = segment_rows
@@ -353,18 +335,12 @@ def _within_segment_order(rdf: pl.DataFrame, lay: Layout, ties: str) -> tuple[np
     none = np.zeros(0, dtype=np.int64)
     if ties == "input" or rdf.height < 2:
         return none, none
-    if lay.score_ties is None:  # not seen by the reader's duplicate test
-        score = rdf["score"]
-        parts = map_blocks(lambda a, b, lo, hi: score_ties(score.slice(lo, hi - lo), lay.starts[a + 1 : b] - lo, lo), lay)
-        lay.score_ties = False if any(p is None for p in parts) else np.concatenate([p for p in parts if p is not None] or [none])
-    t = lay.score_ties
-    if t is False:
-        return None
-    if t.size:  # type: ignore[union-attr]
-        doc = rdf["doc_id"]
-        if not bool((doc.gather(t) > doc.gather(t + 1)).all()):
-            return _tie_fix(t, doc)
-    return none, none
+    if lay.trec_order is None:  # not seen by the reader's duplicate test
+        score, doc = rdf["score"], rdf["doc_id"]
+        lay.trec_order = join_tie_orders(
+            map_blocks(lambda a, b, lo, hi: block_tie_order(score, doc.slice(lo, hi - lo), lay, a, b, lo, hi), lay)
+        )
+    return None if lay.trec_order is False else lay.trec_order  # type: ignore[return-value]
 
 
 def _hash_join(run: Run, qrels: Qrels) -> tuple[np.ndarray, np.ndarray] | None:

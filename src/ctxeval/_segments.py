@@ -71,7 +71,7 @@ class Layout:
     are contiguous.
     """
 
-    __slots__ = ("heads", "starts", "lengths", "grouped", "n_rows", "doc_hash", "score_ties")
+    __slots__ = ("heads", "starts", "lengths", "grouped", "n_rows", "doc_hash", "trec_order")
 
     def __init__(self, heads: polars.Series, lengths: np.ndarray, n_rows: int) -> None:
         self.heads = heads
@@ -83,9 +83,9 @@ class Layout:
         self.grouped = bool(heads.n_unique() == heads.len())
         #: :func:`id_hash` of every doc id, when :func:`duplicate_free` has computed it
         self.doc_hash: np.ndarray | None = None
-        #: when :func:`duplicate_free` has seen a ``score`` column: the rows tied (as float32) with
-        #: the next row of their segment if every segment is in score order, else ``False``
-        self.score_ties: np.ndarray | bool | None = None
+        #: when :func:`duplicate_free` has seen a ``score`` column: :func:`tie_order` of the whole
+        #: frame (``(rows, src)``), or ``False`` if some segment is not in score order
+        self.trec_order: tuple[np.ndarray, np.ndarray] | bool | None = None
 
     @property
     def n_segments(self) -> int:
@@ -175,17 +175,17 @@ def duplicate_free(df: polars.DataFrame, lay: Layout | None = None) -> bool:
         score = df["score"] if "score" in df.columns else None
         dh = np.empty(n, dtype=np.uint64)
 
-        def scan(a: int, b: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray | None]:
+        def scan(a: int, b: int, lo: int, hi: int) -> tuple[np.ndarray, object]:
+            docs = doc.slice(lo, hi - lo)
             h = dh[lo:hi]
-            h[:] = id_hash(doc.slice(lo, hi - lo))
+            h[:] = id_hash(docs)
             found = a + _repeated(h.astype(np.uint32), lay.lengths[a:b], lay.starts[a:b] - lo)  # the low half
-            return found, (None if score is None else score_ties(score.slice(lo, hi - lo), lay.starts[a + 1 : b] - lo, lo))
+            return found, (None if score is None else block_tie_order(score, docs, lay, a, b, lo, hi))
 
         parts = map_blocks(scan, lay)
         lay.doc_hash = dh
         if score is not None:
-            ties = [t for _, t in parts]
-            lay.score_ties = False if any(t is None for t in ties) else np.concatenate([t for t in ties if t is not None] or [np.zeros(0, dtype=np.int64)])
+            lay.trec_order = join_tie_orders([t for _, t in parts])  # type: ignore[misc]
         found = [c for c, _ in parts]
         cand = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
         if cand.size == 0:
@@ -198,20 +198,63 @@ def duplicate_free(df: polars.DataFrame, lay: Layout | None = None) -> bool:
     return bool(df.select(pl.struct("query_id", "doc_id").is_unique().all()).item())
 
 
-def score_ties(score: polars.Series, boundaries: np.ndarray, offset: int) -> np.ndarray | None:
-    """For consecutive rows of whole segments (``boundaries``: the local first rows of all but the
-    first segment): the rows (plus ``offset``) whose float32 score ties with the next row of their
-    segment, or None if some segment is not in descending score order."""
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+def tie_order(score: polars.Series, doc: polars.Series, boundaries: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """trec_eval's order of consecutive rows of whole segments (``boundaries``: the first rows of
+    all but the first segment) that are in descending float32 score order: ``(rows, src)`` such that
+    position ``rows[i]`` takes row ``src[i]`` once every run of tied scores is ordered by doc id
+    descending (both empty when nothing moves); None if some segment is not in score order."""
     n = score.len()
     if n < 2:
-        return np.zeros(0, dtype=np.int64)
+        return _NONE, _NONE
     s32 = score.cast(pl.Float32).to_numpy()
     x, y = s32[:-1], s32[1:]
     same = np.ones(n - 1, dtype=bool)
     same[boundaries - 1] = False  # pairs across a segment boundary
     if bool(np.any((x < y) & same)):
         return None
-    return np.flatnonzero((x == y) & same) + offset
+    t = np.flatnonzero((x == y) & same)
+    if t.size == 0 or bool((doc.gather(t) > doc.gather(t + 1)).all()):
+        return _NONE, _NONE
+    return sort_tie_runs(t, doc)
+
+
+def block_tie_order(score: polars.Series, docs: polars.Series, lay: Layout, a: int, b: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`tie_order` of one block (``docs``: the block's doc ids), in frame rows."""
+    found = tie_order(score.slice(lo, hi - lo), docs, lay.starts[a + 1 : b] - lo)
+    return None if found is None else (found[0] + lo, found[1] + lo)
+
+
+def join_tie_orders(parts: list[tuple[np.ndarray, np.ndarray] | None]) -> tuple[np.ndarray, np.ndarray] | bool:
+    if any(p is None for p in parts):
+        return False
+    rows = [p[0] for p in parts if p is not None and p[0].size]
+    src = [p[1] for p in parts if p is not None and p[1].size]
+    return (np.concatenate(rows), np.concatenate(src)) if rows else (_NONE, _NONE)
+
+
+def sort_tie_runs(t: np.ndarray, doc: polars.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``t``: the rows tied with their successor (same segment, equal float32 score), ascending.
+    Returns the rows of those tie runs (ascending) and the row each of those positions takes once
+    every run is sorted by doc id descending."""
+    t = np.asarray(t, dtype=np.int64)
+    if t.size == 0:
+        return t, t
+    # consecutive entries of t chain into one run of tied rows: t[first] .. t[last] + 1
+    first = np.r_[True, t[1:] != t[:-1] + 1]
+    starts = t[first]
+    lengths = t[np.r_[first[1:], True]] + 2 - starts
+    rows = segment_rows(starts, lengths)
+    run_id = np.repeat(np.arange(starts.size, dtype=np.int64), lengths)
+    local = (
+        pl.DataFrame({"run": run_id, "doc": doc.gather(rows), "row": rows})
+        .sort(["run", "doc"], descending=[False, True])["row"]
+        .to_numpy()
+        .astype(np.int64)
+    )
+    return rows, local
 
 
 def _repeated(fp: np.ndarray, lengths: np.ndarray, starts: np.ndarray) -> np.ndarray:
