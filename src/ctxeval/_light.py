@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Columns", "LIGHT_MAX_BYTES", "read_trec", "prepare"]
 
-#: files up to this size (uncompressed) may take the light path
-LIGHT_MAX_BYTES = 8 << 20
+#: files up to this size (uncompressed) may take the light path (beyond ~250k lines in all, reading with
+#: polars costs less than its import)
+LIGHT_MAX_BYTES = 6 << 20
 
 _ALLOWED = bytes(range(0x20, 0x7F)) + b"\t\n"  # deleted by translate: what remains is not allowed
 _TABS = bytes.maketrans(b"\t", b" ")
@@ -63,8 +64,9 @@ class Columns:
         value = "score" if self.kind == "run" else "relevance"
         return pl.DataFrame(
             {
-                "query_id": pl.Series(_strings(self.query), dtype=pl.String),
-                "doc_id": pl.Series(_strings(self.doc), dtype=pl.String),
+                # fixed-width bytes become Binary without their NUL padding; ids are ASCII
+                "query_id": pl.Series(_as_bytes(self.query)).cast(pl.String),
+                "doc_id": pl.Series(_as_bytes(self.doc)).cast(pl.String),
                 value: pl.Series(self.values, dtype=pl.Float64 if self.kind == "run" else pl.Int64),
             }
         )
