@@ -450,12 +450,13 @@ def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str, qseg_q: n
     tie_rows, tie_src = tie
     in_tie = np.zeros(0, dtype=np.int64)
     if tie_rows.size and rrow.size:
-        # a hit at row h moved to the position p with src[p] = h (tie_rows is sorted tie_src)
-        order = np.argsort(tie_src, kind="stable")
+        # a hit at row h moves to the position p with src[p] = h; tie_src permutes tie_rows (sorted)
+        where = np.empty(tie_rows.size, dtype=np.int64)
+        where[np.searchsorted(tie_rows, tie_src)] = np.arange(tie_rows.size, dtype=np.int64)
         at = np.minimum(np.searchsorted(tie_rows, rrow), tie_rows.size - 1)
         in_tie = np.flatnonzero(tie_rows[at] == rrow)
         pos = rrow.copy()
-        pos[in_tie] = tie_rows[order[at[in_tie]]]
+        pos[in_tie] = tie_rows[where[at[in_tie]]]
     rank0 = pos - lay.starts[seg]
     j = r_off[q_of] + rank0
     grades = qrels.frame["relevance"].to_numpy()[qrow].astype(np.int64)
