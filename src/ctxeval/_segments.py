@@ -216,7 +216,10 @@ def tie_order(score: polars.Series, doc: polars.Series, boundaries: np.ndarray) 
     if bool(np.any((x < y) & same)):
         return None
     t = np.flatnonzero((x == y) & same)
-    if t.size == 0 or bool((doc.gather(t) > doc.gather(t + 1)).all()):
+    if t.size == 0:
+        return _NONE, _NONE
+    doc = doc.rechunk()  # gathers from one chunk cost far less than across the reader's chunks
+    if bool((doc.gather(t) > doc.gather(t + 1)).all()):
         return _NONE, _NONE
     return sort_tie_runs(t, doc)
 
@@ -247,13 +250,27 @@ def sort_tie_runs(t: np.ndarray, doc: polars.Series) -> tuple[np.ndarray, np.nda
     starts = t[first]
     lengths = t[np.r_[first[1:], True]] + 2 - starts
     rows = segment_rows(starts, lengths)
-    run_id = np.repeat(np.arange(starts.size, dtype=np.int64), lengths)
-    local = (
-        pl.DataFrame({"run": run_id, "doc": doc.gather(rows), "row": rows})
-        .sort(["run", "doc"], descending=[False, True])["row"]
-        .to_numpy()
-        .astype(np.int64)
-    )
+    local = rows.copy()
+    # runs of two rows (nearly all of them): swap when the first doc id is the smaller
+    two = lengths == 2
+    at = (np.cumsum(lengths) - lengths)[two]  # where each such run sits in `rows`
+    first = starts[two]
+    if first.size:
+        docs = doc.gather(np.concatenate([first, first + 1]))
+        swap = (docs.head(first.size) < docs.tail(first.size)).to_numpy()
+        local[at[swap]] = first[swap] + 1
+        local[at[swap] + 1] = first[swap]
+    longer = np.flatnonzero(~two)
+    if longer.size:
+        sub = segment_rows(starts[longer], lengths[longer])
+        run_id = np.repeat(np.arange(longer.size, dtype=np.int64), lengths[longer])
+        order = (
+            pl.DataFrame({"run": run_id, "doc": doc.gather(sub), "row": sub})
+            .sort(["run", "doc"], descending=[False, True])["row"]
+            .to_numpy()
+            .astype(np.int64)
+        )
+        local[segment_rows((np.cumsum(lengths) - lengths)[longer], lengths[longer])] = order
     return rows, local
 
 
