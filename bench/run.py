@@ -104,7 +104,7 @@ def warm_page_cache(*paths: Path) -> None:
 
 
 def run_child(cmd: list[str], env: dict, log_path: Path, timeout: float | None):
-    """Spawn cmd, reap it with os.wait4; return (wall_s, maxrss_kib, exitcode, timed_out)."""
+    """Spawn cmd, reap it with os.wait4; return (wall_s, maxrss_kib, exitcode, timed_out, cpu_s)."""
     lock = threading.Lock()
     state = {"done": False, "timed_out": False}
     with open(log_path, "wb") as log:
@@ -134,7 +134,7 @@ def run_child(cmd: list[str], env: dict, log_path: Path, timeout: float | None):
             timer.cancel()
     code = os.waitstatus_to_exitcode(status)
     proc.returncode = code  # already reaped; keep Popen from waiting again
-    return wall, ru.ru_maxrss, code, state["timed_out"]
+    return wall, ru.ru_maxrss, code, state["timed_out"], ru.ru_utime + ru.ru_stime
 
 
 def fmt(x, spec):
@@ -173,7 +173,7 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
             log = workdir / f"{scale}-{tool}-{i}.log"
             cmd = [sys.executable, str(WORKERS / f"{tool}_worker.py"), str(qrels), str(run), str(out)]
             print(f"[{scale}] {tool} #{i + 1}/{args.repeat} ...", end=" ", flush=True)
-            wall, rss_kib, code, timed_out = run_child(cmd, env, log, args.timeout)
+            wall, rss_kib, code, timed_out, cpu = run_child(cmd, env, log, args.timeout)
             if code != 0 or not out.exists():
                 why = "timeout" if timed_out else f"exit code {code}"
                 tail = log.read_text(errors="replace").strip().splitlines()[-15:]
@@ -181,8 +181,8 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
                 res = {"status": "failed", "reason": why, "log_tail": tail}
                 break
             doc = json.loads(out.read_text())
-            print(f"{wall:.2f}s, {rss_kib / 1024:.0f} MB", flush=True)
-            runs.append({"wall_s": wall, "peak_rss_kib": rss_kib, "worker": doc})
+            print(f"{wall:.2f}s (cpu {cpu:.2f}s), {rss_kib / 1024:.0f} MB", flush=True)
+            runs.append({"wall_s": wall, "cpu_s": cpu, "peak_rss_kib": rss_kib, "worker": doc})
         if cold_dir is not None:
             shutil.rmtree(cold_dir, ignore_errors=True)
         if runs:
@@ -192,6 +192,8 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
                 wall_s=statistics.median(walls),
                 wall_s_min=min(walls),
                 wall_s_all=walls,
+                cpu_s=statistics.median(r["cpu_s"] for r in runs),
+                cpu_s_all=[r["cpu_s"] for r in runs],
                 peak_rss_mb=max(r["peak_rss_kib"] for r in runs) / 1024,
                 peak_rss_kib_all=[r["peak_rss_kib"] for r in runs],
                 means=last["means"],
@@ -206,7 +208,7 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
 
     # ---- table --------------------------------------------------------------
     ref = results.get(REFERENCE) if results.get(REFERENCE, {}).get("status") == "ok" else None
-    head = (f"{'tool':<12} {'wall s':>8} {'peak MB':>8} {'wall x':>7} {'mem x':>7} "
+    head = (f"{'tool':<12} {'wall s':>8} {'cpu s':>7} {'peak MB':>8} {'wall x':>7} {'mem x':>7} "
             + " ".join(f"{m:>9}" for m in MEASURES) + f" {'queries':>8}")
     print(f"\nscale {scale} (wall = median of {args.repeat}; ratios vs {REFERENCE})")
     print(head)
@@ -218,7 +220,7 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
             continue
         wx = r["wall_s"] / ref["wall_s"] if ref else None
         mx = r["peak_rss_mb"] / ref["peak_rss_mb"] if ref else None
-        print(f"{tool:<12} {r['wall_s']:>8.2f} {r['peak_rss_mb']:>8.0f} {fmt(wx, '>7.2f')} "
+        print(f"{tool:<12} {r['wall_s']:>8.2f} {r['cpu_s']:>7.2f} {r['peak_rss_mb']:>8.0f} {fmt(wx, '>7.2f')} "
               f"{fmt(mx, '>7.2f')} " + " ".join(f"{r['means'][m]:>9.6f}" for m in MEASURES)
               + f" {fmt(r.get('n_queries'), '>8')}")
     for tool in tools:
