@@ -220,3 +220,24 @@ def test_chunked_polars_reader_equals_one_scan(tmp_path: Path, monkeypatch: pyte
     chunked = _io._polars_trec_chunks(path, "run", b" ")
     whole = pl.read_csv(path, separator=" ", has_header=False, schema=_io._trec_schema("run")).select(_io._TREC_KEEP["run"])
     assert chunked.equals(whole)
+
+
+@pytest.mark.parametrize("light", [True, False])
+def test_io_layouts_and_errors_on_both_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, light: bool) -> None:
+    """tests/test_io.py's layouts and malformed inputs, with the light path on and off (off: the
+    polars tiers read every file): same frames, same errors."""
+    import test_io
+
+    if not light:
+        monkeypatch.setattr(_light, "LIGHT_MAX_BYTES", 0)
+    layouts = test_io.test_trec_run_layouts.pytestmark[0].args[1]  # type: ignore[attr-defined]
+    for i, text in enumerate(layouts):
+        run = Run.from_file(test_io.write(tmp_path, f"r{i}.txt", text))
+        assert run.to_dict() == test_io.EXPECTED_RUN and run.name == "sys"
+    for i, (kind, name, content, error, message) in enumerate(test_io.MALFORMED):
+        d = tmp_path / f"m{i}"
+        d.mkdir()
+        path = test_io.write(d, name, content)
+        with pytest.raises(error) as info:
+            (Run.from_file if kind == "run" else Qrels.from_file)(path)
+        assert str(info.value) == f"{path}{message}"
