@@ -25,7 +25,19 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["Layout", "layout", "id_hash", "pair_keys", "duplicate_free", "segment_rows"]
+__all__ = [
+    "Layout",
+    "layout",
+    "id_hash",
+    "pair_keys",
+    "duplicate_free",
+    "segment_rows",
+    "blocks",
+    "map_blocks",
+    "tie_order",
+    "sort_tie_runs",
+    "probe_by_query",
+]
 
 _SEED = 0x5EED_C7E7
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplying by it permutes the 64-bit values
