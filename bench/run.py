@@ -69,6 +69,23 @@ def tool_env(tool: str) -> tuple[dict | None, str]:
     return None, reason
 
 
+def byte_compile(tool: str, env: dict) -> str:
+    """Byte-compile the tool's package, as pip does when it installs a wheel.
+
+    An editable or PYTHONPATH checkout has no bytecode, and with PYTHONDONTWRITEBYTECODE=1 (set on
+    the development machine) Python would recompile every module at every start (~40 ms for
+    ctxeval); the peers are pip-installed and have theirs. compileall writes regardless of that
+    variable, and the interpreter reads the result.
+    """
+    r = subprocess.run([sys.executable, "-c", f"import os, {IMPORT_NAME[tool]} as m; print(os.path.dirname(m.__file__))"],
+                       env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        return f"not byte-compiled ({(r.stderr.strip().splitlines() or ['?'])[-1]})"
+    pkg = r.stdout.strip()
+    c = subprocess.run([sys.executable, "-m", "compileall", "-q", pkg], env=env, capture_output=True, text=True)
+    return f"byte-compiled {pkg}" if c.returncode == 0 else f"compileall failed: {c.stdout.strip()[-200:]}"
+
+
 def ensure_data(data_root: Path, scale: str) -> Path:
     d = data_root / scale
     if not ((d / "qrels.txt").exists() and (d / "run.txt").exists()):
@@ -87,7 +104,7 @@ def warm_page_cache(*paths: Path) -> None:
 
 
 def run_child(cmd: list[str], env: dict, log_path: Path, timeout: float | None):
-    """Spawn cmd, reap it with os.wait4; return (wall_s, maxrss_kib, exitcode, timed_out)."""
+    """Spawn cmd, reap it with os.wait4; return (wall_s, maxrss_kib, exitcode, timed_out, cpu_s)."""
     lock = threading.Lock()
     state = {"done": False, "timed_out": False}
     with open(log_path, "wb") as log:
@@ -117,7 +134,7 @@ def run_child(cmd: list[str], env: dict, log_path: Path, timeout: float | None):
             timer.cancel()
     code = os.waitstatus_to_exitcode(status)
     proc.returncode = code  # already reaped; keep Popen from waiting again
-    return wall, ru.ru_maxrss, code, state["timed_out"]
+    return wall, ru.ru_maxrss, code, state["timed_out"], ru.ru_utime + ru.ru_stime
 
 
 def fmt(x, spec):
@@ -156,7 +173,7 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
             log = workdir / f"{scale}-{tool}-{i}.log"
             cmd = [sys.executable, str(WORKERS / f"{tool}_worker.py"), str(qrels), str(run), str(out)]
             print(f"[{scale}] {tool} #{i + 1}/{args.repeat} ...", end=" ", flush=True)
-            wall, rss_kib, code, timed_out = run_child(cmd, env, log, args.timeout)
+            wall, rss_kib, code, timed_out, cpu = run_child(cmd, env, log, args.timeout)
             if code != 0 or not out.exists():
                 why = "timeout" if timed_out else f"exit code {code}"
                 tail = log.read_text(errors="replace").strip().splitlines()[-15:]
@@ -164,8 +181,8 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
                 res = {"status": "failed", "reason": why, "log_tail": tail}
                 break
             doc = json.loads(out.read_text())
-            print(f"{wall:.2f}s, {rss_kib / 1024:.0f} MB", flush=True)
-            runs.append({"wall_s": wall, "peak_rss_kib": rss_kib, "worker": doc})
+            print(f"{wall:.2f}s (cpu {cpu:.2f}s), {rss_kib / 1024:.0f} MB", flush=True)
+            runs.append({"wall_s": wall, "cpu_s": cpu, "peak_rss_kib": rss_kib, "worker": doc})
         if cold_dir is not None:
             shutil.rmtree(cold_dir, ignore_errors=True)
         if runs:
@@ -175,6 +192,8 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
                 wall_s=statistics.median(walls),
                 wall_s_min=min(walls),
                 wall_s_all=walls,
+                cpu_s=statistics.median(r["cpu_s"] for r in runs),
+                cpu_s_all=[r["cpu_s"] for r in runs],
                 peak_rss_mb=max(r["peak_rss_kib"] for r in runs) / 1024,
                 peak_rss_kib_all=[r["peak_rss_kib"] for r in runs],
                 means=last["means"],
@@ -189,7 +208,7 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
 
     # ---- table --------------------------------------------------------------
     ref = results.get(REFERENCE) if results.get(REFERENCE, {}).get("status") == "ok" else None
-    head = (f"{'tool':<12} {'wall s':>8} {'peak MB':>8} {'wall x':>7} {'mem x':>7} "
+    head = (f"{'tool':<12} {'wall s':>8} {'cpu s':>7} {'peak MB':>8} {'wall x':>7} {'mem x':>7} "
             + " ".join(f"{m:>9}" for m in MEASURES) + f" {'queries':>8}")
     print(f"\nscale {scale} (wall = median of {args.repeat}; ratios vs {REFERENCE})")
     print(head)
@@ -201,7 +220,7 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
             continue
         wx = r["wall_s"] / ref["wall_s"] if ref else None
         mx = r["peak_rss_mb"] / ref["peak_rss_mb"] if ref else None
-        print(f"{tool:<12} {r['wall_s']:>8.2f} {r['peak_rss_mb']:>8.0f} {fmt(wx, '>7.2f')} "
+        print(f"{tool:<12} {r['wall_s']:>8.2f} {r['cpu_s']:>7.2f} {r['peak_rss_mb']:>8.0f} {fmt(wx, '>7.2f')} "
               f"{fmt(mx, '>7.2f')} " + " ".join(f"{r['means'][m]:>9.6f}" for m in MEASURES)
               + f" {fmt(r.get('n_queries'), '>8')}")
     for tool in tools:
@@ -277,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ranx-cold", action="store_true",
                     help="fresh NUMBA_CACHE_DIR for each ranx process (timing includes JIT)")
     ap.add_argument("--keep", action="store_true", help="keep worker outputs/logs (printed dir)")
+    ap.add_argument("--no-compile", action="store_true",
+                    help="do not byte-compile the ctxeval package before measuring it")
     args = ap.parse_args(argv)
 
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
@@ -295,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"SKIP {t}: cannot `import {IMPORT_NAME[t]}` with {sys.executable}: {msg}")
         elif msg:
             print(f"{t}: {msg}")
+        if env is not None and t == "ctxeval" and not args.no_compile:
+            print(f"{t}: {byte_compile(t, env)}")
 
     workdir = Path(tempfile.mkdtemp(prefix="ctxeval-bench-"))
     report = {"machine": machine_info(), "tools": tools, "repeat": args.repeat,

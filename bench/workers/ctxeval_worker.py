@@ -1,24 +1,24 @@
-"""ctxeval worker: runs the ctxeval CLI as a subprocess.
+"""ctxeval worker: runs the ctxeval CLI's entry point in this process.
 
-    python -m ctxeval evaluate QRELS RUN -m nDCG@10 -m AP -m RR -m P@10 -m R@100
+    ctxeval evaluate QRELS RUN -m nDCG@10 -m AP -m RR -m P@10 -m R@100
         --missing ignore --format json --output RAW.json
 
-and converts its JSON (``{"measures": [...], "runs": [{"name", "aggregate": {...},
-"valid_queries": {...}}], "settings": {...}}``) into the common worker format.
-``--missing ignore`` = average over queries in both qrels and run (pytrec_eval rule).
+(``ctxeval._cli.main``, what ``python -m ctxeval`` and the ``ctxeval`` command call), then converts
+its JSON (``{"measures": [...], "runs": [{"name", "aggregate": {...}, "valid_queries": {...}}],
+"settings": {...}}``) into the common worker format. ``--missing ignore`` = average over queries in
+both qrels and run (pytrec_eval rule).
 
-The benchmark harness measures this worker process; os.wait4 reports the max
-RSS over the worker and its reaped children, so peak memory is the CLI's (this
-wrapper itself is stdlib-only, a few MB).  Wall time includes one extra bare
-interpreter start-up (~20 ms); the CLI's own wall time is recorded as
-timings.cli_s.
+Calling the entry point here rather than in a child process saves one bare interpreter start
+(~20 ms) that no other worker pays; the work done is the CLI's, and the process ends as the CLI
+does, with ``os._exit`` after flushing (no heap teardown). ``CTXEVAL_BENCH_SUBPROCESS=1`` runs
+``python -m ctxeval`` as a child instead (os.wait4 in the harness then reports the child's peak RSS,
+as the kernel folds reaped children into it). The CLI's own wall time is recorded as timings.cli_s.
 """
 import time
 
 T0 = time.perf_counter()
 import json  # noqa: E402
 import os  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 
 from _common import MEASURES, parse_args, write_result  # noqa: E402
@@ -27,15 +27,22 @@ from _common import MEASURES, parse_args, write_result  # noqa: E402
 def main():
     qrels_path, run_path, out = parse_args()
     raw = out + ".ctxeval-raw.json"
-    cmd = [sys.executable, "-m", "ctxeval", "evaluate", qrels_path, run_path]
+    args = ["evaluate", qrels_path, run_path]
     for m in MEASURES:
-        cmd += ["-m", m]
-    cmd += ["--missing", "ignore", "--format", "json", "--output", raw]
+        args += ["-m", m]
+    args += ["--missing", "ignore", "--format", "json", "--output", raw]
     t1 = time.perf_counter()
-    proc = subprocess.run(cmd)
+    if os.environ.get("CTXEVAL_BENCH_SUBPROCESS") == "1":
+        import subprocess
+
+        code = subprocess.run([sys.executable, "-m", "ctxeval", *args]).returncode
+    else:
+        from ctxeval._cli import main as cli_main
+
+        code = cli_main(args)
     t2 = time.perf_counter()
-    if proc.returncode != 0:
-        sys.exit(f"ctxeval CLI failed with exit code {proc.returncode}: {' '.join(cmd)}")
+    if code != 0:
+        sys.exit(f"ctxeval CLI failed with exit code {code}: ctxeval {' '.join(args)}")
     with open(raw) as f:
         doc = json.load(f)
     run = doc["runs"][0]
@@ -64,6 +71,9 @@ def main():
                  {"cli_s": t2 - t1, "total_s": t3 - T0},
                  notes=[f"valid_queries={json.dumps(vq)[:200]}", f"settings={json.dumps(doc.get('settings'))[:300]}"])
     os.remove(raw)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # as the CLI does: no teardown of the evaluation's heap
 
 
 if __name__ == "__main__":

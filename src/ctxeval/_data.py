@@ -9,13 +9,19 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
 from . import _io
 from ._errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ._segments import Layout
+else:
+    from ._lazy import pl
 
 __all__ = ["Qrels", "Run", "GradeMap"]
 
@@ -26,8 +32,51 @@ def _source_name(obj: Any, default: str) -> str:
 
 def _pair_keys(obj: Qrels | Run) -> np.ndarray:
     if obj._keys is None:
-        obj._keys = _io.pair_keys(obj._df).to_numpy()
+        obj._keys = _io.pair_keys(obj.frame)
     return obj._keys
+
+
+def _layout(obj: Qrels | Run) -> Layout:
+    if obj._layout is None:
+        from ._segments import layout
+
+        obj._layout = layout(obj.frame)
+    return obj._layout
+
+
+def _frame(obj: Qrels | Run) -> pl.DataFrame:
+    if obj._df is None:
+        obj._df = obj._light.to_frame()  # type: ignore[union-attr]
+    return obj._df
+
+
+def _light_columns(path: str | os.PathLike[str], kind: _io.Kind, format: str | None) -> Any:
+    """The file's columns from the polars-free reader, when it applies (see ``_light``)."""
+    if format not in (None, "trec") or _io.detect_format(path) != "trec":
+        return None
+    from . import _light
+
+    return _light.read_trec(path, kind)
+
+
+def _read_checked(path: str | os.PathLike[str], kind: _io.Kind, format: str | None, duplicates: _io.DuplicatePolicy) -> tuple[pl.DataFrame, int, Layout | None, str | None]:
+    """Read a file and apply the duplicate policy: (frame, rows dropped, its layout, the run's tag name).
+
+    The tag column is dropped as soon as it has given the name, unless rows are dropped (the name then
+    comes from the remaining rows).
+    """
+    from ._segments import duplicate_free, layout
+
+    _io.check_duplicate_policy(duplicates)
+    df = _io.read_file(path, kind, format)
+    lay = layout(df)
+    if duplicate_free(df, lay):
+        tag = Run._tag_name(df)
+        return (df.drop("tag") if "tag" in df.columns else df), 0, lay, tag
+    fmt = format or _io.detect_format(path)
+    locate = (lambda q, d: _io.locate_in_trec(path, q, d)) if fmt == "trec" else None
+    df, dropped = _io.resolve_duplicates(df, kind, str(path), duplicates, locate, lay)
+    return df, dropped, (lay if dropped == 0 else None), Run._tag_name(df)
 
 
 class Qrels:
@@ -38,7 +87,7 @@ class Qrels:
     (2, ['q1'])
     """
 
-    __slots__ = ("_df", "source", "dropped_duplicates", "_keys")
+    __slots__ = ("_df", "source", "dropped_duplicates", "_keys", "_layout", "_unique", "_light")
 
     def __init__(self, frame: pl.DataFrame, source: str = "<qrels>", *, dropped_duplicates: int = 0) -> None:
         expected = {"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64}
@@ -49,8 +98,21 @@ class Qrels:
         self.source = source
         self.dropped_duplicates = dropped_duplicates
         self._keys: np.ndarray | None = None
+        self._layout: Layout | None = None
+        self._unique: bool | None = None
+        self._light: Any = None
 
     keys = property(lambda self: _pair_keys(self), doc="64-bit hash of every (query_id, doc_id) pair, in row order (computed once).")
+    layout = property(lambda self: _layout(self), doc="The query segments of the frame (computed once).")
+
+    @property
+    def pairs_unique(self) -> bool:
+        """Whether every (query id, doc id) pair occurs once (known from the readers, else tested once)."""
+        if self._unique is None:
+            from ._segments import duplicate_free
+
+            self._unique = duplicate_free(self.frame, self.layout)
+        return self._unique
 
     # construction ---------------------------------------------------------------------------------
     @classmethod
@@ -58,16 +120,25 @@ class Qrels:
         cls, path: str | os.PathLike[str], *, format: str | None = None, duplicates: _io.DuplicatePolicy = "error"
     ) -> Qrels:
         """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet."""
-        df = _io.read_file(path, "qrels", format)
-        fmt = format or _io.detect_format(path)
-        locate = (lambda q, d: _io.locate_in_trec(path, q, d)) if fmt == "trec" else None
-        df, dropped = _io.resolve_duplicates(df, "qrels", str(path), duplicates, locate)
-        return cls(df, str(path), dropped_duplicates=dropped)
+        _io.check_duplicate_policy(duplicates)
+        light = _light_columns(path, "qrels", format)
+        if light is not None:
+            out = cls.__new__(cls)
+            out._df, out.source, out.dropped_duplicates = None, str(path), 0
+            out._keys, out._layout, out._unique, out._light = None, None, True, light
+            return out
+        df, dropped, lay, _ = _read_checked(path, "qrels", format, duplicates)
+        out = cls(df, str(path), dropped_duplicates=dropped)
+        out._layout = lay
+        out._unique = True
+        return out
 
     @classmethod
     def from_dict(cls, mapping: Mapping[str, Mapping[str, int]], *, source: str = "<qrels dict>") -> Qrels:
         """From ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape)."""
-        return cls(_io.frame_from_dict(mapping, "qrels", source), source)
+        out = cls(_io.frame_from_dict(mapping, "qrels", source), source)
+        out._unique = True  # a mapping cannot repeat a (query, doc) pair
+        return out
 
     @classmethod
     def from_frame(
@@ -76,7 +147,9 @@ class Qrels:
         """From a pandas or polars frame with query id, doc id and relevance columns."""
         df = _io.frame_from_table(frame, "qrels", source)
         df, dropped = _io.resolve_duplicates(df, "qrels", source, duplicates)
-        return cls(df, source, dropped_duplicates=dropped)
+        out = cls(df, source, dropped_duplicates=dropped)
+        out._unique = True
+        return out
 
     @classmethod
     def coerce(cls, obj: Any, **kwargs: Any) -> Qrels:
@@ -90,39 +163,36 @@ class Qrels:
         return cls.from_frame(obj, **kwargs)
 
     # access ----------------------------------------------------------------------------------------
-    @property
-    def frame(self) -> pl.DataFrame:
-        """The judgments as a polars frame (``query_id``, ``doc_id``, ``relevance``)."""
-        return self._df
+    frame = property(lambda self: _frame(self), doc="The judgments as a polars frame (``query_id``, ``doc_id``, ``relevance``).")
 
     @property
     def query_ids(self) -> list[str]:
         """Judged query ids, sorted byte-wise."""
-        return sorted(self._df["query_id"].unique().to_list())
+        return sorted(self.frame["query_id"].unique().to_list())
 
     def __len__(self) -> int:
-        return self._df.height
+        return len(self._light) if self._df is None else self._df.height
 
     def __repr__(self) -> str:
-        n_q = self._df["query_id"].n_unique()
-        return f"Qrels({self.source!r}, {n_q} queries, {self._df.height} judgments)"
+        n_q = self.frame["query_id"].n_unique()
+        return f"Qrels({self.source!r}, {n_q} queries, {len(self)} judgments)"
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
-        for q, d, r in self._df.iter_rows():
+        for q, d, r in self.frame.iter_rows():
             out.setdefault(q, {})[d] = r
         return out
 
     def map_grades(self, grade_map: GradeMap | Mapping[int, int]) -> Qrels:
         """Qrels with every grade mapped through ``grade_map`` (unmapped grades are an error)."""
         gm = grade_map if isinstance(grade_map, GradeMap) else GradeMap(dict(grade_map))
-        return Qrels(gm.apply(self._df, self.source), self.source)
+        return Qrels(gm.apply(self.frame, self.source), self.source)
 
     def write_trec(self, path: str | os.PathLike[str]) -> None:
-        _io.write_trec_qrels(self._df, path)
+        _io.write_trec_qrels(self.frame, path)
 
     def write_parquet(self, path: str | os.PathLike[str]) -> None:
-        self._df.write_parquet(path)
+        self.frame.write_parquet(path)
 
 
 class Run:
@@ -136,7 +206,7 @@ class Run:
     ('bm25', 2)
     """
 
-    __slots__ = ("_df", "name", "source", "dropped_duplicates", "_keys")
+    __slots__ = ("_df", "name", "source", "dropped_duplicates", "_keys", "_layout", "_light")
 
     def __init__(self, frame: pl.DataFrame, name: str = "run", source: str = "<run>", *, dropped_duplicates: int = 0) -> None:
         expected = {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}
@@ -148,15 +218,28 @@ class Run:
         self.source = source
         self.dropped_duplicates = dropped_duplicates
         self._keys: np.ndarray | None = None
+        self._layout: Layout | None = None
+        self._light: Any = None
 
     keys = property(lambda self: _pair_keys(self), doc="64-bit hash of every (query_id, doc_id) pair, in row order (computed once).")
+    layout = property(lambda self: _layout(self), doc="The query segments of the frame (computed once).")
 
     @staticmethod
-    def _name_from(df: pl.DataFrame, path: str | os.PathLike[str] | None, fallback: str) -> str:
-        if "tag" in df.columns:
-            tags = df["tag"].unique()
-            if tags.len() == 1 and tags[0]:
-                return str(tags[0])
+    def _tag_name(df: pl.DataFrame) -> str | None:
+        """The tag when one non-empty tag is used throughout, else None."""
+        if "tag" not in df.columns or df.height == 0:
+            return None
+        tags = df["tag"]
+        first = tags[0]
+        if first and tags.null_count() == 0 and bool((tags == first).all()):
+            return str(first)
+        return None
+
+    @staticmethod
+    def _name_from(df: pl.DataFrame | None, path: str | os.PathLike[str] | None, fallback: str, tag: str | None = None) -> str:
+        tag = tag if tag is not None or df is None else Run._tag_name(df)
+        if tag is not None:
+            return tag
         if path is not None:
             name = Path(path).name
             if name.lower().endswith(".gz"):
@@ -179,11 +262,18 @@ class Run:
         The run's name is ``name`` if given, else its tag when one tag is used throughout, else the
         file name without extension.
         """
-        df = _io.read_file(path, "run", format)
-        fmt = format or _io.detect_format(path)
-        locate = (lambda q, d: _io.locate_in_trec(path, q, d)) if fmt == "trec" else None
-        df, dropped = _io.resolve_duplicates(df, "run", str(path), duplicates, locate)
-        return cls(df, name or cls._name_from(df, path, "run"), str(path), dropped_duplicates=dropped)
+        _io.check_duplicate_policy(duplicates)
+        light = _light_columns(path, "run", format)
+        if light is not None:
+            out = cls.__new__(cls)
+            out._df, out.source, out.dropped_duplicates = None, str(path), 0
+            out.name = name or cls._name_from(None, path, "run", light.tag)  # type: ignore[arg-type]
+            out._keys, out._layout, out._light = None, None, light
+            return out
+        df, dropped, lay, tag = _read_checked(path, "run", format, duplicates)
+        out = cls(df, name or cls._name_from(df, path, "run", tag), str(path), dropped_duplicates=dropped)
+        out._layout = lay
+        return out
 
     @classmethod
     def from_dict(cls, mapping: Mapping[str, Mapping[str, float]], *, name: str = "run", source: str = "<run dict>") -> Run:
@@ -210,38 +300,39 @@ class Run:
             return cls.from_dict(obj, name=name or "run")
         return cls.from_frame(obj, name=name, **kwargs)
 
-    @property
-    def frame(self) -> pl.DataFrame:
-        """The run as a polars frame (``query_id``, ``doc_id``, ``score``) in input order."""
-        return self._df
+    frame = property(lambda self: _frame(self), doc="The run as a polars frame (``query_id``, ``doc_id``, ``score``) in input order.")
 
     @property
     def query_ids(self) -> list[str]:
-        return sorted(self._df["query_id"].unique().to_list())
+        return sorted(self.frame["query_id"].unique().to_list())
 
     def __len__(self) -> int:
-        return self._df.height
+        return len(self._light) if self._df is None else self._df.height
 
     def __repr__(self) -> str:
-        return f"Run({self.name!r}, {self._df['query_id'].n_unique()} queries, {self._df.height} rows)"
+        return f"Run({self.name!r}, {self.frame['query_id'].n_unique()} queries, {len(self)} rows)"
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
-        for q, d, s in self._df.iter_rows():
+        for q, d, s in self.frame.iter_rows():
             out.setdefault(q, {})[d] = s
         return out
 
     def with_name(self, name: str) -> Run:
-        return Run(self._df, name, self.source, dropped_duplicates=self.dropped_duplicates)
+        out = Run.__new__(Run)
+        for slot in Run.__slots__:
+            setattr(out, slot, getattr(self, slot))
+        out.name = name
+        return out
 
     def write_trec(self, path: str | os.PathLike[str], *, ties: str = "trec") -> None:
         """Write in TREC format, ranked by the ``ties`` policy (ranks 1..n per query)."""
         from ._engine import ranked_frame
 
-        _io.write_trec_run(ranked_frame(self._df, ties), path, self.name)
+        _io.write_trec_run(ranked_frame(self.frame, ties), path, self.name)
 
     def write_parquet(self, path: str | os.PathLike[str]) -> None:
-        self._df.with_columns(pl.lit(self.name).alias("tag")).write_parquet(path)
+        self.frame.with_columns(pl.lit(self.name).alias("tag")).write_parquet(path)
 
 
 class GradeMap:

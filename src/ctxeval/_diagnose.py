@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import polars as pl
+from ._lazy import pl  # polars, imported on first use
 
 from . import _pool
 from ._data import Qrels, Run

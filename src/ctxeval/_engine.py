@@ -8,13 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import polars as pl
 
 from ._data import Qrels, Run
 from ._errors import ConfigError, QueryMismatchError
+from ._segments import Layout, block_tie_order, join_tie_orders, map_blocks, probe_by_query, segment_rows, sort_tie_runs
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import pl
 
 __all__ = ["EvalData", "QueryAccounting", "prepare", "ranked_frame", "TIES", "MISSING"]
 
@@ -100,32 +105,16 @@ def ranked_frame(df: pl.DataFrame, ties: str = "trec") -> pl.DataFrame:
 def _order_tie_runs(t: np.ndarray, doc: pl.Series) -> np.ndarray:
     """Permutation that sorts each run of tied rows by doc id descending. ``t`` holds the rows
     whose successor ties with them (same query, equal float32 score)."""
-    n = doc.len()
-    in_tie = np.zeros(n, dtype=bool)
-    in_tie[t] = True
-    in_tie[t + 1] = True
-    rows = np.flatnonzero(in_tie)
-    # a new tie run starts at a tied row whose predecessor does not tie with it
-    starts_run = np.ones(rows.size, dtype=bool)
-    linked = np.zeros(n, dtype=bool)
-    linked[t + 1] = True
-    starts_run &= ~linked[rows]
-    run_id = np.cumsum(starts_run)
-    local = (
-        pl.DataFrame({"run": run_id, "doc": doc.gather(rows), "row": rows})
-        .sort(["run", "doc"], descending=[False, True])["row"]
-        .to_numpy()
-    )
-    perm = np.arange(n, dtype=np.int64)
+    rows, local = _tie_fix(t, doc)
+    perm = np.arange(doc.len(), dtype=np.int64)
     perm[rows] = local
     return perm
 
 
-def _segment_perm(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(start, start + length)`` for each segment, vectorised."""
-    total = int(lengths.sum())
-    out_off = np.r_[0, np.cumsum(lengths)[:-1]]
-    return np.arange(total, dtype=np.int64) - np.repeat(out_off - starts, lengths)
+_tie_fix = sort_tie_runs
+
+
+_segment_perm = segment_rows
 
 
 @dataclass(frozen=True)
@@ -283,7 +272,9 @@ class EvalData:
     @cached_property
     def q_pos(self) -> np.ndarray:
         """1-based position of each judged grade in its query's descending (ideal) order."""
-        return np.arange(self.q_grade.shape[0], dtype=np.int64) - self.q_off[:-1][self.q_seg] + 1
+        pos = np.arange(1, self.q_grade.shape[0] + 1, dtype=np.int64)
+        pos -= np.repeat(self.q_off[:-1], np.diff(self.q_off))
+        return pos
 
     @cached_property
     def n_ret(self) -> np.ndarray:
@@ -314,6 +305,198 @@ def _align(counts: dict[str, int], qids: list[str]) -> np.ndarray:
     return off
 
 
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    off = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=off[1:])
+    return off
+
+
+def _segment_index(lay: Layout, qids: pl.Series) -> np.ndarray:
+    """For each segment of ``lay``: the position of its query in ``qids`` (sorted), or -1."""
+    return _positions(lay.heads, qids)
+
+
+def _positions(ids: pl.Series, qids: pl.Series) -> np.ndarray:
+    """Position of every id of ``ids`` in the sorted, distinct ``qids``, or -1 where absent."""
+    if qids.len() == 0 or ids.len() == 0:
+        return np.full(ids.len(), -1, dtype=np.int64)
+    at = qids.search_sorted(ids, side="left").to_numpy().astype(np.int64)
+    np.minimum(at, qids.len() - 1, out=at)
+    found = (qids.gather(at) == ids).to_numpy()
+    at[~found] = -1
+    return at
+
+
+def _within_segment_order(rdf: pl.DataFrame, lay: Layout, ties: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """For grouped input whose rows are already in rank order within each query except for runs of
+    tied scores: ``(rows, src)``, meaning position ``rows[i]`` (file order) takes row ``src[i]`` once
+    those tie runs are ordered by doc id descending (both empty when nothing moves). ``None`` when
+    some query's rows are not in score order (they then need a sort)."""
+    none = np.zeros(0, dtype=np.int64)
+    if ties == "input" or rdf.height < 2:
+        return none, none
+    if lay.trec_order is None:  # not seen by the reader's duplicate test
+        score, doc = rdf["score"], rdf["doc_id"]
+        lay.trec_order = join_tie_orders(
+            map_blocks(lambda a, b, lo, hi: block_tie_order(score, doc.slice(lo, hi - lo), lay, a, b, lo, hi), lay)
+        )
+    return None if lay.trec_order is False else lay.trec_order  # type: ignore[return-value]
+
+
+def _hash_join(run: Run, qrels: Qrels) -> tuple[np.ndarray, np.ndarray] | None:
+    """The (run row, qrels row) pairs with equal (query id, doc id), both in input order.
+
+    Probes the 64-bit pair keys, then compares every hit on the strings. ``None`` if the qrels hold a
+    repeated pair or a hit fails the string check (a hash collision): the caller then joins exactly.
+    """
+    rk = pl.Series("k", run.keys)
+    qk = pl.Series("k", qrels.keys)
+    rrow = rk.is_in(qk.implode()).arg_true()
+    hits = pl.DataFrame({"k": rk.gather(rrow), "r": rrow})
+    found = hits.join(pl.DataFrame({"k": qk}).with_row_index("q"), on="k", how="inner")
+    if found.height != hits.height:  # a repeated qrels key (a repeated pair or a collision)
+        return None
+    r = found["r"].to_numpy().astype(np.int64)
+    q = found["q"].to_numpy().astype(np.int64)
+    rdf, qdf = run.frame, qrels.frame
+    ok = bool(
+        (rdf["doc_id"].gather(r) == qdf["doc_id"].gather(q)).all()
+        and (rdf["query_id"].gather(r) == qdf["query_id"].gather(q)).all()
+    )
+    return (r, q) if ok else None
+
+
+def _query_join(
+    run: Run, seg_q: np.ndarray, qrels: Qrels, qids: pl.Series, qseg_q: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Like :func:`_hash_join` for grouped qrels, query by query (see :func:`probe_by_query`): the
+    query of a match is equal by construction, its doc id is compared on the strings.
+
+    With the qrels' pairs distinct, a run row can match two qrels rows only through a hash collision,
+    and then one of the two fails the string check."""
+    qlay = qrels.layout
+    if not qlay.grouped or not qrels.pairs_unique:
+        return None
+    if qseg_q is None:
+        qseg_q = _segment_index(qlay, qids)
+    return probe_by_query(seg_q, run.layout, run.frame["doc_id"], qseg_q, qlay, qrels.frame["doc_id"], qids.len())
+
+
+class _FastRows:
+    """Run rows of grouped input, ranked without a sort (see :func:`_fast_run_rows`)."""
+
+    def __init__(
+        self,
+        lay: Layout,
+        seg_q: np.ndarray,
+        tie: tuple[np.ndarray, np.ndarray],
+        r_off: np.ndarray,
+        j_idx: np.ndarray,
+        j_grade: np.ndarray,
+        j_seg: np.ndarray,
+        j_rank: np.ndarray,
+    ):
+        self.j_seg = j_seg  #: query of every judged row (EvalData.j_seg, known here already)
+        self.j_rank = j_rank  #: its 1-based rank (EvalData.j_rank)
+        self.lay = lay
+        self.seg_q = seg_q
+        self.tie = tie
+        self.r_off = r_off
+        self.j_idx = j_idx
+        self.j_grade = j_grade
+
+    def frame_rows(self) -> np.ndarray:
+        """Row index (input order) of every ranked row of the evaluated queries, in rank order."""
+        kept = np.flatnonzero(self.seg_q >= 0)
+        kept = kept[np.argsort(self.seg_q[kept], kind="stable")]
+        rows = segment_rows(self.lay.starts[kept], self.lay.lengths[kept])
+        tie_rows, tie_src = self.tie
+        if tie_rows.size:
+            perm = np.arange(self.lay.n_rows, dtype=np.int64)
+            perm[tie_rows] = tie_src
+            rows = perm[rows]
+        return rows
+
+
+def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str, qseg_q: np.ndarray | None = None) -> _FastRows | None:
+    """Segments and judged rows for runs grouped by query and (up to ties) ranked by score: no sort
+    of the run's rows, only segment-level moves. ``None`` when the input needs the general path."""
+    lay = run.layout
+    if not lay.grouped:
+        return None
+    tie = _within_segment_order(run.frame, lay, ties)
+    if tie is None:
+        return None
+    seg_q = _segment_index(lay, qids)
+    kept = seg_q >= 0
+    lengths = np.zeros(qids.len(), dtype=np.int64)
+    lengths[seg_q[kept]] = lay.lengths[kept]
+    r_off = _offsets(lengths)
+    joined = _query_join(run, seg_q, qrels, qids, qseg_q)
+    if joined is not None:
+        rrow, qrow, seg = joined
+    else:
+        found = _hash_join(run, qrels)
+        if found is None:
+            return None
+        rrow, qrow = found
+        order = np.argsort(rrow, kind="stable")
+        rrow, qrow = rrow[order], qrow[order]
+        seg = lay.segment_of(rrow)
+    q_of = seg_q[seg]
+    if q_of.size and int(q_of.min()) < 0:  # cannot happen: a hit's query is judged
+        return None
+    pos = rrow
+    tie_rows, tie_src = tie
+    in_tie = np.zeros(0, dtype=np.int64)
+    if tie_rows.size and rrow.size:
+        # a hit at row h moves to the position p with src[p] = h; tie_src permutes tie_rows (sorted)
+        where = np.empty(tie_rows.size, dtype=np.int64)
+        where[np.searchsorted(tie_rows, tie_src)] = np.arange(tie_rows.size, dtype=np.int64)
+        at = np.minimum(np.searchsorted(tie_rows, rrow), tie_rows.size - 1)
+        in_tie = np.flatnonzero(tie_rows[at] == rrow)
+        pos = rrow.copy()
+        pos[in_tie] = tie_rows[where[at[in_tie]]]
+    rank0 = pos - lay.starts[seg]
+    j = r_off[q_of] + rank0
+    grades = qrels.frame["relevance"].to_numpy()[qrow].astype(np.int64)
+    kept_q = seg_q[seg_q >= 0]
+    if kept_q.size > 1 and not bool(np.all(kept_q[1:] > kept_q[:-1])):  # queries move: sort all
+        order = np.argsort(j, kind="stable")
+        j, grades, q_of, rank0 = j[order], grades[order], q_of[order], rank0[order]
+    elif in_tie.size:
+        # hits move only inside their run of tied rows (of one query): sorting the hits in tie runs
+        # among their own slots sorts everything
+        local = in_tie[np.argsort(j[in_tie], kind="stable")]
+        j[in_tie], grades[in_tie], rank0[in_tie] = j[local], grades[local], rank0[local]
+    return _FastRows(lay, seg_q, tie, r_off, j, grades, q_of, rank0 + 1)
+
+
+def _fast_qrels(qrels: Qrels, qids: pl.Series, seg_q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(q_off, q_grade)``: every evaluated query's judged grades, descending, by counting grades per
+    query (grades are small integers); ``None`` for ungrouped qrels or a very wide grade range."""
+    lay = qrels.layout
+    if not lay.grouped:
+        return None
+    rel = qrels.frame["relevance"].to_numpy()
+    n_q = qids.len()
+    if rel.size == 0:
+        return np.zeros(n_q + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    gmin, gmax = int(rel.min()), int(rel.max())
+    width = gmax - gmin + 1
+    if n_q * width > 4 * rel.size + 4096:
+        return None
+    if seg_q is None:
+        seg_q = _segment_index(lay, qids)
+    # code = query * width + (gmax - grade); rows of queries not evaluated go to one extra bin
+    base = np.where(seg_q >= 0, seg_q * width + gmax, n_q * width + gmax)
+    code = np.repeat(base, lay.lengths)
+    code -= rel
+    counts = np.bincount(code, minlength=n_q * width + width)[: n_q * width].reshape(n_q, width)
+    grades = np.tile(np.arange(gmax, gmin - 1, -1, dtype=np.int64), n_q)
+    return _offsets(counts.sum(axis=1)), np.repeat(grades, counts.ravel())
+
+
 def _judged_rows(run: Run, ranking: Ranking, keep: np.ndarray | None, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
     """Positions (in rank order, after dropping unkept rows) of the judged rows, and their grades.
 
@@ -323,26 +506,29 @@ def _judged_rows(run: Run, ranking: Ranking, keep: np.ndarray | None, qrels: Qre
     rows = ranking.perm if ranking.perm is not None else None
     if keep is not None:
         rows = np.flatnonzero(keep) if rows is None else rows[keep]
-    rkeys = run.keys if rows is None else run.keys[rows]
-    qdf = qrels.frame
-    qkeys = qrels.keys
-    order = np.argsort(qkeys, kind="stable")
-    sorted_keys = qkeys[order]
-    if not bool(np.any(sorted_keys[1:] == sorted_keys[:-1])):
-        hit = np.flatnonzero(pl.Series(rkeys).is_in(pl.Series(qkeys).implode()).to_numpy())
-        src = hit if rows is None else rows[hit]
-        qrow = order[np.searchsorted(sorted_keys, rkeys[hit])]
-        rdf = run.frame
-        ok = bool(
-            (rdf["doc_id"].gather(src) == qdf["doc_id"].gather(qrow)).all()
-            and (rdf["query_id"].gather(src) == qdf["query_id"].gather(qrow)).all()
-        )
-        if ok:
-            return hit.astype(np.int64), qdf["relevance"].to_numpy()[qrow].astype(np.int64)
+    joined = _hash_join(run, qrels)
+    if joined is not None:
+        rrow, qrow = joined
+        if rows is None:
+            pos = rrow
+        else:
+            # position of each source row in the ranked, kept order
+            where = np.full(run.frame.height, -1, dtype=np.int64)
+            where[rows] = np.arange(rows.size, dtype=np.int64)
+            pos = where[rrow]
+            qrow = qrow[pos >= 0]
+            pos = pos[pos >= 0]
+        order = np.argsort(pos, kind="stable")
+        return pos[order], qrels.frame["relevance"].to_numpy()[qrow[order]].astype(np.int64)
     ranked = run.frame if rows is None else run.frame[rows]
-    grades = ranked.join(qdf, on=["query_id", "doc_id"], how="left", maintain_order="left")["relevance"]
+    grades = ranked.join(qrels.frame, on=["query_id", "doc_id"], how="left", maintain_order="left")["relevance"]
     judged = grades.is_not_null()
     return judged.arg_true().to_numpy().astype(np.int64), grades.drop_nulls().to_numpy().astype(np.int64)
+
+
+def _query_ids(lay: Layout, df: pl.DataFrame) -> pl.Series:
+    """The distinct query ids of a frame."""
+    return lay.heads if lay.grouped else df["query_id"].unique()
 
 
 def prepare(
@@ -366,51 +552,75 @@ def prepare(
 
     ``grade_map``, ``pool``, ``pool_depth``, ``allow_outside_pool`` and ``groups`` serve the set-based
     RAG measures; see :func:`ctxeval._pool.attach`.
+
+    Runs grouped by query and written in rank order (the usual case) are ranked without sorting their
+    rows; anything else is sorted (see :func:`rank`). Both give the same result.
     """
     _check_policy("ties", ties, TIES)
     _check_policy("missing", missing, MISSING)
+    rag = grade_map is not None or pool is not None or pool_depth is not None or groups is not None
+    if qrels._light is not None and run._light is not None and not (keep_frame or rag):
+        from . import _light
+
+        return _light.prepare(qrels._light, run._light, ties, missing, run.name)
     qdf = qrels.frame
     rdf = run.frame
-    judged_set = set(qdf["query_id"].unique().to_list())
-    run_set = set(rdf["query_id"].unique().to_list())
-    missing_ids = tuple(sorted(judged_set - run_set))
-    unjudged_ids = tuple(sorted(run_set - judged_set))
+    judged_q = _query_ids(qrels.layout, qdf)
+    run_q = _query_ids(run.layout, rdf)
+    in_run = judged_q.is_in(run_q.implode())
+    missing_ids = tuple(judged_q.filter(~in_run).sort().to_list())
+    unjudged_ids = tuple(run_q.filter(~run_q.is_in(judged_q.implode())).sort().to_list())
     if missing == "error" and missing_ids:
         shown = ", ".join(missing_ids[:5]) + (" ..." if len(missing_ids) > 5 else "")
         raise QueryMismatchError(
             f"run {run.name!r}: {len(missing_ids)} judged quer{'y is' if len(missing_ids) == 1 else 'ies are'} "
             f"missing from the run ({shown}); use missing='zero' or 'ignore'"
         )
-    both = sorted(judged_set & run_set)
-    qids = sorted(judged_set) if missing == "zero" else both
+    both = judged_q.filter(in_run).sort()
+    qids_s = judged_q.sort() if missing == "zero" else both
+    qids = qids_s.to_list()
     acc = QueryAccounting(
-        evaluated=len(both),
+        evaluated=both.len(),
         missing=len(missing_ids),
         unjudged=len(unjudged_ids),
         missing_policy=missing,
         missing_ids=missing_ids,
         unjudged_ids=unjudged_ids,
     )
-    ranking = rank(rdf, ties)
-    keep = None
-    seg_len = dict(zip(ranking.qids, ranking.lengths.tolist()))
-    if unjudged_ids:
-        kept_seg = np.array([q in judged_set for q in ranking.qids], dtype=bool)
-        keep = np.repeat(kept_seg, ranking.lengths)
-    j_idx, j_grade = _judged_rows(run, ranking, keep, qrels)
-    r_off = _align(seg_len, qids)
-    frame_rows = ranking.perm
-    if keep is not None:
-        frame_rows = np.flatnonzero(keep) if frame_rows is None else frame_rows[keep]
+    want_frame = keep_frame or rag
 
-    qsel = qdf if missing == "zero" else qdf.filter(pl.col("query_id").is_in(pl.Series(both, dtype=pl.String).implode()))
-    qsorted = qsel.sort(["query_id", "relevance"], descending=[False, True])
-    qcounts = dict(qsorted.group_by("query_id").len().iter_rows())
-    q_off = _align(qcounts, qids)
-    q_grade = qsorted["relevance"].to_numpy().astype(np.int64, copy=False)
-    has_run = np.array([q in run_set for q in qids], dtype=bool)
-    rag = grade_map is not None or pool is not None or pool_depth is not None or groups is not None
-    ranked = (rdf if frame_rows is None else rdf[frame_rows]) if (keep_frame or rag) else None
+    qseg_q = _segment_index(qrels.layout, qids_s) if qrels.layout.grouped else None
+    fast = _fast_run_rows(run, qrels, qids_s, ties, qseg_q)
+    known: dict[str, np.ndarray] = {}
+    if fast is not None:
+        r_off, j_idx, j_grade = fast.r_off, fast.j_idx, fast.j_grade
+        known = {"j_seg": fast.j_seg, "j_rank": fast.j_rank}
+        ranked = rdf[fast.frame_rows()] if want_frame else None
+    else:
+        ranking = rank(rdf, ties)
+        keep = None
+        seg_len = dict(zip(ranking.qids, ranking.lengths.tolist()))
+        if unjudged_ids:
+            judged_set = set(judged_q.to_list())
+            kept_seg = np.array([q in judged_set for q in ranking.qids], dtype=bool)
+            keep = np.repeat(kept_seg, ranking.lengths)
+        j_idx, j_grade = _judged_rows(run, ranking, keep, qrels)
+        r_off = _align(seg_len, qids)
+        frame_rows = ranking.perm
+        if keep is not None:
+            frame_rows = np.flatnonzero(keep) if frame_rows is None else frame_rows[keep]
+        ranked = (rdf if frame_rows is None else rdf[frame_rows]) if want_frame else None
+
+    judged = _fast_qrels(qrels, qids_s, qseg_q)
+    if judged is not None:
+        q_off, q_grade = judged
+    else:
+        qsel = qdf if missing == "zero" else qdf.filter(pl.col("query_id").is_in(both.implode()))
+        qsorted = qsel.sort(["query_id", "relevance"], descending=[False, True])
+        qcounts = dict(qsorted.group_by("query_id").len().iter_rows())
+        q_off = _align(qcounts, qids)
+        q_grade = qsorted["relevance"].to_numpy().astype(np.int64, copy=False)
+    has_run = qids_s.is_in(run_q.implode()).to_numpy().astype(bool)
     data = EvalData(
         qids,
         r_off,
@@ -424,6 +634,7 @@ def prepare(
         ties,
         int(qdf["relevance"].max() or 0),  # type: ignore[arg-type]
     )
+    data.__dict__.update(known)  # cached properties the fast path has computed on the way
     if rag:
         from ._pool import attach
 

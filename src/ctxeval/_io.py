@@ -18,11 +18,17 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
-
-import polars as pl
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import polars as pl
+
+    from ._segments import Layout
+else:
+    from ._lazy import pl
 
 Kind = Literal["qrels", "run"]
 DuplicatePolicy = Literal["error", "first", "best"]
@@ -87,40 +93,47 @@ def _first_data_line(data: bytes) -> bytes | None:
     return None
 
 
-_TREC_SCHEMAS = {
-    "run": {
-        "query_id": pl.String,
-        "q0": pl.String,
-        "doc_id": pl.String,
-        "rank": pl.String,
-        "score": pl.Float64,
-        "tag": pl.String,
-    },
-    "qrels": {"query_id": pl.String, "iter": pl.String, "doc_id": pl.String, "relevance": pl.Int64},
-}
+def _trec_schema(kind: Kind) -> dict[str, Any]:
+    if kind == "run":
+        return {
+            "query_id": pl.String,
+            "q0": pl.String,
+            "doc_id": pl.String,
+            "rank": pl.String,
+            "score": pl.Float64,
+            "tag": pl.String,
+        }
+    return {"query_id": pl.String, "iter": pl.String, "doc_id": pl.String, "relevance": pl.Int64}
+
+
 _TREC_KEEP = {"run": ["query_id", "doc_id", "score", "tag"], "qrels": ["query_id", "doc_id", "relevance"]}
 
 
-def _polars_trec(data: bytes | Path, kind: Kind, sep: bytes, ragged: bool) -> pl.DataFrame | None:
+def _polars_trec(data: bytes | Path, kind: Kind, sep: bytes, ragged: bool, comments: bool = True) -> pl.DataFrame | None:
     """Fast path: parse with polars; ``None`` when anything looks off (the slow path then explains).
 
     With ``ragged=False`` a line with more fields than the format's fails the fast path, so a doubled
-    separator (an empty field) can never shift columns silently.
+    separator (an empty field) can never shift columns silently. ``comments=False`` parses faster
+    (polars' comment handling costs a third of the parse); a ``#`` line then either fails the parse or
+    shows up as a query id starting with ``#``, and both send the input on to the next tier.
     """
     try:
-        df = (
-            pl.scan_csv(
-                data,
-                separator=sep.decode(),
-                has_header=False,
-                comment_prefix="#",
-                truncate_ragged_lines=ragged,
-                quote_char=None,
-                schema=_TREC_SCHEMAS[kind],
+        if isinstance(data, Path) and not comments and not ragged:
+            df = _polars_trec_chunks(data, kind, sep)
+        else:
+            df = (
+                pl.scan_csv(
+                    data,
+                    separator=sep.decode(),
+                    has_header=False,
+                    comment_prefix="#" if comments else None,
+                    truncate_ragged_lines=ragged,
+                    quote_char=None,
+                    schema=_trec_schema(kind),
+                )
+                .select(_TREC_KEEP[kind])
+                .collect()
             )
-            .select(_TREC_KEEP[kind])
-            .collect()
-        )
     except (pl.exceptions.PolarsError, UnicodeDecodeError, OSError):  # the exact slow path explains it
         return None
     if df.height == 0:
@@ -137,6 +150,54 @@ def _polars_trec(data: bytes | Path, kind: Kind, sep: bytes, ragged: bool) -> pl
     if row[0] != 0 or not all(row[1:]):
         return None
     return df
+
+
+_READ_CHUNK = 16 << 20
+
+
+def _polars_trec_chunks(path: Path, kind: Kind, sep: bytes) -> pl.DataFrame:
+    """polars over the file read in chunks of whole lines, into one reused buffer.
+
+    Same result as one scan of the file, but the file is never mapped whole: peak memory is the
+    columns plus one chunk (a mapped 400 MB file counts fully in the resident set, and touching its
+    pages costs system time), and each chunk is still parsed by polars' threads.
+    """
+    schema = _trec_schema(kind)
+    names = list(schema)
+    keep = [names.index(c) for c in _TREC_KEEP[kind]]
+    parts = []
+    buf = bytearray(_READ_CHUNK)
+    view = memoryview(buf)
+    held = 0
+    with open(path, "rb", buffering=0) as fh:
+        while True:
+            got = fh.readinto(view[held:])
+            end = held + (got or 0)
+            if end == 0:
+                break
+            if got and end < len(buf):  # short read: fill the buffer before cutting
+                held = end
+                continue
+            cut = end if not got else buf.rfind(b"\n", 0, end) + 1
+            if cut == 0:  # one line longer than the buffer: grow it
+                view.release()
+                buf.extend(bytes(len(buf)))
+                view = memoryview(buf)
+                held = end
+                continue
+            parts.append(
+                pl.read_csv(
+                    bytes(view[:cut]), separator=sep.decode(), has_header=False, quote_char=None,
+                    schema=schema, columns=keep,
+                )
+            )
+            buf[: end - cut] = buf[cut:end]
+            held = end - cut
+            if not got:
+                break
+    if not parts:
+        return pl.DataFrame(schema={c: schema[c] for c in _TREC_KEEP[kind]})
+    return pl.concat(parts, rechunk=False)
 
 
 def _slow_trec(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
@@ -231,7 +292,7 @@ def parse_trec(path: Path, kind: Kind, source: str) -> pl.DataFrame:
         first = _first_data_line(head)
         if first is not None:
             sep = b"\t" if b"\t" in first else b" "
-            df = _polars_trec(path, kind, sep, ragged=False)
+            df = _polars_trec(path, kind, sep, ragged=False, comments=False)
             if df is not None:
                 return df
     data = _open_bytes(path)
@@ -454,25 +515,29 @@ def read_file(path: str | os.PathLike[str], kind: Kind, fmt: str | None = None) 
 # --------------------------------------------------------------------------------------------------
 
 
-_KEY_SEED = 0x5EED_C7E7
+def pair_keys(df: pl.DataFrame) -> np.ndarray:
+    """A 64-bit key of each (query_id, doc_id) pair (see :func:`ctxeval._segments.pair_keys`)."""
+    from ._segments import pair_keys as keys
+
+    return keys(df["query_id"], df["doc_id"])
 
 
-def pair_keys(df: pl.DataFrame) -> pl.Series:
-    """A 64-bit hash of each (query_id, doc_id) pair. Equal pairs give equal keys; distinct pairs
-    collide with probability ~2^-64, and every user of these keys checks for that."""
-    return df.select(pl.struct("query_id", "doc_id").hash(_KEY_SEED).alias("key")).to_series()
+def check_duplicate_policy(policy: str) -> None:
+    if policy not in ("error", "first", "best"):
+        raise ConfigError(f"duplicates policy must be 'error', 'first' or 'best', got {policy!r}")
 
 
 def resolve_duplicates(
-    df: pl.DataFrame, kind: Kind, source: str, policy: DuplicatePolicy, locate: Any = None
+    df: pl.DataFrame, kind: Kind, source: str, policy: DuplicatePolicy, locate: Any = None, layout: Layout | None = None
 ) -> tuple[pl.DataFrame, int]:
-    """Apply the duplicate (query, doc) policy; returns the frame and how many rows were dropped."""
-    if policy not in ("error", "first", "best"):
-        raise ConfigError(f"duplicates policy must be 'error', 'first' or 'best', got {policy!r}")
-    # Distinct keys prove distinct pairs; equal keys are checked exactly below.
-    if pair_keys(df).n_unique() == df.height:
-        return df, 0
-    if df.select(pl.struct("query_id", "doc_id").is_unique().all()).item():
+    """Apply the duplicate (query, doc) policy; returns the frame and how many rows were dropped.
+
+    ``layout`` (of ``df``) saves recomputing the query segments when the caller has them.
+    """
+    check_duplicate_policy(policy)
+    from ._segments import duplicate_free
+
+    if duplicate_free(df, layout):
         return df, 0
     if policy == "error":
         dup = (

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
+from ._lazy import pl  # polars, imported on first use
 
 from ._data import GradeMap, Qrels, Run
 from ._errors import ConfigError, FormatError, InputError

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import polars as pl
+from ._lazy import pl  # polars, imported on first use
 
 from . import _io
 from ._data import Qrels, Run
