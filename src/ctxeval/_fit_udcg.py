@@ -25,13 +25,17 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 
 from ._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
 from ._measures._distraction import sigmoid
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import pl
 
 __all__ = ["logistic_fit", "read_answers", "fit_udcg", "FitResult", "auc", "point_biserial", "features"]
 

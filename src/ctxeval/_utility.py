@@ -61,14 +61,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import polars as pl
 
 from ._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
 from ._relscore import relative_scores
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from ._data import Qrels
     from ._engine import EvalData
+else:
+    from ._lazy import pl
 
 __all__ = [
     "DEFAULT_UTILITY_MAP",
@@ -723,8 +726,8 @@ def _pair_values(frame: pl.DataFrame, table: pl.DataFrame, col: str | None, fram
     from ._io import pair_keys
 
     n = frame.height
-    fk = pair_keys(frame).to_numpy() if frame_keys is None else frame_keys
-    tk = pair_keys(table).to_numpy()
+    fk = np.asarray(pair_keys(frame)) if frame_keys is None else frame_keys
+    tk = np.asarray(pair_keys(table))
     order = np.argsort(tk, kind="stable")
     sk = tk[order]
     if not (sk.size > 1 and bool(np.any(sk[1:] == sk[:-1]))):
@@ -772,7 +775,7 @@ def row_utilities(data: EvalData, config: UtilityConfig | None = None, qrels: Qr
     if (config.known is not None or config.llm is not None) and n:
         from ._io import pair_keys
 
-        fkeys = pair_keys(frame).to_numpy()
+        fkeys = np.asarray(pair_keys(frame))
     if config.known is not None and n:
         known = _pair_values(frame, config.known, None, fkeys)
         u[known] = -1.0
