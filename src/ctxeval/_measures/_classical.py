@@ -195,6 +195,15 @@ def _dcg_parts(d: EvalData, m: Measure) -> tuple[np.ndarray, np.ndarray]:
     if k is not None:
         mask &= d.j_rank <= k
     dcg = d.seg_total(gain / np.log2(d.j_rank + 1.0), mask)
+    if k is not None and not m["gains"]:
+        # the default gains are monotone in the grade and q_grade is sorted descending per query, so
+        # the ideal ranking's top k is each query's first k judged grades: read only those rows
+        lens = np.minimum(np.diff(d.q_off), k)
+        pos = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+        rows = np.repeat(d.q_off[:-1], lens) + pos
+        qg = _gain_of(d.q_grade[rows], m)
+        ideal = np.where(qg > 0, qg, 0.0) / np.log2(pos + 2.0)
+        return dcg, np.bincount(np.repeat(np.arange(d.n_queries), lens), weights=ideal, minlength=d.n_queries)
     qg = _gain_of(d.q_grade, m)
     if m["gains"]:
         order = np.lexsort((-qg, d.q_seg))
