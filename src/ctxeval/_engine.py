@@ -453,10 +453,14 @@ def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str, qseg_q: n
         # a hit at row h moves to the position p with src[p] = h; tie_src permutes tie_rows (sorted)
         where = np.empty(tie_rows.size, dtype=np.int64)
         where[np.searchsorted(tie_rows, tie_src)] = np.arange(tie_rows.size, dtype=np.int64)
-        at = np.minimum(np.searchsorted(tie_rows, rrow), tie_rows.size - 1)
-        in_tie = np.flatnonzero(tie_rows[at] == rrow)
+        # which hits lie in a tie run: a row mask costs less than searching all hits in tie_rows
+        tied = np.zeros(lay.n_rows, dtype=bool)
+        tied[tie_rows] = True
+        in_tie = np.flatnonzero(tied[rrow])
+        del tied
+        at = np.searchsorted(tie_rows, rrow[in_tie])
         pos = rrow.copy()
-        pos[in_tie] = tie_rows[where[at[in_tie]]]
+        pos[in_tie] = tie_rows[where[at]]
     rank0 = pos - lay.starts[seg]
     j = r_off[q_of] + rank0
     grades = qrels.frame["relevance"].to_numpy()[qrow].astype(np.int64)
