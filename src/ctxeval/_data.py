@@ -68,8 +68,8 @@ def _read_checked(path: str | os.PathLike[str], kind: _io.Kind, format: str | No
     from ._segments import duplicate_free, layout
 
     _io.check_duplicate_policy(duplicates)
-    df = _io.read_file(path, kind, format)
-    lay = layout(df)
+    df, lay = _io.read_file_layout(path, kind, format)
+    lay = lay if lay is not None else layout(df)
     if duplicate_free(df, lay):
         tag = Run._tag_name(df)
         return (df.drop("tag") if "tag" in df.columns else df), 0, lay, tag

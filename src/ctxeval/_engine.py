@@ -284,7 +284,12 @@ class EvalData:
         """Per query: judged docs with grade >= rel (retrieved or not)."""
         key = ("num_rel", rel)
         if key not in self._cache:
-            self._cache[key] = seg_sum((self.q_grade >= rel).astype(np.int64), self.q_off)
+            counts = self.__dict__.get("_grade_counts")
+            if counts is not None:  # from prepare: judged docs per (query, grade), grades descending
+                table, gmax = counts
+                self._cache[key] = table[:, : min(max(gmax - rel + 1, 0), table.shape[1])].sum(axis=1, dtype=np.int64)
+            else:
+                self._cache[key] = seg_sum((self.q_grade >= rel).astype(np.int64), self.q_off)
         return self._cache[key]
 
 
@@ -453,10 +458,14 @@ def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str, qseg_q: n
         # a hit at row h moves to the position p with src[p] = h; tie_src permutes tie_rows (sorted)
         where = np.empty(tie_rows.size, dtype=np.int64)
         where[np.searchsorted(tie_rows, tie_src)] = np.arange(tie_rows.size, dtype=np.int64)
-        at = np.minimum(np.searchsorted(tie_rows, rrow), tie_rows.size - 1)
-        in_tie = np.flatnonzero(tie_rows[at] == rrow)
+        # which hits lie in a tie run: a row mask costs less than searching all hits in tie_rows
+        tied = np.zeros(lay.n_rows, dtype=bool)
+        tied[tie_rows] = True
+        in_tie = np.flatnonzero(tied[rrow])
+        del tied
+        at = np.searchsorted(tie_rows, rrow[in_tie])
         pos = rrow.copy()
-        pos[in_tie] = tie_rows[where[at[in_tie]]]
+        pos[in_tie] = tie_rows[where[at]]
     rank0 = pos - lay.starts[seg]
     j = r_off[q_of] + rank0
     grades = qrels.frame["relevance"].to_numpy()[qrow].astype(np.int64)
@@ -472,16 +481,17 @@ def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str, qseg_q: n
     return _FastRows(lay, seg_q, tie, r_off, j, grades, q_of, rank0 + 1)
 
 
-def _fast_qrels(qrels: Qrels, qids: pl.Series, seg_q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(q_off, q_grade)``: every evaluated query's judged grades, descending, by counting grades per
-    query (grades are small integers); ``None`` for ungrouped qrels or a very wide grade range."""
+def _fast_qrels(qrels: Qrels, qids: pl.Series, seg_q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, int] | None] | None:
+    """``(q_off, q_grade, (counts, gmax))``: every evaluated query's judged grades, descending, by
+    counting grades per query (grades are small integers; ``counts[i, c]``: query ``i``'s judged docs
+    of grade ``gmax - c``); ``None`` for ungrouped qrels or a very wide grade range."""
     lay = qrels.layout
     if not lay.grouped:
         return None
     rel = qrels.frame["relevance"].to_numpy()
     n_q = qids.len()
     if rel.size == 0:
-        return np.zeros(n_q + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.zeros(n_q + 1, dtype=np.int64), np.zeros(0, dtype=np.int64), None
     gmin, gmax = int(rel.min()), int(rel.max())
     width = gmax - gmin + 1
     if n_q * width > 4 * rel.size + 4096:
@@ -494,7 +504,7 @@ def _fast_qrels(qrels: Qrels, qids: pl.Series, seg_q: np.ndarray | None = None) 
     code -= rel
     counts = np.bincount(code, minlength=n_q * width + width)[: n_q * width].reshape(n_q, width)
     grades = np.tile(np.arange(gmax, gmin - 1, -1, dtype=np.int64), n_q)
-    return _offsets(counts.sum(axis=1)), np.repeat(grades, counts.ravel())
+    return _offsets(counts.sum(axis=1)), np.repeat(grades, counts.ravel()), (counts, gmax)
 
 
 def _judged_rows(run: Run, ranking: Ranking, keep: np.ndarray | None, qrels: Qrels) -> tuple[np.ndarray, np.ndarray]:
@@ -613,7 +623,9 @@ def prepare(
 
     judged = _fast_qrels(qrels, qids_s, qseg_q)
     if judged is not None:
-        q_off, q_grade = judged
+        q_off, q_grade, grade_counts = judged
+        if grade_counts is not None:
+            known["_grade_counts"] = grade_counts  # type: ignore[assignment]
     else:
         qsel = qdf if missing == "zero" else qdf.filter(pl.col("query_id").is_in(both.implode()))
         qsorted = qsel.sort(["query_id", "relevance"], descending=[False, True])

@@ -109,8 +109,9 @@ def _trec_schema(kind: Kind) -> dict[str, Any]:
 _TREC_KEEP = {"run": ["query_id", "doc_id", "score", "tag"], "qrels": ["query_id", "doc_id", "relevance"]}
 
 
-def _polars_trec(data: bytes | Path, kind: Kind, sep: bytes, ragged: bool, comments: bool = True) -> pl.DataFrame | None:
-    """Fast path: parse with polars; ``None`` when anything looks off (the slow path then explains).
+def _polars_trec(data: bytes | Path, kind: Kind, sep: bytes, ragged: bool, comments: bool = True) -> tuple[pl.DataFrame, Layout] | None:
+    """Fast path: parse with polars; ``(frame, its query layout)``, or ``None`` when anything looks
+    off (the slow path then explains).
 
     With ``ragged=False`` a line with more fields than the format's fails the fast path, so a doubled
     separator (an empty field) can never shift columns silently. ``comments=False`` parses faster
@@ -139,14 +140,19 @@ def _polars_trec(data: bytes | Path, kind: Kind, sep: bytes, ragged: bool, comme
     if df.height == 0:
         return None
     # an empty field reads as null (polars' missing_is_null), so the null count covers empty ids
-    ids_ok = ~pl.col("query_id").str.starts_with("#").any()
-    checks = [pl.sum_horizontal(pl.all().null_count()).alias("nulls"), ids_ok.alias("ids")]
+    checks = [pl.sum_horizontal(pl.all().null_count()).alias("nulls")]
     if kind == "run":
         checks.append(pl.col("score").is_finite().all().alias("finite"))
     row = df.select(checks).row(0)
     if row[0] != 0 or not all(row[1:]):
         return None
-    return df
+    from ._segments import layout
+
+    # the query segments serve the caller too; an id starting with '#' heads a segment
+    lay = layout(df)
+    if bool(lay.heads.str.starts_with("#").any()):
+        return None
+    return df, lay
 
 
 _READ_CHUNK = 16 << 20
@@ -282,6 +288,11 @@ def parse_trec(path: Path, kind: Kind, source: str) -> pl.DataFrame:
     Three tiers, each exact: polars straight from the file; polars after folding white space; a
     line-by-line parser that names the line of any error.
     """
+    return parse_trec_layout(path, kind, source)[0]
+
+
+def parse_trec_layout(path: Path, kind: Kind, source: str) -> tuple[pl.DataFrame, Layout | None]:
+    """:func:`parse_trec` and the frame's query layout when a polars tier has computed it."""
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
     gz = head[:2] == b"\x1f\x8b"
@@ -289,19 +300,19 @@ def parse_trec(path: Path, kind: Kind, source: str) -> pl.DataFrame:
         first = _first_data_line(head)
         if first is not None:
             sep = b"\t" if b"\t" in first else b" "
-            df = _polars_trec(path, kind, sep, ragged=False, comments=False)
-            if df is not None:
-                return df
+            found = _polars_trec(path, kind, sep, ragged=False, comments=False)
+            if found is not None:
+                return found
     data = _open_bytes(path)
     if not data.strip():
         raise EmptyInputError(f"{source}: the file is empty")
     if _first_data_line(data) is None:
         raise EmptyInputError(f"{source}: no {kind} lines found (the file is empty or only comments)")
     normal = _TRAIL_WS.sub(b"", _LEAD_WS.sub(b"", _WS_RUN.sub(b" ", data)))
-    df = _polars_trec(normal, kind, b" ", ragged=True) if normal.strip() else None
-    if df is None:
-        df = _slow_trec(data, kind, source)
-    return df
+    found = _polars_trec(normal, kind, b" ", ragged=True) if normal.strip() else None
+    if found is None:
+        return _slow_trec(data, kind, source), None
+    return found
 
 
 # --------------------------------------------------------------------------------------------------
@@ -482,6 +493,11 @@ def frame_from_dict(mapping: Mapping[str, Mapping[str, Any]], kind: Kind, source
 
 
 def read_file(path: str | os.PathLike[str], kind: Kind, fmt: str | None = None) -> pl.DataFrame:
+    return read_file_layout(path, kind, fmt)[0]
+
+
+def read_file_layout(path: str | os.PathLike[str], kind: Kind, fmt: str | None = None) -> tuple[pl.DataFrame, Layout | None]:
+    """:func:`read_file` and the frame's query layout when the reader has computed it (else None)."""
     p = Path(path)
     source = str(path)
     if not p.exists():
@@ -494,16 +510,16 @@ def read_file(path: str | os.PathLike[str], kind: Kind, fmt: str | None = None) 
             table = pl.read_parquet(p)
         except Exception as exc:  # noqa: BLE001
             raise FormatError(source, None, f"cannot read Parquet: {exc}") from exc
-        return frame_from_table(table, kind, source)
+        return frame_from_table(table, kind, source), None
     if fmt == "trec":
-        return parse_trec(p, kind, source)
+        return parse_trec_layout(p, kind, source)
     data = _open_bytes(p)
     if not data.strip():
         raise EmptyInputError(f"{source}: the file is empty")
     if fmt == "jsonl":
-        return parse_jsonl(data, kind, source)
+        return parse_jsonl(data, kind, source), None
     if fmt in ("csv", "tsv"):
-        return parse_delimited(data, kind, source, "," if fmt == "csv" else "\t")
+        return parse_delimited(data, kind, source, "," if fmt == "csv" else "\t"), None
     raise ConfigError(f"unknown input format {fmt!r}: use trec, csv, tsv, jsonl or parquet")
 
 

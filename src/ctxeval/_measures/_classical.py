@@ -83,20 +83,26 @@ def _rank_among(mask: np.ndarray, seg: np.ndarray) -> np.ndarray:
 
 
 def _ap(d: EvalData, m: Measure) -> np.ndarray:
-    rel = _rel_rows(d, m)
-    so_far = _rank_among(rel, d.j_seg)
+    rel = np.flatnonzero(_rel_rows(d, m))
+    seg = d.j_seg[rel]
+    n = seg.size
+    if n:  # each relevant row's count among its query's relevant rows (see _rank_among)
+        start = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]])
+        so_far = np.arange(n, dtype=np.int64) - np.repeat(start, np.diff(np.r_[start, n])) + 1
+    else:
+        so_far = np.zeros(0, dtype=np.int64)
     prec = so_far / d.j_rank[rel]
-    sums = np.bincount(d.j_seg[rel], weights=prec, minlength=d.n_queries)
+    sums = np.bincount(seg, weights=prec, minlength=d.n_queries)
     return _div(sums, d.num_rel(m["rel"]))
 
 
 def _rr(d: EvalData, m: Measure) -> np.ndarray:
-    rel = _rel_rows(d, m)
+    rel = np.flatnonzero(_rel_rows(d, m))
     out = np.zeros(d.n_queries)
-    seg, rank = d.j_seg[rel], d.j_rank[rel]
+    seg = d.j_seg[rel]
     if seg.size:
-        first = np.r_[True, seg[1:] != seg[:-1]]
-        out[seg[first]] = 1.0 / rank[first]
+        first = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]])
+        out[seg[first]] = 1.0 / d.j_rank[rel[first]]
     return out
 
 
@@ -190,11 +196,16 @@ def _gain_of(grades: np.ndarray, m: Measure) -> np.ndarray:
 
 def _dcg_parts(d: EvalData, m: Measure) -> tuple[np.ndarray, np.ndarray]:
     k = None if m.cutoff is None else int(m.cutoff)
-    gain = _gain_of(d.j_grade, m)
-    mask = gain != 0
-    if k is not None:
-        mask &= d.j_rank <= k
-    dcg = d.seg_total(gain / np.log2(d.j_rank + 1.0), mask)
+    # only rows within the cutoff with a non-zero gain count: the gains and discounts of those
+    # alone (the same values, summed in the same order, as over all rows and then masked)
+    rows = np.flatnonzero(d.j_rank <= k) if k is not None else None
+    grade = d.j_grade if rows is None else d.j_grade[rows]
+    gain = _gain_of(grade, m)
+    nz = np.flatnonzero(gain != 0)
+    rows = nz if rows is None else rows[nz]
+    dcg = np.bincount(
+        d.j_seg[rows], weights=gain[nz] / np.log2(d.j_rank[rows] + 1.0), minlength=d.n_queries
+    ).astype(np.float64)
     if k is not None and not m["gains"]:
         # the default gains are monotone in the grade and q_grade is sorted descending per query, so
         # the ideal ranking's top k is each query's first k judged grades: read only those rows
