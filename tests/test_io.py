@@ -157,3 +157,26 @@ def test_missing_policy_counts(tmp_path: Path) -> None:
 
     with pytest.raises(QueryMismatchError, match="2 judged queries are missing from the run \\(q2, q3\\)"):
         evaluate(qrels, run, ["AP"], missing="error")
+
+
+def test_qrels_read_alongside_the_runs_reports_like_sequential_reading(tmp_path, monkeypatch) -> None:
+    """Large qrels files are read on a second thread while the runs are read: same results, and a
+    malformed qrels file is reported before a malformed run, as when they are read one after the other."""
+    from ctxeval import _evaluate
+    from ctxeval._errors import FormatError
+
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
+    run = tmp_path / "r.txt"
+    run.write_text("q1 Q0 d1 1 2.0 s\nq1 Q0 d2 2 1.0 s\nq2 Q0 d3 1 0.5 s\n")
+    sequential = evaluate(str(qrels), str(run), ["AP", "nDCG@10"]).to_dict(per_query=True)
+    monkeypatch.setattr(_evaluate, "_OVERLAP_QRELS_BYTES", 0)
+    assert evaluate(str(qrels), str(run), ["AP", "nDCG@10"]).to_dict(per_query=True) == sequential
+    bad_run = tmp_path / "bad.run"
+    bad_run.write_text("q1 Q0 d1 1 notanumber s\n")
+    with pytest.raises(FormatError, match="bad.run"):
+        evaluate(str(qrels), str(bad_run), ["AP"])
+    bad_qrels = tmp_path / "bad.qrels"
+    bad_qrels.write_text("q1 0 d1 x\n")
+    with pytest.raises(FormatError, match="bad.qrels"):
+        evaluate(str(bad_qrels), str(bad_run), ["AP"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -185,11 +186,8 @@ def evaluate(
     >>> res.runs[0].mean("RR"), res.runs[0].mean("P@1")
     (0.5, 0.0)
     """
-    qr = Qrels.coerce(qrels, duplicates=duplicates)
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
-    if not run_list:
-        raise ConfigError("evaluate needs at least one run")
-    run_objs = [Run.coerce(r, duplicates=duplicates) for r in run_list]
+    qr, run_objs = _read_inputs(qrels, run_list, duplicates)
     ms = _measure_list(measures)
     gm = _pool.coerce_grade_map(grade_map)
     pool_run = Run.coerce(pool, duplicates=duplicates) if pool is not None else None
@@ -231,6 +229,39 @@ def evaluate(
     if need_u and ucfg is not None:
         settings["utility"] = ucfg.describe()
     return Result(ms, results, settings)
+
+
+_OVERLAP_QRELS_BYTES = 2 << 20  # below this, a second thread costs more than it saves
+
+
+def _large_file(obj: Any, size: int) -> bool:
+    if not isinstance(obj, (str, os.PathLike)):
+        return False
+    try:
+        return os.stat(obj).st_size >= size
+    except OSError:
+        return False  # the reader reports it
+
+
+def _read_inputs(qrels: Any, run_list: list[Any], duplicates: str) -> tuple[Qrels, list[Run]]:
+    """Read the qrels and the runs. When the qrels come from a large file, it is read on a second thread
+    while the runs are read: the parsers release the GIL and leave part of a core idle, which the other
+    read fills. The qrels' error, if any, is raised first, as when they are read first."""
+    if not run_list:
+        raise ConfigError("evaluate needs at least one run")
+    if not _large_file(qrels, _OVERLAP_QRELS_BYTES):
+        qr = Qrels.coerce(qrels, duplicates=duplicates)
+        return qr, [Run.coerce(r, duplicates=duplicates) for r in run_list]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates)
+        try:
+            runs = [Run.coerce(r, duplicates=duplicates) for r in run_list]
+        except BaseException:
+            pending.result()  # a qrels error wins, as in sequential order
+            raise
+        return pending.result(), runs
 
 
 def _measure_list(measures: Iterable[str | Measure] | str | Measure) -> list[Measure]:
