@@ -217,9 +217,72 @@ def test_chunked_polars_reader_equals_one_scan(tmp_path: Path, monkeypatch: pyte
     path = tmp_path / "run.txt"
     path.write_text("\n".join(lines))
     monkeypatch.setattr(_io, "_READ_CHUNK", chunk)
-    chunked = _io._polars_trec_chunks(path, "run", b" ")
+    chunked, lay, tag = _io._polars_trec_chunks(path, "run", b" ", compact=False)
     whole = pl.read_csv(path, separator=" ", has_header=False, schema=_io._trec_schema("run")).select(_io._TREC_KEEP["run"])
-    assert chunked.equals(whole)
+    assert chunked.equals(whole) and lay is None and tag is None
+
+
+def _grouped_lines(tags: list[str]) -> list[str]:
+    """Queries of 1 to 40 rows (grouped, so some span several chunks), one tag per row from ``tags``."""
+    lines, i = [], 0
+    for q in range(25):
+        for r in range((q * 7) % 40 + 1):
+            lines.append(f"q{q:02d} Q0 d{r}{'x' * (i % 30)} {r + 1} {100 - r * 0.5!r} {tags[i % len(tags)]}")
+            i += 1
+    return lines
+
+
+@pytest.mark.parametrize("chunk", [7, 150, 1 << 20])
+@pytest.mark.parametrize("tags", [["sys"], ["sys", "sys", "other"]])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_compact_chunked_read_keeps_every_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, tags: list[str], shuffle: bool
+) -> None:
+    """A compact read reduces each chunk's query ids to runs (joined across chunks) and its tags to one
+    name: the layout rebuilds exactly the query id column of a full read, the tag name is the tag when
+    one is used throughout, and the Run built on it equals one built from the full frame."""
+    import random
+
+    from ctxeval import _io
+    from ctxeval._segments import layout, with_query_id
+
+    lines = _grouped_lines(tags)
+    if shuffle:  # queries interleaved: the layout is not grouped and the column is rebuilt at once
+        random.Random(3).shuffle(lines)
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(_io, "_READ_CHUNK", chunk)
+    monkeypatch.setattr(_light, "LIGHT_MAX_BYTES", 0)  # the polars tiers read every file
+    whole = pl.read_csv(path, separator=" ", has_header=False, schema=_io._trec_schema("run")).select(_io._TREC_KEEP["run"])
+    expect_tag = "sys" if tags == ["sys"] else None
+    loaded = _io.read_file_layout(path, "run", compact=True)
+    assert loaded.tag_settled and loaded.tag == expect_tag
+    assert loaded.compact == (not shuffle) and "tag" not in loaded.frame.columns
+    full = layout(whole)
+    assert loaded.layout is not None
+    assert loaded.layout.heads.equals(full.heads) and loaded.layout.lengths.tolist() == full.lengths.tolist()
+    assert with_query_id(loaded.frame, loaded.layout).equals(whole.drop("tag"))
+    run = Run.from_file(path)
+    assert run.name == (expect_tag or "run") and run.frame.equals(whole.drop("tag"))
+    assert run.to_dict() == Run.from_frame(whole).to_dict()
+
+
+def test_compact_read_with_duplicates_reads_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repeated pair in a compactly read file: the error names both lines (the file is read again
+    in full), and keep-first drops the later row and names the run from the remaining tags."""
+    from ctxeval import _io
+    from ctxeval._errors import DuplicateError
+
+    lines = _grouped_lines(["sys"])
+    lines.insert(5, lines[2].replace(" sys", " odd"))  # the same (q00, d2) again, under another tag
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(_io, "_READ_CHUNK", 150)
+    monkeypatch.setattr(_light, "LIGHT_MAX_BYTES", 0)
+    with pytest.raises(DuplicateError, match=r"lines 3 and 6"):
+        Run.from_file(path)
+    run = Run.from_file(path, duplicates="first")
+    assert run.dropped_duplicates == 1 and run.name == "sys" and len(run) == len(lines) - 1
 
 
 @pytest.mark.parametrize("light", [True, False])

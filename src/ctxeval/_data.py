@@ -47,7 +47,19 @@ def _layout(obj: Qrels | Run) -> Layout:
 def _frame(obj: Qrels | Run) -> pl.DataFrame:
     if obj._df is None:
         obj._df = obj._light.to_frame()  # type: ignore[union-attr]
+    elif "query_id" not in obj._df.columns:  # read compactly: the layout holds the query ids
+        from ._segments import with_query_id
+
+        obj._df = with_query_id(obj._df, obj._layout)  # type: ignore[arg-type]
     return obj._df
+
+
+def column(obj: Qrels | Run, name: str) -> pl.Series:
+    """One column of ``obj.frame``, without rebuilding a compactly read ``query_id`` for another."""
+    df = obj._df
+    if df is not None and name in df.columns:
+        return df[name]
+    return _frame(obj)[name]
 
 
 def _light_columns(path: str | os.PathLike[str], kind: _io.Kind, format: str | None) -> Any:
@@ -62,17 +74,24 @@ def _light_columns(path: str | os.PathLike[str], kind: _io.Kind, format: str | N
 def _read_checked(path: str | os.PathLike[str], kind: _io.Kind, format: str | None, duplicates: _io.DuplicatePolicy) -> tuple[pl.DataFrame, int, Layout | None, str | None]:
     """Read a file and apply the duplicate policy: (frame, rows dropped, its layout, the run's tag name).
 
-    The tag column is dropped as soon as it has given the name, unless rows are dropped (the name then
-    comes from the remaining rows).
+    The frame may lack ``query_id`` (a large grouped TREC file, read compactly: the layout then holds
+    the ids, see :class:`~ctxeval._io.Loaded`). The tag column is dropped as soon as it has given the
+    name, unless rows are dropped (the name then comes from the remaining rows: the file is then read
+    again in full, as the duplicates' messages need the query ids anyway).
     """
     from ._segments import duplicate_free, layout
 
     _io.check_duplicate_policy(duplicates)
-    df, lay = _io.read_file_layout(path, kind, format)
-    lay = lay if lay is not None else layout(df)
+    loaded = _io.read_file_layout(path, kind, format, compact=True)
+    df = loaded.frame
+    lay = loaded.layout if loaded.layout is not None else layout(df)
     if duplicate_free(df, lay):
-        tag = Run._tag_name(df)
+        tag = loaded.tag if loaded.tag_settled else Run._tag_name(df)
         return (df.drop("tag") if "tag" in df.columns else df), 0, lay, tag
+    if loaded.compact or loaded.tag_settled:
+        loaded = _io.read_file_layout(path, kind, format)
+        df = loaded.frame
+        lay = loaded.layout if loaded.layout is not None else layout(df)
     fmt = format or _io.detect_format(path)
     locate = (lambda q, d: _io.locate_in_trec(path, q, d)) if fmt == "trec" else None
     df, dropped = _io.resolve_duplicates(df, kind, str(path), duplicates, locate, lay)
@@ -128,7 +147,11 @@ class Qrels:
             out._keys, out._layout, out._unique, out._light = None, None, True, light
             return out
         df, dropped, lay, _ = _read_checked(path, "qrels", format, duplicates)
-        out = cls(df, str(path), dropped_duplicates=dropped)
+        if "query_id" in df.columns:
+            out = cls(df, str(path), dropped_duplicates=dropped)
+        else:  # read compactly: the layout holds the query ids (see _read_checked)
+            out = cls.__new__(cls)
+            out._df, out.source, out.dropped_duplicates, out._keys, out._light = df, str(path), 0, None, None
         out._layout = lay
         out._unique = True
         return out
@@ -271,7 +294,12 @@ class Run:
             out._keys, out._layout, out._light = None, None, light
             return out
         df, dropped, lay, tag = _read_checked(path, "run", format, duplicates)
-        out = cls(df, name or cls._name_from(df, path, "run", tag), str(path), dropped_duplicates=dropped)
+        run_name = name or cls._name_from(df, path, "run", tag)
+        if "query_id" in df.columns:
+            out = cls(df, run_name, str(path), dropped_duplicates=dropped)
+        else:  # read compactly: the layout holds the query ids (see _read_checked)
+            out = cls.__new__(cls)
+            out._df, out.name, out.source, out.dropped_duplicates, out._keys, out._light = df, run_name, str(path), 0, None, None
         out._layout = lay
         return out
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from ._data import Qrels, Run
+from ._data import Qrels, Run, column
 from ._errors import ConfigError, QueryMismatchError
 from ._segments import Layout, block_tie_order, join_tie_orders, map_blocks, probe_by_query, segment_rows, sort_tie_runs
 
@@ -332,16 +332,15 @@ def _positions(ids: pl.Series, qids: pl.Series) -> np.ndarray:
     return at
 
 
-def _within_segment_order(rdf: pl.DataFrame, lay: Layout, ties: str) -> tuple[np.ndarray, np.ndarray] | None:
+def _within_segment_order(score: pl.Series, doc: pl.Series, lay: Layout, ties: str) -> tuple[np.ndarray, np.ndarray] | None:
     """For grouped input whose rows are already in rank order within each query except for runs of
     tied scores: ``(rows, src)``, meaning position ``rows[i]`` (file order) takes row ``src[i]`` once
     those tie runs are ordered by doc id descending (both empty when nothing moves). ``None`` when
     some query's rows are not in score order (they then need a sort)."""
     none = np.zeros(0, dtype=np.int64)
-    if ties == "input" or rdf.height < 2:
+    if ties == "input" or score.len() < 2:
         return none, none
     if lay.trec_order is None:  # not seen by the reader's duplicate test
-        score, doc = rdf["score"], rdf["doc_id"]
         lay.trec_order = join_tie_orders(
             map_blocks(lambda a, b, lo, hi: block_tie_order(score, doc.slice(lo, hi - lo), lay, a, b, lo, hi), lay)
         )
@@ -384,7 +383,7 @@ def _query_join(
         return None
     if qseg_q is None:
         qseg_q = _segment_index(qlay, qids)
-    return probe_by_query(seg_q, run.layout, run.frame["doc_id"], qseg_q, qlay, qrels.frame["doc_id"], qids.len())
+    return probe_by_query(seg_q, run.layout, column(run, "doc_id"), qseg_q, qlay, column(qrels, "doc_id"), qids.len())
 
 
 class _FastRows:
@@ -429,7 +428,7 @@ def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str, qseg_q: n
     lay = run.layout
     if not lay.grouped:
         return None
-    tie = _within_segment_order(run.frame, lay, ties)
+    tie = _within_segment_order(column(run, "score"), column(run, "doc_id"), lay, ties)
     if tie is None:
         return None
     seg_q = _segment_index(lay, qids)
@@ -468,7 +467,7 @@ def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str, qseg_q: n
         pos[in_tie] = tie_rows[where[at]]
     rank0 = pos - lay.starts[seg]
     j = r_off[q_of] + rank0
-    grades = qrels.frame["relevance"].to_numpy()[qrow].astype(np.int64)
+    grades = column(qrels, "relevance").to_numpy()[qrow].astype(np.int64)
     kept_q = seg_q[seg_q >= 0]
     if kept_q.size > 1 and not bool(np.all(kept_q[1:] > kept_q[:-1])):  # queries move: sort all
         order = np.argsort(j, kind="stable")
@@ -488,7 +487,7 @@ def _fast_qrels(qrels: Qrels, qids: pl.Series, seg_q: np.ndarray | None = None) 
     lay = qrels.layout
     if not lay.grouped:
         return None
-    rel = qrels.frame["relevance"].to_numpy()
+    rel = column(qrels, "relevance").to_numpy()
     n_q = qids.len()
     if rel.size == 0:
         return np.zeros(n_q + 1, dtype=np.int64), np.zeros(0, dtype=np.int64), None
@@ -523,22 +522,23 @@ def _judged_rows(run: Run, ranking: Ranking, keep: np.ndarray | None, qrels: Qre
             pos = rrow
         else:
             # position of each source row in the ranked, kept order
-            where = np.full(run.frame.height, -1, dtype=np.int64)
+            where = np.full(len(run), -1, dtype=np.int64)
             where[rows] = np.arange(rows.size, dtype=np.int64)
             pos = where[rrow]
             qrow = qrow[pos >= 0]
             pos = pos[pos >= 0]
         order = np.argsort(pos, kind="stable")
-        return pos[order], qrels.frame["relevance"].to_numpy()[qrow[order]].astype(np.int64)
+        return pos[order], column(qrels, "relevance").to_numpy()[qrow[order]].astype(np.int64)
     ranked = run.frame if rows is None else run.frame[rows]
     grades = ranked.join(qrels.frame, on=["query_id", "doc_id"], how="left", maintain_order="left")["relevance"]
     judged = grades.is_not_null()
     return judged.arg_true().to_numpy().astype(np.int64), grades.drop_nulls().to_numpy().astype(np.int64)
 
 
-def _query_ids(lay: Layout, df: pl.DataFrame) -> pl.Series:
-    """The distinct query ids of a frame."""
-    return lay.heads if lay.grouped else df["query_id"].unique()
+def _query_ids(obj: Qrels | Run) -> pl.Series:
+    """The distinct query ids of a run or qrels."""
+    lay = obj.layout
+    return lay.heads if lay.grouped else obj.frame["query_id"].unique()
 
 
 def prepare(
@@ -573,10 +573,8 @@ def prepare(
         from . import _light
 
         return _light.prepare(qrels._light, run._light, ties, missing, run.name)
-    qdf = qrels.frame
-    rdf = run.frame
-    judged_q = _query_ids(qrels.layout, qdf)
-    run_q = _query_ids(run.layout, rdf)
+    judged_q = _query_ids(qrels)
+    run_q = _query_ids(run)
     in_run = judged_q.is_in(run_q.implode())
     missing_ids = tuple(judged_q.filter(~in_run).sort().to_list())
     unjudged_ids = tuple(run_q.filter(~run_q.is_in(judged_q.implode())).sort().to_list())
@@ -605,8 +603,9 @@ def prepare(
     if fast is not None:
         r_off, j_idx, j_grade = fast.r_off, fast.j_idx, fast.j_grade
         known = {"j_seg": fast.j_seg, "j_rank": fast.j_rank}
-        ranked = rdf[fast.frame_rows()] if want_frame else None
+        ranked = run.frame[fast.frame_rows()] if want_frame else None
     else:
+        rdf = run.frame
         ranking = rank(rdf, ties)
         keep = None
         seg_len = dict(zip(ranking.qids, ranking.lengths.tolist()))
@@ -627,6 +626,7 @@ def prepare(
         if grade_counts is not None:
             known["_grade_counts"] = grade_counts  # type: ignore[assignment]
     else:
+        qdf = qrels.frame
         qsel = qdf if missing == "zero" else qdf.filter(pl.col("query_id").is_in(both.implode()))
         qsorted = qsel.sort(["query_id", "relevance"], descending=[False, True])
         qcounts = dict(qsorted.group_by("query_id").len().iter_rows())
@@ -644,7 +644,7 @@ def prepare(
         acc,
         ranked,
         ties,
-        int(qdf["relevance"].max() or 0),  # type: ignore[arg-type]
+        int(column(qrels, "relevance").max() or 0),  # type: ignore[arg-type]
     )
     data.__dict__.update(known)  # cached properties the fast path has computed on the way
     if rag:

@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
 
@@ -109,18 +109,38 @@ def _trec_schema(kind: Kind) -> dict[str, Any]:
 _TREC_KEEP = {"run": ["query_id", "doc_id", "score", "tag"], "qrels": ["query_id", "doc_id", "relevance"]}
 
 
-def _polars_trec(data: bytes | Path, kind: Kind, sep: bytes, ragged: bool, comments: bool = True) -> tuple[pl.DataFrame, Layout] | None:
-    """Fast path: parse with polars; ``(frame, its query layout)``, or ``None`` when anything looks
+class Loaded(NamedTuple):
+    """What a reader returns: the frame, its query layout when computed, and for a compact read the
+    run's tag."""
+
+    frame: pl.DataFrame
+    layout: Layout | None
+    #: ``query_id`` was reduced chunk by chunk and is not in ``frame``; ``layout`` (grouped) holds
+    #: the query ids and rebuilds the column on demand (:func:`ctxeval._segments.with_query_id`)
+    compact: bool = False
+    #: the run's ``tag`` column was reduced too (and dropped): ``tag`` is the tag when one non-empty
+    #: tag is used throughout, else None
+    tag_settled: bool = False
+    tag: str | None = None
+
+
+def _polars_trec(data: bytes | Path, kind: Kind, sep: bytes, ragged: bool, comments: bool = True, compact: bool = False) -> Loaded | None:
+    """Fast path: parse with polars; the frame and its query layout, or ``None`` when anything looks
     off (the slow path then explains).
 
     With ``ragged=False`` a line with more fields than the format's fails the fast path, so a doubled
     separator (an empty field) can never shift columns silently. ``comments=False`` parses faster
     (polars' comment handling costs a third of the parse); a ``#`` line then either fails the parse or
     shows up as a query id starting with ``#``, and both send the input on to the next tier.
+    ``compact`` (a file read in chunks): see :func:`_polars_trec_chunks`.
     """
+    chunked = isinstance(data, Path) and not comments and not ragged
     try:
-        if isinstance(data, Path) and not comments and not ragged:
-            df = _polars_trec_chunks(data, kind, sep)
+        if chunked:
+            found = _polars_trec_chunks(data, kind, sep, compact)  # type: ignore[arg-type]
+            if found is None:
+                return None
+            df, lay, tag = found
         else:
             df = (
                 pl.scan_csv(
@@ -135,40 +155,63 @@ def _polars_trec(data: bytes | Path, kind: Kind, sep: bytes, ragged: bool, comme
                 .select(_TREC_KEEP[kind])
                 .collect()
             )
+            lay, tag = None, None
     except (pl.exceptions.PolarsError, UnicodeDecodeError, OSError):  # the exact slow path explains it
         return None
     if df.height == 0:
         return None
-    # an empty field reads as null (polars' missing_is_null), so the null count covers empty ids
+    if lay is None:
+        if not _frame_valid(df, kind):
+            return None
+        from ._segments import layout
+
+        lay = layout(df)
+    # the query segments serve the caller too; an id starting with '#' heads a segment
+    if bool(lay.heads.str.starts_with("#").any()):
+        return None
+    if "query_id" in df.columns:
+        return Loaded(df, lay)
+    settled = kind == "run"
+    if not lay.grouped:  # the general paths need the column
+        from ._segments import with_query_id
+
+        return Loaded(with_query_id(df, lay), lay, False, settled, tag)
+    return Loaded(df, lay, True, settled, tag)
+
+
+def _frame_valid(df: pl.DataFrame, kind: Kind) -> bool:
+    """No null (an empty field reads as null: polars' missing_is_null) and, in a run, finite scores."""
     checks = [pl.sum_horizontal(pl.all().null_count()).alias("nulls")]
     if kind == "run":
         checks.append(pl.col("score").is_finite().all().alias("finite"))
     row = df.select(checks).row(0)
-    if row[0] != 0 or not all(row[1:]):
-        return None
-    from ._segments import layout
-
-    # the query segments serve the caller too; an id starting with '#' heads a segment
-    lay = layout(df)
-    if bool(lay.heads.str.starts_with("#").any()):
-        return None
-    return df, lay
+    return bool(row[0] == 0 and all(row[1:]))
 
 
 _READ_CHUNK = 16 << 20
 
 
-def _polars_trec_chunks(path: Path, kind: Kind, sep: bytes) -> pl.DataFrame:
-    """polars over the file read in chunks of whole lines, into one reused buffer.
+def _polars_trec_chunks(path: Path, kind: Kind, sep: bytes, compact: bool) -> tuple[pl.DataFrame, Layout | None, str | None] | None:
+    """polars over the file read in chunks of whole lines, into one reused buffer: ``(frame, layout,
+    tag)``, or ``None`` when a chunk fails the fast path's checks.
 
     Same result as one scan of the file, but the file is never mapped whole: peak memory is the
     columns plus one chunk (a mapped 400 MB file counts fully in the resident set, and touching its
     pages costs system time), and each chunk is still parsed by polars' threads.
+
+    ``compact``: each chunk is checked (no empty field, finite scores) and reduced as soon as it is
+    parsed: its ``query_id`` column to runs of equal ids (joined across chunks into the frame's
+    layout) and a run's ``tag`` column to whether one tag is used throughout; the frame keeps
+    ``doc_id`` and the score or grade. Ten million rows then never hold two columns of id strings
+    (320 MB that were only read once), and that memory, first touched page by page, cost more
+    system time than the reduction costs. Without ``compact``: the full columns, layout and tag
+    left to the caller.
     """
     schema = _trec_schema(kind)
     names = list(schema)
     keep = [names.index(c) for c in _TREC_KEEP[kind]]
     parts = []
+    reduced = _Reduced(kind) if compact else None
     buf = bytearray(_READ_CHUNK)
     view = memoryview(buf)
     held = 0
@@ -188,19 +231,74 @@ def _polars_trec_chunks(path: Path, kind: Kind, sep: bytes) -> pl.DataFrame:
                 view = memoryview(buf)
                 held = end
                 continue
-            parts.append(
-                pl.read_csv(
-                    bytes(view[:cut]), separator=sep.decode(), has_header=False, quote_char=None,
-                    schema=schema, columns=keep,
-                )
+            part = pl.read_csv(
+                bytes(view[:cut]), separator=sep.decode(), has_header=False, quote_char=None,
+                schema=schema, columns=keep,
             )
+            if reduced is not None:
+                part = reduced.add(part)
+                if part is None:
+                    return None
+            parts.append(part)
             buf[: end - cut] = buf[cut:end]
             held = end - cut
             if not got:
                 break
-    if not parts:
-        return pl.DataFrame(schema={c: schema[c] for c in _TREC_KEEP[kind]})
-    return pl.concat(parts, rechunk=False)
+    kept = [c for c in _TREC_KEEP[kind] if reduced is None or c not in ("query_id", "tag")]
+    df = pl.concat(parts, rechunk=False) if parts else pl.DataFrame(schema={c: schema[c] for c in kept})
+    if reduced is None:
+        return df, None, None
+    return df, reduced.layout(df.height), reduced.tag()
+
+
+class _Reduced:
+    """The per-chunk reduction of :func:`_polars_trec_chunks` (``compact``)."""
+
+    def __init__(self, kind: Kind) -> None:
+        self.kind = kind
+        self.heads: list[pl.Series] = []
+        self.lengths: list[np.ndarray] = []
+        self.first_tag: str | None = None
+        self.one_tag = kind == "run"
+
+    def add(self, part: pl.DataFrame) -> pl.DataFrame | None:
+        if part.height == 0:
+            return part.drop("query_id", "tag", strict=False)
+        if not _frame_valid(part, self.kind):
+            return None
+        import numpy as np
+
+        rle = part.select(pl.col("query_id").rle()).to_series().struct.unnest()
+        self.heads.append(rle["value"])
+        self.lengths.append(rle["len"].to_numpy().astype(np.int64))
+        if self.one_tag:
+            tags = part["tag"]
+            first = tags[0]
+            if self.first_tag is None:
+                self.first_tag = first
+            self.one_tag = bool(first) and first == self.first_tag and bool((tags == first).all())
+        return part.drop("query_id", "tag", strict=False)
+
+    def layout(self, n_rows: int) -> Layout:
+        """The frame's query segments: the chunks' runs of equal ids, joined where a query spans two
+        chunks."""
+        import numpy as np
+
+        from ._segments import Layout
+
+        if not self.heads:
+            return Layout(pl.Series("query_id", [], dtype=pl.String), np.zeros(0, dtype=np.int64), 0)
+        heads = pl.concat(self.heads, rechunk=True)
+        lengths = np.concatenate(self.lengths)
+        first = np.cumsum([0] + [h.len() for h in self.heads[:-1]])[1:]  # first run of each later chunk
+        new = np.ones(lengths.size, dtype=bool)
+        if first.size:
+            new[first] = (heads.gather(first) != heads.gather(first - 1)).to_numpy()
+        at = np.flatnonzero(new)
+        return Layout(heads.gather(at), np.add.reduceat(lengths, at), n_rows)
+
+    def tag(self) -> str | None:
+        return self.first_tag if self.one_tag and self.first_tag else None
 
 
 def _slow_trec(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
@@ -288,11 +386,13 @@ def parse_trec(path: Path, kind: Kind, source: str) -> pl.DataFrame:
     Three tiers, each exact: polars straight from the file; polars after folding white space; a
     line-by-line parser that names the line of any error.
     """
-    return parse_trec_layout(path, kind, source)[0]
+    return parse_trec_layout(path, kind, source).frame
 
 
-def parse_trec_layout(path: Path, kind: Kind, source: str) -> tuple[pl.DataFrame, Layout | None]:
-    """:func:`parse_trec` and the frame's query layout when a polars tier has computed it."""
+def parse_trec_layout(path: Path, kind: Kind, source: str, compact: bool = False) -> Loaded:
+    """:func:`parse_trec` and the frame's query layout when a polars tier has computed it.
+
+    ``compact``: the frame may come without ``query_id`` and ``tag`` (see :class:`Loaded`)."""
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
     gz = head[:2] == b"\x1f\x8b"
@@ -300,7 +400,7 @@ def parse_trec_layout(path: Path, kind: Kind, source: str) -> tuple[pl.DataFrame
         first = _first_data_line(head)
         if first is not None:
             sep = b"\t" if b"\t" in first else b" "
-            found = _polars_trec(path, kind, sep, ragged=False, comments=False)
+            found = _polars_trec(path, kind, sep, ragged=False, comments=False, compact=compact)
             if found is not None:
                 return found
     data = _open_bytes(path)
@@ -311,7 +411,7 @@ def parse_trec_layout(path: Path, kind: Kind, source: str) -> tuple[pl.DataFrame
     normal = _TRAIL_WS.sub(b"", _LEAD_WS.sub(b"", _WS_RUN.sub(b" ", data)))
     found = _polars_trec(normal, kind, b" ", ragged=True) if normal.strip() else None
     if found is None:
-        return _slow_trec(data, kind, source), None
+        return Loaded(_slow_trec(data, kind, source), None)
     return found
 
 
@@ -493,11 +593,14 @@ def frame_from_dict(mapping: Mapping[str, Mapping[str, Any]], kind: Kind, source
 
 
 def read_file(path: str | os.PathLike[str], kind: Kind, fmt: str | None = None) -> pl.DataFrame:
-    return read_file_layout(path, kind, fmt)[0]
+    return read_file_layout(path, kind, fmt).frame
 
 
-def read_file_layout(path: str | os.PathLike[str], kind: Kind, fmt: str | None = None) -> tuple[pl.DataFrame, Layout | None]:
-    """:func:`read_file` and the frame's query layout when the reader has computed it (else None)."""
+def read_file_layout(path: str | os.PathLike[str], kind: Kind, fmt: str | None = None, compact: bool = False) -> Loaded:
+    """:func:`read_file` and the frame's query layout when the reader has computed it (else None).
+
+    ``compact``: a large TREC file may come back without ``query_id`` and ``tag`` (see
+    :class:`Loaded`); other formats never do."""
     p = Path(path)
     source = str(path)
     if not p.exists():
@@ -510,16 +613,16 @@ def read_file_layout(path: str | os.PathLike[str], kind: Kind, fmt: str | None =
             table = pl.read_parquet(p)
         except Exception as exc:  # noqa: BLE001
             raise FormatError(source, None, f"cannot read Parquet: {exc}") from exc
-        return frame_from_table(table, kind, source), None
+        return Loaded(frame_from_table(table, kind, source), None)
     if fmt == "trec":
-        return parse_trec_layout(p, kind, source)
+        return parse_trec_layout(p, kind, source, compact)
     data = _open_bytes(p)
     if not data.strip():
         raise EmptyInputError(f"{source}: the file is empty")
     if fmt == "jsonl":
-        return parse_jsonl(data, kind, source), None
+        return Loaded(parse_jsonl(data, kind, source), None)
     if fmt in ("csv", "tsv"):
-        return parse_delimited(data, kind, source, "," if fmt == "csv" else "\t"), None
+        return Loaded(parse_delimited(data, kind, source, "," if fmt == "csv" else "\t"), None)
     raise ConfigError(f"unknown input format {fmt!r}: use trec, csv, tsv, jsonl or parquet")
 
 

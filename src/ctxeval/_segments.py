@@ -38,6 +38,7 @@ __all__ = [
     "sort_tie_runs",
     "probe_by_query",
     "match_keys",
+    "with_query_id",
 ]
 
 _SEED = 0x5EED_C7E7
@@ -463,3 +464,12 @@ def probe_by_query(
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
     return np.concatenate(run_rows), np.concatenate(qrels_rows), np.concatenate(segments)
+
+
+def with_query_id(df: polars.DataFrame, lay: Layout) -> polars.DataFrame:
+    """``df`` with its ``query_id`` column (first) rebuilt from its layout, for frames read compactly
+    (see :class:`ctxeval._io.Loaded`); ``df`` itself when it has the column."""
+    if "query_id" in df.columns:
+        return df
+    seg = np.repeat(np.arange(lay.n_segments, dtype=np.int64), lay.lengths)
+    return pl.DataFrame([lay.heads.gather(seg).alias("query_id"), *df.get_columns()])
