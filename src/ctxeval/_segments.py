@@ -425,7 +425,7 @@ def probe_by_query(
     q_start = np.zeros(n_q, dtype=np.int64)
     q_start[qrels_q[valid]] = qrels_lay.starts[valid]
     qrels_hash = id_hash(qrels_docs) if qrels_lay.doc_hash is None else qrels_lay.doc_hash
-    qrels_docs = qrels_docs.rechunk()
+    # (the qrels doc ids stay in their chunks: gathering across them costs less than one rechunk)
     lengths = run_lay.lengths
 
     def probe(a: int, b: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
