@@ -191,16 +191,60 @@ def _frame_valid(df: pl.DataFrame, kind: Kind) -> bool:
 _READ_CHUNK = 16 << 20
 
 
+def _pread(fd: int, n: int, offset: int) -> bytes:
+    """Exactly ``n`` bytes at ``offset`` (fewer only at the end of the file)."""
+    data = os.pread(fd, n, offset)
+    while len(data) < n:
+        more = os.pread(fd, n - len(data), offset + len(data))
+        if not more:
+            break
+        data += more
+    return data
+
+
+def _line_pieces(path: Path) -> Iterator[bytes]:
+    """The file in pieces of about ``_READ_CHUNK`` bytes that end at a line end (the last may lack
+    its newline). Each piece is read straight into its own bytes object: the line end is found in a
+    small read of the piece's last bytes first, so no piece is copied after it is read (a 16 MB copy
+    costs 2.5 ms, during which polars' threads would wait). A line longer than the chunk makes the
+    piece longer."""
+    with open(path, "rb", buffering=0) as fh:
+        fd = fh.fileno()
+        total = os.fstat(fd).st_size
+        at, size = 0, _READ_CHUNK
+        while at < total:
+            end = at + size
+            if end >= total:
+                piece = _pread(fd, total - at, at)
+                if piece:
+                    yield piece
+                return
+            window, cut = 4096, -1
+            while cut < 0:
+                lo = max(at, end - window)
+                nl = _pread(fd, end - lo, lo).rfind(b"\n")
+                if nl >= 0:
+                    cut = lo + nl + 1
+                elif lo == at:  # no line end in the piece: a longer piece
+                    break
+                window *= 8
+            if cut < 0:
+                size *= 2
+                continue
+            yield _pread(fd, cut - at, at)
+            at, size = cut, _READ_CHUNK
+
+
 def _polars_trec_chunks(path: Path, kind: Kind, sep: bytes, compact: bool) -> tuple[pl.DataFrame, Layout | None, str | None] | None:
-    """polars over the file read in chunks of whole lines, into one reused buffer: ``(frame, layout,
-    tag)``, or ``None`` when a chunk fails the fast path's checks.
+    """polars over the file read in pieces of whole lines (see :func:`_line_pieces`): ``(frame,
+    layout, tag)``, or ``None`` when a piece fails the fast path's checks.
 
     Same result as one scan of the file, but the file is never mapped whole: peak memory is the
-    columns plus one chunk (a mapped 400 MB file counts fully in the resident set, and touching its
-    pages costs system time), and each chunk is still parsed by polars' threads.
+    columns plus one piece (a mapped 400 MB file counts fully in the resident set, and touching its
+    pages costs system time), and each piece is still parsed by polars' threads.
 
-    ``compact``: each chunk is checked (no empty field, finite scores) and reduced as soon as it is
-    parsed: its ``query_id`` column to runs of equal ids (joined across chunks into the frame's
+    ``compact``: each piece is checked (no empty field, finite scores) and reduced as soon as it is
+    parsed: its ``query_id`` column to runs of equal ids (joined across pieces into the frame's
     layout) and a run's ``tag`` column to whether one tag is used throughout; the frame keeps
     ``doc_id`` and the score or grade. Ten million rows then never hold two columns of id strings
     (320 MB that were only read once), and that memory, first touched page by page, cost more
@@ -212,38 +256,14 @@ def _polars_trec_chunks(path: Path, kind: Kind, sep: bytes, compact: bool) -> tu
     keep = [names.index(c) for c in _TREC_KEEP[kind]]
     parts = []
     reduced = _Reduced(kind) if compact else None
-    buf = bytearray(_READ_CHUNK)
-    view = memoryview(buf)
-    held = 0
-    with open(path, "rb", buffering=0) as fh:
-        while True:
-            got = fh.readinto(view[held:])
-            end = held + (got or 0)
-            if end == 0:
-                break
-            if got and end < len(buf):  # short read: fill the buffer before cutting
-                held = end
-                continue
-            cut = end if not got else buf.rfind(b"\n", 0, end) + 1
-            if cut == 0:  # one line longer than the buffer: grow it
-                view.release()
-                buf.extend(bytes(len(buf)))
-                view = memoryview(buf)
-                held = end
-                continue
-            part = pl.read_csv(
-                bytes(view[:cut]), separator=sep.decode(), has_header=False, quote_char=None,
-                schema=schema, columns=keep,
-            )
-            if reduced is not None:
-                part = reduced.add(part)
-                if part is None:
-                    return None
-            parts.append(part)
-            buf[: end - cut] = buf[cut:end]
-            held = end - cut
-            if not got:
-                break
+    for piece in _line_pieces(path):
+        part = pl.read_csv(piece, separator=sep.decode(), has_header=False, quote_char=None, schema=schema, columns=keep)
+        del piece
+        if reduced is not None:
+            part = reduced.add(part)
+            if part is None:
+                return None
+        parts.append(part)
     kept = [c for c in _TREC_KEEP[kind] if reduced is None or c not in ("query_id", "tag")]
     df = pl.concat(parts, rechunk=False) if parts else pl.DataFrame(schema={c: schema[c] for c in kept})
     if reduced is None:
