@@ -152,7 +152,11 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
     print(f"\n=== scale {scale}: {qrels} ({qrels.stat().st_size / 2**20:.1f} MiB), "
           f"{run} ({run.stat().st_size / 2**20:.1f} MiB) ===", flush=True)
 
+    # Repeats are interleaved (round 1: every tool once, round 2: ...), so that every tool meets the
+    # same machine conditions (a neighbour's load, the kernel still reclaiming a previous process's
+    # memory) rather than one tool taking all its repeats in one stretch.
     results: dict[str, dict] = {}
+    state: dict[str, dict] = {}
     for tool in tools:
         env = envs[tool]
         if env is None:
@@ -163,9 +167,12 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
         if tool == "ranx" and args.ranx_cold:
             cold_dir = Path(tempfile.mkdtemp(prefix="numba-cold-", dir=workdir))
             env["NUMBA_CACHE_DIR"] = str(cold_dir)
-        runs = []
-        res: dict = {"status": "ok"}
-        for i in range(args.repeat):
+        state[tool] = {"env": env, "cold_dir": cold_dir, "runs": [], "res": {"status": "ok"}}
+    for i in range(args.repeat):
+        for tool, st in state.items():
+            if st["res"]["status"] != "ok":
+                continue
+            cold_dir = st["cold_dir"]
             if cold_dir is not None and i > 0:  # every repeat cold
                 shutil.rmtree(cold_dir, ignore_errors=True)
                 cold_dir.mkdir()
@@ -173,19 +180,21 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
             log = workdir / f"{scale}-{tool}-{i}.log"
             cmd = [sys.executable, str(WORKERS / f"{tool}_worker.py"), str(qrels), str(run), str(out)]
             print(f"[{scale}] {tool} #{i + 1}/{args.repeat} ...", end=" ", flush=True)
-            wall, rss_kib, code, timed_out, cpu = run_child(cmd, env, log, args.timeout)
+            wall, rss_kib, code, timed_out, cpu = run_child(cmd, st["env"], log, args.timeout)
             if code != 0 or not out.exists():
                 why = "timeout" if timed_out else f"exit code {code}"
                 tail = log.read_text(errors="replace").strip().splitlines()[-15:]
                 print(f"FAILED ({why}, {wall:.1f}s)\n    " + "\n    ".join(tail), flush=True)
-                res = {"status": "failed", "reason": why, "log_tail": tail}
-                break
+                st["res"] = {"status": "failed", "reason": why, "log_tail": tail}
+                continue
             doc = json.loads(out.read_text())
             print(f"{wall:.2f}s (cpu {cpu:.2f}s), {rss_kib / 1024:.0f} MB", flush=True)
-            runs.append({"wall_s": wall, "cpu_s": cpu, "peak_rss_kib": rss_kib, "worker": doc})
-        if cold_dir is not None:
-            shutil.rmtree(cold_dir, ignore_errors=True)
-        if runs:
+            st["runs"].append({"wall_s": wall, "cpu_s": cpu, "peak_rss_kib": rss_kib, "worker": doc})
+    for tool, st in state.items():
+        if st["cold_dir"] is not None:
+            shutil.rmtree(st["cold_dir"], ignore_errors=True)
+        runs, res = st["runs"], st["res"]
+        if runs and res["status"] == "ok":
             walls = [r["wall_s"] for r in runs]
             last = runs[-1]["worker"]
             res.update(
@@ -205,6 +214,7 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
             if any(r["worker"]["means"] != last["means"] for r in runs):
                 res["notes"].append("means differ between repeats!")
         results[tool] = res
+    results = {t: results[t] for t in tools if t in results}  # the table in the order asked
 
     # ---- table --------------------------------------------------------------
     ref = results.get(REFERENCE) if results.get(REFERENCE, {}).get("status") == "ok" else None
