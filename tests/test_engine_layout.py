@@ -208,3 +208,33 @@ def test_duplicate_error_names_both_lines_in_a_large_grouped_run(tmp_path) -> No
     with pytest.raises(DuplicateError) as info:
         Run.from_file(path)
     assert f"duplicate run entry for query 'q30', doc 'd7' on lines 1208 and 1235" in str(info.value)
+
+
+@given(cases(), st.sampled_from([1, 24, 1 << 20]))
+def test_prepare_from_files_read_compactly_matches_oracle(case: tuple[pl.DataFrame, pl.DataFrame, str], chunk: int) -> None:
+    """The same cases through the files' polars reader (the light reader off), read in pieces of
+    ``chunk`` bytes: query ids reduced to segments piece by piece (a query may span pieces), the
+    query id column rebuilt only where a general path needs it."""
+    import tempfile
+    from pathlib import Path
+
+    from ctxeval import _io, _light
+
+    run, qrels, missing = case
+    old = (_io._READ_CHUNK, _light.LIGHT_MAX_BYTES)
+    _io._READ_CHUNK, _light.LIGHT_MAX_BYTES = chunk, 0
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            rp, qp = Path(tmp) / "run.txt", Path(tmp) / "qrels.txt"
+            rp.write_text("".join(f"{q} Q0 {d} {i + 1} {s!r} tag\n" for i, (q, d, s) in enumerate(run.iter_rows())), encoding="utf-8")
+            qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels.iter_rows()), encoding="utf-8")
+            r, qr = Run.from_file(rp), Qrels.from_file(qp)
+            assert r.name == "tag" and r.frame.equals(run) and qr.frame.equals(qrels)
+            r, qr = Run.from_file(rp), Qrels.from_file(qp)  # again: prepare without the rebuilt columns
+            assert r._df is not None and ("query_id" in r._df.columns) == (not r.layout.grouped)
+            data = prepare(qr, r, missing=missing, ties="trec")
+    finally:
+        _io._READ_CHUNK, _light.LIGHT_MAX_BYTES = old
+    got = {name: np.asarray(getattr(data, name)).tolist() for name in ("r_off", "j_idx", "j_grade", "q_off", "q_grade", "has_run")}
+    got["qids"] = data.qids
+    assert got == oracle(run, qrels, missing, "trec")
