@@ -397,6 +397,14 @@ def test_selector_errors(tmp_path: Path) -> None:
         sel.select(["a"], [float("inf")])
     with pytest.raises(InputError, match="numbers"):
         sel.select(["a"], ["high"])
+    # a passage listed twice (e.g. by two retrievers) would take two prompt slots
+    with pytest.raises(InputError, match=r"candidate id 'b' is given twice \(positions 1 and 3\)"):
+        sel.select(["a", "b", "c", "b"], [0.9, 0.8, 0.7, 0.75])
+    with pytest.raises(InputError, match=r"candidate id \['x'\] is given twice \(positions 0 and 2\)"):
+        sel.select_indices([["x"], ["y"], ["x"]], [1.0, 1.0, 1.0])  # unhashable ids: compared as strings
+    # a repeat below the cut selects nothing twice: the selection stands (only the selected are compared)
+    assert sel.select(["a", "b", "c", "a"], [0.9, 0.8, 0.7, 0.1]) == ["a", "b", "c"]
+    assert ContextSelector(3, 0.9).select(["a", "b", "a"], [0.9, 0.5, 0.4]) == ["a"]
     with pytest.raises(InputError, match="one-dimensional"):
         sel.select(["a"], [[1.0]])
     with pytest.raises(ConfigError, match="k_max"):

@@ -19,6 +19,11 @@ float64: there the doc id decides the order and a later passage can score a hair
 selection then stops at the first passage below τ, exactly as ``calibrate`` evaluated it, so the
 selected set is always a prefix of the ranking.
 
+A selection holding the same candidate id twice is an :class:`~ctxeval.errors.InputError` naming both
+positions (a passage would take two prompt slots). Only the selected candidates are compared, in
+O(K_max): a repeat below the cut changes nothing selected, and looking for it would cost more than
+the selection.
+
 Cost: O(n) for n candidates (one pass to check the order, one for the relative scores, and a
 partial partition instead of a sort when the input is not already ranked; of the candidates tied
 with the ``K_max``-th score a heap keeps the ones with the largest ids, and only ``K_max`` candidates
@@ -128,7 +133,9 @@ class ContextSelector:
             top = _top(ids, s32, k)
         rel = relative_scores_one(s, top)
         below = np.flatnonzero(rel < self.tau)
-        return top[: int(below[0])] if below.size else top
+        chosen = top[: int(below[0])] if below.size else top
+        _check_distinct(ids, chosen)
+        return chosen
 
     def select(self, ids: Sequence[Any], scores: Sequence[float] | np.ndarray) -> list[Any]:
         """The selected ids, in rank order."""
@@ -172,6 +179,30 @@ def _scores(ids: Sequence[Any], scores: Sequence[float] | np.ndarray) -> np.ndar
             + (f" ({bad} non-finite scores in all)" if bad > 1 else "")
         )
     return s
+
+
+def _check_distinct(ids: Sequence[Any], chosen: np.ndarray) -> None:
+    """The chosen candidates' ids are distinct: a passage listed twice would take two prompt slots
+    (and the evaluation that calibrated the policy rejects a repeated (query, doc) pair too). Ids are
+    compared as Python values (unhashable ones as their strings)."""
+    picked = [ids[i] for i in chosen.tolist()]
+    try:
+        if len(set(picked)) == len(picked):
+            return
+        keys: list[Any] = picked
+    except TypeError:  # unhashable ids
+        keys = [str(i) for i in picked]
+        if len(set(keys)) == len(keys):
+            return
+    seen: dict[Any, int] = {}
+    for at, key in enumerate(keys):
+        pos = int(chosen[at])
+        if key in seen:
+            raise InputError(
+                f"candidate id {ids[pos]!r} is given twice (positions {min(seen[key], pos)} and {max(seen[key], pos)}); "
+                "pass each candidate once (e.g. keep the higher score of a passage that two retrievers returned)"
+            )
+        seen[key] = pos
 
 
 def _ranked(ids: Sequence[Any], s32: np.ndarray) -> bool:
