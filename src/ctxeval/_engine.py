@@ -422,16 +422,20 @@ class _FastRows:
         return rows
 
 
-def _fast_run_rows(run: Run, qrels: Qrels, qids: pl.Series, ties: str, qseg_q: np.ndarray | None = None) -> _FastRows | None:
+def _fast_run_rows(
+    run: Run, qrels: Qrels, qids: pl.Series, ties: str, qseg_q: np.ndarray | None = None, seg_q: np.ndarray | None = None
+) -> _FastRows | None:
     """Segments and judged rows for runs grouped by query and (up to ties) ranked by score: no sort
-    of the run's rows, only segment-level moves. ``None`` when the input needs the general path."""
+    of the run's rows, only segment-level moves. ``None`` when the input needs the general path.
+    ``qseg_q`` / ``seg_q``: the qrels' / run's :func:`_segment_index` when the caller knows them."""
     lay = run.layout
     if not lay.grouped:
         return None
     tie = _within_segment_order(column(run, "score"), column(run, "doc_id"), lay, ties)
     if tie is None:
         return None
-    seg_q = _segment_index(lay, qids)
+    if seg_q is None:
+        seg_q = _segment_index(lay, qids)
     kept = seg_q >= 0
     lengths = np.zeros(qids.len(), dtype=np.int64)
     lengths[seg_q[kept]] = lay.lengths[kept]
@@ -541,6 +545,31 @@ def _query_ids(obj: Qrels | Run) -> pl.Series:
     return lay.heads if lay.grouped else obj.frame["query_id"].unique()
 
 
+def _sorted_positions(
+    qrels: Qrels, judged_q: pl.Series, in_run: pl.Series, run: Run, run_q: pl.Series, run_judged: pl.Series, missing: str
+) -> dict[str, np.ndarray]:
+    """What :func:`prepare` would otherwise search for, when the query ids come sorted: ``qrels`` (the
+    qrels segments' positions in the evaluated query list), ``run`` (the run segments') and
+    ``has_run`` (which evaluated queries the run holds). The evaluated list is the judged ids
+    (``missing="zero"``) or the judged ids in the run, ascending; with the qrels heads distinct and
+    ascending, a judged query's position in it is the count of kept heads before it, and likewise
+    for the run's heads under ``ignore`` (then every evaluated query is in the run)."""
+    out: dict[str, np.ndarray] = {}
+    if not (qrels.layout.grouped and bool(judged_q.is_sorted())):
+        return out
+    judged_in_run = in_run.to_numpy().astype(bool)
+    if missing == "zero":
+        out["qrels"] = np.arange(judged_q.len(), dtype=np.int64)
+        out["has_run"] = judged_in_run
+    else:
+        out["qrels"] = np.where(judged_in_run, np.cumsum(judged_in_run) - 1, -1).astype(np.int64)
+        out["has_run"] = np.ones(int(judged_in_run.sum()), dtype=bool)
+        if run.layout.grouped and bool(run_q.is_sorted()):
+            kept = run_judged.to_numpy().astype(bool)
+            out["run"] = np.where(kept, np.cumsum(kept) - 1, -1).astype(np.int64)
+    return out
+
+
 def prepare(
     qrels: Qrels,
     run: Run,
@@ -576,8 +605,9 @@ def prepare(
     judged_q = _query_ids(qrels)
     run_q = _query_ids(run)
     in_run = judged_q.is_in(run_q.implode())
+    run_judged = run_q.is_in(judged_q.implode())
     missing_ids = tuple(judged_q.filter(~in_run).sort().to_list())
-    unjudged_ids = tuple(run_q.filter(~run_q.is_in(judged_q.implode())).sort().to_list())
+    unjudged_ids = tuple(run_q.filter(~run_judged).sort().to_list())
     if missing == "error" and missing_ids:
         shown = ", ".join(missing_ids[:5]) + (" ..." if len(missing_ids) > 5 else "")
         raise QueryMismatchError(
@@ -587,6 +617,9 @@ def prepare(
     both = judged_q.filter(in_run).sort()
     qids_s = judged_q.sort() if missing == "zero" else both
     qids = qids_s.to_list()
+    # query ids in sorted, grouped files (the usual case): where each segment's query sits in qids_s
+    # follows from the membership masks, without searching the ids
+    known_at = _sorted_positions(qrels, judged_q, in_run, run, run_q, run_judged, missing)
     acc = QueryAccounting(
         evaluated=both.len(),
         missing=len(missing_ids),
@@ -597,8 +630,10 @@ def prepare(
     )
     want_frame = keep_frame or rag
 
-    qseg_q = _segment_index(qrels.layout, qids_s) if qrels.layout.grouped else None
-    fast = _fast_run_rows(run, qrels, qids_s, ties, qseg_q)
+    qseg_q = known_at.get("qrels")
+    if qseg_q is None and qrels.layout.grouped:
+        qseg_q = _segment_index(qrels.layout, qids_s)
+    fast = _fast_run_rows(run, qrels, qids_s, ties, qseg_q, known_at.get("run"))
     known: dict[str, np.ndarray] = {}
     if fast is not None:
         r_off, j_idx, j_grade = fast.r_off, fast.j_idx, fast.j_grade
@@ -632,7 +667,9 @@ def prepare(
         qcounts = dict(qsorted.group_by("query_id").len().iter_rows())
         q_off = _align(qcounts, qids)
         q_grade = qsorted["relevance"].to_numpy().astype(np.int64, copy=False)
-    has_run = qids_s.is_in(run_q.implode()).to_numpy().astype(bool)
+    has_run = known_at.get("has_run")
+    if has_run is None:
+        has_run = qids_s.is_in(run_q.implode()).to_numpy().astype(bool)
     data = EvalData(
         qids,
         r_off,
