@@ -151,6 +151,9 @@ class Qrels:
             out = cls(df, str(path), dropped_duplicates=dropped)
         else:  # read compactly: the layout holds the query ids (see _read_checked)
             out = cls.__new__(cls)
+            # one contiguous piece per column: evaluation gathers doc ids and reads grades as numpy
+            # arrays, and this costs less here (often on the reading thread, see evaluate) than there
+            df = df.rechunk()
             out._df, out.source, out.dropped_duplicates, out._keys, out._light = df, str(path), 0, None, None
         out._layout = lay
         out._unique = True
