@@ -425,7 +425,8 @@ def probe_by_query(
     q_start = np.zeros(n_q, dtype=np.int64)
     q_start[qrels_q[valid]] = qrels_lay.starts[valid]
     qrels_hash = id_hash(qrels_docs) if qrels_lay.doc_hash is None else qrels_lay.doc_hash
-    # (the qrels doc ids stay in their chunks: gathering across them costs less than one rechunk)
+    # the qrels doc ids are not rechunked here: gathering across chunks costs less than one rechunk
+    # (qrels read from a file are contiguous already, see Qrels.from_file)
     lengths = run_lay.lengths
 
     def probe(a: int, b: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
