@@ -44,7 +44,8 @@ REFERENCE = "pytrec_eval"
 TOL = 1e-6
 EXPECTED_DIFF = {"ranx": "ranx breaks score ties differently from trec_eval"}
 IMPORT_NAME = {"ctxeval": "ctxeval", "pytrec_eval": "pytrec_eval",
-               "ir_measures": "ir_measures", "ranx": "ranx"}
+               "ir_measures": "ir_measures", "ranx": "ranx", "ctxeval@ref": "ctxeval"}
+REF_TOOL = "ctxeval@ref"  # ctxeval from another checkout (--ref), for before/after figures
 
 
 # --------------------------------------------------------------------------- helpers
@@ -67,6 +68,20 @@ def tool_env(tool: str) -> tuple[dict | None, str]:
             return env, f"using PYTHONPATH={src} (package not installed)"
         reason = (r.stderr.strip().splitlines() or ["import failed"])[-1]
     return None, reason
+
+
+def ref_env(checkout: Path) -> tuple[dict | None, str]:
+    """Environment importing ctxeval from ``checkout``/src (ahead of the installed one)."""
+    src = checkout.resolve() / "src"
+    if not (src / "ctxeval").is_dir():
+        return None, f"{src} holds no ctxeval package"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(src)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    r = subprocess.run([sys.executable, "-c", "import ctxeval, os; print(os.path.dirname(ctxeval.__file__))"],
+                       env=env, capture_output=True, text=True)
+    if r.returncode != 0 or not r.stdout.strip().startswith(str(src)):
+        return None, f"cannot import ctxeval from {src}: {(r.stderr.strip().splitlines() or [r.stdout.strip()])[-1]}"
+    return env, f"ctxeval from {src}"
 
 
 def byte_compile(tool: str, env: dict) -> str:
@@ -178,7 +193,8 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
                 cold_dir.mkdir()
             out = workdir / f"{scale}-{tool}-{i}.json"
             log = workdir / f"{scale}-{tool}-{i}.log"
-            cmd = [sys.executable, str(WORKERS / f"{tool}_worker.py"), str(qrels), str(run), str(out)]
+            worker = "ctxeval" if tool == REF_TOOL else tool
+            cmd = [sys.executable, str(WORKERS / f"{worker}_worker.py"), str(qrels), str(run), str(out)]
             print(f"[{scale}] {tool} #{i + 1}/{args.repeat} ...", end=" ", flush=True)
             wall, rss_kib, code, timed_out, cpu = run_child(cmd, st["env"], log, args.timeout)
             if code != 0 or not out.exists():
@@ -306,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ranx-cold", action="store_true",
                     help="fresh NUMBA_CACHE_DIR for each ranx process (timing includes JIT)")
     ap.add_argument("--keep", action="store_true", help="keep worker outputs/logs (printed dir)")
+    ap.add_argument("--ref", metavar="CHECKOUT",
+                    help="also run ctxeval from CHECKOUT/src as the tool ctxeval@ref, interleaved with the others "
+                         "(before/after figures of a change: e.g. a git worktree of the commit before it)")
     ap.add_argument("--no-compile", action="store_true",
                     help="do not byte-compile the ctxeval package before measuring it")
     args = ap.parse_args(argv)
@@ -315,18 +334,20 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         ap.error(f"unknown tools {bad}; choose from {ALL_TOOLS}")
     # reference first so ratios/agreement are available, otherwise keep given order
+    if args.ref:
+        tools.append(REF_TOOL)
     tools = sorted(dict.fromkeys(tools), key=lambda t: t != REFERENCE)
 
     envs: dict = {}
     for t in tools:
-        env, msg = tool_env(t)
+        env, msg = ref_env(Path(args.ref)) if t == REF_TOOL else tool_env(t)
         envs[t] = env
         if env is None:
             envs[f"{t}:reason"] = f"`import {IMPORT_NAME[t]}` failed ({msg})"
             print(f"SKIP {t}: cannot `import {IMPORT_NAME[t]}` with {sys.executable}: {msg}")
         elif msg:
             print(f"{t}: {msg}")
-        if env is not None and t == "ctxeval" and not args.no_compile:
+        if env is not None and t in ("ctxeval", REF_TOOL) and not args.no_compile:
             print(f"{t}: {byte_compile(t, env)}")
 
     workdir = Path(tempfile.mkdtemp(prefix="ctxeval-bench-"))
