@@ -13,45 +13,51 @@ from typing import TYPE_CHECKING, Any
 from ._errors import (
     ConfigError,
     CtxevalError,
+    DependencyError,
     DuplicateError,
     EmptyInputError,
     FormatError,
     InputError,
     MeasureError,
+    PoolError,
     QueryMismatchError,
 )
+from ._version import __version__
 
 if TYPE_CHECKING:
     from ._calibrate import Calibration, calibrate
-    from ._compare import Report, compare
+    from ._compare import Stats
+    from ._context.settings import RagConfig
+    from ._context.utility import DistractorRules, UtilityConfig
+    from ._core.grademap import GradeMap
     from ._curve import metric_at_k
-    from ._data import GradeMap, Qrels, Run
     from ._diagnose import Diagnosis, diagnose
     from ._distraction import distraction_table
     from ._evaluate import Result, RunResult, evaluate
     from ._fit_udcg import fit_udcg
+    from ._io.model import Qrels, Run
     from ._measures import Family, Measure, families, parse_measure, parse_measures
-    from ._pool import PoolError
+    from ._policies import Policies
+    from ._render.report import Report, compare
     from ._selector import ContextSelector
-    from ._utility import DistractorRules, UtilityConfig
-
-__version__ = "0.1.0"
 
 # public name -> the private module defining it (imported on first access)
 _LAZY = {
-    "GradeMap": "._data",
-    "Qrels": "._data",
-    "Run": "._data",
+    "GradeMap": "._core.grademap",
+    "Qrels": "._io.model",
+    "Run": "._io.model",
+    "Policies": "._policies",
+    "RagConfig": "._context.settings",
+    "DistractorRules": "._context.utility",
+    "UtilityConfig": "._context.utility",
+    "Stats": "._compare",
     "Diagnosis": "._diagnose",
     "diagnose": "._diagnose",
     "distraction_table": "._distraction",
     "fit_udcg": "._fit_udcg",
-    "DistractorRules": "._utility",
-    "UtilityConfig": "._utility",
     "Result": "._evaluate",
     "RunResult": "._evaluate",
     "evaluate": "._evaluate",
-    "PoolError": "._pool",
     "Family": "._measures",
     "Measure": "._measures",
     "families": "._measures",
@@ -60,8 +66,8 @@ _LAZY = {
     "ContextSelector": "._selector",
     "calibrate": "._calibrate",
     "Calibration": "._calibrate",
-    "compare": "._compare",
-    "Report": "._compare",
+    "compare": "._render.report",
+    "Report": "._render.report",
     "metric_at_k": "._curve",
 }
 
@@ -90,7 +96,9 @@ __all__ = [
     "fit_udcg",
     "DistractorRules",
     "UtilityConfig",
-    "PoolError",
+    "RagConfig",
+    "Policies",
+    "Stats",
     "Qrels",
     "Run",
     "GradeMap",
@@ -109,8 +117,10 @@ __all__ = [
     "FormatError",
     "DuplicateError",
     "EmptyInputError",
+    "PoolError",
     "MeasureError",
     "QueryMismatchError",
     "ConfigError",
+    "DependencyError",
     "__version__",
 ]

@@ -16,8 +16,7 @@ from typing import Any
 
 from ._errors import ConfigError, MeasureError
 from ._evaluate import Result, aggregate, evaluate
-from ._measures import Measure, parse_measure
-from ._measures._base import make
+from ._measures import Measure, make, parse_measure
 
 __all__ = ["parse_ks", "curve_family", "curve_measures", "curves_from_result", "metric_at_k", "pr_measures", "pr_from_result", "RECALL_LEVELS"]
 
@@ -120,11 +119,19 @@ def curves_from_result(result: Result, curves: dict[str, list[Measure]], ks: Seq
     return {"ks": list(ks), "series": series}
 
 
-def metric_at_k(qrels: Any, runs: Any, measure_families: Sequence[str | Measure] | str, ks: str | int | Iterable[int] = 20, **evaluate_options: Any) -> dict[str, Any]:
+def metric_at_k(
+    qrels: Any,
+    runs: Any,
+    measure_families: Sequence[str | Measure] | str,
+    ks: str | int | Iterable[int] = 20,
+    *,
+    policies: Any = None,
+    rag: Any = None,
+    utility: Any = None,
+) -> dict[str, Any]:
     """Every measure family at every cutoff in ``ks``, averaged over queries, for each run.
 
-    ``evaluate_options`` are passed to :func:`ctxeval.evaluate` (``missing``, ``ties``, ``pool``,
-    ``grade_map``...). Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``, the
+    ``policies``, ``rag`` and ``utility`` are as for :func:`ctxeval.evaluate`. Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``, the
     values in the order of ``ks`` (``None`` where the measure is undefined for every query).
 
     >>> qrels = {"q1": {"a": 1, "b": 1}}
@@ -137,7 +144,7 @@ def metric_at_k(qrels: Any, runs: Any, measure_families: Sequence[str | Measure]
         raise ConfigError("metric_at_k needs at least one measure family")
     k_list = parse_ks(ks)
     curves = curve_measures(fams, k_list)
-    result = evaluate(qrels, runs, [m for ms in curves.values() for m in ms], **evaluate_options)
+    result = evaluate(qrels, runs, [m for ms in curves.values() for m in ms], policies=policies, rag=rag, utility=utility)
     out = curves_from_result(result, curves, k_list)
     out["settings"] = result.settings
     return out

@@ -1,4 +1,20 @@
-"""The exception hierarchy: every error ctxeval raises on purpose derives from :class:`CtxevalError`."""
+"""The exception tree: every error ctxeval raises on purpose derives from :class:`CtxevalError`.
+
+::
+
+    CtxevalError
+    ├── InputError (ValueError)        input data breaks a rule of its format
+    │   ├── FormatError                a malformed line or record (source, line, problem, text)
+    │   ├── DuplicateError             a (query, doc) pair given twice
+    │   ├── EmptyInputError            no data records
+    │   └── PoolError                  a reranked run holds docs outside its retrieval pool
+    ├── MeasureError (ValueError)      a measure name cannot be parsed, is unknown, or is misused
+    ├── QueryMismatchError (ValueError)  judged queries missing from a run under missing="error"
+    ├── ConfigError (ValueError)       an option or policy value is invalid
+    └── DependencyError (ImportError)  an optional extra is not installed (the message says how)
+
+The command line prints any of them as one line, ``ctxeval: error: ...``, with exit status 2.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +24,11 @@ __all__ = [
     "FormatError",
     "DuplicateError",
     "EmptyInputError",
+    "PoolError",
     "MeasureError",
     "QueryMismatchError",
     "ConfigError",
+    "DependencyError",
 ]
 
 
@@ -46,6 +64,10 @@ class EmptyInputError(InputError):
     """A file or frame holds no data records."""
 
 
+class PoolError(InputError):
+    """A final run holds docs that are not in its retrieval pool (and outside docs are not allowed)."""
+
+
 class MeasureError(CtxevalError, ValueError):
     """A measure name cannot be parsed, is unknown, or has invalid parameters."""
 
@@ -56,3 +78,12 @@ class QueryMismatchError(CtxevalError, ValueError):
 
 class ConfigError(CtxevalError, ValueError):
     """An option or policy value is invalid."""
+
+
+class DependencyError(CtxevalError, ImportError):
+    """An optional package is not installed; the message names the extra that installs it."""
+
+    def __init__(self, what: str, package: str, extra: str) -> None:
+        self.package = package
+        self.extra = extra
+        super().__init__(f"{what} needs {package}, which is not installed: pip install 'ctxeval[{extra}]'")

@@ -9,7 +9,7 @@ The policy (written by ``ctxeval calibrate``, see :mod:`ctxeval._calibrate`):
    (trec_eval's precision), ties broken by doc id descending (ids compared as strings, which for
    str ids is byte-wise UTF-8 order, as the evaluation compares them);
 2. compute every candidate's relative score over the whole candidate list
-   (:func:`ctxeval._relscore.relative_scores`: ``s / s_max`` when all scores are > 0, else
+   (:func:`ctxeval._core.relscore.relative_scores`: ``s / s_max`` when all scores are > 0, else
    ``(s - s_min) / (s_max - s_min)``; 1.0 everywhere when all scores are equal);
 3. keep the candidates in rank order while their relative score is ≥ τ, at most ``K_max`` of them.
 
@@ -19,7 +19,7 @@ float64: there the doc id decides the order and a later passage can score a hair
 selection then stops at the first passage below τ, exactly as ``calibrate`` evaluated it, so the
 selected set is always a prefix of the ranking.
 
-A selection holding the same candidate id twice is an :class:`~ctxeval.errors.InputError` naming both
+A selection holding the same candidate id twice is an :class:`~ctxeval.InputError` naming both
 positions (a passage would take two prompt slots). Only the selected candidates are compared, in
 O(K_max): a repeat below the cut changes nothing selected, and looking for it would cost more than
 the selection.
@@ -43,12 +43,12 @@ from typing import Any
 import numpy as np
 
 from ._errors import ConfigError, FormatError, InputError
-from ._relscore import relative_scores_one
+from ._core.ranking import RANKING_RULE, score_key
+from ._core.relscore import relative_scores_one
 
 __all__ = ["ContextSelector", "POLICY_FORMAT", "RANKING_RULE", "RELATIVE_SCORE_RULE"]
 
 POLICY_FORMAT = 1  #: the version of the policy JSON layout; ``from_dict`` rejects other versions
-RANKING_RULE = "score descending as float32, ties by doc id descending (byte-wise)"
 RELATIVE_SCORE_RULE = "s/s_max if every score of the candidate list > 0, else (s-s_min)/(s_max-s_min); all equal -> 1"
 
 
@@ -125,7 +125,7 @@ class ContextSelector:
         n = s.size
         if n == 0:
             return np.zeros(0, dtype=np.int64)
-        s32 = s.astype(np.float32)
+        s32 = score_key(s)
         k = min(self.k_max, n)
         if _ranked(ids, s32):
             top = np.arange(k, dtype=np.int64)

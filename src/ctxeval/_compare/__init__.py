@@ -1,0 +1,7 @@
+"""Comparing systems: did the change make the system better? (``ctxeval compare``)"""
+
+from .compare import compare
+from .model import Block, Comparison, Report, RunSummary, Stratum
+from .settings import CORRECTION_NAMES, TEST_NAMES, Stats
+
+__all__ = ["compare", "Report", "Comparison", "Block", "RunSummary", "Stratum", "Stats", "TEST_NAMES", "CORRECTION_NAMES"]

@@ -1,0 +1,6 @@
+"""Comparing ranking profiles by the harm they do to an LLM reader (``ctxeval distraction``)."""
+
+from .dynamic_k import dynamic_k_summary, optimal_k
+from .table import RISKY, SAFE, VERDICTS, auto_rel, distraction_table, safety_verdict
+
+__all__ = ["distraction_table", "safety_verdict", "auto_rel", "dynamic_k_summary", "optimal_k", "SAFE", "RISKY", "VERDICTS"]

@@ -1,0 +1,74 @@
+"""How input is read and queries are counted: one frozen, validated value shared by every verb.
+
+* ``ties``: the ranking rule. ``trec`` (trec_eval's): score descending, compared as 32-bit floats
+  (trec_eval 9 and pytrec_eval hold scores as C floats), ties broken by doc id descending
+  (byte-wise); ``input``: the order of the rows within each query as given.
+* ``missing``: judged queries a run lacks. ``zero``: scored 0 (trec_eval ``-c``); ``ignore``: left
+  out (trec_eval's default); ``error``: refused.
+* ``duplicates``: a (query, doc) pair given twice. ``error``; ``first``: keep the first line;
+  ``best``: keep the highest score (runs) or grade (qrels).
+
+The command line reads its choices and help texts from :data:`CHOICES` and :data:`HELP`.
+
+>>> Policies(missing="ignore")
+Policies(ties='trec', missing='ignore', duplicates='error')
+>>> Policies(ties="tre")
+Traceback (most recent call last):
+ctxeval._errors.ConfigError: ties must be one of 'trec', 'input', got 'tre'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ._errors import ConfigError
+
+__all__ = ["Policies", "CHOICES", "HELP"]
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "ties": ("trec", "input"),
+    "missing": ("zero", "ignore", "error"),
+    "duplicates": ("error", "first", "best"),
+}
+
+HELP: dict[str, str] = {
+    "ties": "trec: score (as float32) descending, then doc id descending; input: the file's order within each query",
+    "missing": "judged queries absent from a run: zero = score them 0 (trec_eval -c; default), "
+    "ignore = leave them out (trec_eval's default), error = fail",
+    "duplicates": "a repeated (query, doc) pair: fail, or keep the first / the best-scored",
+}
+
+
+@dataclass(frozen=True)
+class Policies:
+    """The ranking, query-set and duplicate rules (see the module docstring)."""
+
+    ties: str = "trec"
+    missing: str = "zero"
+    duplicates: str = "error"
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            allowed = CHOICES[f.name]
+            if value not in allowed:
+                raise ConfigError(f"{f.name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+
+    @classmethod
+    def coerce(cls, value: Policies | Mapping[str, Any] | None) -> Policies:
+        """A :class:`Policies`, a mapping of its fields, or None (the defaults)."""
+        if value is None:
+            return cls()
+        if isinstance(value, Policies):
+            return value
+        if isinstance(value, Mapping):
+            unknown = set(value) - {f.name for f in fields(cls)}
+            if unknown:
+                raise ConfigError(f"unknown policies {sorted(unknown)}; policies are ties, missing and duplicates")
+            return cls(**value)
+        raise ConfigError(f"policies must be a Policies value or a mapping, got {type(value).__name__}")
+
+    def describe(self) -> dict[str, str]:
+        return {"ties": self.ties, "missing": self.missing, "duplicates": self.duplicates}
