@@ -27,7 +27,7 @@ from ._io.side import fit_hash, read_fit, read_groups
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
 
-__all__ = ["Session", "open_session", "measure_list", "unique_names", "coerce_utility"]
+__all__ = ["Session", "open_session", "prepare", "measure_list", "unique_names", "coerce_utility"]
 
 _OVERLAP_QRELS_BYTES = 2 << 20  # below this, a second thread costs more than it saves
 
@@ -199,3 +199,20 @@ def open_session(
 def with_settings(session: Session, **changes: Any) -> Session:
     """The session with some settings replaced (e.g. another utility configuration)."""
     return replace(session, settings=replace(session.settings, **changes))
+
+
+def prepare(
+    qrels: Any,
+    run: Any,
+    measures: Iterable[str | Measure] | str | Measure = (),
+    *,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: RagConfig | Mapping[str, Any] | None = None,
+    utility: UtilityConfig | Mapping[str, Any] | None = None,
+    keep_rows: bool = False,
+    extras: Iterable[str] = (),
+) -> EvalData:
+    """One run joined with the qrels, with the side data of ``measures`` and ``extras`` built: what
+    a verb computes its measures on (for tests and for measures of one's own)."""
+    session, (r,) = open_session(qrels, [run], measures, policies=policies, rag=rag, utility=utility)
+    return session.prepare(r, keep_rows=keep_rows, extras=extras)
