@@ -18,7 +18,16 @@ from ._errors import ConfigError, MeasureError
 from ._evaluate import Result, aggregate, evaluate
 from ._measures import Measure, make, parse_measure
 
-__all__ = ["parse_ks", "curve_family", "curve_measures", "curves_from_result", "metric_at_k", "pr_measures", "pr_from_result", "RECALL_LEVELS"]
+__all__ = [
+    "RECALL_LEVELS",
+    "curve_family",
+    "curve_measures",
+    "curves_from_result",
+    "metric_at_k",
+    "parse_ks",
+    "pr_from_result",
+    "pr_measures",
+]
 
 RECALL_LEVELS = tuple(i / 10 for i in range(11))
 MAX_K = 100_000
@@ -51,7 +60,9 @@ def parse_ks(spec: str | int | Iterable[int]) -> list[int]:
             else:
                 raise ValueError("not a cutoff list")
         except ValueError:
-            raise ConfigError(f"cutoffs must look like 1:50, 1:50:5, 1,5,10 or 20 (meaning 1:20), got {spec!r}") from None
+            raise ConfigError(
+                f"cutoffs must look like 1:50, 1:50:5, 1,5,10 or 20 (meaning 1:20), got {spec!r}"
+            ) from None
     else:
         ks = []
         for k in spec:
@@ -144,7 +155,9 @@ def metric_at_k(
         raise ConfigError("metric_at_k needs at least one measure family")
     k_list = parse_ks(ks)
     curves = curve_measures(fams, k_list)
-    result = evaluate(qrels, runs, [m for ms in curves.values() for m in ms], policies=policies, rag=rag, utility=utility)
+    result = evaluate(
+        qrels, runs, [m for ms in curves.values() for m in ms], policies=policies, rag=rag, utility=utility
+    )
     out = curves_from_result(result, curves, k_list)
     out["settings"] = result.settings
     return out

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ._errors import CtxevalError
 
-__all__ = ["example_path", "example_runs", "demo_report"]
+__all__ = ["demo_report", "example_path", "example_runs"]
 
 CLASSICAL = ("nDCG@10", "RR", "AP", "P@5", "R@50", "Judged@10")
 
@@ -28,7 +28,13 @@ def example_runs() -> list[Path]:
 
 SET_VIEW = ("RA-nWG@5", "RA-nWG@10", "N-Recall4+@10", "Precision4+@5", "Harm@5", "PROC@10", "%PROC@10")
 #: the example's systems: final ordering -> the retrieval pool it reranks (None: the run is its own pool)
-SYSTEMS = {"bm25.run": None, "tfidf.run": None, "rrf.run": None, "bm25-rerank.run": "bm25.run", "rrf-rerank.run": "rrf.run"}
+SYSTEMS = {
+    "bm25.run": None,
+    "tfidf.run": None,
+    "rrf.run": None,
+    "bm25-rerank.run": "bm25.run",
+    "rrf-rerank.run": "rrf.run",
+}
 
 
 def demo_report(html: str | Path | None = None) -> str:
@@ -57,7 +63,11 @@ def demo_report(html: str | Path | None = None) -> str:
     parts = []
     for path in runs:
         pool = SYSTEMS[path.name]
-        parts.append(evaluate(qrels, str(path), SET_VIEW, rag=RagConfig(pool=str(example_path(f"runs/{pool}")) if pool else None)))
+        parts.append(
+            evaluate(
+                qrels, str(path), SET_VIEW, rag=RagConfig(pool=str(example_path(f"runs/{pool}")) if pool else None)
+            )
+        )
     merged = Result(parts[0].measures, [r for p in parts for r in p.runs], parts[0].settings)
     lines.append(render(merged, "table"))
     lines.append("3. Fix the retriever or the reranker? (rrf-rerank over the rrf pool, K = 5)")
@@ -79,7 +89,11 @@ def _html_section(qrels: Path, runs: list[Path], out: Path) -> list[str]:
 
     lines = ["6. Did a change help? Paired tests against bm25 (randomization test, Holm; 95% bootstrap CIs)"]
     report = compare(
-        qrels, [str(p) for p in runs], COMPARE_VIEW, baseline="bm25", strata=str(example_path("categories.tsv")),
+        qrels,
+        [str(p) for p in runs],
+        COMPARE_VIEW,
+        baseline="bm25",
+        strata=str(example_path("categories.tsv")),
         utility=UtilityConfig.resolve(distractors=str(example_path("distractors.txt"))),
         num_rel_level=3,  # relevant on the 1-5 scale: grade >= 3, as the RAG measures count it
     )
@@ -93,10 +107,10 @@ def _html_section(qrels: Path, runs: list[Path], out: Path) -> list[str]:
         page = report.to_html()
     except DependencyError as exc:
         lines.append(f"  HTML report not written: {exc}")
-        return lines + [""]
+        return [*lines, ""]
     out.write_text(page, encoding="utf-8", newline="\n")
     lines.append(f"  HTML report (self-contained, opens offline): {out.resolve()}")
-    return lines + [""]
+    return [*lines, ""]
 
 
 def _distraction_section(qrels: Path, runs: list[Path]) -> list[str]:
@@ -122,15 +136,21 @@ def _distraction_section(qrels: Path, runs: list[Path]) -> list[str]:
         f"the most dangerous run at K = 5 is {worst['run']} ({worst['verdict']}, distractor rate {worst['distractor_rate']:.4f})."
     )
     lines.append("")
-    lines.append("5. Calibrated runtime policy per run: keep candidates in rank order while relative score >= tau, at most K_max")
-    lines.append("   (objective: total utility of the selected passages; grid K_max 1..20 x tau 0..0.95; 5-fold CV, seed 0)")
+    lines.append(
+        "5. Calibrated runtime policy per run: keep candidates in rank order while relative score >= tau, at most K_max"
+    )
+    lines.append(
+        "   (objective: total utility of the selected passages; grid K_max 1..20 x tau 0..0.95; 5-fold CV, seed 0)"
+    )
     for i, path in enumerate(runs):
         cal = calibrate(qrels, str(path), k=20, utility=known)
         if i == 0 and cal.policy.get("utility"):
             lines.extend("   " + line for line in describe_lines(cal.policy["utility"]))
         lines.append(f"  {path.stem}:")
         lines.extend("    " + line for line in calibration_lines(cal, settings=False))
-    lines.append("  Apply a policy at serving time: ctxeval.ContextSelector.from_json('policy.json').select(ids, scores)")
+    lines.append(
+        "  Apply a policy at serving time: ctxeval.ContextSelector.from_json('policy.json').select(ids, scores)"
+    )
     lines.append("")
     return lines
 

@@ -31,7 +31,7 @@ from ._measures import make
 from ._policies import Policies
 from ._session import open_session
 
-__all__ = ["diagnose", "classify", "Diagnosis", "QueryDiagnosis", "MissedDoc", "VERDICTS"]
+__all__ = ["VERDICTS", "Diagnosis", "MissedDoc", "QueryDiagnosis", "classify", "diagnose"]
 
 VERDICTS = ("retrieval", "selection", "healthy", "undefined")
 
@@ -56,7 +56,12 @@ class MissedDoc:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"doc_id": self.doc_id, "in_pool": self.pool_rank is not None, "pool_rank": self.pool_rank, "run_rank": self.run_rank}
+        return {
+            "doc_id": self.doc_id,
+            "in_pool": self.pool_rank is not None,
+            "pool_rank": self.pool_rank,
+            "run_rank": self.run_rank,
+        }
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,7 @@ class Diagnosis:
 
     @property
     def counts(self) -> dict[str, int]:
-        out = {v: 0 for v in VERDICTS}
+        out = dict.fromkeys(VERDICTS, 0)
         for q in self.queries:
             out[q.verdict] += 1
         return out
@@ -112,7 +117,12 @@ class Diagnosis:
     def means(self) -> dict[str, tuple[float, int]]:
         """Macro average and number of valid queries of RA-nWG, PROC, %PROC and N-Recall5 at K."""
         if not self._means:
-            for key, attr in (("RA-nWG", "ra_nwg"), ("PROC", "proc"), ("%PROC", "pct_proc"), ("N-Recall5", "n_recall5")):
+            for key, attr in (
+                ("RA-nWG", "ra_nwg"),
+                ("PROC", "proc"),
+                ("%PROC", "pct_proc"),
+                ("N-Recall5", "n_recall5"),
+            ):
                 vals = np.array([getattr(q, attr) for q in self.queries], dtype=np.float64)
                 ok = vals[~np.isnan(vals)]
                 self._means[key] = (float(ok.mean()) if ok.size else math.nan, int(ok.size))
@@ -208,7 +218,9 @@ def diagnose(
     verdict = classify(proc, pct, proc_threshold, pct_threshold)
     missed = _missed_gold(data, session, k)
     rows = [
-        QueryDiagnosis(q, VERDICTS[int(verdict[i])], float(ra[i]), float(proc[i]), float(pct[i]), float(nr5[i]), missed.get(i, ()))
+        QueryDiagnosis(
+            q, VERDICTS[int(verdict[i])], float(ra[i]), float(proc[i]), float(pct[i]), float(nr5[i]), missed.get(i, ())
+        )
         for i, q in enumerate(data.qids)
     ]
     pool_run = session.settings.pool
@@ -225,7 +237,9 @@ def diagnose(
         "duplicates": session.policies.duplicates,
     }
     report = data.extra("pool").report() if pool_run is not None else None
-    return Diagnosis(rn.name, k, float(proc_threshold), float(pct_threshold), rows, settings, data.accounting, report, worst)
+    return Diagnosis(
+        rn.name, k, float(proc_threshold), float(pct_threshold), rows, settings, data.accounting, report, worst
+    )
 
 
 def _missed_gold(data: EvalData, session: Any, k: int) -> dict[int, tuple[MissedDoc, ...]]:

@@ -19,16 +19,16 @@ The command line prints any of them as one line, ``ctxeval: error: ...``, with e
 from __future__ import annotations
 
 __all__ = [
+    "ConfigError",
     "CtxevalError",
-    "InputError",
-    "FormatError",
+    "DependencyError",
     "DuplicateError",
     "EmptyInputError",
-    "PoolError",
+    "FormatError",
+    "InputError",
     "MeasureError",
+    "PoolError",
     "QueryMismatchError",
-    "ConfigError",
-    "DependencyError",
 ]
 
 

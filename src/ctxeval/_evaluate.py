@@ -14,12 +14,12 @@ from ._context.settings import RagConfig
 from ._context.utility import UtilityConfig
 from ._core.evaldata import QueryAccounting
 from ._errors import ConfigError, DependencyError
+from ._io.model import Run
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
-from ._io.model import Run
 from ._session import Session, open_session, unique_names
 
-__all__ = ["evaluate", "evaluate_runs", "Result", "RunResult", "aggregate", "with_judged", "DEFAULT_MEASURES"]
+__all__ = ["DEFAULT_MEASURES", "Result", "RunResult", "aggregate", "evaluate", "evaluate_runs", "with_judged"]
 
 DEFAULT_MEASURES = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 
@@ -197,7 +197,18 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
         ucounts = data.extra("utility").counts() if need_u else None
         values = {m: m.compute(data) for m in ms}
         pool_report = data.extra("pool").report() if session.settings.pool is not None else None
-        results.append(RunResult(name, run.source, data.qids, values, data.accounting, run.dropped_duplicates, pool=pool_report, utility=ucounts))
+        results.append(
+            RunResult(
+                name,
+                run.source,
+                data.qids,
+                values,
+                data.accounting,
+                run.dropped_duplicates,
+                pool=pool_report,
+                utility=ucounts,
+            )
+        )
     settings = session.describe()
     if rag_ms or session.rag.pool is not None or session.rag.pool_depth is not None:
         settings["pool"] = session.pool_settings()

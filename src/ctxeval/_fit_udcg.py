@@ -36,7 +36,7 @@ from ._measures.distraction import sigmoid
 from ._policies import Policies
 from ._session import open_session, unique_names
 
-__all__ = ["logistic_fit", "fit_udcg", "FitResult", "auc", "point_biserial", "features"]
+__all__ = ["FitResult", "auc", "features", "fit_udcg", "logistic_fit", "point_biserial"]
 
 FIT_KIND = "ctxeval.udcg-fit"
 
@@ -53,7 +53,9 @@ def _objective(A: np.ndarray, y: np.ndarray, w: np.ndarray, pen: np.ndarray) -> 
     return float(loss.sum() + 0.5 * np.sum(pen * w * w))
 
 
-def logistic_fit(X: np.ndarray, y: np.ndarray, l2: float = 1.0, max_iter: int = 100, tol: float = 1e-10) -> tuple[np.ndarray, float, int]:
+def logistic_fit(
+    X: np.ndarray, y: np.ndarray, l2: float = 1.0, max_iter: int = 100, tol: float = 1e-10
+) -> tuple[np.ndarray, float, int]:
     """Minimise Σ_n [log(1 + e^{z_n}) - y_n z_n] + (l2 / 2) ||w||², z = b + X w, by Newton's method with
     step halving. Returns (w, b, iterations). ``l2`` > 0 keeps the solution finite on separable data.
 
@@ -74,7 +76,7 @@ def logistic_fit(X: np.ndarray, y: np.ndarray, l2: float = 1.0, max_iter: int = 
     w = np.zeros(p + 1)
     f = _objective(A, y, w, pen)
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is returned)
         prob = sigmoid(A @ w)
         g = A.T @ (prob - y) + pen * w
         h = A.T @ (A * (prob * (1.0 - prob))[:, None]) + np.diag(pen) + 1e-9 * np.eye(p + 1)
@@ -202,7 +204,9 @@ def fit_udcg(
             notes.append(f"{name}: {int((~have).sum())} evaluated queries have no answer row (left out)")
         extra = len(set(lookup) - set(data.qids))
         if extra:
-            notes.append(f"{name}: {extra} answer rows name queries that are not evaluated (not in the qrels or the run; left out)")
+            notes.append(
+                f"{name}: {extra} answer rows name queries that are not evaluated (not in the qrels or the run; left out)"
+            )
         X_parts.append(X[have])
         y_parts.append(np.array([lookup[q] for q, h in zip(data.qids, have) if h], dtype=np.float64))
         q_parts.append([q for q, h in zip(data.qids, have) if h])
@@ -238,7 +242,12 @@ def fit_udcg(
         w, b, _ = logistic_fit(X[~test], y[~test], l2)
         oof[test] = sigmoid(b + X[test] @ w)
     base = {key: np.concatenate(v) for key, v in base_parts.items()}
-    scores = {f"UDCG-pos@{k} (fitted)": oof, f"UDCG@{k}": base["UDCG"], f"nDCG@{k}": base["nDCG"], f"RA-nWG@{k}": base["RA-nWG"]}
+    scores = {
+        f"UDCG-pos@{k} (fitted)": oof,
+        f"UDCG@{k}": base["UDCG"],
+        f"nDCG@{k}": base["nDCG"],
+        f"RA-nWG@{k}": base["RA-nWG"],
+    }
     held: dict[str, Any] = {}
     for name, s in scores.items():
         ok = ~np.isnan(s)

@@ -25,7 +25,7 @@ from typing import Any
 
 from ._errors import ConfigError
 
-__all__ = ["Policies", "CHOICES", "HELP"]
+__all__ = ["CHOICES", "HELP", "Policies"]
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "ties": ("trec", "input"),

@@ -27,7 +27,7 @@ from ._io.side import fit_hash, read_fit, read_groups
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
 
-__all__ = ["Session", "open_session", "prepare", "measure_list", "unique_names", "coerce_utility"]
+__all__ = ["Session", "coerce_utility", "measure_list", "open_session", "prepare", "unique_names"]
 
 _OVERLAP_QRELS_BYTES = 2 << 20  # below this, a second thread costs more than it saves
 
@@ -142,7 +142,14 @@ class Session:
             out.add("groups")
         return out
 
-    def prepare(self, run: Run, measures: Iterable[Measure] | None = None, *, keep_rows: bool = False, extras: Iterable[str] = ()) -> EvalData:
+    def prepare(
+        self,
+        run: Run,
+        measures: Iterable[Measure] | None = None,
+        *,
+        keep_rows: bool = False,
+        extras: Iterable[str] = (),
+    ) -> EvalData:
         """``run`` joined with the qrels, with the side data of ``measures`` (default: the session's)
         and ``extras`` built; ``keep_rows`` keeps every ranked row's doc id and score."""
         ms = list(self.measures if measures is None else measures)

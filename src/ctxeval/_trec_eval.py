@@ -26,6 +26,7 @@ that has no results (a bug, trec_eval issue #46); here such topics are simply le
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
@@ -46,7 +47,7 @@ from ._io.trec import open_bytes
 from ._measures import TrecArgs, TrecSpec, trec_specs
 from ._measures.trec import MIN_GEO_MEAN
 
-__all__ = ["trec_eval", "nicknames"]
+__all__ = ["nicknames", "trec_eval"]
 
 _UNSUPPORTED = ("all_prefs", "prefs", "qrels_jg")
 
@@ -62,9 +63,7 @@ def nicknames(version: int) -> dict[str, tuple[str, ...]]:
 # --------------------------------------------------------------------------------------------------
 
 _ATOL = re.compile(r"[ \t\n\v\f\r]*([+-]?\d+)")
-_ATOF = re.compile(
-    r"[ \t\n\v\f\r]*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE
-)
+_ATOF = re.compile(r"[ \t\n\v\f\r]*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE)
 
 
 def _atol(text: str) -> int:
@@ -98,7 +97,9 @@ def _select(args: Sequence[str], version: int) -> _Selection:
         elif name in table:
             sel.marked.add(name)
         elif name in _UNSUPPORTED:
-            raise MeasureError(f"trec_eval: measure set '{name}' needs preference judgments, which ctxeval does not read")
+            raise MeasureError(
+                f"trec_eval: measure set '{name}' needs preference judgments, which ctxeval does not read"
+            )
         else:
             raise MeasureError(f"trec_eval: illegal measure '{arg}'")
     return sel
@@ -108,14 +109,14 @@ def _long_cutoffs(text: str) -> list[int]:
     cuts = sorted(_atol(t) for t in text.split(","))
     if cuts[0] <= 0:
         raise MeasureError("trec_eval: Negative cutoff detected")
-    if any(a == b for a, b in zip(cuts, cuts[1:])):
+    if any(a == b for a, b in itertools.pairwise(cuts)):
         raise MeasureError("trec_eval: duplicate cutoffs detected")
     return cuts
 
 
 def _double_cutoffs(text: str) -> list[float]:
     cuts = sorted(_atof(t) for t in text.split(","))
-    if any(a == b for a, b in zip(cuts, cuts[1:])):
+    if any(a == b for a, b in itertools.pairwise(cuts)):
         raise MeasureError("trec_eval: duplicate cutoffs detected")
     return cuts
 
@@ -161,7 +162,7 @@ def _columns(spec: TrecSpec, param: str | None, d: EvalData, args: TrecArgs) -> 
     """The printed columns of one measure (one per cut-off, or one)."""
     name, kind, reset = spec.name, spec.kind, spec.reset_missing
     compute = spec.compute
-    assert compute is not None  # noqa: S101 (runid and num_q are printed by the caller)
+    assert compute is not None
     if kind == "cut_long":
         cuts = _long_cutoffs(param) if param else list(spec.default)
         return [_Column(f"{name}_{k}", compute(d, args, k), "double", "mean", reset_missing=reset) for k in cuts]
@@ -178,7 +179,11 @@ def _columns(spec: TrecSpec, param: str | None, d: EvalData, args: TrecArgs) -> 
         return [_Column(shown, compute(d, args, values), "double", "mean", reset_missing=reset)]
     if kind == "p_pair":
         pairs = _pairs(param) if param else []
-        return [_Column(f"{name}_{param}" if param else name, compute(d, args, pairs), "double", "mean", reset_missing=reset)]
+        return [
+            _Column(
+                f"{name}_{param}" if param else name, compute(d, args, pairs), "double", "mean", reset_missing=reset
+            )
+        ]
     if kind == "gm":
         return [_Column(name, compute(d, args), "double", "gm", per_query=False)]
     return [_Column(name, compute(d, args), "long" if kind == "long" else "double", spec.summary)]

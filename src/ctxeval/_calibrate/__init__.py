@@ -3,4 +3,14 @@
 from .calibrate import Calibration, calibrate, prefix_measure
 from .grid import TAUS, assign_folds, fit, grid_sums, lead_lengths, prefix_utility
 
-__all__ = ["Calibration", "calibrate", "prefix_measure", "TAUS", "assign_folds", "fit", "grid_sums", "lead_lengths", "prefix_utility"]
+__all__ = [
+    "TAUS",
+    "Calibration",
+    "assign_folds",
+    "calibrate",
+    "fit",
+    "grid_sums",
+    "lead_lengths",
+    "prefix_measure",
+    "prefix_utility",
+]

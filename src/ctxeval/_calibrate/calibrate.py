@@ -71,7 +71,6 @@ class Calibration:
         return json.dumps(self.policy, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-
 def calibrate(
     qrels: Any,
     run: Any,
@@ -109,17 +108,23 @@ def calibrate(
         except MeasureError as exc:
             raise MeasureError(f"objective must be 'utility' or a measure name: {exc}") from None
         if measure.spec.aggregate != "mean":
-            raise ConfigError(f"calibrate optimises a mean over queries; {measure} aggregates by its {measure.spec.aggregate}")
+            raise ConfigError(
+                f"calibrate optimises a mean over queries; {measure} aggregates by its {measure.spec.aggregate}"
+            )
     pol = Policies.coerce(policies)
     if pol.ties != "trec":
         raise ConfigError("calibrate ranks as ContextSelector does, by trec_eval's rule: ties must be 'trec'")
-    session, (rn,) = open_session(qrels, [run], [measure] if measure is not None else [], policies=pol, rag=rag, utility=utility)
+    session, (rn,) = open_session(
+        qrels, [run], [measure] if measure is not None else [], policies=pol, rag=rag, utility=utility
+    )
     if measure is not None:
         measure = session.measures[0]
     cfg = session.utility
     qr = session.qrels
     used_utilities = measure is None or "utility" in measure.requires
-    data = session.prepare(rn, [measure] if measure is not None else [], keep_rows=True, extras=["utility"] if measure is None else [])
+    data = session.prepare(
+        rn, [measure] if measure is not None else [], keep_rows=True, extras=["utility"] if measure is None else []
+    )
     if data.n_queries == 0:
         raise ConfigError(f"run {rn.name!r} and the qrels share no query; nothing to calibrate")
     rel = relative_scores(data.r_off, data.r_score)
@@ -155,7 +160,9 @@ def calibrate(
             "queries": data.accounting.to_dict(),
             "dropped_duplicates": {"qrels": qr.dropped_duplicates, "run": rn.dropped_duplicates},
             "grade_map": gm.describe() if gm is not None else None,
-            "pool": None if pool_run is None and rcfg.pool_depth is None else {"source": None if pool_run is None else pool_run.source, "depth": rcfg.pool_depth},
+            "pool": None
+            if pool_run is None and rcfg.pool_depth is None
+            else {"source": None if pool_run is None else pool_run.source, "depth": rcfg.pool_depth},
             "groups": groups.source if groups is not None else None,
         },
         "ctxeval_version": __version__,

@@ -54,7 +54,7 @@ import numpy as np
 
 from .._errors import ConfigError
 
-__all__ = ["TAUS", "POLICY_RULE", "Fit", "lead_lengths", "prefix_utility", "grid_sums", "assign_folds", "fit"]
+__all__ = ["POLICY_RULE", "TAUS", "Fit", "assign_folds", "fit", "grid_sums", "lead_lengths", "prefix_utility"]
 
 #: the τ grid: 0, 0.05, ..., 0.95 (each i / 20, so every τ is the double nearest to its decimal)
 TAUS: tuple[float, ...] = tuple(i / 20 for i in range(20))
@@ -131,8 +131,7 @@ def grid_sums(values: np.ndarray, lead: np.ndarray, fold: np.ndarray, folds: int
     over the queries q of fold f. Rows are added in a fixed order (query order within each fold), so
     equal inputs give equal bits.
     """
-    n_q, k1 = values.shape
-    k = k1 - 1
+    k = values.shape[1] - 1
     n_t = lead.shape[1]
     order = np.argsort(fold, kind="stable")
     starts = np.searchsorted(fold[order], np.arange(folds))
@@ -248,7 +247,9 @@ def fit(
         members = fold == f
         entry: dict[str, Any] = {"fold": f, "n_queries": int(members.sum())}
         if b is None or b0 is None:  # undefined on every training query: nothing chosen for this fold
-            entry.update({"k_max": None, "tau": None, "best_fixed_k": None, "objective": None, "objective_at_best_fixed_k": None})
+            entry.update(
+                {"k_max": None, "tau": None, "best_fixed_k": None, "objective": None, "objective_at_best_fixed_k": None}
+            )
             per_fold.append(entry)
             continue
         fk, ft = b

@@ -12,7 +12,7 @@ import click
 from .._errors import CtxevalError
 from . import calibrate, compare, curve, demo, diagnose, distraction, evaluate, fit_udcg, measures, trec_eval
 
-__all__ = ["main", "cli", "console_main"]
+__all__ = ["cli", "console_main", "main"]
 
 
 def invoke_reporting_errors(ctx: click.Context, invoke: Callable[[click.Context], Any]) -> Any:

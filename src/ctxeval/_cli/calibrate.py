@@ -20,10 +20,20 @@ _OBJECTIVE_HELP = (
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("run", type=click.Path(dir_okay=False))
 @click.option("--objective", default="utility", show_default=True, help=_OBJECTIVE_HELP)
-@click.option("-k", "k", type=click.IntRange(min=1), default=50, show_default=True, help="largest K_max tried (K_max = 1..k)")
-@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True, help="k-fold cross-validation over queries")
+@click.option(
+    "-k", "k", type=click.IntRange(min=1), default=50, show_default=True, help="largest K_max tried (K_max = 1..k)"
+)
+@click.option(
+    "--folds", type=click.IntRange(min=2), default=5, show_default=True, help="k-fold cross-validation over queries"
+)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the fold assignment")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=None, help="write the policy JSON here (and a summary to stdout); default: the JSON to stdout")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="write the policy JSON here (and a summary to stdout); default: the JSON to stdout",
+)
 @utility_options
 @rag_options()
 @policy_options(ties=False)
@@ -41,7 +51,17 @@ def command(qrels: str, run: str, objective: str, k: int, folds: int, seed: int,
     from .._calibrate import calibrate
     from .._render.calibrate import calibration_lines
 
-    cal = calibrate(qrels, run, objective=objective, k=k, folds=folds, seed=seed, utility=utility_from(kw), policies=policies_from(kw), rag=rag_from(kw))
+    cal = calibrate(
+        qrels,
+        run,
+        objective=objective,
+        k=k,
+        folds=folds,
+        seed=seed,
+        utility=utility_from(kw),
+        policies=policies_from(kw),
+        rag=rag_from(kw),
+    )
     text = cal.to_json()
     if output and output != "-":
         write_text(output, text)

@@ -9,7 +9,16 @@ import click
 
 from .._compare import Stats
 from .._compare.stats import CI_METHODS, CORRECTIONS, TESTS
-from .options import emit, output_option, policies_from, policy_options, rag_from, rag_options, utility_from, utility_options
+from .options import (
+    emit,
+    output_option,
+    policies_from,
+    policy_options,
+    rag_from,
+    rag_options,
+    utility_from,
+    utility_options,
+)
 
 FORMATS = ("table", "json", "csv", "markdown", "latex", "html")
 
@@ -32,22 +41,102 @@ def _progress_wanted(quiet: bool) -> bool:
 @click.command("compare")
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-m", "--measure", "measures", multiple=True, help="measure name, repeatable (default: nDCG@10, AP, RR, P@10, R@100)")
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    help="measure name, repeatable (default: nDCG@10, AP, RR, P@10, R@100)",
+)
 @click.option("--baseline", default=None, help="name of the baseline run (default: the first RUN)")
-@click.option("--test", type=click.Choice(list(TESTS)), default="randomization", show_default=True, help="paired significance test (two-sided)")
-@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05, show_default=True, help="significance level, after correction")
-@click.option("--correction", type=click.Choice(list(CORRECTIONS)), default="holm", show_default=True, help="multiple-comparison correction across all (run, measure) comparisons")
-@click.option("--strata", "strata", multiple=True, help="stratify: a file of 'qid category' lines, or the built-in num_rel / query_length; repeatable")
-@click.option("--queries", type=click.Path(dir_okay=False), default=None, help="query texts ('qid<TAB>text' lines or JSONL with qid and text); adds the query_length strata")
-@click.option("--num-rel-level", type=int, default=1, show_default=True, help="num_rel strata count the judged docs with grade >= this")
-@click.option("--min-stratum", type=click.IntRange(min=0), default=10, show_default=True, help="flag strata with fewer queries than this")
-@click.option("--permutations", type=click.IntRange(min=1), default=10000, show_default=True, help="random sign flips of the randomization test")
-@click.option("--resamples", type=click.IntRange(min=1), default=10000, show_default=True, help="bootstrap resamples (CIs and the bootstrap test)")
+@click.option(
+    "--test",
+    type=click.Choice(list(TESTS)),
+    default="randomization",
+    show_default=True,
+    help="paired significance test (two-sided)",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="significance level, after correction",
+)
+@click.option(
+    "--correction",
+    type=click.Choice(list(CORRECTIONS)),
+    default="holm",
+    show_default=True,
+    help="multiple-comparison correction across all (run, measure) comparisons",
+)
+@click.option(
+    "--strata",
+    "strata",
+    multiple=True,
+    help="stratify: a file of 'qid category' lines, or the built-in num_rel / query_length; repeatable",
+)
+@click.option(
+    "--queries",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="query texts ('qid<TAB>text' lines or JSONL with qid and text); adds the query_length strata",
+)
+@click.option(
+    "--num-rel-level",
+    type=int,
+    default=1,
+    show_default=True,
+    help="num_rel strata count the judged docs with grade >= this",
+)
+@click.option(
+    "--min-stratum",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="flag strata with fewer queries than this",
+)
+@click.option(
+    "--permutations",
+    type=click.IntRange(min=1),
+    default=10000,
+    show_default=True,
+    help="random sign flips of the randomization test",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=1),
+    default=10000,
+    show_default=True,
+    help="bootstrap resamples (CIs and the bootstrap test)",
+)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of every random draw")
-@click.option("--ci", "ci", type=click.Choice(list(CI_METHODS)), default="percentile", show_default=True, help="bootstrap confidence interval method")
-@click.option("--confidence", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.95, show_default=True, help="confidence level of the intervals")
-@click.option("--distraction-k", type=click.IntRange(min=1), default=None, help="add the distraction table (verdicts, worst distractors) at this k (default: the cutoff of the first distraction-aware measure)")
-@click.option("--curve-k", default=None, help="cutoffs of the metric@K curves in the report: 1:50, 1,5,10 or 0 for none (default: 1..max(20, largest cutoff))")
+@click.option(
+    "--ci",
+    "ci",
+    type=click.Choice(list(CI_METHODS)),
+    default="percentile",
+    show_default=True,
+    help="bootstrap confidence interval method",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="confidence level of the intervals",
+)
+@click.option(
+    "--distraction-k",
+    type=click.IntRange(min=1),
+    default=None,
+    help="add the distraction table (verdicts, worst distractors) at this k (default: the cutoff of the first distraction-aware measure)",
+)
+@click.option(
+    "--curve-k",
+    default=None,
+    help="cutoffs of the metric@K curves in the report: 1:50, 1,5,10 or 0 for none (default: 1..max(20, largest cutoff))",
+)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("-q", "--quiet", is_flag=True, help="no progress display")
 @policy_options()

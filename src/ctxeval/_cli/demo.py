@@ -7,7 +7,11 @@ import click
 
 @click.command("demo")
 @click.option(
-    "--html", "html_path", type=click.Path(dir_okay=False, writable=True), default="ctxeval-report.html", show_default=True,
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, writable=True),
+    default="ctxeval-report.html",
+    show_default=True,
     help="where to write the HTML report of the comparison ('' for none)",
 )
 def command(html_path: str) -> None:

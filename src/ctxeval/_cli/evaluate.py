@@ -6,7 +6,16 @@ from typing import Any
 
 import click
 
-from .options import emit, output_option, policies_from, policy_options, rag_from, rag_options, utility_from, utility_options
+from .options import (
+    emit,
+    output_option,
+    policies_from,
+    policy_options,
+    rag_from,
+    rag_options,
+    utility_from,
+    utility_options,
+)
 
 
 def _measure_help() -> str:
@@ -21,12 +30,22 @@ def _measure_help() -> str:
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-m", "--measure", "measures", multiple=True, help=_measure_help())
 @click.option("--per-query", is_flag=True, help="also report every query's value")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "jsonl"]), default="table", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "csv", "jsonl"]), default="table", show_default=True
+)
 @policy_options()
 @output_option()
 @rag_options()
 @utility_options
-def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_query: bool, fmt: str, output: str | None, **kw: Any) -> None:
+def command(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    per_query: bool,
+    fmt: str,
+    output: str | None,
+    **kw: Any,
+) -> None:
     """Evaluate RUN files against QRELS.
 
     RAG measures (RA-nWG@K, PROC@K, %PROC@K, ...) read grades on the 1-5 utility scale; map other
@@ -37,5 +56,12 @@ def command(qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], per_qu
     from .._evaluate import DEFAULT_MEASURES, evaluate
     from .._render.text import render
 
-    result = evaluate(qrels, list(runs), list(measures) or list(DEFAULT_MEASURES), policies=policies_from(kw), rag=rag_from(kw), utility=utility_from(kw))
+    result = evaluate(
+        qrels,
+        list(runs),
+        list(measures) or list(DEFAULT_MEASURES),
+        policies=policies_from(kw),
+        rag=rag_from(kw),
+        utility=utility_from(kw),
+    )
     emit(render(result, fmt, per_query), output)

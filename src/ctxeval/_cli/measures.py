@@ -9,6 +9,6 @@ import click
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
 def command(fmt: str) -> None:
     """List every measure with its parameters and definition."""
-    from .._docs import measure_list
+    from .._render.measures import measure_list
 
     click.echo(measure_list(fmt), nl=False)

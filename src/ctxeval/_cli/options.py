@@ -15,15 +15,15 @@ from .._io.writers import write_text
 from .._policies import CHOICES, HELP, Policies
 
 __all__ = [
-    "policy_options",
-    "rag_options",
-    "utility_options",
+    "UTILITY_KEYS",
+    "emit",
     "output_option",
     "policies_from",
+    "policy_options",
     "rag_from",
+    "rag_options",
     "utility_from",
-    "emit",
-    "UTILITY_KEYS",
+    "utility_options",
 ]
 
 F = Callable[..., Any]
@@ -43,7 +43,13 @@ def policy_options(ties: bool = True) -> Callable[[F], F]:
         return _apply(
             f,
             [
-                click.option(f"--{n}", type=click.Choice(list(CHOICES[n])), default=CHOICES[n][0], show_default=True, help=HELP[n])
+                click.option(
+                    f"--{n}",
+                    type=click.Choice(list(CHOICES[n])),
+                    default=CHOICES[n][0],
+                    show_default=True,
+                    help=HELP[n],
+                )
                 for n in names
             ],
         )
@@ -68,13 +74,34 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
     opts: list[Callable[[F], F]] = [click.option("--grade-map", default=None, help=GRADE_MAP_HELP)]
     if pool:
         opts += [
-            click.option("--pool", "pool", type=click.Path(dir_okay=False), default=None,
-                         help="the retrieval pool (a run) the runs were selected from, for PROC and %PROC; default: each run itself"),
-            click.option("--pool-depth", type=click.IntRange(min=1), default=None, help="cut the pool at this depth (default: its full length)"),
-            click.option("--allow-outside-pool", is_flag=True, help="evaluate runs holding docs outside the pool (they are reported) instead of failing"),
+            click.option(
+                "--pool",
+                "pool",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="the retrieval pool (a run) the runs were selected from, for PROC and %PROC; default: each run itself",
+            ),
+            click.option(
+                "--pool-depth",
+                type=click.IntRange(min=1),
+                default=None,
+                help="cut the pool at this depth (default: its full length)",
+            ),
+            click.option(
+                "--allow-outside-pool",
+                is_flag=True,
+                help="evaluate runs holding docs outside the pool (they are reported) instead of failing",
+            ),
         ]
     if groups:
-        opts.append(click.option("--groups", type=click.Path(dir_okay=False), default=None, help="file of 'doc_id group' lines for RA-nWG(novelty=...)"))
+        opts.append(
+            click.option(
+                "--groups",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="file of 'doc_id group' lines for RA-nWG(novelty=...)",
+            )
+        )
     return lambda f: _apply(f, opts)
 
 
@@ -89,7 +116,16 @@ def rag_from(kw: dict[str, Any]) -> RagConfig:
     )
 
 
-UTILITY_KEYS = ("distractor_rules", "tau", "top_rank", "penalty", "distractors", "utilities", "llm_threshold", "utility_map")
+UTILITY_KEYS = (
+    "distractor_rules",
+    "tau",
+    "top_rank",
+    "penalty",
+    "distractors",
+    "utilities",
+    "llm_threshold",
+    "utility_map",
+)
 
 
 def utility_options(f: F) -> F:
@@ -105,10 +141,30 @@ def utility_options(f: F) -> F:
                 help="hard-negative detection preset: default (tau 0.7, top rank 3, penalty -0.5), strict (0.5, 3, -1.0), "
                 "lenient (0.9, 3, -0.2), off (labels and the known list only)",
             ),
-            click.option("--tau", type=click.FloatRange(0.0, 1.0), default=None, help="override: a passage of utility 0 whose relative score is >= TAU is a hard negative"),
-            click.option("--top-rank", type=click.IntRange(min=0), default=None, help="override: a passage of utility 0 (judged or unlabelled) at rank <= N is a hard negative (0: off)"),
-            click.option("--penalty", type=click.FloatRange(-1.0, 0.0), default=None, help="override: the utility of a hard negative, in [-1, 0)"),
-            click.option("--distractors", type=click.Path(dir_okay=False), default=None, help="file of known distractors, 'qid docid' lines (u = -1 whatever the label)"),
+            click.option(
+                "--tau",
+                type=click.FloatRange(0.0, 1.0),
+                default=None,
+                help="override: a passage of utility 0 whose relative score is >= TAU is a hard negative",
+            ),
+            click.option(
+                "--top-rank",
+                type=click.IntRange(min=0),
+                default=None,
+                help="override: a passage of utility 0 (judged or unlabelled) at rank <= N is a hard negative (0: off)",
+            ),
+            click.option(
+                "--penalty",
+                type=click.FloatRange(-1.0, 0.0),
+                default=None,
+                help="override: the utility of a hard negative, in [-1, 0)",
+            ),
+            click.option(
+                "--distractors",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="file of known distractors, 'qid docid' lines (u = -1 whatever the label)",
+            ),
             click.option(
                 "--utilities",
                 type=click.Path(dir_okay=False),
@@ -122,7 +178,11 @@ def utility_options(f: F) -> F:
                 help="with --utilities: an irrelevant passage is a distractor (u = -LLM utility) only when its LLM utility is >= this; "
                 "below, its utility is 0 (junk the LLM ignores)  [default: 0.5; 0: every irrelevant passage with u > 0]. UDCG reads u as given",
             ),
-            click.option("--utility-map", default=None, help="grade -> utility, GRADE:U,... (default 5:1,4:1,3:0.5,2:0,1:-1, on the grades after --grade-map)"),
+            click.option(
+                "--utility-map",
+                default=None,
+                help="grade -> utility, GRADE:U,... (default 5:1,4:1,3:0.5,2:0,1:-1, on the grades after --grade-map)",
+            ),
         ],
     )
 
@@ -137,7 +197,14 @@ def utility_from(kw: dict[str, Any]) -> dict[str, Any]:
 
 
 def output_option(default: str | None = None, help: str = "write here instead of stdout") -> Callable[[F], F]:
-    return click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), default=default, show_default=default is not None, help=help)
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False, writable=True),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
 
 
 def emit(text: str, output: str | None) -> None:

@@ -23,11 +23,28 @@ _MEASURE_HELP = (
     is_flag=True,
     help="average over every judged topic; topics without results score 0 (missing='zero')",
 )
-@click.option("-l", "--level_for_rel", "level", type=int, default=1, show_default=True, help="minimum grade counted as relevant")
+@click.option(
+    "-l", "--level_for_rel", "level", type=int, default=1, show_default=True, help="minimum grade counted as relevant"
+)
 @click.option("-n", "--nosummary", "nosummary", is_flag=True, help="do not print the summary ('all') lines")
-@click.option("-M", "--Max_retrieved_per_topic", "max_docs", type=int, default=None, help="use only the first N docs of each topic (after ranking)")
-@click.option("-J", "--Judged_docs_only", "judged_only", is_flag=True, help="drop unjudged docs before evaluating (not recommended)")
-@click.option("-N", "--Number_docs_in_coll", "n_docs", type=int, default=0, help="number of docs in the collection (utility)")
+@click.option(
+    "-M",
+    "--Max_retrieved_per_topic",
+    "max_docs",
+    type=int,
+    default=None,
+    help="use only the first N docs of each topic (after ranking)",
+)
+@click.option(
+    "-J",
+    "--Judged_docs_only",
+    "judged_only",
+    is_flag=True,
+    help="drop unjudged docs before evaluating (not recommended)",
+)
+@click.option(
+    "-N", "--Number_docs_in_coll", "n_docs", type=int, default=0, help="number of docs in the collection (utility)"
+)
 @click.option(
     "--trec-eval-version",
     "version",

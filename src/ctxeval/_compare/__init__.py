@@ -4,4 +4,14 @@ from .compare import compare
 from .model import Block, Comparison, Report, RunSummary, Stratum
 from .settings import CORRECTION_NAMES, TEST_NAMES, Stats
 
-__all__ = ["compare", "Report", "Comparison", "Block", "RunSummary", "Stratum", "Stats", "TEST_NAMES", "CORRECTION_NAMES"]
+__all__ = [
+    "CORRECTION_NAMES",
+    "TEST_NAMES",
+    "Block",
+    "Comparison",
+    "Report",
+    "RunSummary",
+    "Stats",
+    "Stratum",
+    "compare",
+]

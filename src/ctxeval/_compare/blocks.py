@@ -14,7 +14,7 @@ from . import stats as S
 from .model import Block, Comparison, RunSummary
 from .settings import Stats
 
-__all__ = ["block", "TIE_TOL", "GM_FLOOR"]
+__all__ = ["GM_FLOOR", "TIE_TOL", "block"]
 
 TIE_TOL = 1e-12
 GM_FLOOR = 1e-5
@@ -56,7 +56,7 @@ class _Columns:
         self.index: dict[tuple[Any, ...], int] = {}
 
     def add(self, key: tuple[Any, ...], mask: np.ndarray, values: np.ndarray) -> int:
-        k = key + (mask.tobytes(),)
+        k = (*key, mask.tobytes())
         if k not in self.index:
             col = np.full(self.n, np.nan)
             col[mask] = values[mask]
@@ -180,10 +180,20 @@ def block(
         pa = float(p_adj[i])
         comparisons.append(
             Comparison(
-                names[r], m, mean_r, mean_b, diff, ci_d, float(p[i]), pa, bool(not math.isnan(pa) and pa < cfg.alpha),
-                wins, k - wins - losses, losses, k, dropped,
+                names[r],
+                m,
+                mean_r,
+                mean_b,
+                diff,
+                ci_d,
+                float(p[i]),
+                pa,
+                bool(not math.isnan(pa) and pa < cfg.alpha),
+                wins,
+                k - wins - losses,
+                losses,
+                k,
+                dropped,
             )
         )
     return Block(n, summaries, comparisons)
-
-

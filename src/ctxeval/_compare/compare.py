@@ -75,7 +75,14 @@ class _Progress:
             from rich.console import Console
             from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
 
     def __enter__(self) -> _Progress:
         if self.bar is not None:
@@ -123,11 +130,15 @@ def _strata_notes(sets: list[StratumSet]) -> list[str]:
         if s.kind == "query_length" and (s.detail.get("queries_without_text") or s.detail.get("texts_not_evaluated")):
             parts = []
             if s.detail.get("queries_without_text"):
-                parts.append(f"{s.detail['queries_without_text']} evaluated queries have no text and are in no query_length stratum")
+                parts.append(
+                    f"{s.detail['queries_without_text']} evaluated queries have no text and are in no query_length stratum"
+                )
             k = s.detail.get("texts_not_evaluated", 0)
             if k:
                 shown = ", ".join(s.detail["texts_not_evaluated_examples"]) + (", ..." if k > 5 else "")
-                parts.append(f"{k} text{' is' if k == 1 else 's are'} of {'a query' if k == 1 else 'queries'} that {'was' if k == 1 else 'were'} not evaluated ({shown})")
+                parts.append(
+                    f"{k} text{' is' if k == 1 else 's are'} of {'a query' if k == 1 else 'queries'} that {'was' if k == 1 else 'were'} not evaluated ({shown})"
+                )
             out.append(f"query texts {s.source}: " + "; ".join(parts))
     return out
 
@@ -250,7 +261,9 @@ def compare(
     extra = [m for ms in curves.values() for m in ms] + prs + (proc_ms if rag_ms else [])
     all_ms = list(user) + [m for m in dict.fromkeys(extra) if m not in user]
     if distraction_k is None:
-        distraction_k = next((int(m.cutoff) for m in user if m.spec.group == "distraction" and m.cutoff is not None), None)
+        distraction_k = next(
+            (int(m.cutoff) for m in user if m.spec.group == "distraction" and m.cutoff is not None), None
+        )
     elif isinstance(distraction_k, bool) or not isinstance(distraction_k, int) or distraction_k < 1:
         raise ConfigError(f"distraction_k must be a whole number >= 1, got {distraction_k!r}")
 
@@ -300,7 +313,9 @@ def compare(
                     sets.append(num_rel_strata(qr.columns, union, num_rel_level))
                 else:
                     if not texts:
-                        raise ConfigError("the query_length strata need the query texts (query_texts=... / --queries FILE)")
+                        raise ConfigError(
+                            "the query_length strata need the query texts (query_texts=... / --queries FILE)"
+                        )
                     sets.append(query_length_strata(texts, union, texts_source))
             else:
                 sets.append(load_strata(src, union))
@@ -329,7 +344,9 @@ def compare(
             continue
         only = int((present[i] ^ present[base]).sum())
         if only:
-            notes.append(f"{r.name}: {only} queries evaluated for only one of {r.name} and the baseline {names[base]} (not paired, left out of its comparisons)")
+            notes.append(
+                f"{r.name}: {only} queries evaluated for only one of {r.name} and the baseline {names[base]} (not paired, left out of its comparisons)"
+            )
 
     settings: dict[str, Any] = {
         "test": cfg.test,
@@ -346,8 +363,12 @@ def compare(
     settings.update(result.settings)
     settings.setdefault("pool", None)
     settings["tie_tolerance"] = TIE_TOL
-    settings["measure_info"] = {str(m): {"higher_is_better": m.spec.higher_is_better, "aggregate": m.spec.aggregate} for m in user}
-    settings["unpaired_queries"] = {r.name: int((present[i] ^ present[base]).sum()) for i, r in enumerate(result.runs) if i != base}
+    settings["measure_info"] = {
+        str(m): {"higher_is_better": m.spec.higher_is_better, "aggregate": m.spec.aggregate} for m in user
+    }
+    settings["unpaired_queries"] = {
+        r.name: int((present[i] ^ present[base]).sum()) for i, r in enumerate(result.runs) if i != base
+    }
     if sets:
         settings["strata"] = [s.describe() for s in sets]
         settings["min_stratum"] = min_stratum
@@ -366,16 +387,23 @@ def compare(
         proc_out = {
             "k": pk,
             "series": [
-                {"run": r.name, "per_query": {q: [_num(float(r.values[pm][i])), _num(float(r.values[pp][i]))] for i, q in enumerate(r.qids)}}
+                {
+                    "run": r.name,
+                    "per_query": {
+                        q: [_num(float(r.values[pm][i])), _num(float(r.values[pp][i]))] for i, q in enumerate(r.qids)
+                    },
+                }
                 for r in proc_result.runs
             ],
         }
     report = Report(names[base], user, result, overall, strata_out, curves_out, pr_out, proc_out, settings, notes)
     if distraction_k is not None:
         report.distraction = distraction_table(
-            qr, [r.with_name(n) for r, n in zip(run_objs, names)], distraction_k, utility=session.utility,
-            policies=session.policies, rag=RagConfig(grade_map=session.rag.grade_map),
+            qr,
+            [r.with_name(n) for r, n in zip(run_objs, names)],
+            distraction_k,
+            utility=session.utility,
+            policies=session.policies,
+            rag=RagConfig(grade_map=session.rag.grade_map),
         )
     return report
-
-

@@ -18,7 +18,7 @@ from .._evaluate import Result
 from .._measures import Measure
 from .._session import measure_list
 
-__all__ = ["Comparison", "RunSummary", "Block", "Stratum", "Report"]
+__all__ = ["Block", "Comparison", "Report", "RunSummary", "Stratum"]
 
 
 def _num(x: float) -> float | None:
@@ -183,7 +183,9 @@ class Report:
             if r.pool is not None:
                 entry["pool"] = dict(r.pool)
             entry["ci"] = {str(m): _pair(s.ci[m]) for m in self.measures}
-            entry["per_query"] = {q: {str(m): _num(float(r.values[m][i])) for m in self.measures} for i, q in enumerate(r.qids)}
+            entry["per_query"] = {
+                q: {str(m): _num(float(r.values[m][i])) for m in self.measures} for i, q in enumerate(r.qids)
+            }
             runs.append(entry)
         out: dict[str, Any] = {
             "baseline": self.baseline,
@@ -260,7 +262,39 @@ def to_pandas(report: Report, per_query: bool = False) -> Any:
                 comp = (nan, nan, nan, nan, nan, nan, None, nan, nan, nan, nan, nan)
             else:
                 dci = c.ci or (nan, nan)
-                comp = (c.baseline_mean, c.diff, dci[0], dci[1], c.p_value, c.p_adjusted, c.significant, c.wins, c.ties, c.losses, c.n_queries, c.n_dropped)
+                comp = (
+                    c.baseline_mean,
+                    c.diff,
+                    dci[0],
+                    dci[1],
+                    c.p_value,
+                    c.p_adjusted,
+                    c.significant,
+                    c.wins,
+                    c.ties,
+                    c.losses,
+                    c.n_queries,
+                    c.n_dropped,
+                )
             rows.append((s.name, str(m), s.aggregate[m], ci[0], ci[1], s.valid[m], *comp))
-    cols = ["run", "measure", "mean", "ci_low", "ci_high", "valid_queries", "baseline_mean", "diff", "diff_ci_low", "diff_ci_high", "p_value", "p_adjusted", "significant", "wins", "ties", "losses", "n_queries", "n_dropped"]
+    cols = [
+        "run",
+        "measure",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "valid_queries",
+        "baseline_mean",
+        "diff",
+        "diff_ci_low",
+        "diff_ci_high",
+        "p_value",
+        "p_adjusted",
+        "significant",
+        "wins",
+        "ties",
+        "losses",
+        "n_queries",
+        "n_dropped",
+    ]
     return pd.DataFrame(rows, columns=cols)

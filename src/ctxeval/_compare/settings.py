@@ -16,7 +16,7 @@ from typing import Any
 from .._errors import ConfigError
 from . import stats as S
 
-__all__ = ["Stats", "TEST_NAMES", "CORRECTION_NAMES"]
+__all__ = ["CORRECTION_NAMES", "TEST_NAMES", "Stats"]
 
 TEST_NAMES = {
     "randomization": "paired randomization test (random sign flips), two-sided, p = (b + 1) / (B + 1)",
@@ -67,6 +67,8 @@ class Stats:
         if isinstance(value, Mapping):
             unknown = set(value) - {f.name for f in fields(cls)}
             if unknown:
-                raise ConfigError(f"unknown statistics settings {sorted(unknown)}; they are {', '.join(f.name for f in fields(cls))}")
+                raise ConfigError(
+                    f"unknown statistics settings {sorted(unknown)}; they are {', '.join(f.name for f in fields(cls))}"
+                )
             return cls(**value)
         raise ConfigError(f"stats must be a Stats value or a mapping, got {type(value).__name__}")

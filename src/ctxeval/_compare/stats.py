@@ -71,27 +71,27 @@ import numpy as np
 from .._errors import ConfigError
 
 __all__ = [
-    "TESTS",
-    "CORRECTIONS",
     "CI_METHODS",
-    "unique_masks",
+    "CORRECTIONS",
+    "TESTS",
+    "adjust_pvalues",
+    "bca_interval",
+    "betainc",
+    "bootstrap_ci",
+    "bootstrap_test",
     "exact_grid",
-    "resample_sums",
     "jackknife_means",
     "jackknife_sums",
-    "randomization_test",
-    "t_test",
-    "wilcoxon_test",
-    "bootstrap_test",
-    "resample_means",
-    "percentile_interval",
-    "bca_interval",
-    "bootstrap_ci",
-    "adjust_pvalues",
-    "betainc",
-    "t_sf",
     "normal_cdf",
     "normal_ppf",
+    "percentile_interval",
+    "randomization_test",
+    "resample_means",
+    "resample_sums",
+    "t_sf",
+    "t_test",
+    "unique_masks",
+    "wilcoxon_test",
 ]
 
 TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
@@ -193,7 +193,9 @@ def _sign_bits(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
     return np.unpackbits(bits, axis=1, count=n, bitorder="little").astype(np.float64)
 
 
-def randomization_test(d: np.ndarray, *, permutations: int = 10000, seed: int = 0, progress: Progress = None) -> np.ndarray:
+def randomization_test(
+    d: np.ndarray, *, permutations: int = 10000, seed: int = 0, progress: Progress = None
+) -> np.ndarray:
     """Two-sided paired randomization (sign-flip) test of mean(d) = 0, per column.
 
     p = (b + 1) / (B + 1) with b the number of the B random sign flips whose |Σ s_i d_i| reaches
@@ -247,7 +249,13 @@ def _lbeta(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     big, small = np.maximum(a, b), np.minimum(a, b)
     direct = (_lgamma(a) + _lgamma(b) - _lgamma(a + b)).astype(np.float64)
     g = np.maximum(big, 50.0)
-    diff = small * np.log(g) + (g + small - 0.5) * np.log1p(small / g) - small + _stirling_corr(g + small) - _stirling_corr(g)
+    diff = (
+        small * np.log(g)
+        + (g + small - 0.5) * np.log1p(small / g)
+        - small
+        + _stirling_corr(g + small)
+        - _stirling_corr(g)
+    )
     return np.where(big >= 50.0, _lgamma(small).astype(np.float64) - diff, direct)
 
 
@@ -293,12 +301,16 @@ def betainc(a: np.ndarray | float, b: np.ndarray | float, x: np.ndarray | float)
     >>> round(float(betainc(2.0, 3.0, 0.4)), 12)  # 1 - (0.6^4 + 4 * 0.4 * 0.6^3)
     0.5248
     """
-    a, b, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), np.asarray(x, dtype=np.float64))
+    a, b, x = np.broadcast_arrays(
+        np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), np.asarray(x, dtype=np.float64)
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         return _betainc(a, b, x, 1.0 - x, np.log(x), np.log1p(-x))
 
 
-def _betainc(a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray, log_x: np.ndarray, log_y: np.ndarray) -> np.ndarray:
+def _betainc(
+    a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray, log_x: np.ndarray, log_y: np.ndarray
+) -> np.ndarray:
     """I_x(a, b) given x, y = 1 − x and their logarithms, each computed as precisely as the caller can
     (for Student's t, ln x = −ln(1 + t²/df) keeps full accuracy when df is large)."""
     shape = x.shape
@@ -472,7 +484,9 @@ def wilcoxon_test(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
 # --------------------------------------------------------------------------------------------------
 
 
-def resample_sums(x: np.ndarray, *, resamples: int = 10000, seed: int = 0, progress: Progress = None) -> tuple[np.ndarray, np.ndarray]:
+def resample_sums(
+    x: np.ndarray, *, resamples: int = 10000, seed: int = 0, progress: Progress = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(sums, counts)``, both ``float64[B, m]``: for each of B bootstrap resamples of the rows, the sum of
     each column's defined values over the resample (a row drawn c times counts c times) and how many
     defined values it holds. Rows are drawn by ``integers(0, n, (chunk, n))`` from
@@ -565,7 +579,13 @@ def bca_interval(boot: np.ndarray, estimate: float, jackknife: np.ndarray, confi
 
 
 def bootstrap_ci(
-    x: np.ndarray, *, resamples: int = 10000, seed: int = 0, confidence: float = 0.95, method: str = "percentile", progress: Progress = None
+    x: np.ndarray,
+    *,
+    resamples: int = 10000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    method: str = "percentile",
+    progress: Progress = None,
 ) -> np.ndarray:
     """Bootstrap confidence interval of the mean of each column (over its defined values): ``[lo, hi]``.
 

@@ -26,7 +26,16 @@ import numpy as np
 from .._core.columns import Columns
 from .._io.side import read_query_texts, read_strata
 
-__all__ = ["StratumSet", "load_strata", "read_query_texts", "num_rel_strata", "query_length_strata", "BUILTIN", "NUM_REL_BINS", "LENGTH_BINS"]
+__all__ = [
+    "BUILTIN",
+    "LENGTH_BINS",
+    "NUM_REL_BINS",
+    "StratumSet",
+    "load_strata",
+    "num_rel_strata",
+    "query_length_strata",
+    "read_query_texts",
+]
 
 BUILTIN = ("num_rel", "query_length")
 #: (label, lo, hi) inclusive; hi None = no upper bound
@@ -71,7 +80,9 @@ def _bin_name(prefix: str, label: str) -> str:
     return f"{prefix}:{label}"
 
 
-def _binned(prefix: str, qids: Sequence[str], counts: np.ndarray, bins: tuple[tuple[str, int, int | None], ...]) -> dict[str, list[str]]:
+def _binned(
+    prefix: str, qids: Sequence[str], counts: np.ndarray, bins: tuple[tuple[str, int, int | None], ...]
+) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for label, lo, hi in bins:
         sel = (counts >= lo) & (counts <= (hi if hi is not None else np.iinfo(np.int64).max))
@@ -84,7 +95,11 @@ def _binned(prefix: str, qids: Sequence[str], counts: np.ndarray, bins: tuple[tu
 def num_rel_strata(qrels: Columns, qids: Sequence[str], level: int = 1) -> StratumSet:
     """Queries by their number of judged docs with grade ≥ ``level`` (empty bins are left out)."""
     lay = qrels.layout
-    per_seg = np.add.reduceat((qrels.values >= level).astype(np.int64), lay.starts) if len(qrels) else np.zeros(0, dtype=np.int64)
+    per_seg = (
+        np.add.reduceat((qrels.values >= level).astype(np.int64), lay.starts)
+        if len(qrels)
+        else np.zeros(0, dtype=np.int64)
+    )
     counts = dict(zip(lay.heads.tolist(), per_seg.tolist()))
     c = np.array([counts.get(q, 0) for q in qids], dtype=np.int64)
     members = _binned("num_rel", qids, c, NUM_REL_BINS)
@@ -99,7 +114,11 @@ def query_length_strata(texts: Mapping[str, str], qids: Sequence[str], source: s
     members = _binned("query_length", have, c, LENGTH_BINS)
     evaluated = set(qids)
     extra = sorted(q for q in texts if q not in evaluated)
-    detail: dict[str, Any] = {"bins": [b[0] for b in LENGTH_BINS], "unit": "words", "queries_without_text": len(qids) - len(have)}
+    detail: dict[str, Any] = {
+        "bins": [b[0] for b in LENGTH_BINS],
+        "unit": "words",
+        "queries_without_text": len(qids) - len(have),
+    }
     detail["texts_not_evaluated"] = len(extra)
     if extra:
         detail["texts_not_evaluated_examples"] = extra[:5]

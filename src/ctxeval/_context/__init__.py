@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .._io.model import Qrels, Run
     from .settings import Settings
 
-__all__ = ["Inputs", "Provider", "PROVIDERS", "register", "closure", "needs_rows", "build"]
+__all__ = ["PROVIDERS", "Inputs", "Provider", "build", "closure", "needs_rows", "register"]
 
 
 @dataclass(frozen=True)

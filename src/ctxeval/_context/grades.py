@@ -36,7 +36,9 @@ class GradesProvider:
             return Grades(data.j_grade, data.q_grade, gm.describe() if gm is not None else None)
         unmapped = gm.unmapped(data.q_grade)
         if unmapped:
-            raise ConfigError(f"grade map {gm.describe()} does not map grade(s) {unmapped} of the qrels; add them to the map")
+            raise ConfigError(
+                f"grade map {gm.describe()} does not map grade(s) {unmapped} of the qrels; add them to the map"
+            )
         return Grades(gm.apply(data.j_grade), gm.apply(data.q_grade), gm.describe())
 
 

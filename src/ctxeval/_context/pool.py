@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .._core.evaldata import EvalData
     from .._core.ids import Ids
 
-__all__ = ["PoolProvider", "GroupsProvider", "own_pool", "settings_of"]
+__all__ = ["GroupsProvider", "PoolProvider", "own_pool", "settings_of"]
 
 
 def own_pool(data: EvalData, grades: Grades, depth: int | None) -> Pool:
@@ -63,7 +63,9 @@ class PoolProvider:
             return own_pool(data, grades, depth)
         if data.rows is None:
             raise ConfigError("an explicit pool needs the run's ranked rows (keep_rows)")
-        pd = join(inputs.qrels.columns, prun.columns, ties=data.ties, missing="zero", run_name=prun.name, keep_rows=True)
+        pd = join(
+            inputs.qrels.columns, prun.columns, ties=data.ties, missing="zero", run_name=prun.name, keep_rows=True
+        )
         qids = np.array(data.qids, dtype=str) if data.qids else np.zeros(0, dtype="U1")
         at = positions(np.array(pd.qids, dtype=str) if pd.qids else np.zeros(0, dtype="U1"), qids)
         # judged pool docs within the depth, of the evaluated queries
@@ -133,8 +135,10 @@ class GroupsProvider:
     def build(self, data: EvalData, inputs: Inputs) -> Groups:
         groups = inputs.settings.groups
         if groups is None:
-            raise ConfigError("RA-nWG(novelty=...) discounts repeats of a doc group, so it needs a doc -> group mapping: "
-                              "rag=RagConfig(groups=...) or --groups FILE")
+            raise ConfigError(
+                "RA-nWG(novelty=...) discounts repeats of a doc group, so it needs a doc -> group mapping: "
+                "rag=RagConfig(groups=...) or --groups FILE"
+            )
         if data.rows is None:
             raise ConfigError("doc groups need the run's ranked rows (keep_rows)")
         qrels = inputs.qrels.columns

@@ -58,14 +58,21 @@ class RagConfig:
         if isinstance(value, Mapping):
             unknown = set(value) - {f.name for f in fields(cls)}
             if unknown:
-                raise ConfigError(f"unknown RAG settings {sorted(unknown)}; they are {', '.join(f.name for f in fields(cls))}")
+                raise ConfigError(
+                    f"unknown RAG settings {sorted(unknown)}; they are {', '.join(f.name for f in fields(cls))}"
+                )
             return cls(**value)
         raise ConfigError(f"rag must be a RagConfig or a mapping, got {type(value).__name__}")
 
     @property
     def configured(self) -> bool:
         """Whether anything beyond the defaults is set (then the side data is built for every run)."""
-        return self.grade_map is not None or self.pool is not None or self.pool_depth is not None or self.groups is not None
+        return (
+            self.grade_map is not None
+            or self.pool is not None
+            or self.pool_depth is not None
+            or self.groups is not None
+        )
 
 
 @dataclass(frozen=True)

@@ -63,16 +63,16 @@ if TYPE_CHECKING:
     from .._io.model import Qrels
 
 __all__ = [
-    "DEFAULT_UTILITY_MAP",
     "DEFAULT_LLM_THRESHOLD",
+    "DEFAULT_UTILITY_MAP",
     "RELATIVE_SCORE_RULE",
-    "llm_rule",
-    "describe_lines",
     "DistractorRules",
     "UtilityConfig",
+    "UtilityProvider",
+    "describe_lines",
+    "llm_rule",
     "parse_utility_map",
     "row_utilities",
-    "UtilityProvider",
 ]
 
 DEFAULT_UTILITY_MAP: dict[int, float] = {5: 1.0, 4: 1.0, 3: 0.5, 2: 0.0, 1: -1.0}
@@ -88,7 +88,9 @@ def llm_rule(threshold: float) -> str:
     return f"relevant: u; other passages: -u when u >= {threshold:g}, else 0; known distractors: -u"
 
 
-RELATIVE_SCORE_RULE = "s / s_max when all scores of the query are > 0, else (s - s_min) / (s_max - s_min); all equal: 1.0"
+RELATIVE_SCORE_RULE = (
+    "s / s_max when all scores of the query are > 0, else (s - s_min) / (s_max - s_min); all equal: 1.0"
+)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -161,9 +163,17 @@ class DistractorRules:
         else:
             new_pen = _check_unit("penalty (utility of a hard negative)", penalty, -1.0, 0.0)
             if new_pen == 0.0:
-                raise ConfigError("penalty must be < 0 (a hard negative hurts); use --distractor-rules off to turn detection off")
+                raise ConfigError(
+                    "penalty must be < 0 (a hard negative hurts); use --distractor-rules off to turn detection off"
+                )
         changed = (new_tau, new_rank, new_pen) != (b_tau, b_rank, b_pen)
-        return cls(preset="custom" if changed else base_name, tau=new_tau, top_rank=new_rank, penalty=new_pen, based_on=based_on)
+        return cls(
+            preset="custom" if changed else base_name,
+            tau=new_tau,
+            top_rank=new_rank,
+            penalty=new_pen,
+            based_on=based_on,
+        )
 
     @property
     def active(self) -> bool:
@@ -203,7 +213,9 @@ def describe_lines(u: Mapping[str, Any]) -> list[str]:
     if r["tau"] is None and not r["top_rank"]:
         rules = "no detection (labels and the known list only)"
     else:
-        parts = ([f"relative score >= {r['tau']:g}"] if r["tau"] is not None else []) + ([f"rank <= {r['top_rank']}"] if r["top_rank"] else [])
+        parts = ([f"relative score >= {r['tau']:g}"] if r["tau"] is not None else []) + (
+            [f"rank <= {r['top_rank']}"] if r["top_rank"] else []
+        )
         rules = f"a passage of utility 0 (judged or unlabelled) is a hard negative if {' or '.join(parts)}, penalty {r['penalty']:g}"
     name = r["preset"] if r["preset"] != "custom" else f"custom (based on {r['based_on']})"
     out = [f"utility map: {umap} (unjudged: 0); distractor rules {name}: {rules}"]
@@ -293,7 +305,13 @@ class UtilityConfig:
         None means the default, 0.5."""
         if isinstance(utility_map, UtilityConfig):
             return utility_map
-        th = DEFAULT_LLM_THRESHOLD if llm_threshold is None else _check_unit("llm_threshold (LLM utility from which an irrelevant passage distracts)", llm_threshold, 0.0, 1.0)
+        th = (
+            DEFAULT_LLM_THRESHOLD
+            if llm_threshold is None
+            else _check_unit(
+                "llm_threshold (LLM utility from which an irrelevant passage distracts)", llm_threshold, 0.0, 1.0
+            )
+        )
         umap = tuple(parse_utility_map(utility_map).items())
         drules = DistractorRules.resolve(rules, tau, top_rank, penalty)
         known = read_distractors(distractors) if distractors is not None else None
@@ -325,7 +343,9 @@ class UtilityConfig:
             "known_distractors": None
             if self.known is None
             else {"source": self.known_source, "pairs": self.known.height, "duplicate_lines": self.known_duplicates},
-            "utilities": None if self.llm is None else {"source": self.llm_source, "pairs": self.llm.height, "threshold": self.llm_threshold},
+            "utilities": None
+            if self.llm is None
+            else {"source": self.llm_source, "pairs": self.llm.height, "threshold": self.llm_threshold},
             "utility_source": self.source,
         }
 
@@ -333,10 +353,16 @@ class UtilityConfig:
         """Human-readable lines for text reports."""
         out = [f"utility map: {_map_text(self.map)} (unjudged: 0)", f"distractor rules: {self.rules}"]
         if self.known is not None:
-            dup = f"; {self.known_duplicates} duplicate line{'s' if self.known_duplicates != 1 else ''} ignored" if self.known_duplicates else ""
+            dup = (
+                f"; {self.known_duplicates} duplicate line{'s' if self.known_duplicates != 1 else ''} ignored"
+                if self.known_duplicates
+                else ""
+            )
             out.append(f"known distractors: {self.known.height} pairs from {self.known_source} (u = -1{dup})")
         if self.llm is not None:
-            out.append(f"utilities: LLM, {self.llm.height} pairs from {self.llm_source} ({llm_rule(self.llm_threshold)})")
+            out.append(
+                f"utilities: LLM, {self.llm.height} pairs from {self.llm_source} ({llm_rule(self.llm_threshold)})"
+            )
         else:
             out.append("utilities: from the labels (no LLM utilities file)")
         return out
@@ -358,7 +384,9 @@ def _check_grades(grades: Grades, umap: Mapping[int, float]) -> None:
     present = np.unique(np.asarray(grades.q_util))
     missing = sorted(set(present.tolist()) - set(umap))
     if missing:
-        after = f" after the grade map {grades.grade_map}" if grades.grade_map and grades.grade_map != "identity" else ""
+        after = (
+            f" after the grade map {grades.grade_map}" if grades.grade_map and grades.grade_map != "identity" else ""
+        )
         raise ConfigError(
             f"the utility map {_map_text(umap)} gives no utility for grade(s) {missing} of the qrels{after}; "
             "map the grades onto the 1-5 scale (--grade-map, e.g. trec-dl) or give a utility map covering them "
@@ -379,7 +407,9 @@ def _values(q: np.ndarray, ids: Any, pairs: Pairs, qids: np.ndarray, n: int) -> 
     return out
 
 
-def row_utilities(data: EvalData, config: UtilityConfig | None = None, qrels: Qrels | None = None, grade_map: GradeMap | None = None) -> Utilities:
+def row_utilities(
+    data: EvalData, config: UtilityConfig | None = None, qrels: Qrels | None = None, grade_map: GradeMap | None = None
+) -> Utilities:
     """Utilities of every ranked row of ``data`` (joined with its rows kept, with the ``grades`` side
     data built).
 
@@ -445,7 +475,9 @@ def row_utilities(data: EvalData, config: UtilityConfig | None = None, qrels: Qr
     )
 
 
-def _ideal(data: EvalData, grades: Grades, config: UtilityConfig, qrels: Qrels | None, grade_map: GradeMap | None) -> tuple[np.ndarray | None, np.ndarray | None]:
+def _ideal(
+    data: EvalData, grades: Grades, config: UtilityConfig, qrels: Qrels | None, grade_map: GradeMap | None
+) -> tuple[np.ndarray | None, np.ndarray | None]:
     umap = config.map
     if qrels is None:
         if config.known is not None or config.llm is not None:

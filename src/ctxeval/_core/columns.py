@@ -22,7 +22,7 @@ from .ids import Ids
 from .ranking import score_key, tie_order
 from .segments import map_blocks, offsets, run_starts, segment_rows
 
-__all__ = ["Layout", "Columns", "Scan", "scan", "duplicate_groups", "keep_rows"]
+__all__ = ["Columns", "Layout", "Scan", "duplicate_groups", "keep_rows", "scan"]
 
 # a padded segment matrix may hold at most this many cells per row of input (else: one global sort)
 _PAD_RATIO = 2.0
@@ -32,7 +32,7 @@ class Layout:
     """The query segments of grouped rows: ``heads[i]`` (distinct query ids, a numpy ``U`` array)
     covers rows ``[starts[i], starts[i] + lengths[i])``."""
 
-    __slots__ = ("heads", "starts", "lengths", "n_rows", "_sorted")
+    __slots__ = ("_sorted", "heads", "lengths", "n_rows", "starts")
 
     def __init__(self, heads: np.ndarray, lengths: np.ndarray, n_rows: int | None = None) -> None:
         self.heads = heads

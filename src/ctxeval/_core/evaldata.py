@@ -28,7 +28,7 @@ from .._errors import ConfigError
 from .ids import Ids
 from .segments import offsets, seg_sum
 
-__all__ = ["EvalData", "QueryAccounting", "RankedRows", "Cut", "Extra"]
+__all__ = ["Cut", "EvalData", "Extra", "QueryAccounting", "RankedRows"]
 
 T = TypeVar("T")
 
@@ -114,8 +114,10 @@ class EvalData:
         :class:`ConfigError` saying what is missing when the session did not build it."""
         found = self.extras.get(name)
         if found is None:
-            raise ConfigError(f"this evaluation holds no {name!r} side data; evaluate through ctxeval.evaluate (or a Session), "
-                              "which builds the side data every requested measure requires")
+            raise ConfigError(
+                f"this evaluation holds no {name!r} side data; evaluate through ctxeval.evaluate (or a Session), "
+                "which builds the side data every requested measure requires"
+            )
         return found
 
     def has(self, name: str) -> bool:
@@ -244,7 +246,11 @@ class EvalData:
             j_grade=self.j_grade[keep],
             rows=None if self.rows is None else self.rows.take(rows),
             extras={name: value.cut(cut) for name, value in self.extras.items()},
-            _memo={k: v for k, v in self._memo.items() if k == "grade_counts" or (isinstance(k, tuple) and k[0] == "num_rel")},
+            _memo={
+                k: v
+                for k, v in self._memo.items()
+                if k == "grade_counts" or (isinstance(k, tuple) and k[0] == "num_rel")
+            },
         )
         out.__dict__.update({"j_seg": seg, "j_rank": self.j_rank[keep], "q_seg": self.q_seg, "q_pos": self.q_pos})
         return out

@@ -15,7 +15,7 @@ import numpy as np
 from .evaldata import Cut
 from .ids import Ids
 
-__all__ = ["Grades", "Pool", "Groups", "Utilities", "Fits", "UTIL_MIN", "UTIL_MAX"]
+__all__ = ["UTIL_MAX", "UTIL_MIN", "Fits", "Grades", "Groups", "Pool", "Utilities"]
 
 UTIL_MIN, UTIL_MAX = 1, 5
 
@@ -79,7 +79,13 @@ class Groups:
 
 #: why a row has its utility: label, known distractor, hard negative by score / by rank, LLM utility
 WHY_LABEL, WHY_KNOWN, WHY_SCORE, WHY_RANK, WHY_LLM = 0, 1, 2, 3, 4
-WHY_NAMES: tuple[str, ...] = ("label", "known distractor", "hard negative (score)", "hard negative (rank)", "LLM utility")
+WHY_NAMES: tuple[str, ...] = (
+    "label",
+    "known distractor",
+    "hard negative (score)",
+    "hard negative (rank)",
+    "LLM utility",
+)
 
 
 @dataclass(frozen=True, eq=False)

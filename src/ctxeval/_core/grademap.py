@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -23,7 +23,7 @@ class GradeMap:
     [2, 5, 3]
     """
 
-    PRESETS: dict[str, dict[int, int]] = {
+    PRESETS: ClassVar[dict[str, dict[int, int]]] = {
         "trec-dl": {3: 5, 2: 4, 1: 3, 0: 2},
         "identity": {},
     }
@@ -64,7 +64,9 @@ class GradeMap:
             return cls.parse(value)
         if isinstance(value, Mapping):
             return cls(value)
-        raise ConfigError(f"grade_map must be a preset name, a 'FROM:TO,...' text or a mapping, got {type(value).__name__}")
+        raise ConfigError(
+            f"grade_map must be a preset name, a 'FROM:TO,...' text or a mapping, got {type(value).__name__}"
+        )
 
     def __str__(self) -> str:
         if self.name:

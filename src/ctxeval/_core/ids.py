@@ -18,7 +18,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Ids", "ArrayIds", "harmonise", "splitmix", "MIX"]
+__all__ = ["MIX", "ArrayIds", "Ids", "harmonise", "splitmix"]
 
 MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplying by it permutes the 64-bit values
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)

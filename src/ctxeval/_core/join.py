@@ -24,7 +24,7 @@ from .keys import match_keys
 from .ranking import SegmentOrder, score_key, segment_order
 from .segments import map_blocks, offsets, segment_rows
 
-__all__ = ["join", "match_pairs", "positions", "missing_error", "judged_docs", "pair_lookup"]
+__all__ = ["join", "judged_docs", "match_pairs", "missing_error", "pair_lookup", "positions"]
 
 
 class _Collision(Exception):
@@ -50,7 +50,9 @@ def missing_error(run_name: str, missing_ids: tuple[str, ...]) -> QueryMismatchE
     )
 
 
-def _query_sets(qrels: Columns, run: Columns, missing: str, run_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, QueryAccounting, np.ndarray]:
+def _query_sets(
+    qrels: Columns, run: Columns, missing: str, run_name: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, QueryAccounting, np.ndarray]:
     """The evaluated query ids (sorted), the qrels' and the run's segment positions among them, the
     accounting, and which evaluated queries the run holds."""
     judged_q, run_q = qrels.layout.heads, run.layout.heads
@@ -89,7 +91,9 @@ def _query_sets(qrels: Columns, run: Columns, missing: str, run_name: str) -> tu
     return qids, qseg_q, seg_q, acc, has_run
 
 
-def _probe(run: Columns, run_doc: Ids, seg_q: np.ndarray, qrels: Columns, qrels_doc: Ids, qseg_q: np.ndarray, n_q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _probe(
+    run: Columns, run_doc: Ids, seg_q: np.ndarray, qrels: Columns, qrels_doc: Ids, qseg_q: np.ndarray, n_q: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (run row, qrels row, run segment) of every pair of equal query and doc id, run rows
     ascending (qrels pairs are distinct, see the readers)."""
     rl, ql = run.layout, qrels.layout
@@ -133,10 +137,16 @@ def _probe(run: Columns, run_doc: Ids, seg_q: np.ndarray, qrels: Columns, qrels_
     if not found:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    return np.concatenate([x[0] for x in found]), np.concatenate([x[1] for x in found]), np.concatenate([x[2] for x in found])
+    return (
+        np.concatenate([x[0] for x in found]),
+        np.concatenate([x[1] for x in found]),
+        np.concatenate([x[2] for x in found]),
+    )
 
 
-def _exact_probe(run: Columns, run_doc: Ids, seg_q: np.ndarray, qrels: Columns, qrels_doc: Ids, qseg_q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _exact_probe(
+    run: Columns, run_doc: Ids, seg_q: np.ndarray, qrels: Columns, qrels_doc: Ids, qseg_q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_probe` on the strings (after a hash collision)."""
     qdocs = qrels_doc.to_list()
     table: dict[tuple[int, str], int] = {}
@@ -156,7 +166,9 @@ def _exact_probe(run: Columns, run_doc: Ids, seg_q: np.ndarray, qrels: Columns, 
     return r, np.asarray(qr, dtype=np.int64), rseg[r]
 
 
-def _judged_grades(qrels: Columns, qseg_q: np.ndarray, n_q: int) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, int] | None]:
+def _judged_grades(
+    qrels: Columns, qseg_q: np.ndarray, n_q: int
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, int] | None]:
     """``(q_off, q_grade, (counts, gmax))``: every evaluated query's judged grades, descending, by
     counting grades per query (``counts[i, c]``: query ``i``'s judged docs of grade ``gmax - c``);
     sorted instead when the grades span too wide a range for a count table."""
@@ -201,14 +213,24 @@ def _rank_positions(order: SegmentOrder, rrow: np.ndarray, n_rows: int) -> tuple
     return pos, moved
 
 
-def join(qrels: Columns, run: Columns, *, ties: str = "trec", missing: str = "zero", run_name: str = "run", keep_rows: bool = False) -> EvalData:
+def join(
+    qrels: Columns,
+    run: Columns,
+    *,
+    ties: str = "trec",
+    missing: str = "zero",
+    run_name: str = "run",
+    keep_rows: bool = False,
+) -> EvalData:
     """``run`` joined with ``qrels`` into per-query segments (see the module docstring); ``keep_rows``
     keeps the doc id and score of every ranked row (for side data)."""
     qids, qseg_q, seg_q, acc, has_run = _query_sets(qrels, run, missing, run_name)
     n_q = qids.size
     lay = run.layout
     key = score_key(run.values)
-    order = segment_order(key, run.doc, lay.starts, lay.lengths, ties, run.memo.get(("tie", "f32")) if ties == "trec" else None)
+    order = segment_order(
+        key, run.doc, lay.starts, lay.lengths, ties, run.memo.get(("tie", "f32")) if ties == "trec" else None
+    )
     kept = seg_q >= 0
     lengths = np.zeros(n_q, dtype=np.int64)
     lengths[seg_q[kept]] = lay.lengths[kept]

@@ -17,7 +17,7 @@ import numpy as np
 from .ids import Ids
 from .segments import map_blocks, segment_rows
 
-__all__ = ["RANKING_RULE", "score_key", "tie_order", "sort_tie_runs", "segment_order", "SegmentOrder"]
+__all__ = ["RANKING_RULE", "SegmentOrder", "score_key", "segment_order", "sort_tie_runs", "tie_order"]
 
 RANKING_RULE = "score descending as float32, ties by doc id descending (byte-wise)"
 
@@ -101,7 +101,9 @@ class SegmentOrder:
         return out
 
 
-def _block_tie_orders(key: np.ndarray, ids: Ids, starts: np.ndarray, lengths: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
+def _block_tie_orders(
+    key: np.ndarray, ids: Ids, starts: np.ndarray, lengths: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray] | None]:
     def one(a: int, b: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray] | None:
         found = tie_order(key[lo:hi], ids.slice(lo, hi), starts[a + 1 : b] - lo)
         return None if found is None else (found[0] + lo, found[1] + lo)
@@ -109,8 +111,14 @@ def _block_tie_orders(key: np.ndarray, ids: Ids, starts: np.ndarray, lengths: np
     return map_blocks(one, starts, lengths)
 
 
-def segment_order(key: np.ndarray, ids: Ids, starts: np.ndarray, lengths: np.ndarray, ties: str,
-                  known: tuple[np.ndarray, np.ndarray] | bool | None = None) -> SegmentOrder:
+def segment_order(
+    key: np.ndarray,
+    ids: Ids,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    ties: str,
+    known: tuple[np.ndarray, np.ndarray] | bool | None = None,
+) -> SegmentOrder:
     """The rank order of rows in segments (see :class:`SegmentOrder`) under ``ties``.
 
     ``key``: the score keys (:func:`score_key`); ``known``: the tie order the reader's scan found

@@ -38,7 +38,14 @@ def relative_scores(r_off: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """
     off = np.asarray(r_off, dtype=np.int64)
     s = np.asarray(scores, dtype=np.float64)
-    if off.ndim != 1 or off.size == 0 or s.ndim != 1 or off[0] != 0 or off[-1] != s.size or bool(np.any(np.diff(off) < 0)):
+    if (
+        off.ndim != 1
+        or off.size == 0
+        or s.ndim != 1
+        or off[0] != 0
+        or off[-1] != s.size
+        or bool(np.any(np.diff(off) < 0))
+    ):
         raise ValueError("relative_scores: r_off must be non-decreasing offsets from 0 to len(scores)")
     lengths = np.diff(off)
     nonempty = lengths > 0

@@ -20,19 +20,19 @@ from typing import TypeVar
 import numpy as np
 
 __all__ = [
-    "div0",
-    "ratio",
-    "offsets",
-    "segment_rows",
-    "seg_sum",
-    "seg_reduce",
-    "run_starts",
-    "rank_among",
+    "blocks",
     "count_before",
+    "div0",
+    "map_blocks",
+    "offsets",
+    "rank_among",
+    "ratio",
+    "run_starts",
+    "seg_reduce",
+    "seg_sum",
+    "segment_rows",
     "top_rows",
     "within_ranks",
-    "blocks",
-    "map_blocks",
 ]
 
 T = TypeVar("T")

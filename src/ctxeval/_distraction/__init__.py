@@ -3,4 +3,13 @@
 from .dynamic_k import dynamic_k_summary, optimal_k
 from .table import RISKY, SAFE, VERDICTS, auto_rel, distraction_table, safety_verdict
 
-__all__ = ["distraction_table", "safety_verdict", "auto_rel", "dynamic_k_summary", "optimal_k", "SAFE", "RISKY", "VERDICTS"]
+__all__ = [
+    "RISKY",
+    "SAFE",
+    "VERDICTS",
+    "auto_rel",
+    "distraction_table",
+    "dynamic_k_summary",
+    "optimal_k",
+    "safety_verdict",
+]

@@ -17,10 +17,12 @@ import numpy as np
 
 from .._core.segments import seg_reduce, within_ranks
 
-__all__ = ["optimal_k", "dynamic_k_summary"]
+__all__ = ["dynamic_k_summary", "optimal_k"]
 
 
-def _cumulative(r_off: np.ndarray, u: np.ndarray, discount: bool, max_k: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _cumulative(
+    r_off: np.ndarray, u: np.ndarray, discount: bool, max_k: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-row gain w (u or u / log2(rank + 1); 0 beyond max_k), ranks, and the within-query prefix sums."""
     r_off = np.asarray(r_off, dtype=np.int64)
     u = np.asarray(u, dtype=np.float64)
@@ -71,7 +73,9 @@ def optimal_k(r_off: np.ndarray, u: np.ndarray, discount: bool = False, max_k: i
     return _optimal_from(r_off, rank, cs)[0]
 
 
-def dynamic_k_summary(r_off: np.ndarray, u: np.ndarray, discount: bool = False, max_k: int | None = None) -> dict[str, Any]:
+def dynamic_k_summary(
+    r_off: np.ndarray, u: np.ndarray, discount: bool = False, max_k: int | None = None
+) -> dict[str, Any]:
     """The optimal k over queries (mean, median, histogram ``counts[k]`` for k = 0..max) and the
     single fixed K (0 <= K <= the longest list, or ``max_k``) maximising the mean over queries of
     U(K); a list shorter than K contributes all its rows. Ties go to the smallest K.
@@ -83,8 +87,17 @@ def dynamic_k_summary(r_off: np.ndarray, u: np.ndarray, discount: bool = False, 
     r_off = np.asarray(r_off, dtype=np.int64)
     n_q = r_off.size - 1
     if n_q == 0:
-        return {"n_queries": 0, "discount": discount, "max_k": max_k, "mean": None, "median": None, "histogram": [],
-                "best_fixed_k": None, "mean_utility_at_best_fixed_k": None, "mean_utility_at_optimal_k": None}
+        return {
+            "n_queries": 0,
+            "discount": discount,
+            "max_k": max_k,
+            "mean": None,
+            "median": None,
+            "histogram": [],
+            "best_fixed_k": None,
+            "mean_utility_at_best_fixed_k": None,
+            "mean_utility_at_optimal_k": None,
+        }
     w, rank, cs = _cumulative(r_off, u, discount, max_k)
     ks, at_opt = _optimal_from(r_off, rank, cs)
     longest = int(np.diff(r_off).max()) if n_q else 0

@@ -18,11 +18,10 @@ a rate is a multiple of 1/(k·queries), far coarser than that.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-
-from collections.abc import Mapping
 
 from .._context.settings import RagConfig
 from .._context.utility import UtilityConfig
@@ -35,7 +34,7 @@ from .._policies import Policies
 from .._session import open_session, unique_names
 from .dynamic_k import dynamic_k_summary
 
-__all__ = ["distraction_table", "safety_verdict", "auto_rel", "SAFE", "RISKY", "VERDICTS"]
+__all__ = ["RISKY", "SAFE", "VERDICTS", "auto_rel", "distraction_table", "safety_verdict"]
 
 SAFE, RISKY = 0.10, 0.50
 _VERDICT_TOL = 1e-9
@@ -80,7 +79,9 @@ def auto_rel(qrels: Qrels, config: UtilityConfig, gm: Any) -> tuple[int, list[st
 
     positive = [g for g in grades if (util(g) or 0.0) > 0]
     if not positive:
-        raise ConfigError(f"no qrels grade has a positive utility under the utility map {config.map}; nothing is relevant")
+        raise ConfigError(
+            f"no qrels grade has a positive utility under the utility map {config.map}; nothing is relevant"
+        )
     rel = min(positive)
     odd = [g for g in grades if g > rel and (util(g) or 0.0) <= 0]
     if odd:
@@ -89,7 +90,14 @@ def auto_rel(qrels: Qrels, config: UtilityConfig, gm: Any) -> tuple[int, list[st
 
 
 def _why_text(
-    code: int, grade: int | None, rel_score: float, rank: int, llm: float | None, known: bool, label: float, config: UtilityConfig
+    code: int,
+    grade: int | None,
+    rel_score: float,
+    rank: int,
+    llm: float | None,
+    known: bool,
+    label: float,
+    config: UtilityConfig,
 ) -> str:
     rules = config.rules
     if code == WHY_KNOWN:
@@ -166,9 +174,13 @@ def distraction_table(
         "DistractorHarm": make("DistractorHarm", None, k),
     }
     if config.llm is None:
-        notes.append("UDCG uses label-derived stand-in utilities (relevant 1, others the size of their negative utility): no LLM utilities file")
+        notes.append(
+            "UDCG uses label-derived stand-in utilities (relevant 1, others the size of their negative utility): no LLM utilities file"
+        )
     else:
-        notes.append(f"UDCG reads the LLM utilities as given; the threshold {config.llm_threshold:g} only decides which irrelevant passages count as distractors")
+        notes.append(
+            f"UDCG reads the LLM utilities as given; the threshold {config.llm_threshold:g} only decides which irrelevant passages count as distractors"
+        )
     rows_out = []
     for run, name in zip(run_objs, unique_names(run_objs)):
         data = session.prepare(run, list(ms.values()), keep_rows=True)
@@ -181,7 +193,11 @@ def distraction_table(
         tidx, tseg, trank = top_rows(data, k)
         neg = urows.u[tidx] < 0
         idx, qseg, nrank = tidx[neg], tseg[neg], trank[neg]
-        docs = np.array([d.encode("utf-8") for d in data.rows.doc.to_list(idx)], dtype=object) if idx.size else np.zeros(0, dtype=object)  # type: ignore[union-attr]
+        docs = (
+            np.array([d.encode("utf-8") for d in data.rows.doc.to_list(idx)], dtype=object)
+            if idx.size
+            else np.zeros(0, dtype=object)
+        )  # type: ignore[union-attr]
         order = np.lexsort((docs, qseg, nrank, urows.u[idx]))
         worst_rows = []
         grades = data.r_grade
@@ -196,7 +212,16 @@ def distraction_table(
                     "doc": data.rows.doc.to_list(np.array([j]))[0],  # type: ignore[union-attr]
                     "rank": int(data.r_rank[j]),
                     "utility": float(urows.u[j]),
-                    "why": _why_text(int(urows.why[j]), g, float(urows.rel[j]), int(data.r_rank[j]), llm, known, float(urows.label[j]), config),
+                    "why": _why_text(
+                        int(urows.why[j]),
+                        g,
+                        float(urows.rel[j]),
+                        int(data.r_rank[j]),
+                        llm,
+                        known,
+                        float(urows.label[j]),
+                        config,
+                    ),
                     "grade": g,
                 }
             )

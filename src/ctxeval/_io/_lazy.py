@@ -15,7 +15,7 @@ __all__ = ["pl"]
 
 
 class _LazyModule:
-    __slots__ = ("_name", "_module")
+    __slots__ = ("_module", "_name")
 
     def __init__(self, name: str) -> None:
         self._name = name

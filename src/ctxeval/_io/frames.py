@@ -56,7 +56,9 @@ def frame_of(cols: Columns, value: str, input_order: bool = True) -> pl.DataFram
     doc = cols.doc.s if isinstance(cols.doc, SeriesIds) else pl.Series("doc_id", cols.doc.to_list(), dtype=pl.String)
     df = pl.DataFrame(
         {
-            "query_id": pl.Series("query_id", lay.heads.tolist(), dtype=pl.String).gather(lay.row_segments()) if len(cols) else pl.Series("query_id", [], dtype=pl.String),
+            "query_id": pl.Series("query_id", lay.heads.tolist(), dtype=pl.String).gather(lay.row_segments())
+            if len(cols)
+            else pl.Series("query_id", [], dtype=pl.String),
             "doc_id": doc.alias("doc_id"),
             value: pl.Series(value, cols.values, dtype=pl.Float64 if value == "score" else pl.Int64),
         }

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 else:
     from ._lazy import pl
 
-__all__ = ["SeriesIds", "SEED"]
+__all__ = ["SEED", "SeriesIds"]
 
 SEED = 0x5EED_C7E7
 
@@ -69,7 +69,9 @@ class SeriesIds:
         cols = {f"k{i}": k for i, k in enumerate(keys)}
         df = pl.DataFrame({**cols, "doc": self.s.gather(rows), "row": rows})
         by = [*cols, "doc"]
-        return df.sort(by, descending=[False] * len(cols) + [True], maintain_order=True)["row"].to_numpy().astype(np.int64)
+        return (
+            df.sort(by, descending=[False] * len(cols) + [True], maintain_order=True)["row"].to_numpy().astype(np.int64)
+        )
 
     def to_list(self, rows: np.ndarray | None = None) -> list[str]:
         return (self.s if rows is None else self.s.gather(rows)).to_list()  # type: ignore[no-any-return]

@@ -183,7 +183,9 @@ def _numbers(data: bytes, arr: np.ndarray, starts: np.ndarray, ends: np.ndarray,
     if slow.size:
         convert = int if integer else float
         try:
-            out[slow] = [convert(data[a - _FRONT : b - _FRONT]) for a, b in zip(starts[slow].tolist(), ends[slow].tolist())]
+            out[slow] = [
+                convert(data[a - _FRONT : b - _FRONT]) for a, b in zip(starts[slow].tolist(), ends[slow].tolist())
+            ]
         except (ValueError, OverflowError):
             return None
         if integer and int(out.min()) == np.iinfo(np.int64).min:  # cannot be negated for sorting

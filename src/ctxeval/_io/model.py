@@ -17,7 +17,7 @@ import numpy as np
 
 from .._core.columns import Columns
 from .._core.grademap import GradeMap
-from .._core.ranking import segment_order, score_key
+from .._core.ranking import score_key, segment_order
 from .._errors import ConfigError
 from . import tables, writers
 from .frames import frame_of
@@ -44,7 +44,7 @@ class Qrels:
     (2, ['q1'])
     """
 
-    __slots__ = ("columns", "source", "dropped_duplicates")
+    __slots__ = ("columns", "dropped_duplicates", "source")
 
     def __init__(self, columns: Columns, source: str = "<qrels>", *, dropped_duplicates: int = 0) -> None:
         if not isinstance(columns, Columns):
@@ -61,7 +61,9 @@ class Qrels:
         return cls(read.columns, str(path), dropped_duplicates=read.dropped)
 
     @classmethod
-    def from_dict(cls, mapping: Mapping[str, Mapping[str, int]], *, source: str = "<qrels dict>", duplicates: str = "error") -> Qrels:
+    def from_dict(
+        cls, mapping: Mapping[str, Mapping[str, int]], *, source: str = "<qrels dict>", duplicates: str = "error"
+    ) -> Qrels:
         """From ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape)."""
         cols, dropped = resolve_duplicates(tables.from_mapping(mapping, "qrels", source), "qrels", source, duplicates)
         return cls(cols, source, dropped_duplicates=dropped)
@@ -111,10 +113,12 @@ class Qrels:
     def map_grades(self, grade_map: GradeMap | Mapping[int, int] | str) -> Qrels:
         """Qrels with every grade mapped through ``grade_map`` (unmapped grades are an error)."""
         gm = GradeMap.coerce(grade_map)
-        assert gm is not None  # noqa: S101 (coerce returns None only for None)
+        assert gm is not None
         bad = gm.unmapped(self.columns.values)
         if bad:
-            raise ConfigError(f"{self.source}: grade map {gm.describe()} does not map grade(s) {bad}; add them to the map")
+            raise ConfigError(
+                f"{self.source}: grade map {gm.describe()} does not map grade(s) {bad}; add them to the map"
+            )
         c = self.columns
         return Qrels(Columns(c.layout, c.doc, gm.apply(c.values), c.source_rows), self.source)
 
@@ -136,9 +140,11 @@ class Run:
     ('bm25', 2)
     """
 
-    __slots__ = ("columns", "name", "source", "dropped_duplicates")
+    __slots__ = ("columns", "dropped_duplicates", "name", "source")
 
-    def __init__(self, columns: Columns, name: str = "run", source: str = "<run>", *, dropped_duplicates: int = 0) -> None:
+    def __init__(
+        self, columns: Columns, name: str = "run", source: str = "<run>", *, dropped_duplicates: int = 0
+    ) -> None:
         if not isinstance(columns, Columns):
             raise ConfigError("Run holds core Columns; build one with Run.from_file, from_dict or from_frame")
         self.columns = columns
@@ -148,7 +154,12 @@ class Run:
 
     @classmethod
     def from_file(
-        cls, path: str | os.PathLike[str], *, name: str | None = None, format: str | None = None, duplicates: str = "error"
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        name: str | None = None,
+        format: str | None = None,
+        duplicates: str = "error",
     ) -> Run:
         """Read a TREC run (``qid Q0 docid rank score tag``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
 
@@ -159,13 +170,22 @@ class Run:
         return cls(read.columns, name or read.tag or _stem(path), str(path), dropped_duplicates=read.dropped)
 
     @classmethod
-    def from_dict(cls, mapping: Mapping[str, Mapping[str, float]], *, name: str = "run", source: str = "<run dict>", duplicates: str = "error") -> Run:
+    def from_dict(
+        cls,
+        mapping: Mapping[str, Mapping[str, float]],
+        *,
+        name: str = "run",
+        source: str = "<run dict>",
+        duplicates: str = "error",
+    ) -> Run:
         """From ``{query_id: {doc_id: score}}`` (the pytrec_eval / ranx shape)."""
         cols, dropped = resolve_duplicates(tables.from_mapping(mapping, "run", source), "run", source, duplicates)
         return cls(cols, name, source, dropped_duplicates=dropped)
 
     @classmethod
-    def from_frame(cls, frame: Any, *, name: str | None = None, source: str = "<run frame>", duplicates: str = "error") -> Run:
+    def from_frame(
+        cls, frame: Any, *, name: str | None = None, source: str = "<run frame>", duplicates: str = "error"
+    ) -> Run:
         """From a pandas or polars frame with query id, doc id and score columns (and optionally a tag)."""
         check_duplicate_policy(duplicates)
         cols, tag = tables.from_table(frame, "run", source)
@@ -211,7 +231,14 @@ class Run:
         """Every row in rank order: queries by id ascending, then the ``ties`` rule within each."""
         c = self.columns
         lay = c.layout
-        order = segment_order(score_key(c.values), c.doc, lay.starts, lay.lengths, ties, c.memo.get(("tie", "f32")) if ties == "trec" else None)
+        order = segment_order(
+            score_key(c.values),
+            c.doc,
+            lay.starts,
+            lay.lengths,
+            ties,
+            c.memo.get(("tie", "f32")) if ties == "trec" else None,
+        )
         segs = np.argsort(lay.heads, kind="stable")
         from .._core.segments import segment_rows
 

@@ -19,9 +19,17 @@ from .._errors import ConfigError, DuplicateError, EmptyInputError, InputError
 from . import tables, trec
 from .trec import Kind
 
-__all__ = ["Read", "FORMATS", "detect_format", "read_file", "resolve_duplicates"]
+__all__ = ["FORMATS", "Read", "detect_format", "read_file", "resolve_duplicates"]
 
-_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv"}
+_SUFFIXES = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+}
 
 
 class Read(NamedTuple):
@@ -38,7 +46,9 @@ def _read_trec(path: Path, kind: Kind, source: str) -> tuple[Columns, str | None
     return parsed.columns, parsed.tag
 
 
-def _text(reader: Callable[[bytes, Kind, str], tuple[Columns, str | None]]) -> Callable[[Path, Kind, str], tuple[Columns, str | None]]:
+def _text(
+    reader: Callable[[bytes, Kind, str], tuple[Columns, str | None]],
+) -> Callable[[Path, Kind, str], tuple[Columns, str | None]]:
     def read(path: Path, kind: Kind, source: str) -> tuple[Columns, str | None]:
         data = trec.open_bytes(path)
         if not data.strip():

@@ -41,19 +41,19 @@ else:
     from ._lazy import pl
 
 __all__ = [
-    "open_path",
-    "text_lines",
-    "Pairs",
-    "read_distractors",
-    "read_utilities",
-    "DocGroups",
-    "read_groups",
     "Answers",
-    "read_answers",
-    "read_strata",
-    "read_query_texts",
-    "read_fit",
+    "DocGroups",
+    "Pairs",
     "fit_hash",
+    "open_path",
+    "read_answers",
+    "read_distractors",
+    "read_fit",
+    "read_groups",
+    "read_query_texts",
+    "read_strata",
+    "read_utilities",
+    "text_lines",
 ]
 
 
@@ -104,7 +104,9 @@ def _pair_columns(qs: list[str], ds: list[str], vs: list[float]) -> Columns:
     return Columns.from_codes(codes.reshape(-1), names, ArrayIds.from_strings(ds), np.asarray(vs, dtype=np.float64))
 
 
-def _frame_pairs(value: pl.DataFrame, source: str, ucol: tuple[str, ...] | None) -> tuple[list[str], list[str], list[Any]]:
+def _frame_pairs(
+    value: pl.DataFrame, source: str, ucol: tuple[str, ...] | None
+) -> tuple[list[str], list[str], list[Any]]:
     qc = pick(value.columns, _QID_NAMES, "query id", source, True)
     dc = pick(value.columns, _DOC_NAMES, "document id", source, True)
     qs = [str(x) for x in value[qc].to_list()]  # type: ignore[index]
@@ -157,7 +159,9 @@ def read_distractors(value: Any) -> Pairs:
             qs.append(str(q))
             ds.append(str(d))
     else:
-        raise ConfigError(f"known distractors must be a file path, a mapping or (qid, doc) pairs, got {type(value).__name__}")
+        raise ConfigError(
+            f"known distractors must be a file path, a mapping or (qid, doc) pairs, got {type(value).__name__}"
+        )
     if not qs:
         raise EmptyInputError(f"{source}: no known-distractor pairs")
     cols = _pair_columns(qs, ds, [0.0] * len(qs))
@@ -169,7 +173,12 @@ def read_distractors(value: Any) -> Pairs:
 
 
 def _check_u(x: Any, where: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(float(x)) or not 0.0 <= float(x) <= 1.0:
+    if (
+        isinstance(x, bool)
+        or not isinstance(x, (int, float))
+        or not math.isfinite(float(x))
+        or not 0.0 <= float(x) <= 1.0
+    ):
         raise InputError(f"{where}: utility {x!r} is not a number in [0, 1]")
     return float(x)
 
@@ -199,7 +208,9 @@ def read_utilities(value: Any) -> Pairs:
             except ValueError:
                 raise FormatError(source, lineno, f"utility {parts[2]!r} is not a number", line) from None
             if not (math.isfinite(u) and 0.0 <= u <= 1.0):
-                raise FormatError(source, lineno, f"utility {parts[2]!r} is outside [0, 1] (u = 1 - P(NO-RESPONSE))", line)
+                raise FormatError(
+                    source, lineno, f"utility {parts[2]!r} is outside [0, 1] (u = 1 - P(NO-RESPONSE))", line
+                )
             qs.append(parts[0])
             ds.append(parts[1])
             us.append(u)
@@ -214,7 +225,9 @@ def read_utilities(value: Any) -> Pairs:
         source = "<utilities>"
         for q, inner in value.items():
             if not isinstance(inner, Mapping):
-                raise InputError(f"utilities: query {q!r} maps to {type(inner).__name__}, expected a mapping of doc id to utility")
+                raise InputError(
+                    f"utilities: query {q!r} maps to {type(inner).__name__}, expected a mapping of doc id to utility"
+                )
             for d, u in inner.items():
                 qs.append(str(q))
                 ds.append(str(d))
@@ -228,7 +241,9 @@ def read_utilities(value: Any) -> Pairs:
         recs = sorted(cols.record(int(r)) for r in first)[:2]
         q, d = qs[recs[0]], ds[recs[0]]
         where = " and ".join(str(lines[i] if lines is not None else i + 1) for i in recs)
-        raise DuplicateError(f"{source}: utility of query {q!r}, doc {d!r} given twice ({'lines' if lines is not None else 'records'} {where})")
+        raise DuplicateError(
+            f"{source}: utility of query {q!r}, doc {d!r} given twice ({'lines' if lines is not None else 'records'} {where})"
+        )
     return Pairs(cols, source, 0)
 
 
@@ -267,7 +282,12 @@ def read_groups(value: Any) -> DocGroups:
     labels = sorted(set(mapping.values()))
     code = {lab: i for i, lab in enumerate(labels)}
     docs = list(mapping)
-    return DocGroups(ArrayIds.from_strings(docs) if docs else ArrayIds(np.zeros(0, dtype="S1")), np.array([code[mapping[d]] for d in docs], dtype=np.int64), labels, source)
+    return DocGroups(
+        ArrayIds.from_strings(docs) if docs else ArrayIds(np.zeros(0, dtype="S1")),
+        np.array([code[mapping[d]] for d in docs], dtype=np.int64),
+        labels,
+        source,
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -319,7 +339,12 @@ def read_answers(value: Any) -> Answers:
                 header = [f.strip() for f in fields]
                 continue
             if len(fields) != len(header):
-                raise FormatError(source, lineno, f"expected {len(header)} fields as in the header, found {len(fields)}", delim.join(fields))
+                raise FormatError(
+                    source,
+                    lineno,
+                    f"expected {len(header)} fields as in the header, found {len(fields)}",
+                    delim.join(fields),
+                )
             records.append((lineno, dict(zip(header, (f.strip() for f in fields)))))
     else:
         raise ConfigError(f"answers must be a file path or a polars frame, got {type(value).__name__}")
@@ -341,7 +366,9 @@ def read_answers(value: Any) -> Answers:
                 raise FormatError(source, lineno, f"{col} is empty", None)
         key = (rec[rc], rec[qc])  # type: ignore[index]
         if key in out:
-            raise DuplicateError(f"{source}: query {key[1]!r}, run {key[0]!r} has two answers (lines {line_of[key]} and {lineno})")
+            raise DuplicateError(
+                f"{source}: query {key[1]!r}, run {key[0]!r} has two answers (lines {line_of[key]} and {lineno})"
+            )
         out[key] = y
         line_of[key] = lineno
     if not out:
@@ -369,7 +396,9 @@ def read_strata(source: Any) -> tuple[dict[str, list[str]], str]:
                     members[cat.strip()].append(str(qid))
         return members, name
     if not isinstance(source, (str, os.PathLike)):
-        raise ConfigError(f"strata must be a file path or a mapping of query id to categories, got {type(source).__name__}")
+        raise ConfigError(
+            f"strata must be a file path or a mapping of query id to categories, got {type(source).__name__}"
+        )
     name = str(source)
     seen: dict[tuple[str, str], int] = {}
     for lineno, line in text_lines(source, "strata"):
@@ -378,7 +407,9 @@ def read_strata(source: Any) -> tuple[dict[str, list[str]], str]:
             raise FormatError(name, lineno, "expected 'qid category' (a query id, white space, a category)", line)
         qid, cat = parts[0], parts[1].strip()
         if (qid, cat) in seen:
-            raise FormatError(name, lineno, f"query {qid} is already in category {cat!r} (line {seen[(qid, cat)]})", line)
+            raise FormatError(
+                name, lineno, f"query {qid} is already in category {cat!r} (line {seen[(qid, cat)]})", line
+            )
         seen[(qid, cat)] = lineno
         members.setdefault(cat, []).append(qid)
     if not members:
@@ -394,7 +425,9 @@ def read_query_texts(source: Any) -> tuple[dict[str, str], str]:
     if isinstance(source, Mapping):
         return {str(k): str(v) for k, v in source.items()}, "<query texts mapping>"
     if not isinstance(source, (str, os.PathLike)):
-        raise ConfigError(f"query texts must be a file path or a mapping of query id to text, got {type(source).__name__}")
+        raise ConfigError(
+            f"query texts must be a file path or a mapping of query id to text, got {type(source).__name__}"
+        )
     name = str(source)
     lines = text_lines(source, "query texts", comments=False)
     first = lines[0][1] if lines else ""
@@ -436,7 +469,11 @@ def read_query_texts(source: Any) -> tuple[dict[str, str], str]:
 def fit_hash(fit: Mapping[str, Any]) -> str:
     """A name for fitted weights from their content: the first 12 hex digits of the SHA-256 of
     ``alpha``, ``beta`` and ``bias`` as canonical JSON."""
-    doc = {"alpha": [float(x) for x in fit["alpha"]], "beta": [float(x) for x in fit["beta"]], "bias": float(fit["bias"])}
+    doc = {
+        "alpha": [float(x) for x in fit["alpha"]],
+        "beta": [float(x) for x in fit["beta"]],
+        "bias": float(fit["bias"]),
+    }
     return "sha256:" + hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:12]
 
 
@@ -459,8 +496,18 @@ def read_fit(path: Any) -> dict[str, Any]:
         isinstance(alpha, list)
         and isinstance(beta, list)
         and len(alpha) == len(beta) > 0
-        and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in [*alpha, *beta, bias])
+        and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in [*alpha, *beta, bias]
+        )
     )
     if not ok:
-        raise ConfigError(f"{path}: 'alpha' and 'beta' must be non-empty lists of numbers of equal length and 'bias' a number")
-    return {"alpha": np.asarray(alpha, dtype=np.float64), "beta": np.asarray(beta, dtype=np.float64), "bias": float(bias), "k": len(alpha), "source": str(path)}
+        raise ConfigError(
+            f"{path}: 'alpha' and 'beta' must be non-empty lists of numbers of equal length and 'bias' a number"
+        )
+    return {
+        "alpha": np.asarray(alpha, dtype=np.float64),
+        "beta": np.asarray(beta, dtype=np.float64),
+        "bias": float(bias),
+        "k": len(alpha),
+        "source": str(path),
+    }

@@ -30,14 +30,13 @@ if TYPE_CHECKING:
 else:
     from ._lazy import pl
 
-__all__ = ["read_delimited", "read_jsonl", "read_parquet", "from_table", "from_mapping", "pick"]
+__all__ = ["from_mapping", "from_table", "pick", "read_delimited", "read_jsonl", "read_parquet"]
 
 _QID_NAMES = ("query_id", "qid", "query", "q_id", "topic", "topic_id")
 _DOC_NAMES = ("doc_id", "docid", "docno", "doc", "pid", "passage_id", "document_id")
 _SCORE_NAMES = ("score", "sim", "similarity")
 _REL_NAMES = ("relevance", "rel", "grade", "label", "judgment", "judgement")
 _TAG_NAMES = ("tag", "run", "run_id", "runid", "name", "system")
-
 
 
 def pick(names: Iterable[str], candidates: tuple[str, ...], what: str, source: str, required: bool) -> str | None:
@@ -59,7 +58,9 @@ def _records_from_rows(
 ) -> pl.DataFrame:
     qcol = pick(header, _QID_NAMES, "query id", source, True)
     dcol = pick(header, _DOC_NAMES, "document id", source, True)
-    vcol = pick(header, _SCORE_NAMES if kind == "run" else _REL_NAMES, "score" if kind == "run" else "relevance", source, True)
+    vcol = pick(
+        header, _SCORE_NAMES if kind == "run" else _REL_NAMES, "score" if kind == "run" else "relevance", source, True
+    )
     tcol = pick(header, _TAG_NAMES, "run name", source, False) if kind == "run" else None
     qids: list[str] = []
     docs: list[str] = []
@@ -130,7 +131,9 @@ def parse_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> pl.
             continue
         if len(fields) != len(header):
             raise FormatError(
-                source, lineno, f"expected {len(header)} fields as in the header (line {header_line}), found {len(fields)}",
+                source,
+                lineno,
+                f"expected {len(header)} fields as in the header (line {header_line}), found {len(fields)}",
                 delimiter.join(fields),
             )
         rows.append((lineno, dict(zip(header, fields))))
@@ -172,7 +175,9 @@ def frame_from_table(table: Any, kind: Kind, source: str) -> pl.DataFrame:
         raise EmptyInputError(f"{source}: the frame has no rows")
     qcol = pick(header, _QID_NAMES, "query id", source, True)
     dcol = pick(header, _DOC_NAMES, "document id", source, True)
-    vcol = pick(header, _SCORE_NAMES if kind == "run" else _REL_NAMES, "score" if kind == "run" else "relevance", source, True)
+    vcol = pick(
+        header, _SCORE_NAMES if kind == "run" else _REL_NAMES, "score" if kind == "run" else "relevance", source, True
+    )
     tcol = pick(header, _TAG_NAMES, "run name", source, False) if kind == "run" else None
     names = [qcol, dcol, vcol] + ([tcol] if tcol else [])
     sub = table.select(names)
@@ -241,7 +246,9 @@ def _validated(table: pl.DataFrame, kind: Kind, source: str) -> pl.DataFrame | N
     header = list(table.columns)
     qcol = pick(header, _QID_NAMES, "query id", source, True)
     dcol = pick(header, _DOC_NAMES, "document id", source, True)
-    vcol = pick(header, _SCORE_NAMES if kind == "run" else _REL_NAMES, "score" if kind == "run" else "relevance", source, True)
+    vcol = pick(
+        header, _SCORE_NAMES if kind == "run" else _REL_NAMES, "score" if kind == "run" else "relevance", source, True
+    )
     tcol = pick(header, _TAG_NAMES, "run name", source, False) if kind == "run" else None
     q, d = _ids_ok(table[qcol]), _ids_ok(table[dcol])  # type: ignore[index]
     v = _scores_ok(table[vcol]) if kind == "run" else _grades_ok(table[vcol])  # type: ignore[index]
@@ -309,7 +316,7 @@ def read_jsonl(data: bytes, kind: Kind, source: str) -> tuple[Columns, str | Non
 def read_parquet(path: Any, kind: Kind, source: str) -> tuple[Columns, str | None]:
     try:
         table = pl.read_parquet(path)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise FormatError(source, None, f"cannot read Parquet: {exc}") from exc
     return from_table(table, kind, source)
 
@@ -321,7 +328,7 @@ def from_table(table: Any, kind: Kind, source: str) -> tuple[Columns, str | None
             raise InputError(f"{source}: expected a pandas or polars DataFrame, got {type(table).__name__}")
         try:
             table = pl.from_pandas(table)
-        except Exception:  # noqa: BLE001  (an odd dtype: through Python objects, checked row by row)
+        except Exception:
             table = pl.DataFrame({str(c): list(table[c]) for c in table.columns}, strict=False)
     if table.height == 0:
         raise EmptyInputError(f"{source}: the frame has no rows")
@@ -341,7 +348,9 @@ def from_mapping(mapping: Mapping[str, Mapping[str, Any]], kind: Kind, source: s
     vals: list[Any] = []
     for q, inner in mapping.items():
         if not isinstance(inner, Mapping):
-            raise InputError(f"{source}: query {q!r} maps to {type(inner).__name__}, expected a mapping of doc id to value")
+            raise InputError(
+                f"{source}: query {q!r} maps to {type(inner).__name__}, expected a mapping of doc id to value"
+            )
         n = 0
         for d, v in inner.items():
             loc = f"{source}[{q!r}][{d!r}]"

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 else:
     from ._lazy import pl
 
-__all__ = ["Kind", "Parsed", "read_trec", "locate_in_trec", "open_bytes", "decode", "parse_score", "parse_grade"]
+__all__ = ["Kind", "Parsed", "decode", "locate_in_trec", "open_bytes", "parse_grade", "parse_score", "read_trec"]
 
 Kind = Literal["qrels", "run"]
 _TREC_COLUMNS = {"qrels": 4, "run": 6}
@@ -88,7 +88,6 @@ def _trec_schema(kind: Kind) -> dict[str, Any]:
 _TREC_KEEP = {"run": ["query_id", "doc_id", "score", "tag"], "qrels": ["query_id", "doc_id", "relevance"]}
 
 
-
 def _frame_valid(df: pl.DataFrame, kind: Kind) -> bool:
     """No null (an empty field reads as null: polars' missing_is_null) and, in a run, finite scores."""
     checks = [pl.sum_horizontal(pl.all().null_count()).alias("nulls")]
@@ -113,7 +112,15 @@ def _polars_trec(data: bytes, kind: Kind) -> Parsed | None:
     looks off (the exact tier then explains)."""
     try:
         df = (
-            pl.scan_csv(data, separator=" ", has_header=False, comment_prefix="#", truncate_ragged_lines=True, quote_char=None, schema=_trec_schema(kind))
+            pl.scan_csv(
+                data,
+                separator=" ",
+                has_header=False,
+                comment_prefix="#",
+                truncate_ragged_lines=True,
+                quote_char=None,
+                schema=_trec_schema(kind),
+            )
             .select(_TREC_KEEP[kind])
             .collect()
         )
@@ -243,7 +250,9 @@ def _polars_chunks(path: Path, kind: Kind, sep: bytes) -> Parsed | None:
     reduced = _Reduced(kind)
     try:
         for piece in _line_pieces(path):
-            part = pl.read_csv(piece, separator=sep.decode(), has_header=False, quote_char=None, schema=schema, columns=keep)
+            part = pl.read_csv(
+                piece, separator=sep.decode(), has_header=False, quote_char=None, schema=schema, columns=keep
+            )
             del piece
             if not reduced.add(part):
                 return None
@@ -267,9 +276,7 @@ def _slow_trec(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
             continue
         if len(fields) < ncols:
             expect = "qid iter docid grade" if kind == "qrels" else "qid Q0 docid rank score tag"
-            raise FormatError(
-                source, lineno, f"expected {ncols} fields ({expect}), found {len(fields)}", line
-            )
+            raise FormatError(source, lineno, f"expected {ncols} fields ({expect}), found {len(fields)}", line)
         qids.append(fields[0])
         docs.append(fields[2])
         if kind == "run":
@@ -329,8 +336,6 @@ def parse_grade(token: Any, source: str, lineno: int | None, line: str | None) -
     if math.isfinite(as_float) and as_float.is_integer():
         return int(as_float)
     raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line)
-
-
 
 
 def read_trec(path: Path, kind: Kind, source: str) -> Parsed:

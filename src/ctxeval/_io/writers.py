@@ -19,14 +19,16 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["atomic", "write_text", "write_lines", "write_trec_run", "write_trec_qrels", "write_parquet"]
+__all__ = ["atomic", "write_lines", "write_parquet", "write_text", "write_trec_qrels", "write_trec_run"]
 
 
 @contextlib.contextmanager
 def atomic(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     """A binary file that replaces ``path`` once the block ends without an error."""
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else ".")
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else "."
+    )
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh
@@ -61,7 +63,9 @@ def write_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> None:
             stream.close()
 
 
-def write_trec_run(qids: list[str], docs: list[str], scores: list[float], path: str | os.PathLike[str], name: str) -> None:
+def write_trec_run(
+    qids: list[str], docs: list[str], scores: list[float], path: str | os.PathLike[str], name: str
+) -> None:
     """``qid Q0 docid rank score tag`` lines for rows given query by query in rank order."""
 
     def lines() -> Iterator[str]:

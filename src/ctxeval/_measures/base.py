@@ -25,23 +25,23 @@ if TYPE_CHECKING:
     from .._core.evaldata import EvalData
 
 __all__ = [
-    "Param",
+    "REGISTRY",
     "Family",
     "Measure",
-    "TrecSpec",
+    "Param",
     "TrecArgs",
-    "REGISTRY",
+    "TrecSpec",
+    "add_alias",
+    "add_trec_param",
+    "families",
+    "fmt_num",
+    "fmt_value",
+    "lookup",
+    "make",
     "register",
     "register_trec",
     "trec_specs",
-    "families",
-    "make",
-    "add_alias",
-    "add_trec_param",
-    "lookup",
     "with_trec_value",
-    "fmt_value",
-    "fmt_num",
 ]
 
 _NAME_RE = re.compile(r"^(?P<name>[^()@\s]+?)(?:\((?P<params>.*)\))?(?:@(?P<cut>[^@()\s]+))?$", re.S)
@@ -66,7 +66,11 @@ class Param:
         if value is None and self.default is None:
             return None
         if self.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or (isinstance(value, float) and not value.is_integer())
+            ):
                 raise MeasureError(f"{where} must be an integer, got {value!r}")
             value = int(value)
         elif self.kind == "float":
@@ -290,7 +294,12 @@ def make(family: str, params: Mapping[str, Any] | None = None, cutoff: int | flo
         if spec.cutoff == "none":
             raise MeasureError(f"measure {family} takes no @cutoff, got @{cutoff}")
         if spec.cutoff_kind == "int":
-            if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or float(cutoff) != int(cutoff) or cutoff < 1:
+            if (
+                isinstance(cutoff, bool)
+                or not isinstance(cutoff, (int, float))
+                or float(cutoff) != int(cutoff)
+                or cutoff < 1
+            ):
                 raise MeasureError(f"measure {family}: cutoff must be a whole number >= 1, got {cutoff!r}")
             cutoff = int(cutoff)
         else:

@@ -8,6 +8,7 @@ gain and ignores ``rel``; negative grades give gain 0; unjudged docs are non-rel
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
@@ -159,7 +160,7 @@ ELEVEN = tuple(i / 10 for i in range(11))
 def _aucpr(d: EvalData, m: Measure) -> np.ndarray:
     pts = [iprec_at(d, m["rel"], p, m["rounding"]) for p in ELEVEN]
     area = np.zeros(d.n_queries)
-    for a, b in zip(pts[:-1], pts[1:]):
+    for a, b in itertools.pairwise(pts):
         area += 0.05 * (a + b)
     return area
 
@@ -188,9 +189,9 @@ def _dcg_parts(d: EvalData, m: Measure) -> tuple[np.ndarray, np.ndarray]:
     gain = _gain_of(grade, m)
     nz = np.flatnonzero(gain != 0)
     rows = nz if rows is None else rows[nz]
-    dcg = np.bincount(
-        d.j_seg[rows], weights=gain[nz] / np.log2(d.j_rank[rows] + 1.0), minlength=d.n_queries
-    ).astype(np.float64)
+    dcg = np.bincount(d.j_seg[rows], weights=gain[nz] / np.log2(d.j_rank[rows] + 1.0), minlength=d.n_queries).astype(
+        np.float64
+    )
     if k is not None and not m["gains"]:
         # the default gains are monotone in the grade and q_grade is sorted descending per query, so
         # the ideal ranking's top k is each query's first k judged grades: read only those rows
@@ -255,38 +256,252 @@ def _num_rel_ret(d: EvalData, m: Measure) -> np.ndarray:
     return d.seg_count(d.j_relevant(m["rel"])).astype(np.float64)
 
 
-GAINS = Param("gains", "gains", None, "custom gain per grade, e.g. {0:0,1:1,2:3,3:7}; unlisted grades keep the default gain")
-DCG = Param("dcg", "str", "log2", "gain form: log2 (linear gain, trec_eval) or exp-log2 (2^g - 1, Burges)", choices=("log2", "exp-log2"))
+GAINS = Param(
+    "gains", "gains", None, "custom gain per grade, e.g. {0:0,1:1,2:3,3:7}; unlisted grades keep the default gain"
+)
+DCG = Param(
+    "dcg",
+    "str",
+    "log2",
+    "gain form: log2 (linear gain, trec_eval) or exp-log2 (2^g - 1, Burges)",
+    choices=("log2", "exp-log2"),
+)
 ROUNDING = Param(
-    "rounding", "str", "lround", "recall cut-off rounding: lround (trec_eval 10) or v9 ((long)(p*R + 0.9))", choices=("lround", "v9")
+    "rounding",
+    "str",
+    "lround",
+    "recall cut-off rounding: lround (trec_eval 10) or v9 ((long)(p*R + 0.9))",
+    choices=("lround", "v9"),
 )
 
 for fam in (
-    Family("P", "Precision at k", "P@k = |relevant ∩ top k| / k (padded with non-relevant when fewer than k retrieved)", TREC, _precision, (REL,), cutoff="required", aliases=("precision",), perfect_is_one=False),
-    Family("R", "Recall at k", "R@k = |relevant ∩ top k| / |relevant judged|; 0 when nothing is relevant", TREC, _recall, (REL,), cutoff="required", aliases=("recall",)),
-    Family("AP", "Average precision", "AP@k = Σ_{relevant d at rank i ≤ k} (relevant in top i / i) / |relevant judged|", "Harman 1993; " + TREC, _ap, (REL,), aliases=("map", "map_cut", "MAP"), perfect_is_one=True),
-    Family("RR", "Reciprocal rank of the first relevant doc", "RR@k = 1 / rank of the first relevant doc within the top k, else 0", "Voorhees 1999 (TREC-8 QA); " + TREC, _rr, (REL,), aliases=("MRR", "recip_rank", "mrr"), perfect_is_one=True),
-    Family("Rprec", "R-precision", "Rprec = |relevant ∩ top R| / R, R = |relevant judged|", TREC, _rprec, (REL,), cutoff="none", aliases=("r-precision", "rprecision", "Rprec"), perfect_is_one=True),
-    Family("Success", "Success (hit) at k", "Success@k = 1 if any relevant doc is in the top k, else 0", TREC, _success, (REL,), cutoff="required", aliases=("Hit", "hit_rate", "hits_rate", "success", "hit")),
-    Family("Bpref", "Binary preference", "bpref = (1/R) Σ_{relevant retrieved r} (1 − min(n_r, R) / min(N, R)); n_r = judged non-relevant above r, N = judged non-relevant", "Buckley & Voorhees, SIGIR 2004; " + TREC, _bpref, (REL,), cutoff="none", aliases=("bpref",), perfect_is_one=True),
-    Family("IPrec", "Interpolated precision at a recall level", "IPrec@p = max precision at any rank whose recall ≥ p, with the recall cut-off round(p·R) relevant docs", TREC, _iprec, (REL, ROUNDING), cutoff="required", cutoff_kind="float", aliases=("iprec_at_recall",)),
-    Family("AUCPR", "Area under the 11-point interpolated precision–recall curve", "AUCPR = Σ_{i=0..9} 0.1 · (IPrec@(i/10) + IPrec@((i+1)/10)) / 2 (trapezoid rule)", TREC, _aucpr, (REL, ROUNDING), cutoff="none", perfect_is_one=True),
-    Family("nDCG", "Normalised discounted cumulative gain", "nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i≤k} gain(g_i) / log2(i + 1); IDCG from all judged docs; 0 when IDCG = 0", "Järvelin & Kekäläinen, TOIS 2002; " + TREC, _ndcg, (GAINS, DCG), aliases=("ndcg", "ndcg_cut", "NDCG"), perfect_is_one=True),
-    Family("DCG", "Discounted cumulative gain", "DCG@k = Σ_{i≤k} gain(g_i) / log2(i + 1)", "Järvelin & Kekäläinen, TOIS 2002", _dcg, (GAINS, DCG), bounds=None, aliases=("dcg",)),
-    Family("ERR", "Expected reciprocal rank", "ERR@k = Σ_{r≤k} (1/r) R(g_r) Π_{i<r} (1 − R(g_i)), R(g) = (2^g − 1) / 2^gmax", "Chapelle, Metzler, Zhang & Grinspan, CIKM 2009", _err, (Param("gmax", "int", None, "highest grade (default: the highest grade in the qrels; 4 reproduces gdeval)", lo=0),), cutoff="required", aliases=("err",)),
-    Family("Judged", "Fraction of the top k that is judged", "Judged@k = |judged ∩ top k| / k", "Sakai & Kando 2008; ir_measures", _judged, (), cutoff="required", aliases=("judged",)),
-    Family("SetP", "Precision of the whole retrieved set", "SetP = |relevant ∩ retrieved| / |retrieved|", TREC, _set_p, (REL,), cutoff="none", aliases=("set_P",)),
-    Family("SetR", "Recall of the whole retrieved set", "SetR = |relevant ∩ retrieved| / |relevant judged|", TREC, _set_r, (REL,), cutoff="none", aliases=("set_recall",)),
-    Family("SetF", "F-measure of the retrieved set", "SetF = (β²+1)·SetP·SetR / (β²·SetP + SetR)", TREC, _set_f, (REL, Param("beta", "float", 1.0, "weight of recall relative to precision", lo=0.0)), cutoff="none", aliases=("set_F",)),
-    Family("NumQ", "Number of queries evaluated", "NumQ = Σ_q 1", TREC, _num_q, (), cutoff="none", aggregate="sum", bounds=None, aliases=("num_q",)),
-    Family("NumRet", "Number of docs retrieved", "NumRet = Σ_q |retrieved_q|", TREC, _num_ret, (), cutoff="none", aggregate="sum", bounds=None, aliases=("num_ret",)),
-    Family("NumRel", "Number of relevant judged docs", "NumRel = Σ_q |relevant judged_q|", TREC, _num_rel, (REL,), cutoff="none", aggregate="sum", bounds=None, aliases=("num_rel",)),
-    Family("NumRelRet", "Number of relevant docs retrieved", "NumRelRet = Σ_q |relevant ∩ retrieved_q|", TREC, _num_rel_ret, (REL,), cutoff="none", aggregate="sum", bounds=None, aliases=("num_rel_ret",)),
+    Family(
+        "P",
+        "Precision at k",
+        "P@k = |relevant ∩ top k| / k (padded with non-relevant when fewer than k retrieved)",
+        TREC,
+        _precision,
+        (REL,),
+        cutoff="required",
+        aliases=("precision",),
+        perfect_is_one=False,
+    ),
+    Family(
+        "R",
+        "Recall at k",
+        "R@k = |relevant ∩ top k| / |relevant judged|; 0 when nothing is relevant",
+        TREC,
+        _recall,
+        (REL,),
+        cutoff="required",
+        aliases=("recall",),
+    ),
+    Family(
+        "AP",
+        "Average precision",
+        "AP@k = Σ_{relevant d at rank i ≤ k} (relevant in top i / i) / |relevant judged|",
+        "Harman 1993; " + TREC,
+        _ap,
+        (REL,),
+        aliases=("map", "map_cut", "MAP"),
+        perfect_is_one=True,
+    ),
+    Family(
+        "RR",
+        "Reciprocal rank of the first relevant doc",
+        "RR@k = 1 / rank of the first relevant doc within the top k, else 0",
+        "Voorhees 1999 (TREC-8 QA); " + TREC,
+        _rr,
+        (REL,),
+        aliases=("MRR", "recip_rank", "mrr"),
+        perfect_is_one=True,
+    ),
+    Family(
+        "Rprec",
+        "R-precision",
+        "Rprec = |relevant ∩ top R| / R, R = |relevant judged|",
+        TREC,
+        _rprec,
+        (REL,),
+        cutoff="none",
+        aliases=("r-precision", "rprecision", "Rprec"),
+        perfect_is_one=True,
+    ),
+    Family(
+        "Success",
+        "Success (hit) at k",
+        "Success@k = 1 if any relevant doc is in the top k, else 0",
+        TREC,
+        _success,
+        (REL,),
+        cutoff="required",
+        aliases=("Hit", "hit_rate", "hits_rate", "success", "hit"),
+    ),
+    Family(
+        "Bpref",
+        "Binary preference",
+        "bpref = (1/R) Σ_{relevant retrieved r} (1 − min(n_r, R) / min(N, R)); n_r = judged non-relevant above r, N = judged non-relevant",
+        "Buckley & Voorhees, SIGIR 2004; " + TREC,
+        _bpref,
+        (REL,),
+        cutoff="none",
+        aliases=("bpref",),
+        perfect_is_one=True,
+    ),
+    Family(
+        "IPrec",
+        "Interpolated precision at a recall level",
+        "IPrec@p = max precision at any rank whose recall ≥ p, with the recall cut-off round(p·R) relevant docs",
+        TREC,
+        _iprec,
+        (REL, ROUNDING),
+        cutoff="required",
+        cutoff_kind="float",
+        aliases=("iprec_at_recall",),
+    ),
+    Family(
+        "AUCPR",
+        "Area under the 11-point interpolated precision–recall curve",
+        "AUCPR = Σ_{i=0..9} 0.1 · (IPrec@(i/10) + IPrec@((i+1)/10)) / 2 (trapezoid rule)",
+        TREC,
+        _aucpr,
+        (REL, ROUNDING),
+        cutoff="none",
+        perfect_is_one=True,
+    ),
+    Family(
+        "nDCG",
+        "Normalised discounted cumulative gain",
+        "nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i≤k} gain(g_i) / log2(i + 1); IDCG from all judged docs; 0 when IDCG = 0",
+        "Järvelin & Kekäläinen, TOIS 2002; " + TREC,
+        _ndcg,
+        (GAINS, DCG),
+        aliases=("ndcg", "ndcg_cut", "NDCG"),
+        perfect_is_one=True,
+    ),
+    Family(
+        "DCG",
+        "Discounted cumulative gain",
+        "DCG@k = Σ_{i≤k} gain(g_i) / log2(i + 1)",
+        "Järvelin & Kekäläinen, TOIS 2002",
+        _dcg,
+        (GAINS, DCG),
+        bounds=None,
+        aliases=("dcg",),
+    ),
+    Family(
+        "ERR",
+        "Expected reciprocal rank",
+        "ERR@k = Σ_{r≤k} (1/r) R(g_r) Π_{i<r} (1 − R(g_i)), R(g) = (2^g − 1) / 2^gmax",
+        "Chapelle, Metzler, Zhang & Grinspan, CIKM 2009",
+        _err,
+        (
+            Param(
+                "gmax",
+                "int",
+                None,
+                "highest grade (default: the highest grade in the qrels; 4 reproduces gdeval)",
+                lo=0,
+            ),
+        ),
+        cutoff="required",
+        aliases=("err",),
+    ),
+    Family(
+        "Judged",
+        "Fraction of the top k that is judged",
+        "Judged@k = |judged ∩ top k| / k",
+        "Sakai & Kando 2008; ir_measures",
+        _judged,
+        (),
+        cutoff="required",
+        aliases=("judged",),
+    ),
+    Family(
+        "SetP",
+        "Precision of the whole retrieved set",
+        "SetP = |relevant ∩ retrieved| / |retrieved|",
+        TREC,
+        _set_p,
+        (REL,),
+        cutoff="none",
+        aliases=("set_P",),
+    ),
+    Family(
+        "SetR",
+        "Recall of the whole retrieved set",
+        "SetR = |relevant ∩ retrieved| / |relevant judged|",
+        TREC,
+        _set_r,
+        (REL,),
+        cutoff="none",
+        aliases=("set_recall",),
+    ),
+    Family(
+        "SetF",
+        "F-measure of the retrieved set",
+        "SetF = (β²+1)·SetP·SetR / (β²·SetP + SetR)",
+        TREC,
+        _set_f,
+        (REL, Param("beta", "float", 1.0, "weight of recall relative to precision", lo=0.0)),
+        cutoff="none",
+        aliases=("set_F",),
+    ),
+    Family(
+        "NumQ",
+        "Number of queries evaluated",
+        "NumQ = Σ_q 1",
+        TREC,
+        _num_q,
+        (),
+        cutoff="none",
+        aggregate="sum",
+        bounds=None,
+        aliases=("num_q",),
+    ),
+    Family(
+        "NumRet",
+        "Number of docs retrieved",
+        "NumRet = Σ_q |retrieved_q|",
+        TREC,
+        _num_ret,
+        (),
+        cutoff="none",
+        aggregate="sum",
+        bounds=None,
+        aliases=("num_ret",),
+    ),
+    Family(
+        "NumRel",
+        "Number of relevant judged docs",
+        "NumRel = Σ_q |relevant judged_q|",
+        TREC,
+        _num_rel,
+        (REL,),
+        cutoff="none",
+        aggregate="sum",
+        bounds=None,
+        aliases=("num_rel",),
+    ),
+    Family(
+        "NumRelRet",
+        "Number of relevant docs retrieved",
+        "NumRelRet = Σ_q |relevant ∩ retrieved_q|",
+        TREC,
+        _num_rel_ret,
+        (REL,),
+        cutoff="none",
+        aggregate="sum",
+        bounds=None,
+        aliases=("num_rel_ret",),
+    ),
 ):
     register(fam)
 
 add_alias("precision", "P")
-add_trec_param("SetF", "beta", lambda x: math.sqrt(x) if x >= 0 else x)  # set_F.x: x = β² (a negative x is refused by the bounds)
+add_trec_param(
+    "SetF", "beta", lambda x: math.sqrt(x) if x >= 0 else x
+)  # set_F.x: x = β² (a negative x is refused by the bounds)
 add_alias("hit_rate", "Success")
 
 
@@ -306,19 +521,37 @@ def _at(name: str, rel: bool = True) -> Callable[[EvalData, TrecArgs, int], np.n
 
 
 for spec in (
-    TrecSpec("num_ret", 2, "long", lambda d, a: d.n_ret.astype(np.float64), summary="sum", family="NumRet", sets=('official', 'set', 'all_trec')),
-    TrecSpec("num_rel", 3, "long", _rel("NumRel"), summary="sum", family="NumRel", sets=('official', 'set', 'all_trec')),
-    TrecSpec("num_rel_ret", 4, "long", _rel("NumRelRet"), summary="sum", family="NumRelRet", sets=('official', 'set', 'all_trec')),
-    TrecSpec("map", 5, "double", _rel("AP"), family="AP", sets=('official', 'all_trec')),
-    TrecSpec("Rprec", 7, "double", _rel("Rprec"), family="Rprec", sets=('official', 'all_trec')),
-    TrecSpec("bpref", 8, "double", _rel("Bpref"), family="Bpref", sets=('official', 'all_trec')),
-    TrecSpec("recip_rank", 9, "double", _rel("RR"), family="RR", sets=('official', 'all_trec')),
-    TrecSpec("P", 11, "cut_long", _at("P"), LONG_CUTS, family="P", sets=('official', 'all_trec')),
+    TrecSpec(
+        "num_ret",
+        2,
+        "long",
+        lambda d, a: d.n_ret.astype(np.float64),
+        summary="sum",
+        family="NumRet",
+        sets=("official", "set", "all_trec"),
+    ),
+    TrecSpec(
+        "num_rel", 3, "long", _rel("NumRel"), summary="sum", family="NumRel", sets=("official", "set", "all_trec")
+    ),
+    TrecSpec(
+        "num_rel_ret",
+        4,
+        "long",
+        _rel("NumRelRet"),
+        summary="sum",
+        family="NumRelRet",
+        sets=("official", "set", "all_trec"),
+    ),
+    TrecSpec("map", 5, "double", _rel("AP"), family="AP", sets=("official", "all_trec")),
+    TrecSpec("Rprec", 7, "double", _rel("Rprec"), family="Rprec", sets=("official", "all_trec")),
+    TrecSpec("bpref", 8, "double", _rel("Bpref"), family="Bpref", sets=("official", "all_trec")),
+    TrecSpec("recip_rank", 9, "double", _rel("RR"), family="RR", sets=("official", "all_trec")),
+    TrecSpec("P", 11, "cut_long", _at("P"), LONG_CUTS, family="P", sets=("official", "all_trec")),
     TrecSpec("recall", 13, "cut_long", _at("R"), LONG_CUTS, family="R"),
     TrecSpec("ndcg_cut", 26, "cut_long", _at("nDCG", rel=False), LONG_CUTS, family="nDCG"),
     TrecSpec("map_cut", 27, "cut_long", _at("AP"), LONG_CUTS, family="AP"),
     TrecSpec("success", 29, "cut_long", _at("Success"), (1, 5, 10), family="Success"),
-    TrecSpec("set_P", 30, "double", _rel("SetP"), family="SetP", sets=('set', 'all_trec')),
-    TrecSpec("set_recall", 32, "double", _rel("SetR"), family="SetR", sets=('set', 'all_trec')),
+    TrecSpec("set_P", 30, "double", _rel("SetP"), family="SetP", sets=("set", "all_trec")),
+    TrecSpec("set_recall", 32, "double", _rel("SetR"), family="SetR", sets=("set", "all_trec")),
 ):
     register_trec(spec)

@@ -62,9 +62,24 @@ REQ = frozenset({"utility"})
 
 W_REL = Param("w_rel", "float", 1.0, "weight of a relevant passage")
 W_IRR = Param("w_irr", "float", -1.0 / 3.0, "weight of an irrelevant passage (the released code's CLI passes -0.333)")
-UREL = Param("rel", "int", None, "minimum grade counted as relevant, on the qrels' own grades (default: a positive label utility)")
-REFERENCE = Param("reference", "bool", False, "reproduce the released code's edge cases: empty list -> 0.0; a passage without a utility counts in |C| but not in the sum")
-FIT = Param("fit", "str", None, "the fitted alpha/beta/bias written by 'ctxeval fit-udcg': the fit file's path, read and named by its content hash (sha256:...) (required)")
+UREL = Param(
+    "rel",
+    "int",
+    None,
+    "minimum grade counted as relevant, on the qrels' own grades (default: a positive label utility)",
+)
+REFERENCE = Param(
+    "reference",
+    "bool",
+    False,
+    "reproduce the released code's edge cases: empty list -> 0.0; a passage without a utility counts in |C| but not in the sum",
+)
+FIT = Param(
+    "fit",
+    "str",
+    None,
+    "the fitted alpha/beta/bias written by 'ctxeval fit-udcg': the fit file's path, read and named by its content hash (sha256:...) (required)",
+)
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -114,7 +129,9 @@ def ideal_ddcg(d: EvalData, k: int | None) -> np.ndarray:
     seg = np.repeat(np.arange(d.n_queries, dtype=np.int64), np.diff(off))
     pos = np.arange(rows.pos_u.size, dtype=np.int64) - off[:-1][seg] + 1
     keep = np.ones(pos.size, dtype=bool) if k is None else pos <= k
-    return np.bincount(seg[keep], weights=rows.pos_u[keep] / np.log2(pos[keep] + 1.0), minlength=d.n_queries).astype(np.float64)
+    return np.bincount(seg[keep], weights=rows.pos_u[keep] / np.log2(pos[keep] + 1.0), minlength=d.n_queries).astype(
+        np.float64
+    )
 
 
 def _nddcg(d: EvalData, m: Measure) -> np.ndarray:
@@ -178,14 +195,18 @@ def positional_z(u: np.ndarray, rank: np.ndarray, seg: np.ndarray, n_q: int, fit
 def _udcg_pos(d: EvalData, m: Measure) -> np.ndarray:
     name = m["fit"]
     if name is None:
-        raise MeasureError("measure UDCG-pos needs a fit file: UDCG-pos(fit='udcg_fit.json')@5, written by 'ctxeval fit-udcg'")
+        raise MeasureError(
+            "measure UDCG-pos needs a fit file: UDCG-pos(fit='udcg_fit.json')@5, written by 'ctxeval fit-udcg'"
+        )
     fits: Fits = d.extra("fits")
     fit = fits.by_hash.get(name)
     if fit is None:
         raise MeasureError(f"{m}: no fitted weights named {name!r} were given (pass the fit file's path as fit=...)")
     k = fit["k"] if m.cutoff is None else int(m.cutoff)
     if k > fit["k"]:
-        raise MeasureError(f"{m}: the fit in {fit.get('source', name)} has weights for ranks 1..{fit['k']} only; use a cutoff <= {fit['k']}")
+        raise MeasureError(
+            f"{m}: the fit in {fit.get('source', name)} has weights for ranks 1..{fit['k']} only; use a cutoff <= {fit['k']}"
+        )
     idx, seg, rank = top_rows(d, k)
     return sigmoid(positional_z(utilities_of(d).u_direct[idx], rank, seg, d.n_queries, fit))
 

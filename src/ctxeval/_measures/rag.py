@@ -65,12 +65,14 @@ def _grades(d: EvalData) -> Grades:
 def grade_counts(d: EvalData) -> np.ndarray:
     """``int64[n_q, 6]``: judged docs of each query per utility grade (column g = grade g)."""
     n = d.n_queries
-    return d.memo(("rag_counts",), lambda: np.bincount(d.q_seg * 6 + _idx(_grades(d).q_util), minlength=n * 6).reshape(n, 6))
+    return d.memo(
+        ("rag_counts",), lambda: np.bincount(d.q_seg * 6 + _idx(_grades(d).q_util), minlength=n * 6).reshape(n, 6)
+    )
 
 
 def weights(d: EvalData, m: Measure) -> np.ndarray:
     """``float64[n_q, 6]``: the weight of each utility grade for each query."""
-    return d.memo(("rag_w",) + tuple(m[p.name] for p in WEIGHTS), lambda: _weights(d, m))
+    return d.memo(("rag_w", *tuple(m[p.name] for p in WEIGHTS)), lambda: _weights(d, m))
 
 
 def _weights(d: EvalData, m: Measure) -> np.ndarray:
@@ -111,7 +113,9 @@ def pool_counts(d: EvalData, k: int) -> np.ndarray:
     """``int64[n_q, 6]``: judged pool docs per utility grade, plus top-k run docs outside the pool."""
     pool: Pool = d.extra("pool")
     n = d.n_queries
-    out = d.memo(("rag_pool_counts",), lambda: np.bincount(pool.p_seg * 6 + _idx(pool.p_util), minlength=n * 6).reshape(n, 6))
+    out = d.memo(
+        ("rag_pool_counts",), lambda: np.bincount(pool.p_seg * 6 + _idx(pool.p_util), minlength=n * 6).reshape(n, 6)
+    )
     extra = _top(d, k) & ~pool.j_in_pool
     if extra.any():
         out = out + np.bincount(d.j_seg[extra] * 6 + _idx(_grades(d).j_util[extra]), minlength=n * 6).reshape(n, 6)
@@ -145,7 +149,9 @@ def g_pool(d: EvalData, m: Measure, k: int) -> np.ndarray:
     return top_k_sum(weights(d, m), pool_counts(d, k), k)
 
 
-def _group_counts(seg: np.ndarray, group: np.ndarray, grades: np.ndarray, w: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _group_counts(
+    seg: np.ndarray, group: np.ndarray, grades: np.ndarray, w: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Per query and utility grade: how many docs lead their doc group (the group's highest weight in
     the query) and how many repeat a group. Returns two ``int64[n, 6]`` matrices."""
     g = _idx(grades)
@@ -257,7 +263,7 @@ for fam in (
         "(G_ideal likewise); NA when G_ideal = 0",
         CITE,
         _ranwg,
-        WEIGHTS + (NOVELTY,),
+        (*WEIGHTS, NOVELTY),
         cutoff="required",
         group="rag",
         aliases=("ra-nwg", "ra_nwg", "ranwg"),
@@ -329,7 +335,7 @@ for fam in (
         "the pool depth (default: the run itself); never average PROC across different k",
         CITE,
         _proc,
-        WEIGHTS + (OF,),
+        (*WEIGHTS, OF),
         cutoff="required",
         group="rag",
         aliases=("proc",),
@@ -342,7 +348,7 @@ for fam in (
         "NA when PROC@k is 0 or NA",
         CITE,
         _pct_proc,
-        WEIGHTS + (OF,),
+        (*WEIGHTS, OF),
         cutoff="required",
         group="rag",
         aliases=("%proc", "pct-proc", "pct_proc"),

@@ -36,7 +36,13 @@ def render_curves(data: dict[str, Any], fmt: str) -> str:
 
     heads = [s["measure"] if len(runs) == 1 else f"{s['run']}: {s['measure']}" for s in series]
     buf = io.StringIO()
-    console = Console(file=buf, width=max(80, 8 + sum(max(len(h), 8) + 3 for h in heads)), color_system=None, highlight=False, markup=False)
+    console = Console(
+        file=buf,
+        width=max(80, 8 + sum(max(len(h), 8) + 3 for h in heads)),
+        color_system=None,
+        highlight=False,
+        markup=False,
+    )
     table = Table(title=f"metric@K ({runs[0]})" if len(runs) == 1 else "metric@K")
     table.add_column("k", justify="right")
     for h in heads:

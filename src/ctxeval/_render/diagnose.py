@@ -55,10 +55,16 @@ def _table(d: Diagnosis, per_query: bool) -> str:
         summary.add_row(v, str(c), share, _EXPLAIN[v].format(p=f"{d.proc_threshold:g}", c=f"{d.pct_threshold:g}"))
     console.print(summary)
     means = d.means()
-    console.print("mean " + "; ".join(f"{name}@{d.k} {fmt_value(_num(v))} ({valid} queries)" for name, (v, valid) in means.items()), soft_wrap=True)
+    console.print(
+        "mean "
+        + "; ".join(f"{name}@{d.k} {fmt_value(_num(v))} ({valid} queries)" for name, (v, valid) in means.items()),
+        soft_wrap=True,
+    )
     console.print(f"advice: {d.advice}")
     if d.pool_report and d.pool_report.get("outside_pool_docs"):
-        console.print(f"{d.pool_report['outside_pool_docs']} docs in {d.pool_report['outside_pool_queries']} queries outside the pool (allowed)")
+        console.print(
+            f"{d.pool_report['outside_pool_docs']} docs in {d.pool_report['outside_pool_queries']} queries outside the pool (allowed)"
+        )
     rows = d.queries if per_query else d.worst()
     if rows:
         t = Table(title="per query" if per_query else "worst queries")
@@ -68,7 +74,16 @@ def _table(d: Diagnosis, per_query: bool) -> str:
             t.add_column(f"{name}@{d.k}", justify="right")
         t.add_column("missed grade-5 docs")
         for q in rows:
-            shown = ", ".join(f"{m.doc_id} ({m.where})" for m in q.missed[:4]) + (f", +{len(q.missed) - 4} more" if len(q.missed) > 4 else "")
-            t.add_row(q.query_id, q.verdict, fmt_value(_num(q.ra_nwg)), fmt_value(_num(q.proc)), fmt_value(_num(q.pct_proc)), shown or "-")
+            shown = ", ".join(f"{m.doc_id} ({m.where})" for m in q.missed[:4]) + (
+                f", +{len(q.missed) - 4} more" if len(q.missed) > 4 else ""
+            )
+            t.add_row(
+                q.query_id,
+                q.verdict,
+                fmt_value(_num(q.ra_nwg)),
+                fmt_value(_num(q.proc)),
+                fmt_value(_num(q.pct_proc)),
+                shown or "-",
+            )
         console.print(t)
     return buf.getvalue()

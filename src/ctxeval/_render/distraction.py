@@ -22,7 +22,8 @@ def _settings_lines(t: dict[str, Any]) -> list[str]:
     rules = DistractorRules(r["preset"], r["tau"], r["top_rank"], r["penalty"], r["based_on"])
     umap = ",".join(f"{g}:{u:g}" for g, u in t["utility_map"].items())
     out = [
-        f"k = {t['k']}; relevant for RR/R: grade >= {t['rel']}" + (f"; grade map {t['grade_map']}" if t.get("grade_map") else ""),
+        f"k = {t['k']}; relevant for RR/R: grade >= {t['rel']}"
+        + (f"; grade map {t['grade_map']}" if t.get("grade_map") else ""),
         f"utility map: {umap} (unjudged: 0)",
         f"distractor rules: {rules}; relative score = {r['relative_score']}",
     ]
@@ -32,11 +33,15 @@ def _settings_lines(t: dict[str, Any]) -> list[str]:
         out.append(f"known distractors: {kd['pairs']} pairs from {kd['source']} (u = -1{dup})")
     if t.get("utilities"):
         ut = t["utilities"]
-        out.append(f"utility source: LLM utilities, {ut['pairs']} pairs from {ut['source']} ({llm_rule(ut['threshold'])})")
+        out.append(
+            f"utility source: LLM utilities, {ut['pairs']} pairs from {ut['source']} ({llm_rule(ut['threshold'])})"
+        )
     else:
         out.append("utility source: labels")
     th = t["verdict_thresholds"]
-    out.append(f"verdict from the mean DistractorRate@{t['k']}: SAFE <= {th['safe']:g} < RISKY <= {th['risky']:g} < DANGEROUS")
+    out.append(
+        f"verdict from the mean DistractorRate@{t['k']}: SAFE <= {th['safe']:g} < RISKY <= {th['risky']:g} < DANGEROUS"
+    )
     out.extend(f"note: {n}" for n in t.get("notes", []))
     out.extend(_accounting_lines(t))
     return out
@@ -54,7 +59,9 @@ def _accounting_lines(t: dict[str, Any]) -> list[str]:
         parts = [f"{a['evaluated']} queries evaluated"]
         if a["missing_from_run"]:
             how = "scored 0" if a["missing_policy"] == "zero" else "ignored"
-            parts.append(f"{a['missing_from_run']} judged but missing from the run ({how}, --missing {a['missing_policy']})")
+            parts.append(
+                f"{a['missing_from_run']} judged but missing from the run ({how}, --missing {a['missing_policy']})"
+            )
         if a["unjudged_in_run"]:
             parts.append(f"{a['unjudged_in_run']} in the run without judgments (ignored)")
         if row.get("dropped_duplicates"):
@@ -85,14 +92,31 @@ def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["run", *names, "verdict", "optimal_k_mean", "optimal_k_median", "best_fixed_k", "optimal_k_histogram", "ndcg_minus_nddcg"])
+        w.writerow(
+            [
+                "run",
+                *names,
+                "verdict",
+                "optimal_k_mean",
+                "optimal_k_median",
+                "best_fixed_k",
+                "optimal_k_histogram",
+                "ndcg_minus_nddcg",
+            ]
+        )
         for row in t["rows"]:
             cells = ["" if row["measures"][n] is None else repr(row["measures"][n]) for n in names]
             ok = row["optimal_k"]
             w.writerow(
                 [
-                    row["run"], *cells, row["verdict"], repr(ok["mean"]), repr(ok["median"]), ok["best_fixed_k"],
-                    " ".join(str(c) for c in ok["histogram"]), "" if row["ndcg_minus_nddcg"] is None else repr(row["ndcg_minus_nddcg"]),
+                    row["run"],
+                    *cells,
+                    row["verdict"],
+                    repr(ok["mean"]),
+                    repr(ok["median"]),
+                    ok["best_fixed_k"],
+                    " ".join(str(c) for c in ok["histogram"]),
+                    "" if row["ndcg_minus_nddcg"] is None else repr(row["ndcg_minus_nddcg"]),
                 ]
             )
         return buf.getvalue()
@@ -126,7 +150,11 @@ def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
     for row in t["rows"]:
         ok = row["optimal_k"]
         hist = ", ".join(f"{k}: {c}" for k, c in enumerate(ok["histogram"]) if c)
-        fixed = "" if ok["best_fixed_k"] is None else f"; best fixed k {ok['best_fixed_k']} (mean U {_f(ok['mean_utility_at_best_fixed_k'])})"
+        fixed = (
+            ""
+            if ok["best_fixed_k"] is None
+            else f"; best fixed k {ok['best_fixed_k']} (mean U {_f(ok['mean_utility_at_best_fixed_k'])})"
+        )
         console.print(f"{row['run']}: optimal k per query (k: queries): {hist or 'none'}{fixed}")
     if any(row["worst_distractors"] for row in t["rows"]):
         wt = Table(title=f"worst distractors in the top {k}")

@@ -24,6 +24,7 @@ def render_fit(result: FitResult, fmt: str = "table") -> str:
         f"  {'measure':<22}{'r (point-biserial)':>20}{'AUC':>9}{'fold mean r':>13}{'fold mean AUC':>15}",
     ]
     for name, s in r["held_out"].items():
+
         def f(x: float | None, d: int = 3) -> str:
             return "NA" if x is None else f"{x:.{d}f}"
 

@@ -6,11 +6,10 @@ escaped for its format."""
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 from typing import Any
-
-import functools
 
 from .._compare import CORRECTION_NAMES, Block, Comparison
 from .._compare import Report as ReportModel
@@ -20,7 +19,7 @@ from .._measures import Measure
 from .distraction import render_distraction
 from .text import accounting_lines
 
-__all__ = ["Report", "compare", "to_table", "to_markdown", "to_latex", "latex_escape", "markdown_escape"]
+__all__ = ["Report", "compare", "latex_escape", "markdown_escape", "to_latex", "to_markdown", "to_table"]
 
 UP, DOWN = "▲", "▼"
 
@@ -89,7 +88,9 @@ def _aggregate_note(report: Report, escape: Any = str) -> str:
     if sums:
         parts.append(f"{', '.join(sums)}: {'sum' if len(sums) == 1 else 'sums'} over queries, not ranked")
     if gms:
-        parts.append(f"{', '.join(gms)}: geometric {'mean' if len(gms) == 1 else 'means'} (of max(x, 1e-5); tested on the log scale)")
+        parts.append(
+            f"{', '.join(gms)}: geometric {'mean' if len(gms) == 1 else 'means'} (of max(x, 1e-5); tested on the log scale)"
+        )
     return "; ".join(parts)
 
 
@@ -132,9 +133,20 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
     name_w = max([len(n) for n in report.run_names] + [10]) + 12
     w = width or max(100, name_w + sum(col_w) + 4)
     buf = io.StringIO()
-    console = Console(file=buf, width=w, color_system="standard" if color else None, force_terminal=color, highlight=False, emoji=False, markup=False)
+    console = Console(
+        file=buf,
+        width=w,
+        color_system="standard" if color else None,
+        force_terminal=color,
+        highlight=False,
+        emoji=False,
+        markup=False,
+    )
     console.print(
-        Text(f"Comparison with the baseline {report.baseline} over {_n_queries(report)} queries", style="bold" if color else "")
+        Text(
+            f"Comparison with the baseline {report.baseline} over {_n_queries(report)} queries",
+            style="bold" if color else "",
+        )
     )
     table = Table(show_lines=False)
     table.add_column("run", style="bold" if color else None)
@@ -154,13 +166,18 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
             if color and mark:
                 main.stylize("green" if mark == UP else "red", len(text) + (2 if is_best else 0))
             ci = s.ci[m]
-            line = Text("\n" + (f"[{_fmt(ci[0], 4, _is_count(m))}, {_fmt(ci[1], 4, _is_count(m))}]" if ci else "[NA]"), style="dim" if color else "")
+            line = Text(
+                "\n" + (f"[{_fmt(ci[0], 4, _is_count(m))}, {_fmt(ci[1], 4, _is_count(m))}]" if ci else "[NA]"),
+                style="dim" if color else "",
+            )
             cells.append(main + line)
         label = s.name + (" (baseline)" if s.name == report.baseline else "")
         table.add_row(label, *cells)
     console.print(table)
     if block.comparisons:
-        console.print(f"* best value of the column; {UP}/{DOWN} significantly better/worse than {report.baseline}; [lo, hi]: {_ci_text(report)}")
+        console.print(
+            f"* best value of the column; {UP}/{DOWN} significantly better/worse than {report.baseline}; [lo, hi]: {_ci_text(report)}"
+        )
         console.print(f"test: {_describe(report)}")
     else:
         console.print(f"[lo, hi]: {_ci_text(report)}")
@@ -169,7 +186,17 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
         console.print(f"not means: {agg}")
     if block.comparisons:
         ct = Table(title="against the baseline", show_lines=False)
-        for name, just in (("run", "left"), ("measure", "left"), ("diff", "right"), ("CI of diff", "right"), ("p", "right"), ("p adj.", "right"), ("W/T/L", "right"), ("n", "right"), ("NA", "right")):
+        for name, just in (
+            ("run", "left"),
+            ("measure", "left"),
+            ("diff", "right"),
+            ("CI of diff", "right"),
+            ("p", "right"),
+            ("p adj.", "right"),
+            ("W/T/L", "right"),
+            ("n", "right"),
+            ("NA", "right"),
+        ):
             ct.add_column(name, justify=just)  # type: ignore[arg-type]
         for c in block.comparisons:
             count = _is_count(c.measure)
@@ -178,9 +205,21 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
             diff = Text(f"{_fmt(c.diff, 4, count)}" + (f" {mark}" if mark else ""))
             if color and mark:
                 diff.stylize("green" if mark == UP else "red")
-            ct.add_row(c.run, str(c.measure), diff, ci, _fmt_p(c.p_value), _fmt_p(c.p_adjusted), f"{c.wins}/{c.ties}/{c.losses}", str(c.n_queries), str(c.n_dropped))
+            ct.add_row(
+                c.run,
+                str(c.measure),
+                diff,
+                ci,
+                _fmt_p(c.p_value),
+                _fmt_p(c.p_adjusted),
+                f"{c.wins}/{c.ties}/{c.losses}",
+                str(c.n_queries),
+                str(c.n_dropped),
+            )
         console.print(ct)
-        console.print("W/T/L: queries where the run is better / equal / worse than the baseline; NA: queries dropped because a value is undefined")
+        console.print(
+            "W/T/L: queries where the run is better / equal / worse than the baseline; NA: queries dropped because a value is undefined"
+        )
     if report.strata:
         st = Table(title="by stratum", show_lines=False)
         st.add_column("stratum")
@@ -205,9 +244,13 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
         small = [n for n, s in report.strata.items() if s.small]
         min_n = report.settings.get("min_stratum")
         if small:
-            console.print(f"(small): fewer than {min_n} queries; read its figures and tests with care ({len(small)} strata)")
+            console.print(
+                f"(small): fewer than {min_n} queries; read its figures and tests with care ({len(small)} strata)"
+            )
         if block.comparisons:
-            console.print("per stratum: the same test, corrected within the stratum over its comparisons with a p-value")
+            console.print(
+                "per stratum: the same test, corrected within the stratum over its comparisons with a p-value"
+            )
     for line in _accounting(report):
         console.print(line)
     text = buf.getvalue()
@@ -269,7 +312,9 @@ def _md_summary(report: Report, block: Block, digits: int, with_ci: bool) -> lis
                 text += f" [{_fmt(ci[0], digits, _is_count(m))}, {_fmt(ci[1], digits, _is_count(m))}]"
             cells.append(text)
         rows.append(cells)
-    return _md_table(["run"] + [markdown_escape(str(m)) for m in report.measures], ["l"] + ["r"] * len(report.measures), rows)
+    return _md_table(
+        ["run"] + [markdown_escape(str(m)) for m in report.measures], ["l"] + ["r"] * len(report.measures), rows
+    )
 
 
 def _md_comparisons(block: Block, digits: int) -> list[str]:
@@ -304,12 +349,19 @@ def to_markdown(report: Report, digits: int = 4) -> str:
     if agg:
         legend += f" Not means: {agg}."
     if report.comparisons:
-        legend = f"Bold: best value of the column. {UP} / {DOWN}: significantly better / worse than the baseline ({_describe(report)}). " + legend
+        legend = (
+            f"Bold: best value of the column. {UP} / {DOWN}: significantly better / worse than the baseline ({_describe(report)}). "
+            + legend
+        )
     lines += ["", legend, ""]
     if report.comparisons:
         lines += ["### Against the baseline", ""]
         lines += _md_comparisons(report.overall, digits)
-        lines += ["", "W/T/L: queries where the run is better / equal / worse; NA: queries dropped because a value is undefined.", ""]
+        lines += [
+            "",
+            "W/T/L: queries where the run is better / equal / worse; NA: queries dropped because a value is undefined.",
+            "",
+        ]
     if report.strata:
         lines += ["### By stratum", ""]
         for name, st in report.strata.items():
@@ -363,12 +415,19 @@ def to_latex(report: Report, digits: int = 3, ci: bool = False, label: str = "ta
     if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9:_\-.+/]+", label):
         from ._errors import ConfigError
 
-        raise ConfigError(f"LaTeX label must be letters, digits and : _ - . + / only (it is written as given, for \\ref), got {label!r}")
+        raise ConfigError(
+            f"LaTeX label must be letters, digits and : _ - . + / only (it is written as given, for \\ref), got {label!r}"
+        )
     block = report.overall
     best = _best(report, block)
     st = report.settings
     corr = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini--Hochberg", "none": "no"}[st["correction"]]
-    test = {"randomization": f"paired randomization test ({st['permutations']} sign flips)", "t": "paired $t$-test", "wilcoxon": "Wilcoxon signed-rank test", "bootstrap": f"paired bootstrap test ({st['resamples']} resamples)"}[st["test"]]
+    test = {
+        "randomization": f"paired randomization test ({st['permutations']} sign flips)",
+        "t": "paired $t$-test",
+        "wilcoxon": "Wilcoxon signed-rank test",
+        "bootstrap": f"paired bootstrap test ({st['resamples']} resamples)",
+    }[st["test"]]
     tested, untested = _family(report)
     agg = _aggregate_note(report, latex_escape)
     caption = f"Mean over {_n_queries(report)} queries" + (f" ({agg})." if agg else ".")

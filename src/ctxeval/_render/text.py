@@ -12,7 +12,7 @@ from .._context.utility import describe_lines
 from .._evaluate import Result, RunResult
 from .._measures import Measure
 
-__all__ = ["render", "FORMATS", "fmt_value", "to_json", "accounting_lines"]
+__all__ = ["FORMATS", "accounting_lines", "fmt_value", "render", "to_json"]
 
 FORMATS = ("table", "json", "csv", "jsonl")
 
@@ -40,7 +40,13 @@ def render(result: Result, fmt: str, per_query: bool = False) -> str:
                 mean, valid = r.summary[m]
                 lines.append(
                     json.dumps(
-                        {"run": r.name, "query": "all", "measure": str(m), "value": None if math.isnan(mean) else mean, "valid_queries": valid},
+                        {
+                            "run": r.name,
+                            "query": "all",
+                            "measure": str(m),
+                            "value": None if math.isnan(mean) else mean,
+                            "valid_queries": valid,
+                        },
                         ensure_ascii=False,
                     )
                 )
@@ -48,7 +54,12 @@ def render(result: Result, fmt: str, per_query: bool = False) -> str:
                 for i, q in enumerate(r.qids):
                     for m in result.measures:
                         v = float(r.values[m][i])
-                        lines.append(json.dumps({"run": r.name, "query": q, "measure": str(m), "value": None if math.isnan(v) else v}, ensure_ascii=False))
+                        lines.append(
+                            json.dumps(
+                                {"run": r.name, "query": q, "measure": str(m), "value": None if math.isnan(v) else v},
+                                ensure_ascii=False,
+                            )
+                        )
         return "\n".join(lines) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
@@ -81,7 +92,9 @@ def _rag_notes(result: Result) -> list[str]:
         out.append(f"pool: {pool['name']}{depth}" + (f"; groups: {pool['groups']}" if pool.get("groups") else ""))
     for r in result.runs:
         if r.pool and r.pool.get("outside_pool_docs"):
-            out.append(f"{r.name}: {r.pool['outside_pool_docs']} docs in {r.pool['outside_pool_queries']} queries outside the pool (allowed)")
+            out.append(
+                f"{r.name}: {r.pool['outside_pool_docs']} docs in {r.pool['outside_pool_queries']} queries outside the pool (allowed)"
+            )
     return out
 
 
@@ -93,7 +106,9 @@ def _utility_notes(result: Result) -> list[str]:
     out = describe_lines(u)
     for r in result.runs:
         if r.utility:
-            out.append(f"{r.name}: passages by utility rule: " + ", ".join(f"{name} {n}" for name, n in r.utility.items()))
+            out.append(
+                f"{r.name}: passages by utility rule: " + ", ".join(f"{name} {n}" for name, n in r.utility.items())
+            )
     return out
 
 
@@ -102,7 +117,12 @@ def _table(result: Result, per_query: bool) -> str:
     from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, width=max(100, 20 + sum(max(len(str(m)), 8) + 3 for m in result.measures)), color_system=None, highlight=False)
+    console = Console(
+        file=buf,
+        width=max(100, 20 + sum(max(len(str(m)), 8) + 3 for m in result.measures)),
+        color_system=None,
+        highlight=False,
+    )
     table = Table(title=None, show_lines=False)
     table.add_column("run", style="bold")
     for m in result.measures:
@@ -140,7 +160,11 @@ def _table(result: Result, per_query: bool) -> str:
             pq.add_column(str(m), justify="right")
         for r in result.runs:
             for i, q in enumerate(r.qids):
-                pq.add_row(r.name, q, *(fmt_value(float(r.values[m][i]), count=m.spec.aggregate == "sum") for m in result.measures))
+                pq.add_row(
+                    r.name,
+                    q,
+                    *(fmt_value(float(r.values[m][i]), count=m.spec.aggregate == "sum") for m in result.measures),
+                )
         console.print(pq)
     return buf.getvalue()
 

@@ -7,9 +7,6 @@ import json
 import math
 from typing import Any
 
-
-
-
 #: Run colours (matplotlib's tab10), by run position; runs 11-20 and 21-30 get dashed and dotted lines.
 _BETTER, _WORSE, _NEUTRAL = "#2166ac", "#b2182b", "#6f6f6f"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")

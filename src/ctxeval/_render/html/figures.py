@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from .cells import _BETTER, _NEUTRAL, _WORSE, PALETTE, _Ids, _e, _f, _row_head, _swatch
-from .plots import MAX_STEPS, _Plotter, _envelope, _figure_html, _style
-from .validate import _Report, _fail, _list, _map, _num, _str
+from .cells import _BETTER, _NEUTRAL, _WORSE, PALETTE, _e, _f, _Ids, _row_head, _swatch
+from .plots import MAX_STEPS, _envelope, _figure_html, _Plotter, _style
+from .validate import _fail, _list, _map, _num, _Report, _str
+
 
 def _legend(rep: _Report, indices: Sequence[int]) -> str:
     items = "".join(

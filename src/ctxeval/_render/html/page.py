@@ -44,9 +44,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._version import __version__
-from .cells import PALETTE, _Ids, _e
+from .cells import PALETTE, _e, _Ids
 from .figures import _section_curves, _section_per_query, _section_pr, _section_proc
-from .plots import _Plotter, _RC
+from .plots import _RC, _Plotter
 from .tables import _section_comparisons, _section_distraction, _section_settings, _section_strata, _section_summary
 from .validate import _Report
 

@@ -8,9 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..._errors import CtxevalError, DependencyError
-from .cells import PALETTE, _DASHES
-
-
+from .cells import _DASHES, PALETTE
 
 #: matplotlib settings applied on top of its default style while a report is drawn.
 _RC = {

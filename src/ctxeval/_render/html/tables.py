@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-
 from .cells import _VERDICT_CLASS, _e, _f, _json_text, _p, _row_head, _swatch, _value_cell
-from .validate import _Report, _ci, _direction, _list, _map, _num, _str
+from .validate import _ci, _direction, _list, _map, _num, _Report, _str
+
 
 def _marker(comp: Mapping[str, Any] | None, higher_better: bool | None) -> str:
     """▲/▼ for a significant improvement/deterioration against the baseline in the measure's direction
@@ -227,7 +227,7 @@ def _section_distraction(rep: _Report) -> str:
         idx = rep.run_index(r.get("run"), f"distraction.rows[{i}].run")
         name = rep.names[idx]
         cells = []
-        for (m, _, vals), b in zip(cols, best):
+        for (_m, _, vals), b in zip(cols, best):
             v = vals[i]
             cls = ' class="best"' if v is not None and b is not None and v == b else ""
             cells.append(f"<td{cls}>{_f(v)}</td>")

@@ -11,6 +11,7 @@ import numpy as np
 from ..._errors import InputError, MeasureError
 from .cells import _COMPARISON_NUMBERS
 
+
 def _fail(where: str, rule: str, value: Any) -> InputError:
     shown = repr(value)
     if len(shown) > 80:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._measures import families
+from .._measures import families
 
 
 def measure_list(fmt: str = "text") -> str:
