@@ -269,7 +269,7 @@ def _missed_gold(data: EvalData, session: Any, k: int) -> dict[int, tuple[Missed
     found: dict[int, list[tuple[int, int, str, int]]] = {}
     for at, d in zip(keep.tolist(), docs):
         pr = int(pool_rank[at])
-        found.setdefault(int(g_seg[at]), []).append((pr == 0, pr, d.encode("utf-8"), int(run_rank[at])))  # type: ignore[arg-type]
+        found.setdefault(int(g_seg[at]), []).append((pr == 0, pr, d.encode("utf-8"), int(run_rank[at])))
     out: dict[int, tuple[MissedDoc, ...]] = {}
     for q, items in found.items():
         items.sort()

@@ -193,7 +193,10 @@ def fit_udcg(
         raise ConfigError(f"{ans_src}: no answers for run(s) {missing_runs}; its run column holds {known_runs}")
     notes: list[str] = []
     measures = {"UDCG": make("UDCG", None, k), "nDCG": make("nDCG", None, k), "RA-nWG": make("RA-nWG", None, k)}
-    X_parts, y_parts, q_parts, base_parts = [], [], [], {name: [] for name in measures}
+    X_parts: list[np.ndarray] = []
+    y_parts: list[np.ndarray] = []
+    q_parts: list[list[str]] = []
+    base_parts: dict[str, list[np.ndarray]] = {name: [] for name in measures}
     ragnwg_ok = True
     for run, name in zip(run_objs, names):
         data = session.prepare(run, [measures["UDCG"], measures["nDCG"]], keep_rows=True, extras=["grades"])

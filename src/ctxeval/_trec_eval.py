@@ -162,7 +162,8 @@ def _columns(spec: TrecSpec, param: str | None, d: EvalData, args: TrecArgs) -> 
     """The printed columns of one measure (one per cut-off, or one)."""
     name, kind, reset = spec.name, spec.kind, spec.reset_missing
     compute = spec.compute
-    assert compute is not None
+    if compute is None:
+        raise MeasureError(f"trec_eval: {name} is printed by the program itself")
     if kind == "cut_long":
         cuts = _long_cutoffs(param) if param else list(spec.default)
         return [_Column(f"{name}_{k}", compute(d, args, k), "double", "mean", reset_missing=reset) for k in cuts]
@@ -332,7 +333,7 @@ def trec_eval(
                     if col.fmt == "str":
                         lines.append("%-22s\t%s\t'%s'" % (col.name, qid, col.values[qi]))
                     else:
-                        lines.append("%-22s\t%s\t%s" % (col.name, qid, _fmt(float(col.values[qi]), col.fmt)))  # type: ignore[arg-type]
+                        lines.append("%-22s\t%s\t%s" % (col.name, qid, _fmt(float(col.values[qi]), col.fmt)))
     if summary:
         n_eval = n_all if (version >= 10 or not complete) else int((~missing).sum())
         divisor = n_all

@@ -38,9 +38,18 @@ class Inputs:
 class Provider(Protocol):
     """Builds one named extra of an :class:`EvalData`."""
 
-    name: str
-    after: tuple[str, ...]  #: extras it reads (built first)
-    needs_rows: bool  #: it reads the run's ranked rows (doc ids, scores)
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def after(self) -> tuple[str, ...]:
+        """Extras it reads (built first)."""
+        ...
+
+    @property
+    def needs_rows(self) -> bool:
+        """Whether it reads the run's ranked rows (doc ids, scores)."""
+        ...
 
     def build(self, data: EvalData, inputs: Inputs) -> Any: ...
 

@@ -377,7 +377,7 @@ def _lookup_map(grades: np.ndarray, umap: Mapping[int, float]) -> np.ndarray:
     keys = np.array(sorted(umap), dtype=np.int64)
     vals = np.array([umap[k] for k in keys.tolist()], dtype=np.float64)
     pos = np.clip(np.searchsorted(keys, grades), 0, max(keys.size - 1, 0))
-    return vals[pos]  # type: ignore[no-any-return]
+    return vals[pos]
 
 
 def _check_grades(grades: Grades, umap: Mapping[int, float]) -> None:

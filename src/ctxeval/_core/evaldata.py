@@ -133,7 +133,7 @@ class EvalData:
         """``compute()`` once per key (derived arrays kernels share)."""
         if key not in self._memo:
             self._memo[key] = compute()
-        return self._memo[key]  # type: ignore[no-any-return]
+        return self._memo[key]
 
     # -- sizes ----------------------------------------------------------------------------------------
     @property
@@ -157,7 +157,7 @@ class EvalData:
     @cached_property
     def j_rank(self) -> np.ndarray:
         """1-based rank of every judged retrieved row."""
-        return self.j_idx - self.r_off[:-1][self.j_seg] + 1  # type: ignore[no-any-return]
+        return self.j_idx - self.r_off[:-1][self.j_seg] + 1
 
     def j_relevant(self, rel: int) -> np.ndarray:
         """Mask over judged rows: grade >= rel."""
@@ -201,7 +201,7 @@ class EvalData:
     @cached_property
     def r_rank(self) -> np.ndarray:
         """1-based rank of every ranked row within its query."""
-        return np.arange(self.n_rows, dtype=np.int64) - self.r_off[:-1][self.r_seg] + 1  # type: ignore[no-any-return]
+        return np.arange(self.n_rows, dtype=np.int64) - self.r_off[:-1][self.r_seg] + 1
 
     # -- judged docs of every query -------------------------------------------------------------------
     @cached_property
@@ -222,7 +222,7 @@ class EvalData:
             counts = self._memo.get("grade_counts")
             if counts is not None:  # from the join: judged docs per (query, grade), grades descending
                 table, gmax = counts
-                return table[:, : min(max(gmax - rel + 1, 0), table.shape[1])].sum(axis=1, dtype=np.int64)  # type: ignore[no-any-return]
+                return table[:, : min(max(gmax - rel + 1, 0), table.shape[1])].sum(axis=1, dtype=np.int64)
             return seg_sum((self.q_grade >= rel).astype(np.int64), self.q_off)
 
         return self.memo(("num_rel", rel), compute)

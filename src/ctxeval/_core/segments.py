@@ -81,7 +81,7 @@ def seg_sum(values: np.ndarray, off: np.ndarray) -> np.ndarray:
     cs = np.empty(values.shape[0] + 1, dtype=np.float64 if values.dtype.kind == "f" else np.int64)
     cs[0] = 0
     np.cumsum(values, out=cs[1:])
-    return cs[off[1:]] - cs[off[:-1]]  # type: ignore[no-any-return]
+    return cs[off[1:]] - cs[off[:-1]]
 
 
 def seg_reduce(ufunc: np.ufunc, values: np.ndarray, off: np.ndarray, empty: float) -> np.ndarray:
@@ -119,7 +119,7 @@ def count_before(mask: np.ndarray, seg: np.ndarray, n: int) -> np.ndarray:
     cum = np.cumsum(m)
     start = np.searchsorted(seg, np.arange(n + 1), side="left")
     base = np.r_[0, cum][start]
-    return cum - m - base[seg]  # type: ignore[no-any-return]
+    return cum - m - base[seg]
 
 
 def within_ranks(off: np.ndarray) -> np.ndarray:

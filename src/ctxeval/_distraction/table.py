@@ -193,11 +193,14 @@ def distraction_table(
         tidx, tseg, trank = top_rows(data, k)
         neg = urows.u[tidx] < 0
         idx, qseg, nrank = tidx[neg], tseg[neg], trank[neg]
+        rows = data.rows
+        if rows is None:
+            raise ConfigError("the distraction table needs the run's ranked rows (keep_rows)")
         docs = (
-            np.array([d.encode("utf-8") for d in data.rows.doc.to_list(idx)], dtype=object)
+            np.array([d.encode("utf-8") for d in rows.doc.to_list(idx)], dtype=object)
             if idx.size
             else np.zeros(0, dtype=object)
-        )  # type: ignore[union-attr]
+        )
         order = np.lexsort((docs, qseg, nrank, urows.u[idx]))
         worst_rows = []
         grades = data.r_grade

@@ -37,7 +37,7 @@ class SeriesIds:
 
     def hash(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         s = self.s if lo == 0 and hi is None else self.s.slice(lo, (len(self) if hi is None else hi) - lo)
-        return s.hash(SEED).to_numpy()  # type: ignore[no-any-return]
+        return s.hash(SEED).to_numpy()
 
     def take(self, rows: np.ndarray) -> SeriesIds:
         return SeriesIds(self.s.gather(rows))
@@ -56,12 +56,12 @@ class SeriesIds:
             raise TypeError("harmonise the columns before comparing them")
         if rows.size == 0:
             return np.zeros(0, dtype=bool)
-        return pl.select(self._gather(rows) == other._gather(other_rows)).to_series().to_numpy()  # type: ignore[no-any-return]
+        return pl.select(self._gather(rows) == other._gather(other_rows)).to_series().to_numpy()
 
     def greater(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if a.size == 0:
             return np.zeros(0, dtype=bool)
-        return pl.select(self._gather(a) > self._gather(b)).to_series().to_numpy()  # type: ignore[no-any-return]
+        return pl.select(self._gather(a) > self._gather(b)).to_series().to_numpy()
 
     def order(self, rows: np.ndarray, keys: tuple[np.ndarray, ...]) -> np.ndarray:
         if rows.size == 0:
@@ -74,7 +74,7 @@ class SeriesIds:
         )
 
     def to_list(self, rows: np.ndarray | None = None) -> list[str]:
-        return (self.s if rows is None else self.s.gather(rows)).to_list()  # type: ignore[no-any-return]
+        return (self.s if rows is None else self.s.gather(rows)).to_list()
 
     def harmonise(self, other: Ids) -> tuple[Ids, Ids] | None:
         if isinstance(other, SeriesIds):

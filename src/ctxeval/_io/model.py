@@ -113,7 +113,8 @@ class Qrels:
     def map_grades(self, grade_map: GradeMap | Mapping[int, int] | str) -> Qrels:
         """Qrels with every grade mapped through ``grade_map`` (unmapped grades are an error)."""
         gm = GradeMap.coerce(grade_map)
-        assert gm is not None
+        if gm is None:
+            raise ConfigError("map_grades needs a grade map")
         bad = gm.unmapped(self.columns.values)
         if bad:
             raise ConfigError(

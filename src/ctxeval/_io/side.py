@@ -508,6 +508,6 @@ def read_fit(path: Any) -> dict[str, Any]:
         "alpha": np.asarray(alpha, dtype=np.float64),
         "beta": np.asarray(beta, dtype=np.float64),
         "bias": float(bias),
-        "k": len(alpha),
+        "k": len(alpha),  # type: ignore[arg-type]
         "source": str(path),
     }

@@ -179,7 +179,7 @@ def frame_from_table(table: Any, kind: Kind, source: str) -> pl.DataFrame:
         header, _SCORE_NAMES if kind == "run" else _REL_NAMES, "score" if kind == "run" else "relevance", source, True
     )
     tcol = pick(header, _TAG_NAMES, "run name", source, False) if kind == "run" else None
-    names = [qcol, dcol, vcol] + ([tcol] if tcol else [])
+    names: list[str] = [c for c in (qcol, dcol, vcol, tcol) if c is not None]
     sub = table.select(names)
     rows = ((i + 1, dict(zip(names, r))) for i, r in enumerate(sub.iter_rows()))
     out = _records_from_rows(rows, names, kind, f"{source} (row)")
@@ -228,7 +228,9 @@ def _grades_ok(s: pl.Series) -> pl.Series | None:
     if s.null_count():
         return None
     if s.dtype.is_integer():
-        return s.cast(pl.Int64, strict=False) if s.dtype != pl.UInt64 or int(s.max() or 0) < 2**63 else None
+        if s.dtype == pl.UInt64 and bool((s >= 2**63).any()):
+            return None  # beyond int64: the exact checker reports it
+        return s.cast(pl.Int64)
     if s.dtype.is_float():
         ok = s.is_finite().all() and (s == s.floor()).all() and (s.abs() < 2.0**63).all()
         return s.cast(pl.Int64) if bool(ok) else None

@@ -262,6 +262,20 @@ class Measure:
         return make(self.family, merged, self.cutoff)
 
     @property
+    def k(self) -> int:
+        """The cutoff as a whole number (measures whose cutoff is required or given)."""
+        if self.cutoff is None:
+            raise MeasureError(f"measure {self} has no cutoff")
+        return int(self.cutoff)
+
+    @property
+    def level(self) -> float:
+        """The cutoff as a number (IPrec's recall level)."""
+        if self.cutoff is None:
+            raise MeasureError(f"measure {self} has no cutoff")
+        return float(self.cutoff)
+
+    @property
     def requires(self) -> frozenset[str]:
         """The side data (EvalData extras) this measure reads."""
         spec = self.spec

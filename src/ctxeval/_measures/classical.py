@@ -28,7 +28,7 @@ def _rel_rows(d: EvalData, m: Measure) -> np.ndarray:
     """Mask over judged rows: relevant (grade >= rel) and within the cutoff."""
     mask = d.j_relevant(m["rel"])
     if m.cutoff is not None:
-        mask = mask & (d.j_rank <= int(m.cutoff))
+        mask = mask & (d.j_rank <= m.k)
     return mask
 
 
@@ -36,7 +36,7 @@ def _rel_rows(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _precision(d: EvalData, m: Measure) -> np.ndarray:
-    return d.seg_count(_rel_rows(d, m)) / float(m.cutoff)
+    return d.seg_count(_rel_rows(d, m)) / m.level
 
 
 def _recall(d: EvalData, m: Measure) -> np.ndarray:
@@ -48,7 +48,7 @@ def _success(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _judged(d: EvalData, m: Measure) -> np.ndarray:
-    return d.seg_count(d.j_rank <= int(m.cutoff)) / float(m.cutoff)
+    return d.seg_count(d.j_rank <= m.k) / m.level
 
 
 def _set_p(d: EvalData, m: Measure) -> np.ndarray:
@@ -151,7 +151,7 @@ def iprec_at(d: EvalData, rel_level: int, level: float, rounding: str) -> np.nda
 
 
 def _iprec(d: EvalData, m: Measure) -> np.ndarray:
-    return iprec_at(d, m["rel"], float(m.cutoff), m["rounding"])
+    return iprec_at(d, m["rel"], m.level, m["rounding"])
 
 
 ELEVEN = tuple(i / 10 for i in range(11))
@@ -181,7 +181,7 @@ def _gain_of(grades: np.ndarray, m: Measure) -> np.ndarray:
 
 
 def _dcg_parts(d: EvalData, m: Measure) -> tuple[np.ndarray, np.ndarray]:
-    k = None if m.cutoff is None else int(m.cutoff)
+    k = None if m.cutoff is None else m.k
     # only rows within the cutoff with a non-zero gain count: the gains and discounts of those
     # alone (the same values, summed in the same order, as over all rows and then masked)
     rows = np.flatnonzero(d.j_rank <= k) if k is not None else None
@@ -224,7 +224,7 @@ def _err(d: EvalData, m: Measure) -> np.ndarray:
     gmax = m["gmax"] if m["gmax"] is not None else d.max_grade
     g = np.maximum(d.j_grade, 0).astype(np.float64)
     R = np.clip((np.exp2(g) - 1.0) / np.exp2(float(gmax)), 0.0, 1.0)
-    R = np.where(d.j_rank <= int(m.cutoff), R, 0.0)
+    R = np.where(d.j_rank <= m.k, R, 0.0)
     with np.errstate(divide="ignore"):
         log_keep = np.log1p(-R)
     # probability the user reaches a row: product of (1 - R_i) over judged rows above it

@@ -101,11 +101,11 @@ def top_rows(d: EvalData, k: int | None) -> tuple[np.ndarray, np.ndarray, np.nda
 
 def utilities_of(d: EvalData) -> Utilities:
     """The ``utility`` side data."""
-    return d.extra("utility")  # type: ignore[no-any-return]
+    return d.extra("utility")
 
 
 def _cut(m: Measure) -> int | None:
-    return None if m.cutoff is None else int(m.cutoff)
+    return None if m.cutoff is None else m.k
 
 
 def _total(d: EvalData, seg: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -136,7 +136,7 @@ def ideal_ddcg(d: EvalData, k: int | None) -> np.ndarray:
 
 def _nddcg(d: EvalData, m: Measure) -> np.ndarray:
     num = _ddcg(d, m)
-    den = ideal_ddcg(d, None if m.cutoff is None else int(m.cutoff))
+    den = ideal_ddcg(d, None if m.cutoff is None else m.k)
     out = np.full(d.n_queries, np.nan)
     np.divide(num, den, out=out, where=den > 0)
     return out
@@ -202,7 +202,7 @@ def _udcg_pos(d: EvalData, m: Measure) -> np.ndarray:
     fit = fits.by_hash.get(name)
     if fit is None:
         raise MeasureError(f"{m}: no fitted weights named {name!r} were given (pass the fit file's path as fit=...)")
-    k = fit["k"] if m.cutoff is None else int(m.cutoff)
+    k = fit["k"] if m.cutoff is None else m.k
     if k > fit["k"]:
         raise MeasureError(
             f"{m}: the fit in {fit.get('source', name)} has weights for ranks 1..{fit['k']} only; use a cutoff <= {fit['k']}"
@@ -217,7 +217,7 @@ def _udcg_pos(d: EvalData, m: Measure) -> np.ndarray:
 def _rate(d: EvalData, m: Measure) -> np.ndarray:
     idx, seg, _ = top_rows(d, _cut(m))
     neg = seg[utilities_of(d).u[idx] < 0]
-    return np.bincount(neg, minlength=d.n_queries) / float(m.cutoff)
+    return np.bincount(neg, minlength=d.n_queries) / m.level
 
 
 def _harm(d: EvalData, m: Measure) -> np.ndarray:

@@ -59,7 +59,7 @@ def _idx(grades: np.ndarray) -> np.ndarray:
 
 
 def _grades(d: EvalData) -> Grades:
-    return d.extra("grades")  # type: ignore[no-any-return]
+    return d.extra("grades")
 
 
 def grade_counts(d: EvalData) -> np.ndarray:
@@ -191,7 +191,7 @@ def g_ideal_novelty(d: EvalData, m: Measure, k: int) -> np.ndarray:
 
 
 def _ranwg(d: EvalData, m: Measure) -> np.ndarray:
-    k = int(m.cutoff)
+    k = m.k
     if m["novelty"] < 1.0:
         return _ratio(g_obs_novelty(d, m, k), g_ideal_novelty(d, m, k))
     return _ratio(g_obs(d, m, k), g_ideal(d, m, k))
@@ -203,34 +203,34 @@ def _n45(d: EvalData) -> np.ndarray:
 
 
 def _nrecall4(d: EvalData, m: Measure) -> np.ndarray:
-    k = int(m.cutoff)
+    k = m.k
     return _ratio(_top_count(d, k, 4, 5), np.minimum(k, _n45(d)))
 
 
 def _nrecall5(d: EvalData, m: Measure) -> np.ndarray:
-    k = int(m.cutoff)
+    k = m.k
     return _ratio(_top_count(d, k, 5, 5), np.minimum(k, grade_counts(d)[:, 5]))
 
 
 def _precision4(d: EvalData, m: Measure) -> np.ndarray:
-    k = int(m.cutoff)
+    k = m.k
     return _top_count(d, k, 4, 5) / float(k)
 
 
 def _harm(d: EvalData, m: Measure) -> np.ndarray:
-    k = int(m.cutoff)
+    k = m.k
     return _top_count(d, k, 1, 2) / float(k)
 
 
 def _goldhit(d: EvalData, m: Measure) -> np.ndarray:
-    k = int(m.cutoff)
+    k = m.k
     n45 = _n45(d)
     hit = (_top_count(d, k, 4, 5) == n45).astype(np.float64)
     return np.where(n45 > 0, hit, np.nan)
 
 
 def _proc(d: EvalData, m: Measure) -> np.ndarray:
-    k = int(m.cutoff)
+    k = m.k
     of = m["of"]
     if of == "RA-nWG":
         return _ratio(g_pool(d, m, k), g_ideal(d, m, k))
@@ -244,7 +244,7 @@ _BASE_KERNEL = {"RA-nWG": _ranwg, "N-Recall4+": _nrecall4, "N-Recall5": _nrecall
 
 
 def _pct_proc(d: EvalData, m: Measure) -> np.ndarray:
-    k = int(m.cutoff)
+    k = m.k
     if m["of"] == "RA-nWG":  # G_obs / G_pool
         return _ratio(g_obs(d, m, k), g_pool(d, m, k))
     value = _BASE_KERNEL[m["of"]](d, m)

@@ -644,7 +644,7 @@ def _k_ideal_dcg(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _k_relative_p(d: EvalData, m: Measure) -> np.ndarray:
-    return relative_p_values(d, m["rel"], int(m.cutoff))
+    return relative_p_values(d, m["rel"], m.k)
 
 
 def _k_set_relative_p(d: EvalData, m: Measure) -> np.ndarray:
@@ -664,7 +664,7 @@ def _k_yaap(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _k_rbp(d: EvalData, m: Measure) -> np.ndarray:
-    return rbp_values(d, m["p"], m["rel"], m["gains"], None if m.cutoff is None else int(m.cutoff))
+    return rbp_values(d, m["p"], m["rel"], m["gains"], None if m.cutoff is None else m.k)
 
 
 def _k_rbp_resid(d: EvalData, m: Measure) -> np.ndarray:
@@ -672,7 +672,7 @@ def _k_rbp_resid(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _k_unj(d: EvalData, m: Measure) -> np.ndarray:
-    return unj_values(d, int(m.cutoff))
+    return unj_values(d, m.k)
 
 
 _P = Param("p", "float", 0.8, "persistence: the probability of reading on to the next rank", lo=0.0, hi=1.0)

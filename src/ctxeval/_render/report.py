@@ -9,12 +9,14 @@ from __future__ import annotations
 import functools
 import io
 import math
+import re
 from typing import Any
 
 from .._compare import CORRECTION_NAMES, Block, Comparison
 from .._compare import Report as ReportModel
 from .._compare import compare as compare_model
 from .._context.utility import describe_lines
+from .._errors import ConfigError
 from .._measures import Measure
 from .distraction import render_distraction
 from .text import accounting_lines
@@ -166,11 +168,11 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
             if color and mark:
                 main.stylize("green" if mark == UP else "red", len(text) + (2 if is_best else 0))
             ci = s.ci[m]
-            line = Text(
+            ci_line = Text(
                 "\n" + (f"[{_fmt(ci[0], 4, _is_count(m))}, {_fmt(ci[1], 4, _is_count(m))}]" if ci else "[NA]"),
                 style="dim" if color else "",
             )
-            cells.append(main + line)
+            cells.append(main + ci_line)
         label = s.name + (" (baseline)" if s.name == report.baseline else "")
         table.add_row(label, *cells)
     console.print(table)
@@ -200,7 +202,7 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
             ct.add_column(name, justify=just)  # type: ignore[arg-type]
         for c in block.comparisons:
             count = _is_count(c.measure)
-            ci = f"[{_fmt(c.ci[0], 4, count)}, {_fmt(c.ci[1], 4, count)}]" if c.ci else "NA"
+            ci_text = f"[{_fmt(c.ci[0], 4, count)}, {_fmt(c.ci[1], 4, count)}]" if c.ci else "NA"
             mark = _marker(c)
             diff = Text(f"{_fmt(c.diff, 4, count)}" + (f" {mark}" if mark else ""))
             if color and mark:
@@ -209,7 +211,7 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
                 c.run,
                 str(c.measure),
                 diff,
-                ci,
+                ci_text,
                 _fmt_p(c.p_value),
                 _fmt_p(c.p_adjusted),
                 f"{c.wins}/{c.ties}/{c.losses}",
@@ -231,14 +233,14 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
             sb = stratum.block
             sbest = _best(report, sb)
             for i, s in enumerate(sb.runs):
-                cells = []
+                row: list[str] = []
                 for m in measures:
                     mean = s.aggregate[m]
                     mark = _marker(sb.comparison(s.name, m))
                     star = " *" if sbest[m] is not None and mean == sbest[m] else ""
-                    cells.append(_fmt(mean, 4, _is_count(m)) + star + (f" {mark}" if mark else ""))
+                    row.append(_fmt(mean, 4, _is_count(m)) + star + (f" {mark}" if mark else ""))
                 label = (name + (" (small)" if stratum.small else "")) if i == 0 else ""
-                st.add_row(label, str(sb.n_queries) if i == 0 else "", s.name, *cells)
+                st.add_row(label, str(sb.n_queries) if i == 0 else "", s.name, *row)
             st.add_section()
         console.print(st)
         small = [n for n, s in report.strata.items() if s.small]
@@ -253,10 +255,10 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
             )
     for line in _accounting(report):
         console.print(line)
-    text = buf.getvalue()
+    out = buf.getvalue()
     if report.distraction is not None:
-        text += render_distraction(report.distraction, "table")
-    return text
+        out += render_distraction(report.distraction, "table")
+    return out
 
 
 def _accounting(report: Report) -> list[str]:
@@ -410,11 +412,7 @@ def latex_escape(text: str) -> str:
 
 
 def to_latex(report: Report, digits: int = 3, ci: bool = False, label: str = "tab:ctxeval-compare") -> str:
-    import re
-
     if not isinstance(label, str) or not re.fullmatch(r"[A-Za-z0-9:_\-.+/]+", label):
-        from ._errors import ConfigError
-
         raise ConfigError(
             f"LaTeX label must be letters, digits and : _ - . + / only (it is written as given, for \\ref), got {label!r}"
         )

@@ -127,7 +127,7 @@ def _table(result: Result, per_query: bool) -> str:
     table.add_column("run", style="bold")
     for m in result.measures:
         table.add_column(str(m), justify="right")
-    best = {}
+    best: dict[Measure, float | None] = {}
     for m in result.measures:
         vals = [r.summary[m][0] for r in result.runs if not math.isnan(r.summary[m][0])]
         if not vals or m.spec.bounds is None:
