@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from .._core.segments import ratio
 from .._errors import ConfigError
 
 __all__ = ["POLICY_RULE", "TAUS", "Fit", "assign_folds", "fit", "grid_sums", "lead_lengths", "prefix_utility"]
@@ -149,12 +150,6 @@ def grid_sums(values: np.ndarray, lead: np.ndarray, fold: np.ndarray, folds: int
     return S, N
 
 
-def _ratio(s: np.ndarray, n: np.ndarray) -> np.ndarray:
-    out = np.full(s.shape, np.nan)
-    np.divide(s, n, out=out, where=n > 0)
-    return out
-
-
 def _best(mean: np.ndarray, sign: float) -> tuple[int, int] | None:
     """(K_max index, τ index) of the best cell of ``mean[K, n_tau]`` under the tie rule."""
     v = np.where(np.isnan(mean), -np.inf, sign * mean)
@@ -221,7 +216,7 @@ def fit(
     fold = assign_folds(n_q, folds, seed)
     S, N = grid_sums(values, lead, fold, folds)
     s_all, n_all = S.sum(axis=0), N.sum(axis=0)
-    grid = _ratio(s_all, n_all)
+    grid = ratio(s_all, n_all)
     best = _best(grid, sign)
     fixed = _best_fixed(grid, sign)
     if best is None or fixed is None:
@@ -241,7 +236,7 @@ def fit(
     tot = {"s": 0.0, "n": 0, "s0": 0.0, "n0": 0, "sel": 0.0, "sel0": 0.0}
     for f in range(folds):
         others = np.arange(folds) != f
-        train = _ratio(S[others].sum(axis=0), N[others].sum(axis=0))
+        train = ratio(S[others].sum(axis=0), N[others].sum(axis=0))
         b = _best(train, sign)
         b0 = _best_fixed(train, sign)
         members = fold == f

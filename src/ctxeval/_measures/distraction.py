@@ -52,6 +52,7 @@ import numpy as np
 
 from .._core.evaldata import EvalData
 from .._core.extras import Fits, Utilities
+from .._core.segments import div0, ratio
 from .._core.segments import top_rows as _top_rows
 from .._errors import ConfigError, MeasureError
 from .base import Family, Measure, Param, register
@@ -137,9 +138,7 @@ def ideal_ddcg(d: EvalData, k: int | None) -> np.ndarray:
 def _nddcg(d: EvalData, m: Measure) -> np.ndarray:
     num = _ddcg(d, m)
     den = ideal_ddcg(d, None if m.cutoff is None else m.k)
-    out = np.full(d.n_queries, np.nan)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
+    return ratio(num, den)
 
 
 def relevant_rows(d: EvalData, rel: int | None, idx: np.ndarray | None = None) -> np.ndarray:
@@ -175,10 +174,10 @@ def _udcg(d: EvalData, m: Measure) -> np.ndarray:
     total = _total(d, seg, contrib)
     size_all = np.bincount(seg, minlength=d.n_queries).astype(np.float64)
     if m["reference"]:
-        mean = np.divide(total, size_all, out=np.zeros(d.n_queries), where=size_all > 0)
+        mean = div0(total, size_all)
         return np.where(size_all > 0, sigmoid(mean), 0.0)
     size_has = size_all if bool(has.all()) else np.bincount(seg[has], minlength=d.n_queries).astype(np.float64)
-    mean = np.divide(total, size_has, out=np.zeros(d.n_queries), where=size_has > 0)
+    mean = div0(total, size_has)
     return sigmoid(mean)
 
 

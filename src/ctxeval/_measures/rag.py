@@ -24,6 +24,7 @@ import numpy as np
 
 from .._core.evaldata import EvalData
 from .._core.extras import Grades, Groups, Pool
+from .._core.segments import div0
 from .._core.segments import ratio as _ratio
 from .base import Family, Measure, Param, add_alias, register
 
@@ -78,7 +79,7 @@ def weights(d: EvalData, m: Measure) -> np.ndarray:
 def _weights(d: EvalData, m: Measure) -> np.ndarray:
     c = grade_counts(d).astype(np.float64)
     n = c.sum(axis=1, keepdims=True)
-    p = np.divide(c, n, out=np.zeros_like(c), where=n > 0)
+    p = div0(c, n)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(p > 0, BASE / np.power(np.where(p > 0, p, 1.0), m["alpha"]), 0.0)
     has5 = c[:, 5] > 0
