@@ -66,6 +66,28 @@ class RunResult:
     def valid(self, measure: Measure | str) -> int:
         return self.summary[_key(measure)][1]
 
+    def entry(self, measures: list[Measure], utility: bool = True) -> dict[str, Any]:
+        """The run's part of a JSON report: name, path, summaries, query accounting, dropped
+        duplicates, pool and (``utility``) utility counts."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "path": self.source,
+            "aggregate": {str(m): _num(self.summary[m][0]) for m in measures},
+            "valid_queries": {str(m): self.summary[m][1] for m in measures},
+            "queries": self.accounting.to_dict(),
+        }
+        if self.dropped_duplicates:
+            out["dropped_duplicates"] = self.dropped_duplicates
+        if self.pool is not None:
+            out["pool"] = dict(self.pool)
+        if utility and self.utility is not None:
+            out["utility"] = dict(self.utility)
+        return out
+
+    def per_query_dict(self, measures: list[Measure]) -> dict[str, dict[str, float | None]]:
+        """``{query: {measure: value}}`` (None where undefined)."""
+        return {q: {str(m): _num(float(self.values[m][i])) for m in measures} for i, q in enumerate(self.qids)}
+
     def per_query(self, measure: Measure | str) -> dict[str, float]:
         vals = self.values[_key(measure)]
         return {q: float(v) for q, v in zip(self.qids, vals)}
@@ -96,23 +118,9 @@ class Result:
     def to_dict(self, per_query: bool = False) -> dict[str, Any]:
         runs = []
         for r in self.runs:
-            entry: dict[str, Any] = {
-                "name": r.name,
-                "path": r.source,
-                "aggregate": {str(m): _num(r.summary[m][0]) for m in self.measures},
-                "valid_queries": {str(m): r.summary[m][1] for m in self.measures},
-                "queries": r.accounting.to_dict(),
-            }
-            if r.dropped_duplicates:
-                entry["dropped_duplicates"] = r.dropped_duplicates
-            if r.pool is not None:
-                entry["pool"] = dict(r.pool)
-            if r.utility is not None:
-                entry["utility"] = dict(r.utility)
+            entry = r.entry(self.measures)
             if per_query:
-                entry["per_query"] = {
-                    q: {str(m): _num(float(r.values[m][i])) for m in self.measures} for i, q in enumerate(r.qids)
-                }
+                entry["per_query"] = r.per_query_dict(self.measures)
             runs.append(entry)
         return {"measures": [str(m) for m in self.measures], "runs": runs, "settings": dict(self.settings)}
 

@@ -21,11 +21,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
 from ._errors import ConfigError
 
-__all__ = ["CHOICES", "HELP", "Policies"]
+__all__ = ["CHOICES", "HELP", "Policies", "coerce_settings"]
+
+S = TypeVar("S")
+
+
+def coerce_settings(cls: type[S], value: S | Mapping[str, Any] | None, what: str) -> S:
+    """A frozen settings value of ``cls`` from itself, a mapping of its fields, or None (the defaults);
+    ``what`` names it in errors."""
+    if value is None:
+        return cls()
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, Mapping):
+        names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+        unknown = set(value) - set(names)
+        if unknown:
+            raise ConfigError(f"unknown {what} {sorted(unknown)}; they are {', '.join(names)}")
+        return cls(**value)
+    raise ConfigError(f"{what} must be a {cls.__name__} or a mapping, got {type(value).__name__}")
+
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "ties": ("trec", "input"),
@@ -59,16 +78,7 @@ class Policies:
     @classmethod
     def coerce(cls, value: Policies | Mapping[str, Any] | None) -> Policies:
         """A :class:`Policies`, a mapping of its fields, or None (the defaults)."""
-        if value is None:
-            return cls()
-        if isinstance(value, Policies):
-            return value
-        if isinstance(value, Mapping):
-            unknown = set(value) - {f.name for f in fields(cls)}
-            if unknown:
-                raise ConfigError(f"unknown policies {sorted(unknown)}; policies are ties, missing and duplicates")
-            return cls(**value)
-        raise ConfigError(f"policies must be a Policies value or a mapping, got {type(value).__name__}")
+        return coerce_settings(cls, value, "policies")
 
     def describe(self) -> dict[str, str]:
         return {"ties": self.ties, "missing": self.missing, "duplicates": self.duplicates}

@@ -171,21 +171,9 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         runs = []
         for r, s in zip(self.result.runs, self.overall.runs):
-            entry: dict[str, Any] = {
-                "name": r.name,
-                "path": r.source,
-                "aggregate": {str(m): _num(r.summary[m][0]) for m in self.measures},
-                "valid_queries": {str(m): r.summary[m][1] for m in self.measures},
-                "queries": r.accounting.to_dict(),
-            }
-            if r.dropped_duplicates:
-                entry["dropped_duplicates"] = r.dropped_duplicates
-            if r.pool is not None:
-                entry["pool"] = dict(r.pool)
+            entry = r.entry(self.measures, utility=False)
             entry["ci"] = {str(m): _pair(s.ci[m]) for m in self.measures}
-            entry["per_query"] = {
-                q: {str(m): _num(float(r.values[m][i])) for m in self.measures} for i, q in enumerate(r.qids)
-            }
+            entry["per_query"] = r.per_query_dict(self.measures)
             runs.append(entry)
         out: dict[str, Any] = {
             "baseline": self.baseline,

@@ -10,10 +10,11 @@ ctxeval._errors.ConfigError: alpha must be a number strictly between 0 and 1, go
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ConfigError
+from .._policies import coerce_settings
 from . import stats as S
 
 __all__ = ["CORRECTION_NAMES", "TEST_NAMES", "Stats"]
@@ -60,15 +61,4 @@ class Stats:
 
     @classmethod
     def coerce(cls, value: Stats | Mapping[str, Any] | None) -> Stats:
-        if value is None:
-            return cls()
-        if isinstance(value, Stats):
-            return value
-        if isinstance(value, Mapping):
-            unknown = set(value) - {f.name for f in fields(cls)}
-            if unknown:
-                raise ConfigError(
-                    f"unknown statistics settings {sorted(unknown)}; they are {', '.join(f.name for f in fields(cls))}"
-                )
-            return cls(**value)
-        raise ConfigError(f"stats must be a Stats value or a mapping, got {type(value).__name__}")
+        return coerce_settings(cls, value, "statistics settings")

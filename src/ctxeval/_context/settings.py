@@ -10,11 +10,12 @@ session resolved: the values read and validated.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._core.grademap import GradeMap
 from .._errors import ConfigError
+from .._policies import coerce_settings
 
 if TYPE_CHECKING:
     from .._io.model import Run
@@ -51,18 +52,7 @@ class RagConfig:
 
     @classmethod
     def coerce(cls, value: RagConfig | Mapping[str, Any] | None) -> RagConfig:
-        if value is None:
-            return cls()
-        if isinstance(value, RagConfig):
-            return value
-        if isinstance(value, Mapping):
-            unknown = set(value) - {f.name for f in fields(cls)}
-            if unknown:
-                raise ConfigError(
-                    f"unknown RAG settings {sorted(unknown)}; they are {', '.join(f.name for f in fields(cls))}"
-                )
-            return cls(**value)
-        raise ConfigError(f"rag must be a RagConfig or a mapping, got {type(value).__name__}")
+        return coerce_settings(cls, value, "RAG settings")
 
     @property
     def configured(self) -> bool:

@@ -22,6 +22,7 @@ from .._errors import ConfigError
 from . import tables, writers
 from .frames import frame_of
 from .read import check_duplicate_policy, read_file, resolve_duplicates
+from .trec import Kind
 
 if TYPE_CHECKING:
     import polars as pl
@@ -36,7 +37,49 @@ def _stem(path: str | os.PathLike[str]) -> str:
     return os.path.splitext(name)[0] or name
 
 
-class Qrels:
+class _Rows:
+    """What judgments and runs share: core columns, a source, the rows a duplicate policy dropped."""
+
+    __slots__ = ("columns", "dropped_duplicates", "source")
+    _kind: Kind
+    _value: str
+
+    columns: Columns
+    source: str
+    dropped_duplicates: int
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The rows as a polars frame (``query_id``, ``doc_id`` and ``relevance`` or ``score``) in input order."""
+        return frame_of(self.columns, self._value)
+
+    @property
+    def query_ids(self) -> list[str]:
+        """The query ids, sorted byte-wise."""
+        return sorted(self.columns.layout.heads.tolist())
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for q, d, v in self.frame.iter_rows():
+            out.setdefault(q, {})[d] = v
+        return out
+
+    @classmethod
+    def _of_mapping(cls, mapping: Mapping[str, Mapping[str, Any]], source: str, duplicates: str) -> tuple[Columns, int]:
+        return resolve_duplicates(tables.from_mapping(mapping, cls._kind, source), cls._kind, source, duplicates)
+
+    @classmethod
+    def _of_frame(cls, frame: Any, source: str, duplicates: str) -> tuple[Columns, int, str | None]:
+        check_duplicate_policy(duplicates)
+        cols, tag = tables.from_table(frame, cls._kind, source)
+        cols, dropped = resolve_duplicates(cols, cls._kind, f"{source} (row)", duplicates)
+        return cols, dropped, tag
+
+
+class Qrels(_Rows):
     """Relevance judgments: one integer grade per (query id, doc id); grades may be negative.
 
     >>> q = Qrels.from_dict({"q1": {"d1": 2, "d2": 0}})
@@ -44,7 +87,9 @@ class Qrels:
     (2, ['q1'])
     """
 
-    __slots__ = ("columns", "dropped_duplicates", "source")
+    __slots__ = ()
+    _kind = "qrels"
+    _value = "relevance"
 
     def __init__(self, columns: Columns, source: str = "<qrels>", *, dropped_duplicates: int = 0) -> None:
         if not isinstance(columns, Columns):
@@ -65,15 +110,13 @@ class Qrels:
         cls, mapping: Mapping[str, Mapping[str, int]], *, source: str = "<qrels dict>", duplicates: str = "error"
     ) -> Qrels:
         """From ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape)."""
-        cols, dropped = resolve_duplicates(tables.from_mapping(mapping, "qrels", source), "qrels", source, duplicates)
+        cols, dropped = cls._of_mapping(mapping, source, duplicates)
         return cls(cols, source, dropped_duplicates=dropped)
 
     @classmethod
     def from_frame(cls, frame: Any, *, source: str = "<qrels frame>", duplicates: str = "error") -> Qrels:
         """From a pandas or polars frame with query id, doc id and relevance columns."""
-        check_duplicate_policy(duplicates)
-        cols, _ = tables.from_table(frame, "qrels", source)
-        cols, dropped = resolve_duplicates(cols, "qrels", f"{source} (row)", duplicates)
+        cols, dropped, _ = cls._of_frame(frame, source, duplicates)
         return cls(cols, source, dropped_duplicates=dropped)
 
     @classmethod
@@ -87,28 +130,8 @@ class Qrels:
             return cls.from_dict(obj, duplicates=duplicates)
         return cls.from_frame(obj, duplicates=duplicates)
 
-    # access ----------------------------------------------------------------------------------------
-    @property
-    def frame(self) -> pl.DataFrame:
-        """The judgments as a polars frame (``query_id``, ``doc_id``, ``relevance``) in input order."""
-        return frame_of(self.columns, "relevance")
-
-    @property
-    def query_ids(self) -> list[str]:
-        """Judged query ids, sorted byte-wise."""
-        return sorted(self.columns.layout.heads.tolist())
-
-    def __len__(self) -> int:
-        return len(self.columns)
-
     def __repr__(self) -> str:
         return f"Qrels({self.source!r}, {self.columns.layout.n_segments} queries, {len(self)} judgments)"
-
-    def to_dict(self) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = {}
-        for q, d, r in self.frame.iter_rows():
-            out.setdefault(q, {})[d] = r
-        return out
 
     def map_grades(self, grade_map: GradeMap | Mapping[int, int] | str) -> Qrels:
         """Qrels with every grade mapped through ``grade_map`` (unmapped grades are an error)."""
@@ -130,7 +153,7 @@ class Qrels:
         writers.write_parquet(self.frame, path)
 
 
-class Run:
+class Run(_Rows):
     """A run: a score per (query id, doc id) with a name.
 
     The rank column of a TREC file is ignored; ranking is decided at evaluation time by the ``ties``
@@ -141,7 +164,9 @@ class Run:
     ('bm25', 2)
     """
 
-    __slots__ = ("columns", "dropped_duplicates", "name", "source")
+    __slots__ = ("name",)
+    _kind = "run"
+    _value = "score"
 
     def __init__(
         self, columns: Columns, name: str = "run", source: str = "<run>", *, dropped_duplicates: int = 0
@@ -180,7 +205,7 @@ class Run:
         duplicates: str = "error",
     ) -> Run:
         """From ``{query_id: {doc_id: score}}`` (the pytrec_eval / ranx shape)."""
-        cols, dropped = resolve_duplicates(tables.from_mapping(mapping, "run", source), "run", source, duplicates)
+        cols, dropped = cls._of_mapping(mapping, source, duplicates)
         return cls(cols, name, source, dropped_duplicates=dropped)
 
     @classmethod
@@ -188,9 +213,7 @@ class Run:
         cls, frame: Any, *, name: str | None = None, source: str = "<run frame>", duplicates: str = "error"
     ) -> Run:
         """From a pandas or polars frame with query id, doc id and score columns (and optionally a tag)."""
-        check_duplicate_policy(duplicates)
-        cols, tag = tables.from_table(frame, "run", source)
-        cols, dropped = resolve_duplicates(cols, "run", f"{source} (row)", duplicates)
+        cols, dropped, tag = cls._of_frame(frame, source, duplicates)
         return cls(cols, name or tag or "run", source, dropped_duplicates=dropped)
 
     @classmethod
@@ -204,26 +227,8 @@ class Run:
             return cls.from_dict(obj, name=name or "run", duplicates=duplicates)
         return cls.from_frame(obj, name=name, duplicates=duplicates)
 
-    @property
-    def frame(self) -> pl.DataFrame:
-        """The run as a polars frame (``query_id``, ``doc_id``, ``score``) in input order."""
-        return frame_of(self.columns, "score")
-
-    @property
-    def query_ids(self) -> list[str]:
-        return sorted(self.columns.layout.heads.tolist())
-
-    def __len__(self) -> int:
-        return len(self.columns)
-
     def __repr__(self) -> str:
         return f"Run({self.name!r}, {self.columns.layout.n_segments} queries, {len(self)} rows)"
-
-    def to_dict(self) -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {}
-        for q, d, s in self.frame.iter_rows():
-            out.setdefault(q, {})[d] = s
-        return out
 
     def with_name(self, name: str) -> Run:
         return Run(self.columns, name, self.source, dropped_duplicates=self.dropped_duplicates)
