@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import math
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -285,18 +284,24 @@ def _parsed(df: pl.DataFrame, kind: Kind) -> tuple[Columns, str | None]:
 
 
 def read_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> tuple[Columns, str | None]:
-    """CSV (``,``) or TSV (``\\t``) with a header line."""
-    body = data[:-1] if data.endswith(b"\n") else data
-    blank = re.compile(rb"(?m)^[ \t\r" + re.escape(delimiter.encode()) + rb"]*\r?$")
-    if b'"' not in data and not blank.search(body):
+    """CSV (``,``) or TSV (``\t``) with a header line. Blank lines (and lines of delimiters only) are
+    skipped, as the exact reader skips them; any other line it cannot vouch for sends the file there."""
+    first = data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", errors="replace")
+    raw = first.split(delimiter)
+    names = [c.strip() for c in raw]
+    if b'"' not in data and first.strip() and len(set(names)) == len(names):
+        vcol = pick(names, _SCORE_NAMES if kind == "run" else _REL_NAMES, "value", source, False)
+        types = {raw[names.index(vcol)]: pl.Float64 if kind == "run" else pl.Int64} if vcol is not None else {}
         try:
-            table = pl.read_csv(data, separator=delimiter, has_header=True, infer_schema=False, quote_char=None)
+            table = pl.read_csv(
+                data, separator=delimiter, has_header=True, infer_schema=False, quote_char=None, schema_overrides=types
+            )
         except (pl.exceptions.PolarsError, UnicodeDecodeError):
             table = None
-        if table is not None and table.height and not any(table[c].null_count() for c in table.columns):
-            names = [c.strip() for c in table.columns]
-            if len(set(names)) == len(names):
-                df = _validated(table.rename(dict(zip(table.columns, names))), kind, source)
+        if table is not None and list(table.columns) == raw:
+            table = table.rename(dict(zip(raw, names))).filter(~pl.all_horizontal(pl.all().is_null()))
+            if table.height and not any(table[c].null_count() for c in table.columns):
+                df = _validated(table, kind, source)
                 if df is not None:
                     return _parsed(df, kind)
     return _parsed(parse_delimited(data, kind, source, delimiter), kind)
