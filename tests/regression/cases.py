@@ -7,8 +7,8 @@ recorded byte for byte under ``tests/data/regression``. ``scripts/record_regress
 recordings; ``test_regression.py`` checks that the commands still print and write exactly those
 bytes. A change of output that is intended is recorded again, in its own commit that says why.
 
-Normalised before comparison (and recording): the scratch folder's path (the demo prints absolute
-paths), the ctxeval and matplotlib versions in the HTML footer, and the body of every inline SVG
+Normalised before comparison (and recording): the scratch folder's path and the installed
+package's data folder (the demo prints absolute paths), the ctxeval and matplotlib versions in the HTML footer, and the body of every inline SVG
 plot (its bytes depend on the matplotlib release; the numbers behind the plots are in the JSON of
 the same report, which is compared whole).
 """
@@ -202,5 +202,9 @@ _FOOTER = re.compile(r"Made by ctxeval [^ ]+ with matplotlib [^ .]+(?:\.[^ .]+)*
 
 def normalise(text: str, scratch: Path) -> str:
     text = text.replace(str(scratch.resolve()), "<scratch>").replace(str(scratch), "<scratch>")
+    # the demo reads the example bundled inside the installed package: where that is depends on
+    # the checkout or the environment, not on ctxeval
+    data = Path(str(resources.files("ctxeval") / "data"))
+    text = text.replace(str(data.resolve()), "<package data>").replace(str(data), "<package data>")
     text = _SVG.sub("<svg/>", text)
     return _FOOTER.sub("Made by ctxeval <version> with matplotlib <version>. ", text)
