@@ -26,7 +26,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from ._calibrate import Calibration, calibrate
-    from ._compare import Stats
+    from ._compare.settings import Stats
     from ._context.settings import RagConfig
     from ._context.utility import DistractorRules, UtilityConfig
     from ._core.grademap import GradeMap
@@ -50,7 +50,7 @@ _LAZY = {
     "RagConfig": "._context.settings",
     "DistractorRules": "._context.utility",
     "UtilityConfig": "._context.utility",
-    "Stats": "._compare",
+    "Stats": "._compare.settings",
     "Diagnosis": "._diagnose",
     "diagnose": "._diagnose",
     "distraction_table": "._distraction",

@@ -5,19 +5,20 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._context.grades import is_rag
-from ._context.settings import RagConfig
-from ._context.utility import UtilityConfig
-from ._core.evaldata import QueryAccounting
 from ._errors import ConfigError, DependencyError
-from ._io.model import Run
 from ._measures import Measure, make, parse_measures
-from ._policies import Policies
 from ._session import Session, open_session, unique_names
+
+if TYPE_CHECKING:
+    from ._context.settings import RagConfig
+    from ._context.utility import UtilityConfig
+    from ._core.evaldata import QueryAccounting
+    from ._io.model import Run
+    from ._policies import Policies
 
 __all__ = ["DEFAULT_MEASURES", "Result", "RunResult", "aggregate", "evaluate", "evaluate_runs", "with_judged"]
 
@@ -144,7 +145,7 @@ def with_judged(measures: list[Measure]) -> list[Measure]:
     """The measures plus ``Judged@K`` for every K of a RAG measure (reported beside them)."""
     out = list(measures)
     for m in measures:
-        if is_rag(m) and m.cutoff is not None:
+        if m.spec.group == "rag" and m.cutoff is not None:
             j = make("Judged", None, m.cutoff)
             if j not in out:
                 out.append(j)
@@ -195,7 +196,7 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     """:func:`evaluate` on a session: every run, every measure (with ``Judged@K`` beside RAG
     measures), the side data they need built once per run."""
     ms = list(measures)
-    rag_ms = any(is_rag(m) for m in ms)
+    rag_ms = any(m.spec.group == "rag" for m in ms)
     if rag_ms:
         ms = with_judged(ms)
     need_u = any("utility" in m.requires for m in ms)

@@ -12,20 +12,18 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._context import Inputs, build, needs_rows
-from ._context.grades import check_scale
-from ._context.pool import settings_of
 from ._context.settings import RagConfig, Settings
-from ._context.utility import UtilityConfig
-from ._core.evaldata import EvalData
 from ._core.join import join
 from ._errors import ConfigError
 from ._io.model import Qrels, Run
-from ._io.side import fit_hash, read_fit, read_groups
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
+
+if TYPE_CHECKING:
+    from ._context.utility import UtilityConfig
+    from ._core.evaldata import EvalData
 
 __all__ = ["Session", "coerce_utility", "measure_list", "open_session", "prepare", "unique_names"]
 
@@ -60,6 +58,8 @@ def unique_names(runs: Sequence[Run]) -> list[str]:
 def coerce_utility(value: UtilityConfig | Mapping[str, Any] | None) -> UtilityConfig:
     """A :class:`UtilityConfig`, a mapping of :meth:`UtilityConfig.resolve`'s arguments, or None (the
     defaults)."""
+    from ._context.utility import UtilityConfig
+
     if value is None:
         return UtilityConfig()
     if isinstance(value, UtilityConfig):
@@ -76,6 +76,8 @@ def _resolve_fits(measures: list[Measure]) -> tuple[list[Measure], dict[str, dic
     for m in measures:
         name = m["fit"] if "fits" in m.requires else None
         if isinstance(name, str) and not name.startswith("sha256:"):
+            from ._io.side import fit_hash, read_fit
+
             fit = read_fit(name)
             h = fit_hash(fit)
             fits[h] = fit
@@ -126,7 +128,7 @@ class Session:
 
     @property
     def utility(self) -> UtilityConfig:
-        return self.settings.utility or UtilityConfig()
+        return self.settings.utility or coerce_utility(None)
 
     def needs(self, measures: Iterable[Measure]) -> set[str]:
         """The side data ``measures`` require, and what the RAG settings ask for."""
@@ -154,13 +156,19 @@ class Session:
         and ``extras`` built; ``keep_rows`` keeps every ranked row's doc id and score."""
         ms = list(self.measures if measures is None else measures)
         names = self.needs(ms) | set(extras)
+        if names:
+            from ._context import needs_rows
+
         rows = keep_rows or (bool(names) and needs_rows(names))
         p = self.policies
         data = join(self.qrels.columns, run.columns, ties=p.ties, missing=p.missing, run_name=run.name, keep_rows=rows)
         if names:
+            from ._context import Inputs, build
+            from ._context.grades import check_scale
+
             data = build(data, names, Inputs(self.qrels, run, self.settings))
-        if data.has("grades"):
-            check_scale(data, ms)
+            if data.has("grades"):
+                check_scale(data, ms)
         return data
 
     def describe(self) -> dict[str, Any]:
@@ -176,6 +184,8 @@ class Session:
         }
 
     def pool_settings(self) -> dict[str, Any]:
+        from ._context.pool import settings_of
+
         return settings_of(self.settings)
 
 
@@ -195,10 +205,14 @@ def open_session(
     rcfg = RagConfig.coerce(rag)
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     ms, fits = _resolve_fits(ms)
-    ucfg = coerce_utility(utility)
+    ucfg = coerce_utility(utility) if utility is not None else None
     qr, read = _read(qrels, run_list, pol.duplicates)
     pool = Run.coerce(rcfg.pool, duplicates=pol.duplicates) if rcfg.pool is not None else None
-    groups = read_groups(rcfg.groups) if rcfg.groups is not None else None
+    groups = None
+    if rcfg.groups is not None:
+        from ._io.side import read_groups
+
+        groups = read_groups(rcfg.groups)
     settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties)
     return Session(qr, pol, settings, ms), read
 

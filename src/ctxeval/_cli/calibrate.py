@@ -6,7 +6,6 @@ from typing import Any
 
 import click
 
-from .._io.writers import write_text
 from .options import policies_from, policy_options, rag_from, rag_options, utility_from, utility_options
 
 _OBJECTIVE_HELP = (
@@ -49,6 +48,7 @@ def command(qrels: str, run: str, objective: str, k: int, folds: int, seed: int,
     hard-negative threshold of the rules; the policy's tau is searched on the grid).
     """
     from .._calibrate import calibrate
+    from .._io.writers import write_text
     from .._render.calibrate import calibration_lines
 
     cal = calibrate(

@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from .._compare import Stats
-from .._compare.stats import CI_METHODS, CORRECTIONS, TESTS
+from .._compare.settings import CI_METHODS, CORRECTIONS, TESTS
 from .options import (
     emit,
     output_option,
@@ -177,6 +176,7 @@ def command(
     --queries); name a file ./num_rel to read a file of that name. A stratified report (--strata or
     --queries) always holds the num_rel strata, and with --queries the query_length strata.
     """
+    from .._compare.settings import Stats
     from .._evaluate import DEFAULT_MEASURES
     from .._render.report import compare
 

@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from .._io.writers import write_text
 from .options import output_option, policies_from, policy_options, rag_from, rag_options, utility_from, utility_options
 
 
@@ -54,6 +53,7 @@ def command(
     to --output for -m "UDCG-pos(fit='FILE')@K".
     """
     from .._fit_udcg import fit_udcg
+    from .._io.writers import write_text
     from .._render.fit import render_fit
 
     result = fit_udcg(

@@ -10,8 +10,6 @@ from typing import Any
 
 import click
 
-from .._context.settings import RagConfig
-from .._io.writers import write_text
 from .._policies import CHOICES, HELP, Policies
 
 __all__ = [
@@ -105,8 +103,10 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
     return lambda f: _apply(f, opts)
 
 
-def rag_from(kw: dict[str, Any]) -> RagConfig:
-    """The RAG settings among parsed options (removed from ``kw``)."""
+def rag_from(kw: dict[str, Any]) -> Any:
+    """The RAG settings among parsed options (removed from ``kw``): a :class:`ctxeval.RagConfig`."""
+    from .._context.settings import RagConfig
+
     return RagConfig(
         grade_map=kw.pop("grade_map", None),
         pool=kw.pop("pool", None),
@@ -187,12 +187,14 @@ def utility_options(f: F) -> F:
     )
 
 
-def utility_from(kw: dict[str, Any]) -> dict[str, Any]:
+def utility_from(kw: dict[str, Any]) -> dict[str, Any] | None:
     """The utility settings among parsed options (removed from ``kw``), as the arguments of
     :meth:`UtilityConfig.resolve`: the verb's session resolves them (reading the files they name)
     after it has validated the measure names."""
     u = {key: kw.pop(key) for key in UTILITY_KEYS}
     u["rules"] = u.pop("distractor_rules")
+    if u["rules"] == "default" and all(v is None for k, v in u.items() if k != "rules"):
+        return None  # nothing asked for: the defaults, resolved only if a measure needs utilities
     return u
 
 
@@ -210,6 +212,8 @@ def output_option(default: str | None = None, help: str = "write here instead of
 def emit(text: str, output: str | None) -> None:
     """``text`` to the file ``output`` (written atomically), or to stdout."""
     if output and output != "-":
+        from .._io.writers import write_text
+
         write_text(Path(output), text)
     else:
         click.echo(text, nl=False)

@@ -1,17 +1,7 @@
-"""Comparing systems: did the change make the system better? (``ctxeval compare``)"""
+"""Comparing systems: did the change make the system better? (``ctxeval compare``)
 
-from .compare import compare
-from .model import Block, Comparison, Report, RunSummary, Stratum
-from .settings import CORRECTION_NAMES, TEST_NAMES, Stats
-
-__all__ = [
-    "CORRECTION_NAMES",
-    "TEST_NAMES",
-    "Block",
-    "Comparison",
-    "Report",
-    "RunSummary",
-    "Stats",
-    "Stratum",
-    "compare",
-]
+``compare`` (the verb), ``model`` (what it computes), ``blocks`` (one table's statistics), ``stats``
+(tests, intervals, corrections), ``strata``, ``settings`` (:class:`~.settings.Stats`). Import the
+submodules: this package's ``__init__`` stays empty so that the command line can read the test names
+without loading the statistics.
+"""

@@ -15,9 +15,12 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._policies import coerce_settings
-from . import stats as S
 
-__all__ = ["CORRECTION_NAMES", "TEST_NAMES", "Stats"]
+__all__ = ["CI_METHODS", "CORRECTIONS", "CORRECTION_NAMES", "TESTS", "TEST_NAMES", "Stats"]
+
+TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
+CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+CI_METHODS = ("percentile", "bca")
 
 TEST_NAMES = {
     "randomization": "paired randomization test (random sign flips), two-sided, p = (b + 1) / (B + 1)",
@@ -42,12 +45,12 @@ class Stats:
     confidence: float = 0.95
 
     def __post_init__(self) -> None:
-        if self.test not in S.TESTS:
-            raise ConfigError(f"test must be one of {', '.join(S.TESTS)}, got {self.test!r}")
-        if self.correction not in S.CORRECTIONS:
-            raise ConfigError(f"correction must be one of {', '.join(S.CORRECTIONS)}, got {self.correction!r}")
-        if self.ci not in S.CI_METHODS:
-            raise ConfigError(f"ci must be one of {', '.join(S.CI_METHODS)}, got {self.ci!r}")
+        if self.test not in TESTS:
+            raise ConfigError(f"test must be one of {', '.join(TESTS)}, got {self.test!r}")
+        if self.correction not in CORRECTIONS:
+            raise ConfigError(f"correction must be one of {', '.join(CORRECTIONS)}, got {self.correction!r}")
+        if self.ci not in CI_METHODS:
+            raise ConfigError(f"ci must be one of {', '.join(CI_METHODS)}, got {self.ci!r}")
         for name in ("alpha", "confidence"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 < float(v) < 1.0:

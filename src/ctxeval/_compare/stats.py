@@ -94,9 +94,7 @@ __all__ = [
     "wilcoxon_test",
 ]
 
-TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
-CORRECTIONS = ("holm", "bonferroni", "bh", "none")
-CI_METHODS = ("percentile", "bca")
+from .settings import CI_METHODS, CORRECTIONS, TESTS
 
 #: elements of one chunk of random signs / resampling counts (float64: 32 MB)
 CHUNK_ELEMENTS = 1 << 22

@@ -20,7 +20,7 @@ import numpy as np
 
 from .ids import Ids
 from .ranking import score_key, tie_order
-from .segments import map_blocks, offsets, run_starts, segment_rows
+from .segments import distinct, map_blocks, offsets, run_starts, segment_rows
 
 __all__ = ["Columns", "Layout", "Scan", "duplicate_groups", "keep_rows", "scan"]
 
@@ -84,7 +84,7 @@ class Columns:
             return cls(Layout(names[:0], np.zeros(0, dtype=np.int64), 0), doc, values)
         starts = run_starts(codes)
         heads = codes[starts]
-        if np.unique(heads).size == heads.size:
+        if distinct(heads).size == heads.size:
             return cls(Layout(names[heads], np.diff(np.r_[starts, n]), n), doc, values)
         order = np.argsort(codes, kind="stable")
         sc = codes[order]

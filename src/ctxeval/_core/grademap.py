@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._errors import ConfigError
+from .segments import distinct
 
 __all__ = ["GradeMap"]
 
@@ -84,7 +85,7 @@ class GradeMap:
         """The grades of ``grades`` the map has no entry for (none for the identity)."""
         if not self.mapping:
             return []
-        return sorted(set(np.unique(grades).tolist()) - set(self.mapping))
+        return sorted(set(distinct(grades).tolist()) - set(self.mapping))
 
     def apply(self, grades: np.ndarray) -> np.ndarray:
         """The grades mapped (every grade must be in the map; the identity maps nothing)."""

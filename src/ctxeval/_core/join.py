@@ -22,7 +22,7 @@ from .evaldata import EvalData, QueryAccounting, RankedRows
 from .ids import MIX, Ids, harmonise
 from .keys import match_keys
 from .ranking import SegmentOrder, score_key, segment_order
-from .segments import map_blocks, offsets, segment_rows
+from .segments import isin, map_blocks, offsets, segment_rows
 
 __all__ = ["join", "judged_docs", "match_pairs", "missing_error", "pair_lookup", "positions"]
 
@@ -56,8 +56,8 @@ def _query_sets(
     """The evaluated query ids (sorted), the qrels' and the run's segment positions among them, the
     accounting, and which evaluated queries the run holds."""
     judged_q, run_q = qrels.layout.heads, run.layout.heads
-    in_run = np.isin(judged_q, run_q)
-    run_judged = np.isin(run_q, judged_q)
+    in_run = isin(judged_q, run_q)
+    run_judged = isin(run_q, judged_q)
     missing_ids = tuple(np.sort(judged_q[~in_run]).tolist())
     unjudged_ids = tuple(np.sort(run_q[~run_judged]).tolist())
     if missing == "error" and missing_ids:
@@ -87,7 +87,7 @@ def _query_sets(
     qids = np.sort(judged_q if missing == "zero" else judged_q[in_run])
     qseg_q = positions(judged_q, qids)
     seg_q = positions(run_q, qids)
-    has_run = np.isin(qids, run_q) if missing == "zero" else np.ones(qids.size, dtype=bool)
+    has_run = isin(qids, run_q) if missing == "zero" else np.ones(qids.size, dtype=bool)
     return qids, qseg_q, seg_q, acc, has_run
 
 

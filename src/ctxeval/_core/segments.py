@@ -22,7 +22,9 @@ import numpy as np
 __all__ = [
     "blocks",
     "count_before",
+    "distinct",
     "div0",
+    "isin",
     "map_blocks",
     "offsets",
     "rank_among",
@@ -92,6 +94,26 @@ def seg_reduce(ufunc: np.ufunc, values: np.ndarray, off: np.ndarray, empty: floa
     if values.size and nonempty.any():
         out[nonempty] = ufunc.reduceat(values, off[:-1][nonempty])
     return out
+
+
+def distinct(a: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (``np.unique`` without its import of ``numpy.ma``, 20 ms that a small
+    evaluation would otherwise pay).
+
+    >>> distinct(np.array(["b", "a", "b"])).tolist(), isin(np.array([1, 5, 3]), np.array([3, 1])).tolist()
+    (['a', 'b'], [True, False, True])
+    """
+    s = np.sort(a)
+    return s[np.r_[True, s[1:] != s[:-1]]] if s.size else s
+
+
+def isin(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``bool[len(a)]``: whether each element of ``a`` is in ``b`` (``np.isin`` without ``numpy.ma``)."""
+    if a.size == 0 or b.size == 0:
+        return np.zeros(a.size, dtype=bool)
+    s = np.sort(b)
+    at = np.minimum(np.searchsorted(s, a), s.size - 1)
+    return np.asarray(s[at] == a)
 
 
 def run_starts(a: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._core.columns import Columns, Layout
 from .._core.ids import ArrayIds
-from .._core.segments import run_starts
+from .._core.segments import distinct, run_starts
 
 __all__ = ["LIGHT_MAX_BYTES", "Light", "read_trec"]
 
@@ -166,7 +166,7 @@ def _numbers(data: bytes, arr: np.ndarray, starts: np.ndarray, ends: np.ndarray,
     np.putmask(c, dot, np.uint8(0))
     d = c.astype(np.int64 if integer else np.float64)
     dot_col = np.where(n_dots > 0, np.argmax(dot, axis=1), width) if not integer else np.full(n, width)
-    for col in _unique(dot_col[fast]).tolist():
+    for col in distinct(dot_col[fast]).tolist():
         rows = np.flatnonzero(fast & (dot_col == col))
         # weight of column j: 10^(digit positions to its right), skipping the dot column
         right = (width - 1 - cols) - ((cols < col) & (col < width))
@@ -225,12 +225,6 @@ def read_trec(path: str | os.PathLike[str], kind: str) -> Light | None:
     return Light(_columns(query, doc, values), tag)
 
 
-def _unique(a: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (``np.unique`` without its import of ``numpy.ma``)."""
-    s = np.sort(a)
-    return s[np.r_[True, s[1:] != s[:-1]]] if s.size else s
-
-
 def _columns(query: np.ndarray, doc: np.ndarray, values: np.ndarray) -> Columns:
     n = query.size
     starts = run_starts(query)
@@ -239,6 +233,6 @@ def _columns(query: np.ndarray, doc: np.ndarray, values: np.ndarray) -> Columns:
     sh = heads[order]
     if not bool(np.any(sh[1:] == sh[:-1])):  # grouped: every query's rows contiguous
         return Columns(Layout(_strings(heads), np.diff(np.r_[starts, n]), n), ArrayIds(doc), values)
-    names = _unique(query)
+    names = distinct(query)
     codes = np.searchsorted(names, query)
     return Columns.from_codes(codes, _strings(names), ArrayIds(doc), values)

@@ -17,7 +17,6 @@ folder, not UTF-8, or has a malformed line is an :class:`~ctxeval.InputError` /
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import math
@@ -469,6 +468,8 @@ def read_query_texts(source: Any) -> tuple[dict[str, str], str]:
 def fit_hash(fit: Mapping[str, Any]) -> str:
     """A name for fitted weights from their content: the first 12 hex digits of the SHA-256 of
     ``alpha``, ``beta`` and ``bias`` as canonical JSON."""
+    import hashlib
+
     doc = {
         "alpha": [float(x) for x in fit["alpha"]],
         "beta": [float(x) for x in fit["beta"]],

@@ -11,7 +11,6 @@ import contextlib
 import gzip
 import io
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -25,6 +24,8 @@ __all__ = ["atomic", "write_lines", "write_parquet", "write_text", "write_trec_q
 @contextlib.contextmanager
 def atomic(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     """A binary file that replaces ``path`` once the block ends without an error."""
+    import tempfile  # (with shutil, bz2, lzma, random: 10 ms that only a write pays)
+
     target = Path(path)
     fd, tmp = tempfile.mkstemp(
         prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else "."

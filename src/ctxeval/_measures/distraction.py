@@ -46,12 +46,14 @@ UDCG@2 = σ((1·1 - 1/3·1) / 2) = σ(1/3) = 0.5826:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._core.evaldata import EvalData
-from .._core.extras import Fits, Utilities
+
+if TYPE_CHECKING:
+    from .._core.extras import Fits, Utilities
 from .._core.segments import div0, ratio
 from .._core.segments import top_rows as _top_rows
 from .._errors import ConfigError, MeasureError

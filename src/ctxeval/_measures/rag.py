@@ -20,10 +20,14 @@ Undefined values are NaN and are left out of the mean; ``valid_queries`` counts 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._core.evaldata import EvalData
-from .._core.extras import Grades, Groups, Pool
+
+if TYPE_CHECKING:
+    from .._core.extras import Grades, Groups, Pool
 from .._core.segments import div0
 from .._core.segments import ratio as _ratio
 from .base import Family, Measure, Param, add_alias, register

@@ -12,9 +12,10 @@ import math
 import re
 from typing import Any
 
-from .._compare import CORRECTION_NAMES, Block, Comparison
-from .._compare import Report as ReportModel
-from .._compare import compare as compare_model
+from .._compare.compare import compare as compare_model
+from .._compare.model import Block, Comparison
+from .._compare.model import Report as ReportModel
+from .._compare.settings import CORRECTION_NAMES
 from .._context.utility import describe_lines
 from .._errors import ConfigError
 from .._measures import Measure

@@ -8,7 +8,6 @@ import json
 import math
 from typing import Any
 
-from .._context.utility import describe_lines
 from .._evaluate import Result, RunResult
 from .._measures import Measure
 
@@ -103,6 +102,8 @@ def _utility_notes(result: Result) -> list[str]:
     u = result.settings.get("utility")
     if not u:
         return []
+    from .._context.utility import describe_lines
+
     out = describe_lines(u)
     for r in result.runs:
         if r.utility:
