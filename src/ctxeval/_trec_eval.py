@@ -45,7 +45,7 @@ from ._io.model import Qrels, Run
 from ._io.read import read_file
 from ._io.trec import open_bytes
 from ._measures import TrecArgs, TrecSpec, trec_specs
-from ._measures.trec import MIN_GEO_MEAN
+from ._measures.trec_support import MIN_GEO_MEAN
 
 __all__ = ["nicknames", "trec_eval"]
 

@@ -1,5 +1,8 @@
 """Per-passage utility: how much each retrieved passage helps (u > 0) or hurts (u < 0) an LLM reader.
 
+(~520 lines on purpose: the utility rules, their per-row resolution and the lines that describe
+them in reports are one definition and must change together.)
+
 A human skips an off-topic result; an LLM reads everything it is given, and a plausible-but-wrong
 passage pulls its answer off. Every ranked row of a run gets a utility ``u``:
 

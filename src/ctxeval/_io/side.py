@@ -1,5 +1,8 @@
 """Side files: everything read besides runs and qrels, with one line reader and one error style.
 
+(~510 lines on purpose: seven small side formats sharing one line reader and one error style;
+each reader is 30-60 lines.)
+
 * known distractors: ``qid docid`` lines (a pair listed twice counts once);
 * LLM utilities: ``qid docid u`` lines, u in [0, 1] (a pair listed twice is an error);
 * doc groups: ``doc_id group`` lines;

@@ -1,5 +1,8 @@
 """Classical IR measures with trec_eval's semantics, as vectorised kernels over query segments.
 
+(~560 lines on purpose: some 25 families, each kernel declared beside its :class:`Family` and
+its trec_eval spelling, so that adding a measure touches this one file.)
+
 Conventions (trec_eval's, see ``ctxeval measures``): relevance is ``grade >= rel`` (default 1) for
 the binary measures; P@k divides by k even when fewer than k docs were retrieved; recall and AP
 divide by the number of relevant judged docs, retrieved or not; nDCG uses the raw grade as a linear

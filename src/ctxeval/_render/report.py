@@ -1,6 +1,9 @@
 """A comparison report for people: the public :class:`Report` (the comparison model of
 :mod:`ctxeval._compare` with its text and HTML formats) and :func:`compare`, which returns one.
 
+(~510 lines on purpose: the terminal, Markdown and LaTeX renderings of one comparison model,
+which must show the same cells.)
+
 Terminal table, Markdown, LaTeX and HTML; deterministic bytes; every name that comes from input is
 escaped for its format."""
 
