@@ -31,9 +31,20 @@ from ._measures import make
 from ._policies import Policies
 from ._session import open_session
 
-__all__ = ["VERDICTS", "Diagnosis", "MissedDoc", "QueryDiagnosis", "classify", "diagnose"]
+__all__ = [
+    "PCT_THRESHOLD",
+    "PROC_THRESHOLD",
+    "VERDICTS",
+    "Diagnosis",
+    "MissedDoc",
+    "QueryDiagnosis",
+    "classify",
+    "diagnose",
+]
 
 VERDICTS = ("retrieval", "selection", "healthy", "undefined")
+PROC_THRESHOLD = 0.8  #: default: PROC below it is a retrieval failure
+PCT_THRESHOLD = 0.8  #: default: %PROC below it (PROC high) is a selection failure
 
 
 def _num(x: float) -> float | None:
@@ -182,8 +193,8 @@ def diagnose(
     pool: Any = None,
     *,
     k: int = 10,
-    proc_threshold: float = 0.8,
-    pct_threshold: float = 0.8,
+    proc_threshold: float = PROC_THRESHOLD,
+    pct_threshold: float = PCT_THRESHOLD,
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
     worst: int = 10,

@@ -48,6 +48,7 @@ from .._context.settings import RagConfig
 from .._context.utility import UtilityConfig
 from .._curve import curve_family, curves_from_result, parse_ks, pr_from_result, pr_measures
 from .._curve import curve_measures as _curve_measures
+from .._diagnose import PCT_THRESHOLD, PROC_THRESHOLD, VERDICTS, classify
 from .._distraction import distraction_table
 from .._errors import ConfigError, MeasureError
 from .._evaluate import DEFAULT_MEASURES, Result, evaluate_runs
@@ -384,18 +385,20 @@ def compare(
     proc_out = None
     if proc_result is not None:
         pm, pp = proc_ms
-        proc_out = {
-            "k": pk,
-            "series": [
+        series = []
+        for r in proc_result.runs:
+            verdicts = classify(r.values[pm], r.values[pp], PROC_THRESHOLD, PCT_THRESHOLD)
+            counts = np.bincount(verdicts, minlength=len(VERDICTS))
+            series.append(
                 {
                     "run": r.name,
                     "per_query": {
                         q: [_num(float(r.values[pm][i])), _num(float(r.values[pp][i]))] for i, q in enumerate(r.qids)
                     },
+                    "verdicts": dict(zip(VERDICTS, counts.tolist())),
                 }
-                for r in proc_result.runs
-            ],
-        }
+            )
+        proc_out = {"k": pk, "thresholds": {"PROC": PROC_THRESHOLD, "%PROC": PCT_THRESHOLD}, "series": series}
     report = Report(names[base], user, result, overall, strata_out, curves_out, pr_out, proc_out, settings, notes)
     if distraction_k is not None:
         report.distraction = distraction_table(

@@ -9,7 +9,7 @@ import numpy as np
 
 from .cells import _BETTER, _NEUTRAL, _WORSE, PALETTE, _e, _f, _Ids, _row_head, _swatch
 from .plots import MAX_STEPS, _envelope, _figure_html, _Plotter, _style
-from .validate import _fail, _list, _map, _num, _Report, _str
+from .validate import _count, _fail, _list, _map, _num, _number, _Report, _str
 
 
 def _legend(rep: _Report, indices: Sequence[int]) -> str:
@@ -194,32 +194,27 @@ def _section_proc(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
         return ""
     k = _num(proc.get("k"), "proc.k")
     ktxt = "K" if k is None else _f(k, 0)
-    thr = _map(proc.get("thresholds"), "proc.thresholds")
-    t_proc = _num(thr.get("PROC", 0.8), "proc.thresholds.PROC")
-    t_pct = _num(thr.get("%PROC", 0.8), "proc.thresholds['%PROC']")
-    t_proc = 0.8 if t_proc is None else t_proc
-    t_pct = 0.8 if t_pct is None else t_pct
+    thr = _map(proc.get("thresholds"), "proc.thresholds", optional=False)
+    t_proc = _number(thr.get("PROC"), "proc.thresholds.PROC")
+    t_pct = _number(thr.get("%PROC"), "proc.thresholds['%PROC']")
     figs, rows = [], []
     for si, s in enumerate(series):
         s = _map(s, f"proc.series[{si}]", optional=False)
         idx = rep.run_index(s.get("run"), f"proc.series[{si}].run")
         pq = _map(s.get("per_query"), f"proc.series[{si}].per_query")
+        # the verdict counts come from the model (the rule of ctxeval.diagnose), never recomputed here
+        verdicts = _map(s.get("verdicts"), f"proc.series[{si}].verdicts", optional=False)
+        counts = {
+            c: _count(verdicts.get(c), f"proc.series[{si}].verdicts.{c}")
+            for c in ("retrieval", "selection", "healthy", "undefined")
+        }
         xs, ys = [], []
-        counts = {"retrieval": 0, "selection": 0, "healthy": 0, "undefined": 0}
         for q, pair in pq.items():
             w = f"proc.series[{si}].per_query[{q!r}]"
             pair = _list(pair, w, optional=False)
             if len(pair) != 2:
                 raise _fail(w, "expected [PROC, %PROC]", pair)
             p, pct = _num(pair[0], f"{w}[0]"), _num(pair[1], f"{w}[1]")
-            if p is None:
-                counts["undefined"] += 1
-            elif p < t_proc:
-                counts["retrieval"] += 1
-            elif pct is not None and pct < t_pct:
-                counts["selection"] += 1
-            else:
-                counts["healthy"] += 1
             if p is not None and pct is not None:
                 xs.append(p)
                 ys.append(pct)

@@ -29,6 +29,22 @@ def _num(value: Any, where: str) -> float | None:
     return None if math.isnan(x) else x
 
 
+def _number(value: Any, where: str) -> float:
+    """A number that must be there (not null, not NaN)."""
+    x = _num(value, where)
+    if x is None:
+        raise _fail(where, "expected a number", value)
+    return x
+
+
+def _count(value: Any, where: str) -> int:
+    """A whole number >= 0."""
+    x = _number(value, where)
+    if x < 0 or x != int(x):
+        raise _fail(where, "expected a whole number >= 0", value)
+    return int(x)
+
+
 def _str(value: Any, where: str, ids: bool = False) -> str:
     if isinstance(value, str):
         return value
