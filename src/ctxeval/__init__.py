@@ -7,8 +7,8 @@ without importing polars or the evaluation machinery.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
 from ._errors import (
     ConfigError,
@@ -24,7 +24,7 @@ from ._errors import (
 )
 from ._version import __version__
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from ._calibrate import Calibration, calibrate
     from ._compare.settings import Stats
     from ._context.settings import RagConfig
@@ -72,11 +72,11 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ctxeval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(_importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value
 
