@@ -191,7 +191,7 @@ class _Reduced:
         self.heads: list[pl.Series] = []
         self.lengths: list[np.ndarray] = []
         self.docs: list[pl.Series] = []
-        self.values: list[np.ndarray] = []
+        self.values: list[pl.Series] = []
         self.first_tag: str | None = None
         self.one_tag = kind == "run"
 
@@ -204,7 +204,7 @@ class _Reduced:
         self.heads.append(rle["value"])
         self.lengths.append(rle["len"].to_numpy().astype(np.int64))
         self.docs.append(part["doc_id"])
-        self.values.append(part[_VALUE[self.kind]].to_numpy())
+        self.values.append(part[_VALUE[self.kind]])
         if self.one_tag:
             tags = part["tag"]
             first = tags[0]
@@ -228,7 +228,8 @@ class _Reduced:
         if heads_u.size and bool(np.char.startswith(heads_u, "#").any()):
             return None  # a comment line read as a query: the next tier skips it
         doc = SeriesIds(pl.concat(self.docs, rechunk=False))
-        values = np.concatenate(self.values).astype(np.float64 if self.kind == "run" else np.int64, copy=False)
+        # one copy, by polars, into a single chunk that numpy then views
+        values = pl.concat(self.values, rechunk=True).to_numpy()
         return columns_from_runs(heads_u, np.add.reduceat(lengths, at), doc, values)
 
     def tag(self) -> str | None:
