@@ -49,19 +49,19 @@ class SeriesIds:
         s = self.s
         if 20 * rows.size > s.len() and s.n_chunks() > 1:  # many rows: one contiguous chunk first
             s = s.rechunk()
-        return pl.lit(s).gather(rows)
+        return s.gather(rows)
 
     def equal(self, rows: np.ndarray, other: Ids, other_rows: np.ndarray) -> np.ndarray:
         if not isinstance(other, SeriesIds):
             raise TypeError("harmonise the columns before comparing them")
         if rows.size == 0:
             return np.zeros(0, dtype=bool)
-        return pl.select(self._gather(rows) == other._gather(other_rows)).to_series().to_numpy()
+        return (self._gather(rows) == other._gather(other_rows)).to_numpy()
 
     def greater(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if a.size == 0:
             return np.zeros(0, dtype=bool)
-        return pl.select(self._gather(a) > self._gather(b)).to_series().to_numpy()
+        return (self._gather(a) > self._gather(b)).to_numpy()
 
     def order(self, rows: np.ndarray, keys: tuple[np.ndarray, ...]) -> np.ndarray:
         if rows.size == 0:
