@@ -315,12 +315,12 @@ def test_selector_reproduces_calibrated_utility(tmp_path: Path, run_name: str) -
 )
 def test_selector_reproduces_calibrated_measure(objective: str, run_name: str) -> None:
     run_path = EX / "runs" / f"{run_name}.run"
-    cal = calibrate(EX / "qrels.txt", run_path, objective=objective, k=15, folds=3, seed=1, distractors=EX / "distractors.txt")
+    cal = calibrate(EX / "qrels.txt", run_path, objective=objective, k=15, folds=3, seed=1, utility={"distractors": EX / "distractors.txt"})
     chosen = _select_all(cal.selector(), run_path)
     scores = {(q, d): s for q, pairs in _candidates(run_path).items() for d, s in pairs}
     cut = {q: {d: scores[(q, d)] for d in docs} for q, docs in chosen.items()}
     # the measure on the run physically cut to the selected passages; the pool stays the full run
-    res = evaluate(EX / "qrels.txt", Run.from_dict(cut, name="cut"), [objective], pool=run_path, distractors=EX / "distractors.txt")
+    res = evaluate(EX / "qrels.txt", Run.from_dict(cut, name="cut"), [objective], rag={"pool": run_path}, utility={"distractors": EX / "distractors.txt"})
     assert cal.policy["in_sample"]["objective"] == pytest.approx(res.runs[0].mean(objective), abs=1e-12)
 
 
@@ -357,9 +357,9 @@ def test_prefix_measure_equals_evaluate_on_cut_runs(coll: tuple[dict, dict], k: 
             if len(cut.get(q, {})) < length:
                 cut.setdefault(q, {})[d] = s
         if not cut:  # L = 0: every ranking empty; every query counts as missing from the run
-            want = evaluate(qrels, {"zz-none": {"x": 1.0}}, [name], pool=rn).runs[0].values[m]
+            want = evaluate(qrels, {"zz-none": {"x": 1.0}}, [name], rag={"pool": rn}).runs[0].values[m]
         else:
-            want = evaluate(qrels, Run.from_dict(cut), [name], pool=rn).runs[0].values[m]
+            want = evaluate(qrels, Run.from_dict(cut), [name], rag={"pool": rn}).runs[0].values[m]
         np.testing.assert_allclose(got[:, length], want, rtol=1e-12, atol=1e-15, err_msg=f"L={length}")
 
 
@@ -547,7 +547,7 @@ def test_calibrate_rejects_bad_settings() -> None:
     with pytest.raises(MeasureError):
         calibrate(qrels, run, objective="nDCG@0")
     with pytest.raises(ConfigError, match="share no query"):
-        calibrate({"x": {"a": 5}}, run, missing="ignore")
+        calibrate({"x": {"a": 5}}, run, policies={"missing": "ignore"})
 
 
 # --- README -----------------------------------------------------------------------------------------------
@@ -605,11 +605,11 @@ def test_selector_reproduces_calibrated_measure_with_groups_and_pool_depth() -> 
     docs = {line.split()[2] for line in run_path.read_text().splitlines()}
     groups = {d: d.rsplit("-", 1)[0] + str(int(d.rsplit("-", 1)[1]) % 3) for d in docs}  # topic x residue
     objective = "RA-nWG(novelty=0.5)@8"
-    cal = calibrate(EX / "qrels.txt", run_path, objective=objective, k=12, folds=3, groups=groups, pool_depth=30)
+    cal = calibrate(EX / "qrels.txt", run_path, objective=objective, k=12, folds=3, rag={"groups": groups, "pool_depth": 30})
     chosen = _select_all(cal.selector(), run_path)
     scores = {(q, d): s for q, pairs in _candidates(run_path).items() for d, s in pairs}
     cut = Run.from_dict({q: {d: scores[(q, d)] for d in ds} for q, ds in chosen.items()}, name="cut")
-    res = evaluate(EX / "qrels.txt", cut, [objective], pool=run_path, pool_depth=30, groups=groups)
+    res = evaluate(EX / "qrels.txt", cut, [objective], rag={"pool": run_path, "pool_depth": 30, "groups": groups})
     assert cal.policy["in_sample"]["objective"] == pytest.approx(res.runs[0].mean(objective), abs=1e-12)
 
 

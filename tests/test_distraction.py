@@ -241,7 +241,7 @@ def test_llm_utilities_replace_labels_and_are_signed_by_relevance() -> None:
     ideal = 1 + 0.9 / math.log2(3) + 0.8 / math.log2(4) + 0.5 / math.log2(5)
     ddcg = 0.9 + 0.5 / math.log2(3) - 0.6 / math.log2(4) + 1 / math.log2(5) - 0.1 / math.log2(6)
     assert got["ndDCG@5"] == pytest.approx(ddcg / ideal)
-    res = evaluate(HAND_QRELS, HAND_RUN, ["UDCG@5"], utilities=llm)
+    res = evaluate(HAND_QRELS, HAND_RUN, ["UDCG@5"], utility={"utilities": llm})
     assert res.settings["utility"]["utility_source"] == "llm"
     assert res.to_dict()["runs"][0]["utility"]["without LLM utility"] == 2
 
@@ -393,7 +393,7 @@ def test_utility_map_other_scales() -> None:
 
 
 def test_settings_carry_map_and_rules() -> None:
-    res = evaluate(HAND_QRELS, HAND_RUN, ["dDCG@5"], distractor_rules="strict", tau=0.6, utility_map="5:1,4:0.8,3:0.4,2:0,1:-1")
+    res = evaluate(HAND_QRELS, HAND_RUN, ["dDCG@5"], utility={"rules": "strict", "tau": 0.6, "utility_map": "5:1,4:0.8,3:0.4,2:0,1:-1"})
     u = res.to_dict()["settings"]["utility"]
     assert u["utility_map"] == {"5": 1.0, "4": 0.8, "3": 0.4, "2": 0.0, "1": -1.0}
     assert (u["rules"]["preset"], u["rules"]["based_on"], u["rules"]["tau"], u["rules"]["penalty"]) == ("custom", "strict", 0.6, -1.0)
@@ -564,7 +564,7 @@ def test_fit_udcg_recovers_planted_coefficients(tmp_path: Path) -> None:
     answers = tmp_path / "answers.tsv"
     answers.write_text("\n".join(lines) + "\n", encoding="utf-8")
     run_objs = [Run.from_dict(r, name=n) for n, r in runs.items()]
-    res = fit_udcg(qrels, run_objs, answers, 3, folds=3, seed=1, l2=1e-3, distractor_rules="off")
+    res = fit_udcg(qrels, run_objs, answers, 3, folds=3, seed=1, l2=1e-3, utility={"rules": "off"})
     fit = res.fit
     assert np.max(np.abs(np.array(fit["alpha"]) - alpha)) < 0.35
     assert np.max(np.abs(np.array(fit["beta"]) - beta)) < 0.35
@@ -576,7 +576,7 @@ def test_fit_udcg_recovers_planted_coefficients(tmp_path: Path) -> None:
     # the file round-trips into the measure: UDCG-pos equals the fitted model's probability
     path = tmp_path / "fit.json"
     path.write_text(res.fit_json(), encoding="utf-8")
-    q0 = evaluate(qrels, run_objs[0], [f"UDCG-pos(fit='{path}')@3"], distractor_rules="off").runs[0].per_query(f"UDCG-pos(fit='{path}')@3")["q0000"]
+    q0 = evaluate(qrels, run_objs[0], [f"UDCG-pos(fit='{path}')@3"], utility={"rules": "off"}).runs[0].per_query(f"UDCG-pos(fit='{path}')@3")["q0000"]
     us = [umap[g] for _, g in sorted(((runs["A"]["q0000"][d], qrels["q0000"][d]) for d in runs["A"]["q0000"]), reverse=True)]
     z = fit["bias"] + sum(a * max(u, 0) + b * max(-u, 0) for a, b, u in zip(fit["alpha"], fit["beta"], us))
     assert q0 == pytest.approx(sig(z))
@@ -624,10 +624,7 @@ def test_distraction_cli_json(tmp_path: Path) -> None:
     assert t["k"] == 5 and t["utility_source"] == "labels" and t["rules"]["tau"] == 0.7 and t["rel"] == 3
     assert t["utility_map"] == {"5": 1.0, "4": 1.0, "3": 0.5, "2": 0.0, "1": -1.0}
     known = {tuple(line.split()) for line in (EXAMPLE / "distractors.txt").read_text().splitlines() if line.strip()}
-    ref = evaluate(
-        EXAMPLE / "qrels.txt", runs, ["RR(rel=3)", "R(rel=3)@5", "nDCG@5", "dDCG@5", "ndDCG@5", "UDCG@5", "DistractorRate@5", "DistractorHarm@5"],
-        distractors=EXAMPLE / "distractors.txt",
-    )
+    ref = evaluate(EXAMPLE / "qrels.txt", runs, ["RR(rel=3)", "R(rel=3)@5", "nDCG@5", "dDCG@5", "ndDCG@5", "UDCG@5", "DistractorRate@5", "DistractorHarm@5"], utility={"distractors": EXAMPLE / "distractors.txt"})
     for row, r in zip(t["rows"], ref.runs):
         assert {"run", "measures", "distractor_rate", "distractor_harm", "verdict", "optimal_k", "ndcg_minus_nddcg", "worst_distractors"} <= set(row)
         assert row["run"] == r.name
@@ -708,14 +705,14 @@ def test_verdict_at_the_exact_thresholds_despite_float_noise() -> None:
     # 3 queries, k = 10, with 2, 1 and 0 distractors: the mean rate is exactly 3/30 = 0.10, which is SAFE
     # (SAFE <= 0.10). The float mean of the per-query rates 0.2, 0.1, 0.0 is 0.10000000000000002.
     qrels, run = _rate_case([2, 1, 0], 10)
-    t = distraction_table(qrels, run, 10, distractor_rules="off")
+    t = distraction_table(qrels, run, 10, utility={"rules": "off"})
     assert t["rows"][0]["distractor_rate"] == pytest.approx(0.1, abs=1e-15)
     assert t["rows"][0]["verdict"] == "SAFE"
     # exactly 0.5 (15 of 30: 6, 5, 4) is RISKY (RISKY <= 0.50), one more distractor is DANGEROUS
     qrels, run = _rate_case([6, 5, 4], 10)
-    assert distraction_table(qrels, run, 10, distractor_rules="off")["rows"][0]["verdict"] == "RISKY"
+    assert distraction_table(qrels, run, 10, utility={"rules": "off"})["rows"][0]["verdict"] == "RISKY"
     qrels, run = _rate_case([6, 5, 5], 10)
-    assert distraction_table(qrels, run, 10, distractor_rules="off")["rows"][0]["verdict"] == "DANGEROUS"
+    assert distraction_table(qrels, run, 10, utility={"rules": "off"})["rows"][0]["verdict"] == "DANGEROUS"
 
 
 def test_distraction_table_accounts_for_every_query_and_row(tmp_path: Path) -> None:
@@ -727,7 +724,7 @@ def test_distraction_table_accounts_for_every_query_and_row(tmp_path: Path) -> N
     run = tmp_path / "r.run"
     # q1: a, b, then a repeated (dropped with --duplicates first); q2: d; q9: unjudged query; q3: absent
     run.write_text("q1 Q0 a 1 3.0 r\nq1 Q0 b 2 2.0 r\nq1 Q0 a 3 1.0 r\nq2 Q0 d 1 0.5 r\nq9 Q0 z 1 1.0 r\n", encoding="utf-8")
-    t = distraction_table(str(qrels), [str(run)], 5, duplicates="first")
+    t = distraction_table(str(qrels), [str(run)], 5, policies={"duplicates": "first"})
     row = t["rows"][0]
     # q1, q2 evaluated; q3 judged but absent (scored as zero: an empty list, in every mean); q9 ignored
     assert row["accounting"] == {
@@ -744,7 +741,7 @@ def test_distraction_table_accounts_for_every_query_and_row(tmp_path: Path) -> N
     text = " ".join(out.output.split())
     assert "r: 2 queries evaluated; 1 judged but missing from the run (scored 0, --missing zero); 1 in the run without judgments (ignored); 1 duplicate rows dropped" in text
     assert "r: ndDCG@5 and nDCG-ndDCG undefined (NA) on 1 queries (no judged passage of positive utility), excluded from their means" in text
-    ignore = distraction_table(str(qrels), [str(run)], 5, duplicates="first", missing="ignore")["rows"][0]
+    ignore = distraction_table(str(qrels), [str(run)], 5, policies={"duplicates": "first", "missing": "ignore"})["rows"][0]
     assert ignore["queries"] == 2 and ignore["accounting"]["ignored_missing"] == 1
 
 
@@ -766,7 +763,7 @@ def test_utility_inputs_nothing_dropped_silently(tmp_path: Path) -> None:
     c = rows.counts()
     assert c["LLM pairs not retrieved"] == 3 and c["without LLM utility"] == 3  # b, d, e have none
     assert c["known pairs not retrieved"] == 2
-    t = distraction_table(HAND_QRELS, HAND_RUN, 5, distractors=str(known), utilities=str(llm))
+    t = distraction_table(HAND_QRELS, HAND_RUN, 5, utility={"distractors": str(known), "utilities": str(llm)})
     assert t["rows"][0]["utility_counts"]["LLM pairs not retrieved"] == 3
     # a utility map naming a grade twice is an error, not "the last one wins"
     with pytest.raises(ConfigError, match=r"utility map '5:1,4:1,5:0.5': grade 5 is given twice"):
@@ -825,7 +822,7 @@ def test_llm_threshold_decides_which_irrelevant_passages_distract(tmp_path: Path
     # the threshold is validated and reported
     with pytest.raises(ConfigError, match=r"llm_threshold .* must be in \[0, 1\], got 1.5"):
         UtilityConfig.resolve(utilities=llm, llm_threshold=1.5)
-    res = evaluate(HAND_QRELS, HAND_RUN, ["dDCG@5"], utilities=llm)
+    res = evaluate(HAND_QRELS, HAND_RUN, ["dDCG@5"], utility={"utilities": llm})
     assert res.settings["utility"]["utilities"]["threshold"] == 0.5
     assert "LLM utilities from <utilities> (relevant: u; other passages: -u when u >= 0.5, else 0; known distractors: -u; UDCG reads u as given)" in " ".join(
         __import__("ctxeval._output", fromlist=["render"]).render(res, "table").split()
@@ -841,8 +838,8 @@ def test_llm_threshold_on_the_cli_and_fit_udcg_reads_utilities_as_given(tmp_path
     t0 = json.loads(CliRunner().invoke(cli, [*base, "--llm-threshold", "0"]).output)
     t5 = json.loads(CliRunner().invoke(cli, base).output)
     assert t5["utilities"]["threshold"] == 0.5 and t0["utilities"]["threshold"] == 0.0
-    ref0 = evaluate(EXAMPLE / "qrels.txt", runs, ["DistractorRate@5", "UDCG@5"], utilities=EXAMPLE / "utilities.txt", llm_threshold=0.0)
-    ref5 = evaluate(EXAMPLE / "qrels.txt", runs, ["DistractorRate@5", "UDCG@5"], utilities=EXAMPLE / "utilities.txt")
+    ref0 = evaluate(EXAMPLE / "qrels.txt", runs, ["DistractorRate@5", "UDCG@5"], utility={"utilities": EXAMPLE / "utilities.txt", "llm_threshold": 0.0})
+    ref5 = evaluate(EXAMPLE / "qrels.txt", runs, ["DistractorRate@5", "UDCG@5"], utility={"utilities": EXAMPLE / "utilities.txt"})
     for a, b, r0, r5 in zip(t0["rows"], t5["rows"], ref0.runs, ref5.runs):
         assert a["distractor_rate"] == pytest.approx(r0.mean("DistractorRate@5"))
         assert b["distractor_rate"] == pytest.approx(r5.mean("DistractorRate@5"))
@@ -852,7 +849,7 @@ def test_llm_threshold_on_the_cli_and_fit_udcg_reads_utilities_as_given(tmp_path
     assert bad.exit_code == 2 and "1.5" in bad.output
     # the positional UDCG's features are the LLM utilities as given: the fit does not depend on the threshold
     fits = [
-        fit_udcg(EXAMPLE / "qrels.txt", runs, EXAMPLE / "answers.tsv", 3, folds=2, utilities=EXAMPLE / "utilities.txt", llm_threshold=th).fit
+        fit_udcg(EXAMPLE / "qrels.txt", runs, EXAMPLE / "answers.tsv", 3, folds=2, utility={"utilities": EXAMPLE / "utilities.txt", "llm_threshold": th}).fit
         for th in (0.0, 0.9)
     ]
     assert fits[0]["alpha"] == fits[1]["alpha"] and fits[0]["beta"] == fits[1]["beta"] and fits[0]["bias"] == fits[1]["bias"]
@@ -895,7 +892,7 @@ def test_distraction_text_and_csv_report_the_whole_optimal_k_summary() -> None:
     # K=1 (1 - 1 + 1)/3, K=2 (0 + 0 + 2)/3, K=3 (1 + 0 + 1)/3, K=4 (2 + 0 + 1)/3 = 1 -> 4
     qrels = {"q0": {"a": 5, "b": 1, "c": 5, "d": 5}, "q1": {"e": 1, "f": 5}, "q2": {"g": 5, "h": 5, "i": 1}}
     run = {"q0": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}, "q1": {"e": 2.0, "f": 1.0}, "q2": {"g": 3.0, "h": 2.0, "i": 1.0}}
-    t = distraction_table(qrels, run, 5, distractor_rules="off")
+    t = distraction_table(qrels, run, 5, utility={"rules": "off"})
     ok = t["rows"][0]["optimal_k"]
     assert (ok["mean"], ok["median"], ok["histogram"], ok["best_fixed_k"]) == (2.0, 2.0, [1, 0, 1, 0, 1], 4)
     text = " ".join(render_distraction(t, "table").split())
@@ -920,13 +917,13 @@ def test_markdown_comparison_report_states_the_utility_settings() -> None:
     from ctxeval import compare
 
     runs = [str(EXAMPLE / "runs" / f"{n}.run") for n in ("bm25", "rrf")]
-    rep = compare(EXAMPLE / "qrels.txt", runs, ["dDCG@5"], permutations=100, resamples=100, curves_k=0, distractor_rules="lenient")
+    rep = compare(EXAMPLE / "qrels.txt", runs, ["dDCG@5"], curves_k=0, utility={"rules": "lenient"}, stats={"permutations": 100, "resamples": 100})
     md = rep.to_markdown()
     assert "- utility map: 5:1,4:1,3:0.5,2:0,1:-1 (unjudged: 0); distractor rules lenient: a passage of utility 0 (judged or unlabelled) is a hard negative if relative score &gt;= 0.9 or rank &lt;= 3, penalty -0.2" in md
     assert "- utility source: labels (UDCG: label-derived stand-ins)" in md
-    plain = compare(EXAMPLE / "qrels.txt", runs, ["nDCG@5"], permutations=100, resamples=100, curves_k=0).to_markdown()
+    plain = compare(EXAMPLE / "qrels.txt", runs, ["nDCG@5"], curves_k=0, stats={"permutations": 100, "resamples": 100}).to_markdown()
     assert "utility map" not in plain
     tex = rep.to_latex()
     assert "\n% utility map: 5:1,4:1,3:0.5,2:0,1:-1 (unjudged: 0); distractor rules lenient:" in tex
     assert "\n% utility source: labels (UDCG: label-derived stand-ins)\n" in tex
-    assert "% utility" not in compare(EXAMPLE / "qrels.txt", runs, ["nDCG@5"], permutations=100, resamples=100, curves_k=0).to_latex()
+    assert "% utility" not in compare(EXAMPLE / "qrels.txt", runs, ["nDCG@5"], curves_k=0, stats={"permutations": 100, "resamples": 100}).to_latex()

@@ -103,7 +103,7 @@ def observed(run: pl.DataFrame, qrels: pl.DataFrame, missing: str, ties: str, sc
     r = Run(run, "r")
     if scanned:  # as the file reader does: the duplicate test also records doc hashes and score order
         duplicate_free(r.frame, r.layout)
-    data = prepare(Qrels(qrels), r, missing=missing, ties=ties, keep_frame=True)
+    data = prepare(Qrels(qrels), r, keep_frame=True, policies={"missing": missing, "ties": ties})
     out = {name: np.asarray(getattr(data, name)).tolist() for name in ("r_off", "j_idx", "j_grade", "q_off", "q_grade", "has_run")}
     out["qids"] = data.qids
     # the kept frame holds the ranked rows, consistent with the offsets and the judged rows
@@ -139,7 +139,7 @@ def test_kept_frame_is_in_rank_order() -> None:
         {"query_id": ["2", "2", "2", "10", "10", "x"], "doc_id": ["a", "c", "b", "a", "b", "a"], "score": [3.0, 1.0, 1.0, 1.0, 2.0, 1.0]}
     )
     qrels = pl.DataFrame({"query_id": ["10", "2"], "doc_id": ["a", "b"], "relevance": [1, 2]})
-    data = prepare(Qrels(qrels), Run(run, "r"), missing="ignore", keep_frame=True)
+    data = prepare(Qrels(qrels), Run(run, "r"), keep_frame=True, policies={"missing": "ignore"})
     assert data.qids == ["10", "2"]  # byte-wise: "10" < "2"
     assert data.frame is not None
     assert data.frame.rows() == [("10", "b", 2.0), ("10", "a", 1.0), ("2", "a", 3.0), ("2", "c", 1.0), ("2", "b", 1.0)]
@@ -196,7 +196,7 @@ def test_hash_collision_in_probe_falls_back_to_exact_join(monkeypatch: pytest.Mo
     qrels = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["c", "x"], "relevance": [2, 1]})
     expected = oracle(run, qrels, "ignore", "trec")
     monkeypatch.setattr(_segments, "id_hash", lambda ids: np.full(ids.len(), 7, dtype=np.uint64))
-    got = prepare(Qrels(qrels), Run(run, "r"), missing="ignore")
+    got = prepare(Qrels(qrels), Run(run, "r"), policies={"missing": "ignore"})
     assert got.j_idx.tolist() == expected["j_idx"] and got.j_grade.tolist() == expected["j_grade"]
 
 
@@ -232,7 +232,7 @@ def test_prepare_from_files_read_compactly_matches_oracle(case: tuple[pl.DataFra
             assert r.name == "tag" and r.frame.equals(run) and qr.frame.equals(qrels)
             r, qr = Run.from_file(rp), Qrels.from_file(qp)  # again: prepare without the rebuilt columns
             assert r._df is not None and ("query_id" in r._df.columns) == (not r.layout.grouped)
-            data = prepare(qr, r, missing=missing, ties="trec")
+            data = prepare(qr, r, policies={"missing": missing, "ties": "trec"})
     finally:
         _io._READ_CHUNK, _light.LIGHT_MAX_BYTES = old
     got = {name: np.asarray(getattr(data, name)).tolist() for name in ("r_off", "j_idx", "j_grade", "q_off", "q_grade", "has_run")}

@@ -181,14 +181,14 @@ def test_light_prepare_matches_oracle(tmp_path_factory: pytest.TempPathFactory, 
     (d / "qrels.txt").write_text("".join(f"{q} 0 {doc} {g}\n" for q, doc, g in qrels.iter_rows()))
     r, q = Run.from_file(d / "run.txt"), Qrels.from_file(d / "qrels.txt")
     assert r._light is not None and q._light is not None
-    got = prepare(q, r, missing=missing, ties=ties)
+    got = prepare(q, r, policies={"missing": missing, "ties": ties})
     assert got.frame is None
     expected = oracle(run, qrels, missing, ties)
     observed = {name: np.asarray(getattr(got, name)).tolist() for name in ("r_off", "j_idx", "j_grade", "q_off", "q_grade", "has_run")}
     observed["qids"] = got.qids
     assert observed == expected
     # and the standard path (frames materialised) agrees
-    std = prepare(Qrels(q.frame), Run(r.frame, "r"), missing=missing, ties=ties)
+    std = prepare(Qrels(q.frame), Run(r.frame, "r"), policies={"missing": missing, "ties": ties})
     assert std.qids == got.qids and std.j_idx.tolist() == got.j_idx.tolist() and std.r_off.tolist() == got.r_off.tolist()
 
 

@@ -145,7 +145,7 @@ def qrels_and_run(draw: st.DrawFn) -> tuple[dict, dict]:
 
 
 def _values(qrels: dict, run: dict | Run, measures: list[Measure], missing: str = "zero") -> dict[Measure, np.ndarray]:
-    data = prepare(Qrels.from_dict(qrels), Run.coerce(run), missing=missing)
+    data = prepare(Qrels.from_dict(qrels), Run.coerce(run), policies={"missing": missing})
     return {m: m.compute(data) for m in measures}
 
 
@@ -218,7 +218,7 @@ def test_float32_ties_follow_trec_eval() -> None:
     qrels = {"q": {"a": 1, "b": 0}}
     run = {"q": {"a": 1.0 + 1e-12, "b": 1.0}}
     assert _values(qrels, run, [parse_measure("RR")])[parse_measure("RR")][0] == 0.5
-    data = prepare(Qrels.from_dict(qrels), Run.from_dict(run), ties="input")
+    data = prepare(Qrels.from_dict(qrels), Run.from_dict(run), policies={"ties": "input"})
     assert parse_measure("RR").compute(data)[0] == 1.0
 
 
@@ -226,7 +226,7 @@ def test_input_tie_policy_keeps_file_order() -> None:
     frame = pl.DataFrame({"query_id": ["q", "q", "q"], "doc_id": ["a", "b", "c"], "score": [1.0, 1.0, 1.0]})
     qrels = {"q": {"a": 1}}
     trec = prepare(Qrels.from_dict(qrels), Run(frame, "r"))
-    inp = prepare(Qrels.from_dict(qrels), Run(frame, "r"), ties="input")
+    inp = prepare(Qrels.from_dict(qrels), Run(frame, "r"), policies={"ties": "input"})
     rr = parse_measure("RR")
     assert rr.compute(trec)[0] == pytest.approx(1 / 3) and rr.compute(inp)[0] == 1.0
 

@@ -171,7 +171,7 @@ def test_matches_reference_and_bounds(case: tuple, params: dict) -> None:
     weighted = ["RA-nWG", "PROC", "%PROC"]
     plain = ["N-Recall4+", "N-Recall5", "Precision4+", "Harm", "GoldHit"]
     names = [_name(f, params, k) for f in weighted] + [f"{f}@{k}" for f in plain]
-    res = evaluate(qrels, final, names, pool=pool)
+    res = evaluate(qrels, final, names, rag={"pool": pool})
     r = res.runs[0]
     kw = {_KW[p]: v for p, v in params.items()}
     for i, q in enumerate(r.qids):
@@ -201,8 +201,8 @@ def test_invariant_to_order_inside_top_k(case: tuple, rnd: random.Random) -> Non
         order = head + tail
         shuffled[q] = {d: float(len(order) - i) for i, d in enumerate(order)}
     names = [f"{f}@{k}" for f in ("RA-nWG", "PROC", "%PROC", "N-Recall4+", "N-Recall5", "Precision4+", "Harm", "GoldHit")]
-    a = evaluate(qrels, final, names, pool=pool).runs[0]
-    b = evaluate(qrels, shuffled, names, pool=pool).runs[0]
+    a = evaluate(qrels, final, names, rag={"pool": pool}).runs[0]
+    b = evaluate(qrels, shuffled, names, rag={"pool": pool}).runs[0]
     for n in names:
         np.testing.assert_array_equal(a.values[parse_measure(n)], b.values[parse_measure(n)], err_msg=n)
 
@@ -279,7 +279,7 @@ def test_trec_dl_preset_equals_mapped_qrels() -> None:
     mapped = _one({"q": {"a": 5, "b": 4, "c": 3, "d": 2}}, DL_RUN, names)
     for gm in ("trec-dl", "3:5,2:4,1:3,0:2", {3: 5, 2: 4, 1: 3, 0: 2}):
         assert _one(DL_QRELS, DL_RUN, names, grade_map=gm) == mapped
-    res = evaluate(DL_QRELS, DL_RUN, names, grade_map="trec-dl")
+    res = evaluate(DL_QRELS, DL_RUN, names, rag={"grade_map": "trec-dl"})
     assert res.settings["grade_map"] == "trec-dl (3:5,2:4,1:3,0:2)"
     assert "grade map: trec-dl (3:5,2:4,1:3,0:2)" in res_table(res)
 
@@ -303,9 +303,9 @@ def test_grade_scale_errors() -> None:
     with pytest.raises(ConfigError, match=r"1-5 utility scale.*grade\(s\) \[0\].*trec-dl"):
         evaluate(DL_QRELS, DL_RUN, ["RA-nWG@2"])
     with pytest.raises(ConfigError, match=r"does not map grade\(s\) \[0\]"):
-        evaluate(DL_QRELS, DL_RUN, ["RA-nWG@2"], grade_map="3:5,2:4,1:3")
+        evaluate(DL_QRELS, DL_RUN, ["RA-nWG@2"], rag={"grade_map": "3:5,2:4,1:3"})
     with pytest.raises(ConfigError, match="after the grade map"):
-        evaluate(DL_QRELS, DL_RUN, ["RA-nWG@2"], grade_map="3:6,2:4,1:3,0:2")
+        evaluate(DL_QRELS, DL_RUN, ["RA-nWG@2"], rag={"grade_map": "3:6,2:4,1:3,0:2"})
     # classical measures alone do not care about the scale
     assert evaluate(DL_QRELS, DL_RUN, ["P@2"]).runs[0].mean("P@2") == 0.5
 
@@ -318,8 +318,8 @@ def test_outside_pool_is_an_error_unless_allowed() -> None:
     pool = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 1.0}}
     final = {"q1": {"z": 3.0, "a": 2.0, "n": 1.0}, "q2": {"c": 1.0}}
     with pytest.raises(PoolError, match=r"run 'run': 2 docs in 1 query not in the retrieval pool 'run'.*query 'q1' doc '(z|n)'"):
-        evaluate(qrels, final, ["PROC@2"], pool=pool)
-    res = evaluate(qrels, final, ["RA-nWG@2", "PROC@2", "%PROC@2"], pool=pool, allow_outside_pool=True)
+        evaluate(qrels, final, ["PROC@2"], rag={"pool": pool})
+    res = evaluate(qrels, final, ["RA-nWG@2", "PROC@2", "%PROC@2"], rag={"pool": pool, "allow_outside_pool": True})
     d = res.to_dict()
     assert d["runs"][0]["pool"] == {"outside_pool_docs": 2, "outside_pool_queries": 1}
     assert d["settings"]["pool"]["allow_outside_pool"] is True
@@ -342,9 +342,9 @@ def test_pool_depth_and_own_pool() -> None:
     assert v["PROC@3"] >= v["RA-nWG@3"]
     # an explicit pool cut at a depth: a run doc below the depth is outside
     with pytest.raises(PoolError, match=r"pool depth 1"):
-        evaluate(qrels, run, ["PROC@2"], pool=run, pool_depth=1)
+        evaluate(qrels, run, ["PROC@2"], rag={"pool": run, "pool_depth": 1})
     with pytest.raises(ConfigError, match="pool_depth"):
-        evaluate(qrels, run, ["PROC@2"], pool_depth=0)
+        evaluate(qrels, run, ["PROC@2"], rag={"pool_depth": 0})
 
 
 def test_one_pool_for_several_runs() -> None:
@@ -352,7 +352,7 @@ def test_one_pool_for_several_runs() -> None:
     pool = {"q": {"a": 3.0, "b": 2.0, "c": 1.0, "x": 0.5}}
     good = Run.from_dict({"q": {"a": 2.0, "b": 1.0}}, name="good")
     bad = Run.from_dict({"q": {"x": 2.0, "c": 1.0}}, name="bad")
-    res = evaluate(qrels, [good, bad], ["PROC@2", "%PROC@2"], pool=pool)
+    res = evaluate(qrels, [good, bad], ["PROC@2", "%PROC@2"], rag={"pool": pool})
     assert res["good"].mean("PROC@2") == res["bad"].mean("PROC@2") == pytest.approx(1.0)
     assert res["good"].mean("%PROC@2") == pytest.approx(1.0) and res["bad"].mean("%PROC@2") < 0.2
 
@@ -496,6 +496,6 @@ def test_cli_diagnose(tmp_path: Path) -> None:
 
 
 def test_prepare_keeps_raw_grades_for_classical_kernels() -> None:
-    data = prepare(Qrels.from_dict(DL_QRELS), Run.from_dict(DL_RUN), grade_map="trec-dl")
+    data = prepare(Qrels.from_dict(DL_QRELS), Run.from_dict(DL_RUN), rag={"grade_map": "trec-dl"})
     assert data.j_grade.tolist() == [1, 0] and data.j_util.tolist() == [3, 2]
     assert sorted(data.q_util.tolist()) == [2, 3, 4, 5]

@@ -41,7 +41,7 @@ BINARY = ("P_", "recall_", "map", "relative_P_", "success_", "iprec_at_recall_",
 
 def ours(qrels: dict, run: dict, L: int) -> tuple[list[str], dict[str, np.ndarray]]:
     """Every pytrec_eval measure, computed through the ctxeval registry."""
-    d = prepare(Qrels.from_dict(qrels), Run.from_dict(run), missing="ignore")
+    d = prepare(Qrels.from_dict(qrels), Run.from_dict(run), policies={"missing": "ignore"})
     rel = {"rel": L}
 
     def m(name: str, params: dict | None = None, cut: float | None = None) -> np.ndarray:
@@ -206,7 +206,7 @@ RUN = {"q": {"a": 0.9, "b": 0.8, "x": 0.7, "c": 0.6, "d": 0.5}}  # ranks: a b x 
 
 
 def one(name: str) -> float:
-    d = prepare(Qrels.from_dict(QRELS), Run.from_dict(RUN), missing="ignore")
+    d = prepare(Qrels.from_dict(QRELS), Run.from_dict(RUN), policies={"missing": "ignore"})
     return float(parse_measure(name).compute(d)[0])
 
 
@@ -229,7 +229,7 @@ def test_rbp_binary_and_cutoff() -> None:
 
 def test_rbp_binary_grades_are_not_rescaled() -> None:
     qrels = {"q": {"a": 1, "b": 0}}
-    d = prepare(Qrels.from_dict(qrels), Run.from_dict({"q": {"b": 2.0, "a": 1.0}}), missing="ignore")
+    d = prepare(Qrels.from_dict(qrels), Run.from_dict({"q": {"b": 2.0, "a": 1.0}}), policies={"missing": "ignore"})
     assert float(parse_measure("rbp").compute(d)[0]) == pytest.approx(0.1 * 0.9, rel=1e-12)
 
 
@@ -237,7 +237,7 @@ def test_rbp_resid() -> None:
     # unjudged retrieved: x (rank 3, not in qrels) and d (rank 5, judged -1); 5 retrieved
     p = 0.9
     assert one("rbp_resid") == pytest.approx(p**5 + (1 - p) * (p**2 + p**4), rel=1e-12)
-    judged_only = prepare(Qrels.from_dict({"q": {"a": 1}}), Run.from_dict({"q": {"a": 1.0}}), missing="ignore")
+    judged_only = prepare(Qrels.from_dict({"q": {"a": 1}}), Run.from_dict({"q": {"a": 1.0}}), policies={"missing": "ignore"})
     assert float(parse_measure("rbp_resid").compute(judged_only)[0]) == 0.0  # no unjudged doc: 0
 
 
@@ -276,7 +276,7 @@ def test_yaap_and_ideal_dcg_by_hand() -> None:
 
 
 def test_relstring_characters() -> None:
-    d = prepare(Qrels.from_dict({"q": {"a": 12, "b": 0, "d": -1}}), Run.from_dict({"q": {"a": 4.0, "b": 3.0, "x": 2.0, "d": 1.0}}), missing="ignore")
+    d = prepare(Qrels.from_dict({"q": {"a": 12, "b": 0, "d": -1}}), Run.from_dict({"q": {"a": 4.0, "b": 3.0, "x": 2.0, "d": 1.0}}), policies={"missing": "ignore"})
     assert T.relstrings(d, 10) == [">0-."]
     assert T.relstrings(d, 2) == [">0"]
 
@@ -338,6 +338,6 @@ def test_lround_is_exact() -> None:
 
 def test_rbp_custom_gains_join_the_rescaling() -> None:
     # gain table: 0 -> 0, 1 -> 0.5 (given), 2 -> 2; it leaves [0, 1], so every gain is divided by 2
-    d = prepare(Qrels.from_dict({"q": {"a": 2, "b": 1, "c": 0}}), Run.from_dict({"q": {"b": 3.0, "a": 2.0, "c": 1.0}}), missing="ignore")
+    d = prepare(Qrels.from_dict({"q": {"a": 2, "b": 1, "c": 0}}), Run.from_dict({"q": {"b": 3.0, "a": 2.0, "c": 1.0}}), policies={"missing": "ignore"})
     got = float(parse_measure("rbp.p=0.5,1=0.5").compute(d)[0])
     assert got == pytest.approx(0.5 * (0.25 * 1 + 1.0 * 0.5), rel=1e-12)

@@ -147,8 +147,8 @@ def test_cli_prints_one_line_and_exits_nonzero(tmp_path: Path, capsys: pytest.Ca
 def test_missing_policy_counts(tmp_path: Path) -> None:
     qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     run = {"q1": {"a": 1.0}, "q9": {"z": 1.0}}
-    zero = evaluate(qrels, run, ["AP"], missing="zero").runs[0]
-    ignore = evaluate(qrels, run, ["AP"], missing="ignore").runs[0]
+    zero = evaluate(qrels, run, ["AP"], policies={"missing": "zero"}).runs[0]
+    ignore = evaluate(qrels, run, ["AP"], policies={"missing": "ignore"}).runs[0]
     # q1 has AP 1; q2 and q3 are missing: zero averages over 3 queries, ignore over 1.
     assert zero.mean("AP") == pytest.approx(1 / 3) and zero.valid("AP") == 3
     assert ignore.mean("AP") == 1.0 and ignore.valid("AP") == 1
@@ -156,13 +156,13 @@ def test_missing_policy_counts(tmp_path: Path) -> None:
     from ctxeval import QueryMismatchError
 
     with pytest.raises(QueryMismatchError, match="2 judged queries are missing from the run \\(q2, q3\\)"):
-        evaluate(qrels, run, ["AP"], missing="error")
+        evaluate(qrels, run, ["AP"], policies={"missing": "error"})
 
 
 def test_qrels_read_alongside_the_runs_reports_like_sequential_reading(tmp_path, monkeypatch) -> None:
     """Large qrels files are read on a second thread while the runs are read: same results, and a
     malformed qrels file is reported before a malformed run, as when they are read one after the other."""
-    from ctxeval import _evaluate
+    from ctxeval import _session
     from ctxeval._errors import FormatError
 
     qrels = tmp_path / "q.txt"
@@ -170,7 +170,7 @@ def test_qrels_read_alongside_the_runs_reports_like_sequential_reading(tmp_path,
     run = tmp_path / "r.txt"
     run.write_text("q1 Q0 d1 1 2.0 s\nq1 Q0 d2 2 1.0 s\nq2 Q0 d3 1 0.5 s\n")
     sequential = evaluate(str(qrels), str(run), ["AP", "nDCG@10"]).to_dict(per_query=True)
-    monkeypatch.setattr(_evaluate, "_OVERLAP_QRELS_BYTES", 0)
+    monkeypatch.setattr(_session, "_OVERLAP_QRELS_BYTES", 0)
     assert evaluate(str(qrels), str(run), ["AP", "nDCG@10"]).to_dict(per_query=True) == sequential
     bad_run = tmp_path / "bad.run"
     bad_run.write_text("q1 Q0 d1 1 notanumber s\n")

@@ -48,16 +48,29 @@ NEW = {  # no q5: with missing="ignore" q5 is unpaired
     "q6": {"l": 2, "k": 1},
     "q7": {"r0": 3, "r1": 2, "r2": 1},
 }
-FAST = dict(permutations=500, resamples=500, curves_k=0)
+FAST_STATS = {"permutations": 500, "resamples": 500}
+FAST = {"curves_k": 0, "stats": FAST_STATS}
+_GROUPS = {
+    "stats": ("test", "alpha", "correction", "permutations", "resamples", "seed", "ci", "confidence"),
+    "policies": ("ties", "missing", "duplicates"),
+    "rag": ("grade_map", "pool", "pool_depth", "allow_outside_pool", "groups"),
+}
 
 
 def _rep(measures, runs=None, **kw):
-    opts = {**FAST, **kw}
+    """compare() on the test data with fast statistics; settings may be given flat (test=, missing=...)."""
+    opts: dict = {"curves_k": 0, "stats": dict(FAST_STATS)}
+    for key, value in kw.items():
+        group = next((g for g, keys in _GROUPS.items() if key in keys), None)
+        if group is None:
+            opts[key] = value
+        else:
+            opts.setdefault(group, {})[key] = value
     return compare(QRELS, runs or [BASE, NEW], measures, **opts)
 
 
-def _per_query(run, measure, **kw):
-    res = evaluate(QRELS, run, [measure], **kw)
+def _per_query(run, measure, **policies):
+    res = evaluate(QRELS, run, [measure], policies=policies)
     return res.runs[0].per_query(measure)
 
 
@@ -95,7 +108,7 @@ def test_p_values_match_scipy_on_the_paired_values(test, oracle):
     rng = np.random.default_rng(4)
     qrels = {f"q{i:02d}": {f"d{j}": int(rng.integers(0, 3)) for j in range(12)} for i in range(40)}
     runs = [{q: {f"d{j}": float(rng.random()) for j in range(12)} for q in qrels} for _ in range(3)]
-    rep = compare(qrels, runs, ["nDCG@5", "AP"], test=test, correction="holm", **FAST)
+    rep = compare(qrels, runs, ["nDCG@5", "AP"], curves_k=0, stats={**FAST_STATS, "test": test, "correction": "holm"})
     raw = []
     for c in rep.comparisons:
         i = rep.run_names.index(c.run)
@@ -128,7 +141,7 @@ def test_win_tie_loss_and_lower_is_better():
 
 
 def test_randomization_p_matches_exact_enumeration_on_the_example_pairs():
-    rep = compare(QRELS, [BASE, NEW], ["nDCG@3"], permutations=50_000, resamples=200, curves_k=0)
+    rep = compare(QRELS, [BASE, NEW], ["nDCG@3"], curves_k=0, stats={"permutations": 50_000, "resamples": 200})
     _, new, base = _paired("nDCG@3")
     d = new - base
     obs = abs(d.sum())
@@ -139,7 +152,7 @@ def test_randomization_p_matches_exact_enumeration_on_the_example_pairs():
 
 
 def test_cis_match_scipy_bootstrap_and_geometric_and_sum_summaries():
-    rep = compare(QRELS, [BASE, NEW], ["nDCG@3", "gm_map", "NumRelRet"], resamples=3000, permutations=100, curves_k=0, seed=3)
+    rep = compare(QRELS, [BASE, NEW], ["nDCG@3", "gm_map", "NumRelRet"], curves_k=0, stats={"resamples": 3000, "permutations": 100, "seed": 3})
     base_vals = evaluate(QRELS, BASE, ["nDCG@3"]).runs[0].values
     x = next(iter(base_vals.values()))
     ref = stats.bootstrap((x,), np.mean, n_resamples=3000, method="percentile", rng=np.random.default_rng(3)).confidence_interval
@@ -171,7 +184,7 @@ def test_difference_ci_matches_scipy_paired_bootstrap(method):
     rng = np.random.default_rng(99)
     qrels = {f"q{i:02d}": {f"d{j}": int(rng.integers(0, 3)) for j in range(10)} for i in range(35)}
     runs = [{q: {f"d{j}": float(rng.random()) for j in range(10)} for q in qrels} for _ in range(2)]
-    rep = compare(qrels, runs, ["nDCG@5"], ci=method, resamples=3000, permutations=100, seed=7, curves_k=0)
+    rep = compare(qrels, runs, ["nDCG@5"], curves_k=0, stats={"ci": method, "resamples": 3000, "permutations": 100, "seed": 7})
     a, b = (evaluate(qrels, r, ["nDCG@5"]).runs[0].values[rep.measures[0]] for r in runs)
     ref = stats.bootstrap((b, a), lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis), paired=True, n_resamples=3000,
                           method="BCa" if method == "bca" else "percentile", rng=np.random.default_rng(7)).confidence_interval
@@ -194,14 +207,14 @@ def test_one_and_two_queries_against_scipy_and_exact_enumeration():
     # one query, d = 1 - 1/2: both sign flips reach |d|, p = 1 exactly; the t-test and the bootstrap
     # test need two queries (NA, not significant); scipy's Wilcoxon gives 1 for one difference
     for test, expected in (("randomization", 1.0), ("t", None), ("wilcoxon", stats.wilcoxon([0.5]).pvalue), ("bootstrap", None)):
-        c = compare(*one, ["RR"], test=test, **FAST).comparisons[0]
+        c = compare(*one, ["RR"], curves_k=0, stats={**FAST_STATS, "test": test}).comparisons[0]
         assert (c.n_queries, c.diff) == (1, 0.5)
         assert (math.isnan(c.p_value) and math.isnan(c.p_adjusted)) if expected is None else c.p_value == pytest.approx(expected)
         assert not c.significant
     # two queries, d = (+1/2, -2/3): flips give |±1/2 ± 2/3| >= 1/6 always, p = 1; t and Wilcoxon as scipy
     a, b = np.array([1.0, 1 / 3]), np.array([0.5, 1.0])
     for test, ref in (("randomization", 1.0), ("t", stats.ttest_rel(a, b).pvalue), ("wilcoxon", stats.wilcoxon(a, b).pvalue)):
-        c = compare(qrels, [base, new], ["RR"], test=test, **FAST).comparisons[0]
+        c = compare(qrels, [base, new], ["RR"], curves_k=0, stats={**FAST_STATS, "test": test}).comparisons[0]
         assert c.p_value == pytest.approx(ref, rel=1e-9) and (c.wins, c.ties, c.losses) == (1, 0, 1)
 
 
@@ -210,7 +223,7 @@ def test_wilcoxon_with_zeros_and_ties_matches_scipy_in_compare():
     rng = np.random.default_rng(12)
     qrels = {f"q{i:02d}": {"a": 1} for i in range(30)}
     runs = [{q: {"a": 1.0, **{f"x{j}": 2.0 + j for j in range(int(rng.integers(0, 3)))}} for q in qrels} for _ in range(2)]
-    rep = compare(qrels, runs, ["RR"], test="wilcoxon", **FAST)
+    rep = compare(qrels, runs, ["RR"], curves_k=0, stats={**FAST_STATS, "test": "wilcoxon"})
     a, b = (evaluate(qrels, r, ["RR"]).runs[0].values[rep.measures[0]] for r in runs)
     assert np.any(a == b) and len(set(np.abs(a - b)[a != b])) < np.count_nonzero(a != b)  # zeros and ties
     assert rep.comparisons[0].p_value == pytest.approx(stats.wilcoxon(b, a).pvalue, rel=1e-10)
@@ -274,7 +287,7 @@ rng = np.random.default_rng(2)
 qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(8)} for i in range(2000)}
 runs = [{q: {f"d{j}": float(rng.random()) for j in range(8)} for q in qrels} for _ in range(3)]
 for ci in ("percentile", "bca"):
-    rep = compare(qrels, runs, ["nDCG@5", "AP", "NumRelRet"], permutations=1000, resamples=1000, curves_k=0, ci=ci, test="bootstrap")
+    rep = compare(qrels, runs, ["nDCG@5", "AP", "NumRelRet"], curves_k=0, stats={"permutations": 1000, "resamples": 1000, "ci": ci, "test": "bootstrap"})
     print(hashlib.sha1(rep.to_json().encode()).hexdigest())
 """
 
@@ -366,7 +379,7 @@ def test_strata_file_errors_name_file_and_line(tmp_path, content, message):
 def test_strata_and_query_text_errors(tmp_path):
     bad = tmp_path / "strata.txt"
     bad.write_bytes(b"q1 caf\xe9\n")
-    with pytest.raises(FormatError, match="not UTF-8"):
+    with pytest.raises(FormatError, match="not valid UTF-8"):
         _rep(["nDCG@3"], strata=str(bad))
     with pytest.raises(ConfigError, match="query_length strata need the query texts"):
         _rep(["nDCG@3"], strata="query_length")
@@ -432,8 +445,7 @@ def test_report_curves_pr_and_proc():
 def test_metric_at_k_curves_even_when_no_measure_asked_for_has_a_cutoff():
     # "Metric@K curves ... per run are part of the report data": with only measures without a cutoff
     # (gm_map, Rprec) the report falls back to nDCG@K and says so
-    opts = {k: v for k, v in FAST.items() if k != "curves_k"}
-    rep = compare(QRELS, [BASE, NEW], ["gm_map", "Rprec"], curves_k="1:3", **opts)
+    rep = compare(QRELS, [BASE, NEW], ["gm_map", "Rprec"], curves_k="1:3", stats=FAST_STATS)
     series = {(s["run"], s["measure"]): s["values"] for s in rep.curves["series"]}
     assert set(series) == {("run", "nDCG"), ("run#2", "nDCG")}
     for k in (1, 3):
@@ -512,7 +524,7 @@ def test_latex_rows_cannot_be_taken_for_optional_arguments_and_bars_are_text():
 
 
 def test_markdown_escapes_math_and_strikethrough_marks():
-    from ctxeval._report import markdown_escape
+    from ctxeval._render.report import markdown_escape
 
     # GitHub renders $...$ as math and ~x~ as strikethrough
     assert markdown_escape("a$b$~c~") == "a\\$b\\$\\~c\\~"
@@ -575,7 +587,7 @@ def test_table_marks_best_significance_and_cis():
     qrels = {f"q{i}": {"a": 1, "b": 1} for i in range(30)}
     bad = {q: {"x": 3, "y": 2, "a": 1} for q in qrels}
     good = {q: {"a": 3, "b": 2, "x": 1} for q in qrels}
-    rep = compare(qrels, [bad, good], ["RR", "P@2"], permutations=999, resamples=300, curves_k=0)
+    rep = compare(qrels, [bad, good], ["RR", "P@2"], curves_k=0, stats={"permutations": 999, "resamples": 300})
     text = rep.to_table()
     row = next(line for line in text.splitlines() if line.startswith("│ run#2"))
     assert "1.0000 * ▲" in row
@@ -636,30 +648,27 @@ def test_a_single_run_is_reported_with_a_note_instead_of_comparisons():
 
 
 def test_missing_strata_and_queries_files_are_named(tmp_path):
-    with pytest.raises(CtxevalError, match=r"strata file .*nope\.tsv: no such file"):
+    with pytest.raises(CtxevalError, match=r"nope\.tsv: no such file \(strata\)"):
         _rep(["nDCG@3"], strata=str(tmp_path / "nope.tsv"))
-    with pytest.raises(CtxevalError, match=r"query texts file .*nope\.tsv: no such file"):
+    with pytest.raises(CtxevalError, match=r"nope\.tsv: no such file \(query texts\)"):
         _rep(["nDCG@3"], query_texts=str(tmp_path / "nope.tsv"))
     qrels, run = str(example_path("qrels.txt")), str(example_path("runs/bm25.run"))
     r = CliRunner().invoke(cli, ["compare", qrels, run, "--strata", str(tmp_path / "nope.tsv")])
-    assert r.exit_code == 2 and "strata file" in r.output and "no such file" in r.output
+    assert r.exit_code == 2 and "no such file (strata)" in r.output
 
 
-def test_to_html_delegates_or_explains(monkeypatch):
+def test_to_html_delegates_to_the_html_renderer(monkeypatch):
+    import ctxeval._render.html as html
+
     rep = _rep(["nDCG@3"])
     seen = {}
-    fake = types.ModuleType("ctxeval._html")
 
     def render_html(d):
         seen["d"] = d
         return "<html>ok</html>"
 
-    fake.render_html = render_html  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "ctxeval._html", fake)
+    monkeypatch.setattr(html, "render_html", render_html)
     assert rep.to_html() == "<html>ok</html>" and seen["d"] == rep.to_dict()
-    monkeypatch.setitem(sys.modules, "ctxeval._html", None)
-    with pytest.raises(CtxevalError, match="HTML reports need the ctxeval._html module"):
-        rep.to_html()
 
 
 def test_progress_display_goes_to_stderr(capsys):
@@ -700,13 +709,13 @@ def test_cli_json_follows_contract_c(tmp_path):
     assert set(d["curves"]) == {"ks", "series"} and d["curves"]["ks"] == [1, 2, 3, 4, 5]
     assert all(set(s) == {"run", "measure", "values"} and len(s["values"]) == 5 for s in d["curves"]["series"])
     assert set(d["pr_curves"]) == {"recall", "series"} and all(set(s) == {"run", "precision"} and len(s["precision"]) == 11 for s in d["pr_curves"]["series"])
-    assert set(d["proc"]) == {"k", "series"} and d["proc"]["k"] == 5
-    assert all(set(s) == {"run", "per_query"} and all(len(v) == 2 for v in s["per_query"].values()) for s in d["proc"]["series"])
+    assert set(d["proc"]) == {"k", "thresholds", "series"} and d["proc"]["k"] == 5
+    assert all(set(s) == {"run", "per_query", "verdicts"} and all(len(v) == 2 for v in s["per_query"].values()) for s in d["proc"]["series"])
     assert d["distraction"] is None
     assert CONTRACT_SETTINGS <= set(d["settings"])
     assert "each stratum is its own family" in d["settings"]["correction_family"]
     # the JSON is exactly Report.to_dict() of the same call
-    rep = compare(qrels, runs, ["nDCG@10", "RA-nWG@5"], pool=runs[0], strata=str(example_path("categories.tsv")), permutations=500, resamples=500, curves_k="1:5")
+    rep = compare(qrels, runs, ["nDCG@10", "RA-nWG@5"], strata=str(example_path("categories.tsv")), curves_k="1:5", rag={"pool": runs[0]}, stats={"permutations": 500, "resamples": 500})
     assert json.loads(rep.to_json()) == d
 
 
@@ -728,8 +737,8 @@ def test_cli_reports_strata_errors(tmp_path):
 
 
 def test_progress_only_on_a_terminal_and_never_with_quiet(monkeypatch):
-    import ctxeval._cli_compare as cc
-    import ctxeval._compare as cm
+    import ctxeval._cli.compare as cc
+    import ctxeval._render.report as cm
 
     seen = []
     real = cm.compare

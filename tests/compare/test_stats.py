@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 from ctxeval import ConfigError
-from ctxeval import _stats as S
+from ctxeval._compare import stats as S
 
 # --------------------------------------------------------------------------------------------------
 # special functions
@@ -309,7 +309,7 @@ def test_bad_arguments():
 
 _THREADS_SCRIPT = """
 import hashlib, numpy as np
-from ctxeval import _stats as S
+from ctxeval._compare import stats as S
 rng = np.random.default_rng(1)
 x = rng.random((3000, 12)) * np.r_[np.ones(11), 500.0]  # one column of counts-like values
 x[rng.random(x.shape) < 0.1] = np.nan

@@ -73,7 +73,7 @@ def test_demo_writes_the_html_report_of_a_real_comparison(tmp_path) -> None:
     # the listed differences are exactly the significant comparisons of the same compare() call
     rep = compare(
         example_path("qrels.txt"), [str(p) for p in example_runs_in_demo_order()], COMPARE_VIEW, baseline="bm25",
-        strata=str(example_path("categories.tsv")), distractors=str(example_path("distractors.txt")), num_rel_level=3,
+        strata=str(example_path("categories.tsv")), utility={"distractors": str(example_path("distractors.txt"))}, num_rel_level=3,
     ).to_dict()
     # the num_rel strata count the docs the RAG measures call relevant on the example's 1-5 scale
     # (grade >= 3); at the default level 1 every judged doc would count and all 50 queries fall in > 5
@@ -88,7 +88,7 @@ def test_demo_writes_the_html_report_of_a_real_comparison(tmp_path) -> None:
     section = text.split("6. Did a change help?", 1)[1]
     listed = [tuple(line.split()[:2]) for line in section.splitlines()[1:] if line.startswith("  ") and "[" in line]
     assert listed == significant
-    assert page == __import__("ctxeval._html", fromlist=["render_html"]).render_html(rep)
+    assert page == __import__("ctxeval._render.html", fromlist=["render_html"]).render_html(rep)
 
 
 def example_runs_in_demo_order():
