@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 from ctxeval import MeasureError, Qrels, Run, parse_measure, parse_measures  # noqa: E402
-from ctxeval._engine import prepare  # noqa: E402
+from ctxeval._session import prepare  # noqa: E402
 from ctxeval._measures import REGISTRY, make  # noqa: E402
-from ctxeval._measures import _trec as T  # noqa: E402
+from ctxeval._measures import trec_kernels as T  # noqa: E402
+from ctxeval._measures import trec_support as S  # noqa: E402
 
 CUTS = (1, 2, 3, 5, 10, 20)
 IPREC = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -322,7 +323,7 @@ def test_sequential_prefix_sums_are_exact() -> None:
     rng = np.random.default_rng(7)
     seg = np.sort(rng.integers(0, 50, 3000))
     vals = rng.random(3000) / 7
-    got = T._seg_prefix(vals, seg, 50)
+    got = S.seg_prefix(vals, seg, 50)
     for s in range(50):
         acc, want = 0.0, []
         for v in vals[seg == s].tolist():
@@ -333,7 +334,7 @@ def test_sequential_prefix_sums_are_exact() -> None:
 
 def test_lround_is_exact() -> None:
     x = np.array([0.49999999999999994, 0.5, 1.5, 2.5, 2.4999999999999996, 7.7, -0.5, 0.0])
-    assert T._lround(x).tolist() == [0, 1, 2, 3, 2, 8, -1, 0]
+    assert S.lround(x).tolist() == [0, 1, 2, 3, 2, 8, -1, 0]
 
 
 def test_rbp_custom_gains_join_the_rescaling() -> None:

@@ -8,11 +8,11 @@ import random
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from ctxeval import MeasureError, Qrels, Run, families, parse_measure, parse_measures
-from ctxeval._engine import prepare
+from ctxeval._session import prepare
 from ctxeval._measures import Measure
 
 # --- names ------------------------------------------------------------------------------------------
@@ -164,7 +164,7 @@ def test_invariant_to_input_row_order(case: tuple[dict, dict], rnd: random.Rando
     frame = Run.from_dict(run).frame
     perm = list(range(frame.height))
     rnd.shuffle(perm)
-    shuffled = Run(frame[perm], "run")
+    shuffled = Run.from_frame(frame[perm], name="run")
     a = _values(qrels, run, ALL)
     b = _values(qrels, shuffled, ALL)
     for m in ALL:
@@ -179,8 +179,7 @@ def test_perfect_run_scores_one(case: tuple[dict, dict]) -> None:
         order = sorted(docs, key=lambda d: (-docs[d], d))
         perfect[q] = {d: float(len(order) - i) for i, d in enumerate(order) if docs[d] > 0}
     perfect = {q: v for q, v in perfect.items() if v}
-    if not perfect:
-        return
+    assume(perfect)
     # AP@k divides by all relevant docs (trec_eval), so only cutoffs beyond the judged pool give 1.
     ms = [m for m in ALL if m.spec.perfect_is_one and (m.cutoff is None or m.cutoff >= 10)]
     vals = _values({q: qrels[q] for q in perfect}, perfect, ms)
@@ -225,8 +224,8 @@ def test_float32_ties_follow_trec_eval() -> None:
 def test_input_tie_policy_keeps_file_order() -> None:
     frame = pl.DataFrame({"query_id": ["q", "q", "q"], "doc_id": ["a", "b", "c"], "score": [1.0, 1.0, 1.0]})
     qrels = {"q": {"a": 1}}
-    trec = prepare(Qrels.from_dict(qrels), Run(frame, "r"))
-    inp = prepare(Qrels.from_dict(qrels), Run(frame, "r"), policies={"ties": "input"})
+    trec = prepare(Qrels.from_dict(qrels), Run.from_frame(frame, name="r"))
+    inp = prepare(Qrels.from_dict(qrels), Run.from_frame(frame, name="r"), policies={"ties": "input"})
     rr = parse_measure("RR")
     assert rr.compute(trec)[0] == pytest.approx(1 / 3) and rr.compute(inp)[0] == 1.0
 

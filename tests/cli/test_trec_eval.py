@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ctxeval._cli_trec import trec_eval_cmd
+from ctxeval._cli import cli as ctxeval_cli
 from ctxeval._trec_eval import trec_eval
 
-DATA = Path(__file__).parent / "data" / "trec_eval"
+DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
 QRELS = str(DATA / "qrels.test")
 RESULTS = str(DATA / "results.test")
 TRUNC = str(DATA / "results.trunc")
 
 
 def cli(*args: str, input: str | None = None) -> tuple[int, str, str]:
-    res = CliRunner().invoke(trec_eval_cmd, list(args), input=input)
+    res = CliRunner().invoke(ctxeval_cli, ["trec_eval", *args], input=input)
     if res.exception is not None and not isinstance(res.exception, SystemExit):
         raise res.exception
     return res.exit_code, res.stdout, res.stderr
