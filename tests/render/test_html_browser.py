@@ -17,7 +17,7 @@ from pathlib import Path
 import _report_fixtures as fx
 import pytest
 
-from ctxeval._html import render_html
+from ctxeval._render.html import render_html
 
 CHROMIUM = os.environ.get("CTXEVAL_CHROMIUM", "/usr/bin/chromium")
 ARGS = [

@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 
 from ctxeval import CtxevalError, InputError, diagnose
 from ctxeval._demo import SYSTEMS, example_path
-from ctxeval._html import CSP, ReportDependencyError, render_html
+from ctxeval import DependencyError as ReportDependencyError
+from ctxeval._render.html import CSP, render_html
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -391,7 +392,7 @@ _SCRIPT = """
 import hashlib, sys
 sys.path.insert(0, {tests!r})
 import _report_fixtures as fx
-from ctxeval._html import render_html
+from ctxeval._render.html import render_html
 print(hashlib.sha256(render_html(fx.hand_report()).encode()).hexdigest())
 """
 
@@ -578,7 +579,7 @@ def test_input_is_not_modified():
     max_steps=st.integers(1, 40),
 )
 def test_envelope_never_hides_a_difference(d, max_steps):
-    from ctxeval._html import _envelope
+    from ctxeval._render.html.plots import _envelope
 
     edges, pos, neg = _envelope(d, max_steps)
     n = d.size
@@ -595,7 +596,7 @@ def test_envelope_never_hides_a_difference(d, max_steps):
 
 
 def test_many_queries_are_binned_with_exact_counts():
-    from ctxeval._html import MAX_STEPS
+    from ctxeval._render.html.plots import MAX_STEPS
 
     rng = np.random.default_rng(7)
     n = 3 * MAX_STEPS + 17
