@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 
 from ctxeval import ConfigError, PoolError, Qrels, Run, diagnose, evaluate, parse_measure
 from ctxeval._cli import cli
-from ctxeval._cli_rag import diagnose_cmd
-from ctxeval._engine import prepare
+from ctxeval._session import prepare
 
 # --- the hand-worked example of the issue -------------------------------------------------------------
 
@@ -27,8 +26,8 @@ HAND_QRELS = {"q": {"g5": 5, "g4a": 4, "g4b": 4, "g3a": 3, "g3b": 3, "g3c": 3, "
 HAND_RUN = {"q": {"g4a": 4.0, "g3a": 3.0, "g3b": 2.0, "g3c": 1.0, "g5": 0.5}}  # g5 sits at rank 5
 
 
-def _one(qrels: dict, run: dict, names: list[str], **kw: object) -> dict[str, float]:
-    res = evaluate(qrels, run, names, **kw)
+def _one(qrels: dict, run: dict, names: list[str], **rag: object) -> dict[str, float]:
+    res = evaluate(qrels, run, names, rag=rag)
     return {str(m): res.runs[0].mean(m) for m in res.measures}
 
 
@@ -285,7 +284,7 @@ def test_trec_dl_preset_equals_mapped_qrels() -> None:
 
 
 def res_table(res: object) -> str:
-    from ctxeval._output import render
+    from ctxeval._render.text import render
 
     return render(res, "table")  # type: ignore[arg-type]
 
@@ -482,20 +481,21 @@ def test_cli_evaluate_json_contract(tmp_path: Path) -> None:
 
 def test_cli_diagnose(tmp_path: Path) -> None:
     qrels, final, pool = _write_trec(tmp_path)
-    res = CliRunner().invoke(diagnose_cmd, [str(qrels), str(final), "--pool", str(pool), "-k", "2", "--format", "json"])
+    res = CliRunner().invoke(cli, ["diagnose", str(qrels), str(final), "--pool", str(pool), "-k", "2", "--format", "json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["counts"] == {"retrieval": 1, "selection": 1, "healthy": 1, "undefined": 1}
     assert out["k"] == 2 and out["thresholds"] == {"PROC": 0.8, "%PROC": 0.8}
-    table = CliRunner().invoke(diagnose_cmd, [str(qrels), str(final), "--pool", str(pool), "-k", "2"])
+    table = CliRunner().invoke(cli, ["diagnose", str(qrels), str(final), "--pool", str(pool), "-k", "2"])
     assert table.exit_code == 0, table.output
     assert "worst queries" in table.output and "a (not in pool)" in table.output and "advice: fix the retriever first" in table.output
     target = tmp_path / "diag.json"
-    CliRunner().invoke(diagnose_cmd, [str(qrels), str(final), "-k", "2", "--format", "json", "-o", str(target)])
+    CliRunner().invoke(cli, ["diagnose", str(qrels), str(final), "-k", "2", "--format", "json", "-o", str(target)])
     assert json.loads(target.read_text(encoding="utf-8"))["settings"]["pool"] is None
 
 
 def test_prepare_keeps_raw_grades_for_classical_kernels() -> None:
-    data = prepare(Qrels.from_dict(DL_QRELS), Run.from_dict(DL_RUN), rag={"grade_map": "trec-dl"})
-    assert data.j_grade.tolist() == [1, 0] and data.j_util.tolist() == [3, 2]
-    assert sorted(data.q_util.tolist()) == [2, 3, 4, 5]
+    data = prepare(Qrels.from_dict(DL_QRELS), Run.from_dict(DL_RUN), rag={"grade_map": "trec-dl"}, extras=["grades"])
+    grades = data.extra("grades")
+    assert data.j_grade.tolist() == [1, 0] and grades.j_util.tolist() == [3, 2]
+    assert sorted(grades.q_util.tolist()) == [2, 3, 4, 5]
