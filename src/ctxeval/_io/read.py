@@ -97,7 +97,20 @@ def read_file(path: str | os.PathLike[str], kind: Kind, fmt: str | None = None, 
     cols, tag = reader(p, kind, source)
     locate = (lambda q, d: trec.locate_in_trec(p, q, d)) if fmt == "trec" else None
     cols, dropped = resolve_duplicates(cols, kind, source, duplicates, locate)
+    if dropped and kind == "run" and fmt == "trec" and tag is None:
+        tag = _kept_tag(p, cols, source)  # the dropped rows may have carried the other tags
     return Read(cols, dropped, tag)
+
+
+def _kept_tag(path: Path, cols: Columns, source: str) -> str | None:
+    """The run's tag over the rows kept after dropping duplicates (a rare path: the file is read
+    again, line by line, for its tags)."""
+    import numpy as np
+
+    tags = trec.read_tags(path, source)
+    records = cols.source_rows if cols.source_rows is not None else np.arange(len(cols))
+    kept = {tags[int(r)] for r in records.tolist()}
+    return next(iter(kept)) if len(kept) == 1 and "" not in kept else None
 
 
 def resolve_duplicates(cols: Columns, kind: Kind, source: str, policy: str, locate: Any = None) -> tuple[Columns, int]:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 else:
     from ._lazy import pl
 
-__all__ = ["Kind", "Parsed", "decode", "locate_in_trec", "open_bytes", "parse_grade", "parse_score", "read_trec"]
+__all__ = ["Kind", "Parsed", "decode", "locate_in_trec", "open_bytes", "parse_grade", "parse_score", "read_tags", "read_trec"]
 
 Kind = Literal["qrels", "run"]
 _TREC_COLUMNS = {"qrels": 4, "run": 6}
@@ -363,6 +363,11 @@ def read_trec(path: Path, kind: Kind, source: str) -> Parsed:
         return found
     df = _slow_trec(data, kind, source)
     return Parsed(columns_from_frame(df, _VALUE[kind]), _tag_of(df["tag"]) if kind == "run" else None)
+
+
+def read_tags(path: Path, source: str) -> list[str]:
+    """The tag of every run record, in file order (the exact tier's reading)."""
+    return _slow_trec(open_bytes(path), "run", source)["tag"].to_list()
 
 
 def locate_in_trec(path: Path, q: str, d: str) -> list[int]:
