@@ -18,18 +18,30 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from ctxeval import ConfigError, ContextSelector, FormatError, InputError, MeasureError, Qrels, Run, evaluate
 from ctxeval._calibrate import TAUS, assign_folds, calibrate, fit, lead_lengths, prefix_measure, prefix_utility
 from ctxeval._cli import cli
-from ctxeval._engine import prepare, ranked_frame
+from ctxeval._context.utility import UtilityConfig, row_utilities
+from ctxeval._core.relscore import relative_scores, relative_scores_one
+from ctxeval._io.frames import frame_of
 from ctxeval._measures import parse_measure
-from ctxeval._relscore import relative_scores, relative_scores_one
-from ctxeval._utility import UtilityConfig, row_utilities
+from ctxeval._session import prepare
 
-ROOT = Path(__file__).resolve().parent.parent
+
+def ranked_frame(run: Run):
+    """The run's rows in rank order (queries by id, then trec's rule): query_id, doc_id, score."""
+    return frame_of(run.columns, "score", input_order=False)[run.ranked_rows("trec")]
+
+
+def ranked_pairs(data) -> list[tuple[str, str]]:
+    """(query, doc) of every ranked row of an evaluation joined with its rows kept."""
+    queries = np.repeat(np.array(data.qids, dtype=object), np.diff(data.r_off)).tolist()
+    return list(zip(queries, data.rows.doc.to_list()))
+
+ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "src" / "ctxeval" / "data" / "example"
 TOL = 1e-12
 
@@ -148,10 +160,8 @@ def test_grid_equals_brute_force(lists: list, k: int) -> None:
 
 @given(ranked_lists(max_q=9), st.integers(1, 5), st.integers(2, 4), st.integers(0, 5))
 def test_cross_validation_equals_brute_force(lists: list, k: int, folds: int, seed: int) -> None:
-    if len(lists) < folds:
-        folds = len(lists)
-    if folds < 2:
-        return
+    folds = min(folds, len(lists))
+    assume(folds >= 2)
     off, scores, u = _arrays(lists)
     rel = relative_scores(off, scores)
     rels = [rel[off[q] : off[q + 1]].tolist() for q in range(len(lists))]
@@ -301,9 +311,9 @@ def test_selector_reproduces_calibrated_utility(tmp_path: Path, run_name: str) -
     chosen = _select_all(sel, run_path)
     # utility of every (query, doc) under the same settings, from the utilities module
     qr, rn = Qrels.from_file(EX / "qrels.txt"), Run.from_file(run_path)
-    data = prepare(qr, rn, keep_frame=True)
+    data = prepare(qr, rn, keep_rows=True, extras=["grades"])
     rows = row_utilities(data, UtilityConfig.resolve(distractors=EX / "distractors.txt"), qr)
-    util = {(q, d): u for q, d, u in zip(data.frame["query_id"].to_list(), data.frame["doc_id"].to_list(), rows.u.tolist())}
+    util = {pair: u for pair, u in zip(ranked_pairs(data), rows.u.tolist())}
     per_query = [sum(util[(q, d)] for d in chosen.get(q, [])) for q in data.qids]
     assert policy["in_sample"]["objective"] == pytest.approx(np.mean(per_query), abs=1e-12)
     assert policy["in_sample"]["mean_selected"] == pytest.approx(np.mean([len(chosen.get(q, [])) for q in data.qids]), abs=1e-12)
@@ -347,10 +357,10 @@ def small_collections(draw: st.DrawFn) -> tuple[dict, dict]:
 def test_prefix_measure_equals_evaluate_on_cut_runs(coll: tuple[dict, dict], k: int, name: str) -> None:
     qrels, run = coll
     qr, rn = Qrels.from_dict(qrels), Run.from_dict(run)
-    data = prepare(qr, rn, keep_frame=True)
     m = parse_measure(name)
+    data = prepare(qr, rn, [m], keep_rows=True)
     got = prefix_measure(data, m, k)
-    ranked = ranked_frame(rn.frame)
+    ranked = ranked_frame(rn)
     for length in range(k + 1):
         cut: dict = {}
         for q, d, s in ranked.select("query_id", "doc_id", "score").iter_rows():
@@ -449,10 +459,8 @@ def test_selector_matches_engine_ranking(pairs: list, k_max: int, tau: float, rn
     shuffled = pairs[:]
     rnd.shuffle(shuffled)
     got = sel.select([d for d, _ in shuffled], [s for _, s in shuffled])
-    if not pairs:
-        assert got == []
-        return
-    ranked = ranked_frame(Run.from_dict({"q": dict(pairs)}).frame)
+    assume(pairs)  # the empty list: ContextSelector's doctest
+    ranked = ranked_frame(Run.from_dict({"q": dict(pairs)}))
     order = ranked["doc_id"].to_list()
     scores = np.array(ranked["score"].to_list())
     rel = relative_scores(np.array([0, len(order)]), scores)
@@ -489,8 +497,8 @@ def test_float32_tie_stops_at_first_passage_below_tau() -> None:
     assert rel[1] < 0.5 <= rel[2]
     assert ContextSelector(3, 0.5).select(ids, scores) == ["t"]
     assert ContextSelector(3, 0.45).select(ids, scores) == ["t", "z", "a"]
-    data = prepare(Qrels.from_dict({"q": {"t": 5, "a": 5}}), Run.from_dict({"q": dict(zip(ids, scores))}), keep_frame=True)
-    assert data.frame["doc_id"].to_list() == ["t", "z", "a"]
+    data = prepare(Qrels.from_dict({"q": {"t": 5, "a": 5}}), Run.from_dict({"q": dict(zip(ids, scores))}), keep_rows=True)
+    assert data.rows.doc.to_list() == ["t", "z", "a"]
     lead = lead_lengths(data.r_off, relative_scores(data.r_off, data.r_score), 3, [0.45, 0.5])
     assert lead.tolist() == [[3, 1]]
 
