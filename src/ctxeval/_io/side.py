@@ -65,7 +65,8 @@ def open_path(value: Any, what: str) -> Path:
     if not p.exists():
         raise InputError(f"{value}: no such file ({what})")
     if p.is_dir():
-        raise InputError(f"{value}: is a directory, expected a {what} file")
+        article = "an" if what[:1].lower() in "aeiou" else "a"
+        raise InputError(f"{value}: is a directory, expected {article} {what} file")
     return p
 
 
