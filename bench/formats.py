@@ -58,10 +58,22 @@ def _data(scale: str) -> tuple[Path, Path]:
         if not (src / "run.txt").exists():
             subprocess.run([sys.executable, str(BENCH / "generate.py"), "--scale", "L"], check=True)
         d.mkdir(parents=True, exist_ok=True)
-        run = pl.read_csv(src / "run.txt", separator=" ", has_header=False, new_columns=["q", "z", "d", "r", "s", "t"], schema_overrides={"q": pl.String, "d": pl.String})
+        run = pl.read_csv(
+            src / "run.txt",
+            separator=" ",
+            has_header=False,
+            new_columns=["q", "z", "d", "r", "s", "t"],
+            schema_overrides={"q": pl.String, "d": pl.String},
+        )
         keep = run["q"].unique(maintain_order=True).head(10_000)
         run.filter(pl.col("q").is_in(keep.implode())).write_csv(d / "run.txt", separator=" ", include_header=False)
-        qrels = pl.read_csv(src / "qrels.txt", separator=" ", has_header=False, new_columns=["q", "z", "d", "g"], schema_overrides={"q": pl.String, "d": pl.String})
+        qrels = pl.read_csv(
+            src / "qrels.txt",
+            separator=" ",
+            has_header=False,
+            new_columns=["q", "z", "d", "g"],
+            schema_overrides={"q": pl.String, "d": pl.String},
+        )
         qrels.filter(pl.col("q").is_in(keep.implode())).write_csv(d / "qrels.txt", separator=" ", include_header=False)
     return d / "qrels.txt", d / "run.txt"
 
@@ -73,8 +85,20 @@ def _convert(qrels: Path, run: Path) -> dict[str, tuple[Path, Path]]:
     out = {"trec": (qrels, run)}
     d = run.parent / "formats"
     d.mkdir(exist_ok=True)
-    q = pl.read_csv(qrels, separator=" ", has_header=False, new_columns=["query_id", "iter", "doc_id", "relevance"], schema_overrides={"query_id": pl.String, "doc_id": pl.String}).select("query_id", "doc_id", "relevance")
-    r = pl.read_csv(run, separator=" ", has_header=False, new_columns=["query_id", "q0", "doc_id", "rank", "score", "tag"], schema_overrides={"query_id": pl.String, "doc_id": pl.String}).select("query_id", "doc_id", "score", "tag")
+    q = pl.read_csv(
+        qrels,
+        separator=" ",
+        has_header=False,
+        new_columns=["query_id", "iter", "doc_id", "relevance"],
+        schema_overrides={"query_id": pl.String, "doc_id": pl.String},
+    ).select("query_id", "doc_id", "relevance")
+    r = pl.read_csv(
+        run,
+        separator=" ",
+        has_header=False,
+        new_columns=["query_id", "q0", "doc_id", "rank", "score", "tag"],
+        schema_overrides={"query_id": pl.String, "doc_id": pl.String},
+    ).select("query_id", "doc_id", "score", "tag")
     for fmt, write in (("csv", "write_csv"), ("jsonl", "write_ndjson"), ("parquet", "write_parquet")):
         qp, rp = d / f"qrels.{fmt}", d / f"run.{fmt}"
         if not (qp.exists() and rp.exists()):
@@ -100,7 +124,11 @@ def main() -> int:
             for fmt in fmts:
                 qp, rp = files[fmt]
                 t0 = time.perf_counter()
-                p = subprocess.run([sys.executable, "-c", WORKER, fmt, str(qp), str(rp), json.dumps(MEASURES)], capture_output=True, text=True)
+                p = subprocess.run(
+                    [sys.executable, "-c", WORKER, fmt, str(qp), str(rp), json.dumps(MEASURES)],
+                    capture_output=True,
+                    text=True,
+                )
                 wall = time.perf_counter() - t0
                 if p.returncode != 0:
                     print(f"{scale} {fmt}: FAILED\n{p.stderr[-2000:]}")
@@ -109,12 +137,16 @@ def main() -> int:
                 runs[fmt].append((doc["eval_s"], wall))
                 means[fmt] = doc["means"]
         base_eval = statistics.median(e for e, _ in runs["trec"]) if "trec" in runs else None
-        print(f"\nscale {scale} ({files['trec'][1].stat().st_size / 2**20:.0f} MiB run as TREC text), median of {args.repeat}")
+        print(
+            f"\nscale {scale} ({files['trec'][1].stat().st_size / 2**20:.0f} MiB run as TREC text), median of {args.repeat}"
+        )
         print(f"{'format':<9}{'evaluate s':>11}{'x TREC':>8}{'process s':>11}   means equal to TREC")
         for fmt in fmts:
             e = statistics.median(x for x, _ in runs[fmt])
             w = statistics.median(y for _, y in runs[fmt])
-            same = all(abs(means[fmt][m] - means["trec"][m]) <= 1e-12 for m in means["trec"]) if "trec" in means else None
+            same = (
+                all(abs(means[fmt][m] - means["trec"][m]) <= 1e-12 for m in means["trec"]) if "trec" in means else None
+            )
             ratio = f"{e / base_eval:>8.2f}" if base_eval else f"{'-':>8}"
             print(f"{fmt:<9}{e:>11.3f}{ratio}{w:>11.3f}   {same}")
     return 0

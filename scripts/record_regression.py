@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from regression.cases import CASES, RECORDINGS, setup_scratch  # noqa: E402
-from regression.runner import run_case  # noqa: E402
+from regression.cases import CASES, RECORDINGS, setup_scratch
+from regression.runner import run_case
 
 
 def main(names: list[str]) -> int:

@@ -49,7 +49,9 @@ def cases(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame, str]:
     if not flat:
         flat = [("zzz", "a", 1.0)]
     run = pl.DataFrame(flat, schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}, orient="row")
-    qrels = pl.DataFrame(qrows, schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64}, orient="row")
+    qrels = pl.DataFrame(
+        qrows, schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64}, orient="row"
+    )
     return run, qrels, draw(st.sampled_from(["zero", "ignore"]))
 
 

@@ -14,7 +14,18 @@ BIN = Path(sys.executable).parent
 
 CHECKS = {
     "ruff check": [sys.executable, "-m", "ruff", "check", "--no-cache", "src", "tests", "bench", "scripts"],
-    "ruff format": [sys.executable, "-m", "ruff", "format", "--check", "--no-cache", "src", "tests", "bench", "scripts"],
+    "ruff format": [
+        sys.executable,
+        "-m",
+        "ruff",
+        "format",
+        "--check",
+        "--no-cache",
+        "src",
+        "tests",
+        "bench",
+        "scripts",
+    ],
     "mypy": [sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", "/dev/null"],
     "import-linter": [str(BIN / "lint-imports"), "--no-cache"],
 }

@@ -41,6 +41,7 @@ def ranked_pairs(data) -> list[tuple[str, str]]:
     queries = np.repeat(np.array(data.qids, dtype=object), np.diff(data.r_off)).tolist()
     return list(zip(queries, data.rows.doc.to_list()))
 
+
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "src" / "ctxeval" / "data" / "example"
 TOL = 1e-12
@@ -268,7 +269,9 @@ def test_calibration_is_deterministic_and_seeded(tmp_path: Path) -> None:
     paths = []
     for name in ("p1.json", "p2.json"):
         out = tmp_path / name
-        res = runner.invoke(cli, ["calibrate", str(EX / "qrels.txt"), str(EX / "runs" / "bm25.run"), "-k", "10", "-o", str(out)])
+        res = runner.invoke(
+            cli, ["calibrate", str(EX / "qrels.txt"), str(EX / "runs" / "bm25.run"), "-k", "10", "-o", str(out)]
+        )
         assert res.exit_code == 0, res.output
         paths.append(out.read_bytes())
     assert paths[0] == paths[1]
@@ -302,7 +305,18 @@ def test_selector_reproduces_calibrated_utility(tmp_path: Path, run_name: str) -
     run_path = EX / "runs" / f"{run_name}.run"
     out = tmp_path / "policy.json"
     res = CliRunner().invoke(
-        cli, ["calibrate", str(EX / "qrels.txt"), str(run_path), "-k", "20", "--distractors", str(EX / "distractors.txt"), "-o", str(out)]
+        cli,
+        [
+            "calibrate",
+            str(EX / "qrels.txt"),
+            str(run_path),
+            "-k",
+            "20",
+            "--distractors",
+            str(EX / "distractors.txt"),
+            "-o",
+            str(out),
+        ],
     )
     assert res.exit_code == 0, res.output
     policy = json.loads(out.read_text())
@@ -313,26 +327,48 @@ def test_selector_reproduces_calibrated_utility(tmp_path: Path, run_name: str) -
     qr, rn = Qrels.from_file(EX / "qrels.txt"), Run.from_file(run_path)
     data = prepare(qr, rn, keep_rows=True, extras=["grades"])
     rows = row_utilities(data, UtilityConfig.resolve(distractors=EX / "distractors.txt"), qr)
-    util = {pair: u for pair, u in zip(ranked_pairs(data), rows.u.tolist())}
+    util = dict(zip(ranked_pairs(data), rows.u.tolist()))
     per_query = [sum(util[(q, d)] for d in chosen.get(q, [])) for q in data.qids]
     assert policy["in_sample"]["objective"] == pytest.approx(np.mean(per_query), abs=1e-12)
-    assert policy["in_sample"]["mean_selected"] == pytest.approx(np.mean([len(chosen.get(q, [])) for q in data.qids]), abs=1e-12)
+    assert policy["in_sample"]["mean_selected"] == pytest.approx(
+        np.mean([len(chosen.get(q, [])) for q in data.qids]), abs=1e-12
+    )
 
 
 @pytest.mark.parametrize(
     ("objective", "run_name"),
-    [("nDCG@10", "bm25-rerank"), ("AP", "tfidf"), ("RA-nWG@10", "bm25"), ("%PROC@10", "rrf"), ("dDCG", "bm25"), ("DistractorRate@5", "rrf")],
+    [
+        ("nDCG@10", "bm25-rerank"),
+        ("AP", "tfidf"),
+        ("RA-nWG@10", "bm25"),
+        ("%PROC@10", "rrf"),
+        ("dDCG", "bm25"),
+        ("DistractorRate@5", "rrf"),
+    ],
 )
 def test_selector_reproduces_calibrated_measure(objective: str, run_name: str) -> None:
     run_path = EX / "runs" / f"{run_name}.run"
-    cal = calibrate(EX / "qrels.txt", run_path, objective=objective, k=15, folds=3, seed=1, utility={"distractors": EX / "distractors.txt"})
+    cal = calibrate(
+        EX / "qrels.txt",
+        run_path,
+        objective=objective,
+        k=15,
+        folds=3,
+        seed=1,
+        utility={"distractors": EX / "distractors.txt"},
+    )
     chosen = _select_all(cal.selector(), run_path)
     scores = {(q, d): s for q, pairs in _candidates(run_path).items() for d, s in pairs}
     cut = {q: {d: scores[(q, d)] for d in docs} for q, docs in chosen.items()}
     # the measure on the run physically cut to the selected passages; the pool stays the full run
-    res = evaluate(EX / "qrels.txt", Run.from_dict(cut, name="cut"), [objective], rag={"pool": run_path}, utility={"distractors": EX / "distractors.txt"})
+    res = evaluate(
+        EX / "qrels.txt",
+        Run.from_dict(cut, name="cut"),
+        [objective],
+        rag={"pool": run_path},
+        utility={"distractors": EX / "distractors.txt"},
+    )
     assert cal.policy["in_sample"]["objective"] == pytest.approx(res.runs[0].mean(objective), abs=1e-12)
-
 
 
 @st.composite
@@ -353,7 +389,11 @@ def small_collections(draw: st.DrawFn) -> tuple[dict, dict]:
     return qrels, run
 
 
-@given(small_collections(), st.integers(1, 6), st.sampled_from(["nDCG", "AP", "P@3", "RR", "R@5", "Rprec", "RA-nWG@4", "Precision4+@3", "nDCG(dcg=exp-log2)@3"]))
+@given(
+    small_collections(),
+    st.integers(1, 6),
+    st.sampled_from(["nDCG", "AP", "P@3", "RR", "R@5", "Rprec", "RA-nWG@4", "Precision4+@3", "nDCG(dcg=exp-log2)@3"]),
+)
 def test_prefix_measure_equals_evaluate_on_cut_runs(coll: tuple[dict, dict], k: int, name: str) -> None:
     qrels, run = coll
     qr, rn = Qrels.from_dict(qrels), Run.from_dict(run)
@@ -394,7 +434,10 @@ def test_selector_edge_cases() -> None:
     assert ContextSelector(1, 0.95).select(["only"], [-7.5]) == ["only"]
     # integer ids are compared as strings for ties (as doc ids in a run file): "9" > "10"
     assert ContextSelector(2, 0.0).select([10, 9], [1.0, 1.0]) == [9, 10]
-    assert ContextSelector(2, 0.0).select_indices(np.array(["a", "b", "c"]), np.array([1.0, 3.0, 2.0])).tolist() == [1, 2]
+    assert ContextSelector(2, 0.0).select_indices(np.array(["a", "b", "c"]), np.array([1.0, 3.0, 2.0])).tolist() == [
+        1,
+        2,
+    ]
 
 
 def test_selector_errors(tmp_path: Path) -> None:
@@ -434,9 +477,11 @@ def test_selector_errors(tmp_path: Path) -> None:
     assert exc.value.line == 3
     wrong = tmp_path / "wrong.json"
     wrong.write_text('{"policy_format": 1, "k_max": true, "tau": 0.5}')
-    with pytest.raises(ConfigError, match="wrong.json: policy: k_max"):
+    with pytest.raises(ConfigError, match=r"wrong\.json: policy: k_max"):
         ContextSelector.from_json(wrong)
-    with pytest.raises(InputError, match="none.json: no such file"):  # in ctxeval's error hierarchy, like every reader
+    with pytest.raises(
+        InputError, match=r"none\.json: no such file"
+    ):  # in ctxeval's error hierarchy, like every reader
         ContextSelector.from_json(tmp_path / "none.json")
 
 
@@ -447,7 +492,13 @@ def test_selector_round_trip() -> None:
 
 
 @given(
-    st.lists(st.tuples(st.text("abcxyz019", min_size=1, max_size=3), st.sampled_from([-2.0, 0.0, 0.1, 0.1000000001, 0.3, 1.0, 7.0])), max_size=12, unique_by=lambda p: p[0]),
+    st.lists(
+        st.tuples(
+            st.text("abcxyz019", min_size=1, max_size=3), st.sampled_from([-2.0, 0.0, 0.1, 0.1000000001, 0.3, 1.0, 7.0])
+        ),
+        max_size=12,
+        unique_by=lambda p: p[0],
+    ),
     st.integers(1, 14),
     st.sampled_from(TAUS),
     st.randoms(use_true_random=False),
@@ -497,7 +548,9 @@ def test_float32_tie_stops_at_first_passage_below_tau() -> None:
     assert rel[1] < 0.5 <= rel[2]
     assert ContextSelector(3, 0.5).select(ids, scores) == ["t"]
     assert ContextSelector(3, 0.45).select(ids, scores) == ["t", "z", "a"]
-    data = prepare(Qrels.from_dict({"q": {"t": 5, "a": 5}}), Run.from_dict({"q": dict(zip(ids, scores))}), keep_rows=True)
+    data = prepare(
+        Qrels.from_dict({"q": {"t": 5, "a": 5}}), Run.from_dict({"q": dict(zip(ids, scores))}), keep_rows=True
+    )
     assert data.rows.doc.to_list() == ["t", "z", "a"]
     lead = lead_lengths(data.r_off, relative_scores(data.r_off, data.r_score), 3, [0.45, 0.5])
     assert lead.tolist() == [[3, 1]]
@@ -524,8 +577,18 @@ def test_selector_imports_numpy_only() -> None:
 
 def test_cli_calibrate(tmp_path: Path) -> None:
     runner = CliRunner()
-    args = ["calibrate", str(EX / "qrels.txt"), str(EX / "runs" / "bm25.run"), "-k", "12", "--folds", "3", "--seed", "2"]
-    res = runner.invoke(cli, args + ["--distractor-rules", "strict", "--penalty", "-0.25"])
+    args = [
+        "calibrate",
+        str(EX / "qrels.txt"),
+        str(EX / "runs" / "bm25.run"),
+        "-k",
+        "12",
+        "--folds",
+        "3",
+        "--seed",
+        "2",
+    ]
+    res = runner.invoke(cli, [*args, "--distractor-rules", "strict", "--penalty", "-0.25"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc["policy_format"] == 1 and doc["grid"] == {"k_max": [1, 12], "tau": list(TAUS)}
@@ -534,15 +597,15 @@ def test_cli_calibrate(tmp_path: Path) -> None:
     assert sum(f["n_queries"] for f in doc["cross_validation"]["per_fold"]) == doc["in_sample"]["n_queries"] == 50
     assert 1 <= doc["k_max"] <= 12 and doc["tau"] in TAUS
     out = tmp_path / "p.json"
-    res = runner.invoke(cli, args + ["--objective", "nDCG@10", "-o", str(out)])
+    res = runner.invoke(cli, [*args, "--objective", "nDCG@10", "-o", str(out)])
     assert res.exit_code == 0 and "policy written to" in res.output and re.search(r"k_max=\d+ tau=", res.output)
     doc = json.loads(out.read_text())
     assert doc["objective"] == "nDCG@10" and doc["utility"] is None  # nDCG reads no utilities
-    res = runner.invoke(cli, args + ["--objective", "DistractorHarm@5"])
+    res = runner.invoke(cli, [*args, "--objective", "DistractorHarm@5"])
     assert res.exit_code == 0 and json.loads(res.output)["objective_direction"] == "minimise"
-    res = runner.invoke(cli, args + ["--objective", "nope"])
+    res = runner.invoke(cli, [*args, "--objective", "nope"])
     assert res.exit_code == 2 and "objective must be 'utility' or a measure name" in res.output
-    res = runner.invoke(cli, args + ["--objective", "gm_map"])
+    res = runner.invoke(cli, [*args, "--objective", "gm_map"])
     assert res.exit_code == 2 and "optimises a mean over queries; gm_map aggregates by its gmean" in res.output
 
 
@@ -613,7 +676,9 @@ def test_selector_reproduces_calibrated_measure_with_groups_and_pool_depth() -> 
     docs = {line.split()[2] for line in run_path.read_text().splitlines()}
     groups = {d: d.rsplit("-", 1)[0] + str(int(d.rsplit("-", 1)[1]) % 3) for d in docs}  # topic x residue
     objective = "RA-nWG(novelty=0.5)@8"
-    cal = calibrate(EX / "qrels.txt", run_path, objective=objective, k=12, folds=3, rag={"groups": groups, "pool_depth": 30})
+    cal = calibrate(
+        EX / "qrels.txt", run_path, objective=objective, k=12, folds=3, rag={"groups": groups, "pool_depth": 30}
+    )
     chosen = _select_all(cal.selector(), run_path)
     scores = {(q, d): s for q, pairs in _candidates(run_path).items() for d, s in pairs}
     cut = Run.from_dict({q: {d: scores[(q, d)] for d in ds} for q, ds in chosen.items()}, name="cut")
@@ -622,7 +687,9 @@ def test_selector_reproduces_calibrated_measure_with_groups_and_pool_depth() -> 
 
 
 @given(st.integers(1, 6), st.integers(0, 40), st.integers(0, 5), st.randoms(use_true_random=False))
-def test_selector_sorts_at_most_k_max_candidates_even_when_all_tie(k_max: int, n_tied: int, n_top: int, rnd: random.Random) -> None:
+def test_selector_sorts_at_most_k_max_candidates_even_when_all_tie(
+    k_max: int, n_tied: int, n_top: int, rnd: random.Random
+) -> None:
     """Linear in the number of candidates: however many candidates tie at the k_max-th score, only
     k_max of them are sorted, and the choice among the tied ones is the engine's (doc id descending)."""
     import ctxeval._selector as mod
@@ -670,5 +737,7 @@ def test_calibrate_is_public_api() -> None:
 
     assert "calibrate" in ctxeval.__all__ and "Calibration" in ctxeval.__all__
     assert ctxeval.calibrate is mod.calibrate and ctxeval.Calibration is mod.Calibration
-    cal = ctxeval.calibrate({"q1": {"a": 5}, "q2": {"c": 5}}, {"q1": {"a": 0.9, "x": 0.2}, "q2": {"c": 0.8, "y": 0.7}}, k=2, folds=2)
+    cal = ctxeval.calibrate(
+        {"q1": {"a": 5}, "q2": {"c": 5}}, {"q1": {"a": 0.9, "x": 0.2}, "q2": {"c": 0.8, "y": 0.7}}, k=2, folds=2
+    )
     assert isinstance(cal, ctxeval.Calibration) and ctxeval.ContextSelector.from_dict(cal.policy) == cal.selector()

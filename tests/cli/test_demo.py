@@ -30,9 +30,7 @@ def _distractor_rate_by_hand(run_path: str) -> float:
         bad = 0
         for i, (d, rs) in enumerate(zip(grp["d"].to_list()[:5], rel[:5]), start=1):
             g = qrels.get((q, d))
-            if (q, d) in known or g == 1:
-                bad += 1
-            elif g in (None, 2) and (rs >= 0.7 or i <= 3):
+            if (q, d) in known or g == 1 or (g in (None, 2) and (rs >= 0.7 or i <= 3)):
                 bad += 1
         rates.append(bad / 5)
     return float(np.mean(rates))
@@ -40,7 +38,13 @@ def _distractor_rate_by_hand(run_path: str) -> float:
 
 def test_demo_names_the_most_dangerous_run_and_the_recall_leader() -> None:
     text = demo_report()
-    for section in ("1. Rank view", "2. Set view", "3. Fix the retriever", "4. Distraction", "5. Calibrated runtime policy"):
+    for section in (
+        "1. Rank view",
+        "2. Set view",
+        "3. Fix the retriever",
+        "4. Distraction",
+        "5. Calibrated runtime policy",
+    ):
         assert section in text
     rates = {p.stem: _distractor_rate_by_hand(str(p)) for p in example_runs()}
     worst = max(rates, key=lambda k: rates[k])
@@ -54,11 +58,29 @@ def test_demo_names_the_most_dangerous_run_and_the_recall_leader() -> None:
 def test_demo_policy_lines_match_the_calibrate_command(tmp_path, capsys) -> None:
     out = tmp_path / "policy.json"
     qrels, run = example_path("qrels.txt"), example_path("runs/bm25.run")
-    assert main(["calibrate", str(qrels), str(run), "-k", "20", "--distractors", str(example_path("distractors.txt")), "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                str(qrels),
+                str(run),
+                "-k",
+                "20",
+                "--distractors",
+                str(example_path("distractors.txt")),
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     policy = json.loads(out.read_text())
     text = demo_report()
     block = text.split("  bm25:\n", 1)[1]
-    assert block.splitlines()[0].strip() == f"policy: k_max={policy['k_max']} tau={policy['tau']:g} (objective utility, higher is better)"
+    assert (
+        block.splitlines()[0].strip()
+        == f"policy: k_max={policy['k_max']} tau={policy['tau']:g} (objective utility, higher is better)"
+    )
 
 
 def test_demo_writes_the_html_report_of_a_real_comparison(tmp_path) -> None:
@@ -72,8 +94,13 @@ def test_demo_writes_the_html_report_of_a_real_comparison(tmp_path) -> None:
     assert page.startswith("<!DOCTYPE html>") and "http://" not in page.replace("http://www.w3.org", "")
     # the listed differences are exactly the significant comparisons of the same compare() call
     rep = compare(
-        example_path("qrels.txt"), [str(p) for p in example_runs_in_demo_order()], COMPARE_VIEW, baseline="bm25",
-        strata=str(example_path("categories.tsv")), utility={"distractors": str(example_path("distractors.txt"))}, num_rel_level=3,
+        example_path("qrels.txt"),
+        [str(p) for p in example_runs_in_demo_order()],
+        COMPARE_VIEW,
+        baseline="bm25",
+        strata=str(example_path("categories.tsv")),
+        utility={"distractors": str(example_path("distractors.txt"))},
+        num_rel_level=3,
     ).to_dict()
     # the num_rel strata count the docs the RAG measures call relevant on the example's 1-5 scale
     # (grade >= 3); at the default level 1 every judged doc would count and all 50 queries fall in > 5
@@ -81,7 +108,10 @@ def test_demo_writes_the_html_report_of_a_real_comparison(tmp_path) -> None:
     for line in example_path("qrels.txt").read_text(encoding="utf-8").splitlines():
         q, _, _, g = line.split()
         counts[q] = counts.get(q, 0) + (int(g) >= 3)
-    by_hand = {"num_rel:2-5": sum(2 <= c <= 5 for c in counts.values()), "num_rel:>5": sum(c > 5 for c in counts.values())}
+    by_hand = {
+        "num_rel:2-5": sum(2 <= c <= 5 for c in counts.values()),
+        "num_rel:>5": sum(c > 5 for c in counts.values()),
+    }
     assert {k: v["n_queries"] for k, v in rep["strata"].items() if v["source"] == "num_rel"} == by_hand
     assert len(by_hand) > 1 and rep["settings"]["strata"][1]["level"] == 3
     significant = [(c["run"], c["measure"]) for c in rep["comparisons"] if c["significant"]]

@@ -66,7 +66,7 @@ def test_measure_parameters_v9_byte_identical() -> None:
     assert out == expected("out.test.meas_params.v9")
 
 
-@pytest.mark.parametrize("extra, name", [((), "out.test.aqc.v9.all"), (("-M100",), "out.test.aqcM.v9.all")])
+@pytest.mark.parametrize(("extra", "name"), [((), "out.test.aqc.v9.all"), (("-M100",), "out.test.aqcM.v9.all")])
 def test_complete_and_max_docs_v9_summary(extra: tuple[str, ...], name: str) -> None:
     code, out, _ = cli("-m", "all_trec", "-q", "-c", *extra, "--trec-eval-version", "9", QRELS, TRUNC)
     assert code == 0
@@ -111,7 +111,7 @@ LONGS = {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
 
 
 def fmt(name: str, value: float) -> str:
-    return str(int(value)) if name in LONGS else "%6.4f" % value
+    return str(int(value)) if name in LONGS else f"{value:6.4f}"
 
 
 def write_case(tmp_path: Path, rng: random.Random, tag: str = "sys") -> tuple[dict, dict, str, str]:
@@ -226,7 +226,7 @@ def test_results_from_stdin() -> None:
 
 
 @pytest.mark.parametrize(
-    "args, message",
+    ("args", "message"),
     [
         (["-m", "nosuch"], "illegal measure 'nosuch'"),
         (["-m", "P."], "improper measure"),

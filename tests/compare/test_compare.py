@@ -10,7 +10,6 @@ import math
 import os
 import subprocess
 import sys
-import types
 
 import numpy as np
 import pytest
@@ -100,10 +99,12 @@ def test_pairing_drops_na_pairwise_and_counts_unpaired_queries():
     assert ra.diff == pytest.approx(new.mean() - base.mean())
     # the baseline's own aggregate is over all its queries, as evaluate reports it
     d = rep.to_dict()
-    assert d["runs"][0]["aggregate"]["RA-nWG@2"] == pytest.approx(evaluate(QRELS, BASE, ["RA-nWG@2"]).runs[0].mean("RA-nWG@2"))
+    assert d["runs"][0]["aggregate"]["RA-nWG@2"] == pytest.approx(
+        evaluate(QRELS, BASE, ["RA-nWG@2"]).runs[0].mean("RA-nWG@2")
+    )
 
 
-@pytest.mark.parametrize("test,oracle", [("t", "ttest"), ("wilcoxon", "wilcoxon")])
+@pytest.mark.parametrize(("test", "oracle"), [("t", "ttest"), ("wilcoxon", "wilcoxon")])
 def test_p_values_match_scipy_on_the_paired_values(test, oracle):
     rng = np.random.default_rng(4)
     qrels = {f"q{i:02d}": {f"d{j}": int(rng.integers(0, 3)) for j in range(12)} for i in range(40)}
@@ -145,17 +146,25 @@ def test_randomization_p_matches_exact_enumeration_on_the_example_pairs():
     _, new, base = _paired("nDCG@3")
     d = new - base
     obs = abs(d.sum())
-    flips = ((np.arange(2 ** d.size)[:, None] >> np.arange(d.size)) & 1) * -2 + 1
+    flips = ((np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1) * -2 + 1
     exact = float(np.mean(np.abs(flips @ d) >= obs - 1e-12))
     p = rep.comparison("run#2", "nDCG@3").p_value
     assert abs(p - exact) < 5 * math.sqrt(exact * (1 - exact) / 50_000) + 1e-4
 
 
 def test_cis_match_scipy_bootstrap_and_geometric_and_sum_summaries():
-    rep = compare(QRELS, [BASE, NEW], ["nDCG@3", "gm_map", "NumRelRet"], curves_k=0, stats={"resamples": 3000, "permutations": 100, "seed": 3})
+    rep = compare(
+        QRELS,
+        [BASE, NEW],
+        ["nDCG@3", "gm_map", "NumRelRet"],
+        curves_k=0,
+        stats={"resamples": 3000, "permutations": 100, "seed": 3},
+    )
     base_vals = evaluate(QRELS, BASE, ["nDCG@3"]).runs[0].values
     x = next(iter(base_vals.values()))
-    ref = stats.bootstrap((x,), np.mean, n_resamples=3000, method="percentile", rng=np.random.default_rng(3)).confidence_interval
+    ref = stats.bootstrap(
+        (x,), np.mean, n_resamples=3000, method="percentile", rng=np.random.default_rng(3)
+    ).confidence_interval
     lo, hi = rep.overall.runs[0].ci[rep.measures[0]]
     assert (lo, hi) == pytest.approx((ref.low, ref.high), rel=1e-9)
     # the difference CI is the percentile interval of mean(new*) - mean(base*) over the same resamples
@@ -184,10 +193,18 @@ def test_difference_ci_matches_scipy_paired_bootstrap(method):
     rng = np.random.default_rng(99)
     qrels = {f"q{i:02d}": {f"d{j}": int(rng.integers(0, 3)) for j in range(10)} for i in range(35)}
     runs = [{q: {f"d{j}": float(rng.random()) for j in range(10)} for q in qrels} for _ in range(2)]
-    rep = compare(qrels, runs, ["nDCG@5"], curves_k=0, stats={"ci": method, "resamples": 3000, "permutations": 100, "seed": 7})
+    rep = compare(
+        qrels, runs, ["nDCG@5"], curves_k=0, stats={"ci": method, "resamples": 3000, "permutations": 100, "seed": 7}
+    )
     a, b = (evaluate(qrels, r, ["nDCG@5"]).runs[0].values[rep.measures[0]] for r in runs)
-    ref = stats.bootstrap((b, a), lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis), paired=True, n_resamples=3000,
-                          method="BCa" if method == "bca" else "percentile", rng=np.random.default_rng(7)).confidence_interval
+    ref = stats.bootstrap(
+        (b, a),
+        lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis),
+        paired=True,
+        n_resamples=3000,
+        method="BCa" if method == "bca" else "percentile",
+        rng=np.random.default_rng(7),
+    ).confidence_interval
     assert rep.comparisons[0].ci == pytest.approx((ref.low, ref.high), rel=1e-9)
 
 
@@ -206,14 +223,27 @@ def test_one_and_two_queries_against_scipy_and_exact_enumeration():
     one = ({"q1": qrels["q1"]}, [{"q1": base["q1"]}, {"q1": new["q1"]}])
     # one query, d = 1 - 1/2: both sign flips reach |d|, p = 1 exactly; the t-test and the bootstrap
     # test need two queries (NA, not significant); scipy's Wilcoxon gives 1 for one difference
-    for test, expected in (("randomization", 1.0), ("t", None), ("wilcoxon", stats.wilcoxon([0.5]).pvalue), ("bootstrap", None)):
+    for test, expected in (
+        ("randomization", 1.0),
+        ("t", None),
+        ("wilcoxon", stats.wilcoxon([0.5]).pvalue),
+        ("bootstrap", None),
+    ):
         c = compare(*one, ["RR"], curves_k=0, stats={**FAST_STATS, "test": test}).comparisons[0]
         assert (c.n_queries, c.diff) == (1, 0.5)
-        assert (math.isnan(c.p_value) and math.isnan(c.p_adjusted)) if expected is None else c.p_value == pytest.approx(expected)
+        assert (
+            (math.isnan(c.p_value) and math.isnan(c.p_adjusted))
+            if expected is None
+            else c.p_value == pytest.approx(expected)
+        )
         assert not c.significant
     # two queries, d = (+1/2, -2/3): flips give |±1/2 ± 2/3| >= 1/6 always, p = 1; t and Wilcoxon as scipy
     a, b = np.array([1.0, 1 / 3]), np.array([0.5, 1.0])
-    for test, ref in (("randomization", 1.0), ("t", stats.ttest_rel(a, b).pvalue), ("wilcoxon", stats.wilcoxon(a, b).pvalue)):
+    for test, ref in (
+        ("randomization", 1.0),
+        ("t", stats.ttest_rel(a, b).pvalue),
+        ("wilcoxon", stats.wilcoxon(a, b).pvalue),
+    ):
         c = compare(qrels, [base, new], ["RR"], curves_k=0, stats={**FAST_STATS, "test": test}).comparisons[0]
         assert c.p_value == pytest.approx(ref, rel=1e-9) and (c.wins, c.ties, c.losses) == (1, 0, 1)
 
@@ -222,7 +252,9 @@ def test_wilcoxon_with_zeros_and_ties_matches_scipy_in_compare():
     # RR differences over 30 queries: many zeros (equal ranks) and tied magnitudes
     rng = np.random.default_rng(12)
     qrels = {f"q{i:02d}": {"a": 1} for i in range(30)}
-    runs = [{q: {"a": 1.0, **{f"x{j}": 2.0 + j for j in range(int(rng.integers(0, 3)))}} for q in qrels} for _ in range(2)]
+    runs = [
+        {q: {"a": 1.0, **{f"x{j}": 2.0 + j for j in range(int(rng.integers(0, 3)))}} for q in qrels} for _ in range(2)
+    ]
     rep = compare(qrels, runs, ["RR"], curves_k=0, stats={**FAST_STATS, "test": "wilcoxon"})
     a, b = (evaluate(qrels, r, ["RR"]).runs[0].values[rep.measures[0]] for r in runs)
     assert np.any(a == b) and len(set(np.abs(a - b)[a != b])) < np.count_nonzero(a != b)  # zeros and ties
@@ -271,8 +303,27 @@ def test_same_seed_same_bytes_and_another_seed_differs():
 def test_output_does_not_depend_on_the_number_of_threads(tmp_path):
     qrels = example_path("qrels.txt")
     runs = [str(example_path(f"runs/{n}")) for n in ("bm25.run", "rrf.run", "bm25-rerank.run")]
-    cmd = [sys.executable, "-m", "ctxeval", "compare", str(qrels), *runs, "-m", "nDCG@10", "-m", "RA-nWG@5", "--permutations", "3000", "--resamples", "3000",
-           "--strata", str(example_path("categories.tsv")), "--format", "json", "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ctxeval",
+        "compare",
+        str(qrels),
+        *runs,
+        "-m",
+        "nDCG@10",
+        "-m",
+        "RA-nWG@5",
+        "--permutations",
+        "3000",
+        "--resamples",
+        "3000",
+        "--strata",
+        str(example_path("categories.tsv")),
+        "--format",
+        "json",
+        "--quiet",
+    ]
     outs = []
     for threads in ("1", "2"):
         env = dict(os.environ, OPENBLAS_NUM_THREADS=threads, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
@@ -297,7 +348,11 @@ def test_many_queries_same_bytes_whatever_the_number_of_threads():
     outs = set()
     for threads in ("1", "2"):
         env = dict(os.environ, OPENBLAS_NUM_THREADS=threads, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
-        outs.add(subprocess.run([sys.executable, "-c", _SYNTHETIC_COMPARE], env=env, capture_output=True, text=True, check=True).stdout)
+        outs.add(
+            subprocess.run(
+                [sys.executable, "-c", _SYNTHETIC_COMPARE], env=env, capture_output=True, text=True, check=True
+            ).stdout
+        )
     assert len(outs) == 1, outs
 
 
@@ -309,11 +364,26 @@ def test_many_queries_same_bytes_whatever_the_number_of_threads():
 def test_strata_from_file_and_builtins(tmp_path):
     f = tmp_path / "strata.tsv"
     f.write_text("# category file\nq1\tlong tail\nq2 head\nq1 head\nq99 head\n\n", encoding="utf-8")
-    texts = {"q1": "a b", "q2": "one two three four five", "q3": "x y z w v u t s", "q4": " ".join("w" * 1 for _ in range(12))}
+    texts = {
+        "q1": "a b",
+        "q2": "one two three four five",
+        "q3": "x y z w v u t s",
+        "q4": " ".join("w" * 1 for _ in range(12)),
+    }
     rep = _rep(["nDCG@3"], strata=[str(f), "num_rel"], query_texts=texts, num_rel_level=3, min_stratum=2)
     st = rep.strata
-    assert list(st) == ["long tail", "head", "num_rel:0", "num_rel:1", "num_rel:2-5", "num_rel:>5",
-                        "query_length:1-3", "query_length:4-6", "query_length:7-10", "query_length:>10"]
+    assert list(st) == [
+        "long tail",
+        "head",
+        "num_rel:0",
+        "num_rel:1",
+        "num_rel:2-5",
+        "num_rel:>5",
+        "query_length:1-3",
+        "query_length:4-6",
+        "query_length:7-10",
+        "query_length:>10",
+    ]
     # grade >= 3: q6 none; q2, q5 one; q1, q3, q4 two; q7 seven
     assert [st[k].block.n_queries for k in ("num_rel:0", "num_rel:1", "num_rel:2-5", "num_rel:>5")] == [1, 2, 3, 1]
     assert st["head"].block.n_queries == 2 and not st["head"].small and st["long tail"].small
@@ -345,7 +415,7 @@ def test_num_rel_strata_come_with_every_stratified_report(tmp_path):
     for name, qs in expected_num_rel.items():
         assert rep.strata[name].source == "num_rel" and rep.strata[name].block.n_queries == len(qs)
     assert [s["kind"] for s in rep.settings["strata"]] == ["file", "num_rel"]
-    texts = {q: "a b c" for q in QRELS}
+    texts = dict.fromkeys(QRELS, "a b c")
     rep = _rep(["nDCG@3"], query_texts=texts)
     assert list(rep.strata) == [*expected_num_rel, "query_length:1-3"]
     # asked for by name: once, where asked
@@ -354,15 +424,33 @@ def test_num_rel_strata_come_with_every_stratified_report(tmp_path):
     assert _rep(["nDCG@3"]).strata is None and "strata" not in _rep(["nDCG@3"]).to_dict()
     # the command line too
     qrels, runs = str(example_path("qrels.txt")), [str(example_path(f"runs/{n}")) for n in ("bm25.run", "rrf.run")]
-    r = CliRunner().invoke(cli, ["compare", qrels, *runs, "-m", "RR", "--strata", str(example_path("categories.tsv")), "--permutations", "100",
-                                 "--resamples", "100", "--curve-k", "0", "--format", "json"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            qrels,
+            *runs,
+            "-m",
+            "RR",
+            "--strata",
+            str(example_path("categories.tsv")),
+            "--permutations",
+            "100",
+            "--resamples",
+            "100",
+            "--curve-k",
+            "0",
+            "--format",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     kinds = {st["source"] for st in json.loads(r.output)["strata"].values()}
     assert kinds == {"file", "num_rel"}
 
 
 @pytest.mark.parametrize(
-    "content,message",
+    ("content", "message"),
     [
         ("q1 head\nq2\n", r"strata\.txt:2: expected 'qid category'"),
         ("q1 head\nq2 tail\nq1 head\n", r"strata\.txt:3: query q1 is already in category 'head' \(line 1\)"),
@@ -396,8 +484,13 @@ def test_strata_and_query_text_errors(tmp_path):
 
 
 def test_example_queries_jsonl_gives_length_strata():
-    rep = compare(example_path("qrels.txt"), [str(example_path("runs/bm25.run")), str(example_path("runs/rrf.run"))], ["nDCG@10"],
-                  query_texts=str(example_path("queries.jsonl")), **FAST)
+    rep = compare(
+        example_path("qrels.txt"),
+        [str(example_path("runs/bm25.run")), str(example_path("runs/rrf.run"))],
+        ["nDCG@10"],
+        query_texts=str(example_path("queries.jsonl")),
+        **FAST,
+    )
     names = [k for k in rep.strata if k.startswith("query_length:")]
     assert names and sum(rep.strata[k].block.n_queries for k in names) == 50
 
@@ -421,13 +514,17 @@ def test_metric_at_k_by_hand():
 
 
 def test_report_curves_pr_and_proc():
-    rep = compare(QRELS, [BASE, NEW], ["nDCG@3", "RA-nWG@2"], curves_k="1:4", **{k: v for k, v in FAST.items() if k != "curves_k"})
+    rep = compare(
+        QRELS, [BASE, NEW], ["nDCG@3", "RA-nWG@2"], curves_k="1:4", **{k: v for k, v in FAST.items() if k != "curves_k"}
+    )
     d = rep.to_dict()
     assert d["curves"]["ks"] == [1, 2, 3, 4]
     series = {(s["run"], s["measure"]): s["values"] for s in d["curves"]["series"]}
     assert set(series) == {(r, m) for r in ("run", "run#2") for m in ("nDCG", "RA-nWG")}
     for k in (1, 4):
-        assert series[("run#2", "nDCG")][k - 1] == pytest.approx(evaluate(QRELS, NEW, [f"nDCG@{k}"]).runs[0].mean(f"nDCG@{k}"))
+        assert series[("run#2", "nDCG")][k - 1] == pytest.approx(
+            evaluate(QRELS, NEW, [f"nDCG@{k}"]).runs[0].mean(f"nDCG@{k}")
+        )
     # interpolated precision: q1 of NEW retrieves a (rel) at 1, b (rel) at 2: precision 1 at every level
     pr = {s["run"]: s["precision"] for s in d["pr_curves"]["series"]}
     assert d["pr_curves"]["recall"] == [i / 10 for i in range(11)] and len(pr["run"]) == 11
@@ -449,7 +546,9 @@ def test_metric_at_k_curves_even_when_no_measure_asked_for_has_a_cutoff():
     series = {(s["run"], s["measure"]): s["values"] for s in rep.curves["series"]}
     assert set(series) == {("run", "nDCG"), ("run#2", "nDCG")}
     for k in (1, 3):
-        assert series[("run", "nDCG")][k - 1] == pytest.approx(evaluate(QRELS, BASE, [f"nDCG@{k}"]).runs[0].mean(f"nDCG@{k}"))
+        assert series[("run", "nDCG")][k - 1] == pytest.approx(
+            evaluate(QRELS, BASE, [f"nDCG@{k}"]).runs[0].mean(f"nDCG@{k}")
+        )
     assert rep.settings["curve_measures"] == ["nDCG"]
     assert any("metric@K curves of nDCG" in n for n in rep.notes)
     assert _rep(["gm_map"]).curves is None  # curves_k=0: none asked for
@@ -463,11 +562,15 @@ def test_no_proc_without_rag_or_pool_and_pool_gives_proc():
 
 def test_curve_command_formats():
     qrels, run = str(example_path("qrels.txt")), str(example_path("runs/bm25.run"))
-    r = CliRunner().invoke(cli, ["curve", qrels, run, "-m", "nDCG@10", "-m", "P(rel=3)", "-k", "1:3", "--format", "json"])
+    r = CliRunner().invoke(
+        cli, ["curve", qrels, run, "-m", "nDCG@10", "-m", "P(rel=3)", "-k", "1:3", "--format", "json"]
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
     assert data["ks"] == [1, 2, 3] and [s["measure"] for s in data["series"]] == ["nDCG", "P(rel=3)"]
-    assert data["series"][1]["values"][0] == pytest.approx(evaluate(qrels, run, ["P(rel=3)@1"]).runs[0].mean("P(rel=3)@1"))
+    assert data["series"][1]["values"][0] == pytest.approx(
+        evaluate(qrels, run, ["P(rel=3)@1"]).runs[0].mean("P(rel=3)@1")
+    )
     r = CliRunner().invoke(cli, ["curve", qrels, run, "-m", "nDCG", "-k", "2,5", "--format", "csv"])
     rows = list(csv.reader(io.StringIO(r.output)))
     assert rows[0] == ["run", "measure", "k", "value"] and [row[2] for row in rows[1:]] == ["2", "5"]
@@ -480,7 +583,6 @@ def test_curve_command_formats():
 # --------------------------------------------------------------------------------------------------
 # renderings
 # --------------------------------------------------------------------------------------------------
-
 
 
 def _named_report():
@@ -498,7 +600,11 @@ def test_latex_structure_and_escaping():
     assert "\\begin{tabular}{lrr}" in tex
     assert "Run & nDCG@3 & \\%PROC@2 \\\\" in lines
     body = lines[lines.index("\\midrule") + 1 : lines.index("\\bottomrule")]
-    assert len(body) == 2 and body[0].startswith("base\\_1\\&co (baseline) & ") and body[1].startswith("new\\textbar{}50\\% & ")
+    assert (
+        len(body) == 2
+        and body[0].startswith("base\\_1\\&co (baseline) & ")
+        and body[1].startswith("new\\textbar{}50\\% & ")
+    )
     # best per column in bold: one bold cell per column (unless tied)
     for j, m in enumerate(rep.measures):
         vals = [s.aggregate[m] for s in rep.overall.runs]
@@ -538,7 +644,7 @@ def test_markdown_tables_keep_their_column_count_whatever_the_names():
     runs = [Run.from_dict(BASE, name="b|a_s%e&#$"), Run.from_dict(NEW, name="n{e}w\\~^`*[x]<y>|")]
     rep = compare(QRELS, runs, ["nDCG@3", "%PROC@2", "NumRelRet"], strata={"q1": "a|b", "q2": ["x|y|z", "a|b"]}, **FAST)
     tables, cur = [], []
-    for line in rep.to_markdown().splitlines() + [""]:
+    for line in [*rep.to_markdown().splitlines(), ""]:
         if line.startswith("|"):
             cur.append(line)
         elif cur:
@@ -681,18 +787,81 @@ def test_progress_display_goes_to_stderr(capsys):
 # the command and contract C
 # --------------------------------------------------------------------------------------------------
 
-CONTRACT_TOP = {"baseline", "measures", "runs", "comparisons", "strata", "curves", "pr_curves", "proc", "distraction", "settings"}
+CONTRACT_TOP = {
+    "baseline",
+    "measures",
+    "runs",
+    "comparisons",
+    "strata",
+    "curves",
+    "pr_curves",
+    "proc",
+    "distraction",
+    "settings",
+}
 CONTRACT_RUN = {"name", "path", "aggregate", "valid_queries", "queries", "ci", "per_query"}
-CONTRACT_CMP = {"run", "measure", "mean", "baseline_mean", "diff", "ci", "p_value", "p_adjusted", "significant", "wins", "ties", "losses", "n_queries", "n_dropped"}
-CONTRACT_SETTINGS = {"test", "alpha", "correction", "permutations", "resamples", "seed", "ci_method", "missing", "ties", "qrels", "grade_map", "pool"}
+CONTRACT_CMP = {
+    "run",
+    "measure",
+    "mean",
+    "baseline_mean",
+    "diff",
+    "ci",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "wins",
+    "ties",
+    "losses",
+    "n_queries",
+    "n_dropped",
+}
+CONTRACT_SETTINGS = {
+    "test",
+    "alpha",
+    "correction",
+    "permutations",
+    "resamples",
+    "seed",
+    "ci_method",
+    "missing",
+    "ties",
+    "qrels",
+    "grade_map",
+    "pool",
+}
 
 
 def test_cli_json_follows_contract_c(tmp_path):
     qrels = str(example_path("qrels.txt"))
     runs = [str(example_path(f"runs/{n}")) for n in ("bm25.run", "bm25-rerank.run")]
     out = tmp_path / "report.json"
-    r = CliRunner().invoke(cli, ["compare", qrels, *runs, "-m", "nDCG@10", "-m", "RA-nWG@5", "--pool", runs[0], "--strata", str(example_path("categories.tsv")),
-                                 "--permutations", "500", "--resamples", "500", "--curve-k", "1:5", "--format", "json", "-o", str(out)])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            qrels,
+            *runs,
+            "-m",
+            "nDCG@10",
+            "-m",
+            "RA-nWG@5",
+            "--pool",
+            runs[0],
+            "--strata",
+            str(example_path("categories.tsv")),
+            "--permutations",
+            "500",
+            "--resamples",
+            "500",
+            "--curve-k",
+            "1:5",
+            "--format",
+            "json",
+            "-o",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     d = json.loads(out.read_text(encoding="utf-8"))
     assert set(d) == CONTRACT_TOP
@@ -708,22 +877,45 @@ def test_cli_json_follows_contract_c(tmp_path):
         assert all(set(c) == CONTRACT_CMP for c in st["comparisons"])
     assert set(d["curves"]) == {"ks", "series"} and d["curves"]["ks"] == [1, 2, 3, 4, 5]
     assert all(set(s) == {"run", "measure", "values"} and len(s["values"]) == 5 for s in d["curves"]["series"])
-    assert set(d["pr_curves"]) == {"recall", "series"} and all(set(s) == {"run", "precision"} and len(s["precision"]) == 11 for s in d["pr_curves"]["series"])
+    assert set(d["pr_curves"]) == {"recall", "series"} and all(
+        set(s) == {"run", "precision"} and len(s["precision"]) == 11 for s in d["pr_curves"]["series"]
+    )
     assert set(d["proc"]) == {"k", "thresholds", "series"} and d["proc"]["k"] == 5
-    assert all(set(s) == {"run", "per_query", "verdicts"} and all(len(v) == 2 for v in s["per_query"].values()) for s in d["proc"]["series"])
+    assert all(
+        set(s) == {"run", "per_query", "verdicts"} and all(len(v) == 2 for v in s["per_query"].values())
+        for s in d["proc"]["series"]
+    )
     assert d["distraction"] is None
-    assert CONTRACT_SETTINGS <= set(d["settings"])
+    assert set(d["settings"]) >= CONTRACT_SETTINGS
     assert "each stratum is its own family" in d["settings"]["correction_family"]
     # the JSON is exactly Report.to_dict() of the same call
-    rep = compare(qrels, runs, ["nDCG@10", "RA-nWG@5"], strata=str(example_path("categories.tsv")), curves_k="1:5", rag={"pool": runs[0]}, stats={"permutations": 500, "resamples": 500})
+    rep = compare(
+        qrels,
+        runs,
+        ["nDCG@10", "RA-nWG@5"],
+        strata=str(example_path("categories.tsv")),
+        curves_k="1:5",
+        rag={"pool": runs[0]},
+        stats={"permutations": 500, "resamples": 500},
+    )
     assert json.loads(rep.to_json()) == d
 
 
-@pytest.mark.parametrize("fmt,needle", [("table", "against the baseline"), ("markdown", "## Comparison with the baseline"), ("latex", "\\toprule"), ("csv", "run,query,measure,value")])
+@pytest.mark.parametrize(
+    ("fmt", "needle"),
+    [
+        ("table", "against the baseline"),
+        ("markdown", "## Comparison with the baseline"),
+        ("latex", "\\toprule"),
+        ("csv", "run,query,measure,value"),
+    ],
+)
 def test_cli_formats(fmt, needle):
     qrels = str(example_path("qrels.txt"))
     runs = [str(example_path(f"runs/{n}")) for n in ("bm25.run", "tfidf.run")]
-    r = CliRunner().invoke(cli, ["compare", qrels, *runs, "-m", "nDCG@10", "--permutations", "200", "--resamples", "200", "--format", fmt])
+    r = CliRunner().invoke(
+        cli, ["compare", qrels, *runs, "-m", "nDCG@10", "--permutations", "200", "--resamples", "200", "--format", fmt]
+    )
     assert r.exit_code == 0, r.output
     assert needle in r.output
 
@@ -749,7 +941,21 @@ def test_progress_only_on_a_terminal_and_never_with_quiet(monkeypatch):
 
     monkeypatch.setattr(cm, "compare", spy)
     qrels, runs = str(example_path("qrels.txt")), [str(example_path(f"runs/{n}")) for n in ("bm25.run", "rrf.run")]
-    args = ["compare", qrels, *runs, "-m", "RR", "--permutations", "50", "--resamples", "50", "--curve-k", "0", "--format", "json"]
+    args = [
+        "compare",
+        qrels,
+        *runs,
+        "-m",
+        "RR",
+        "--permutations",
+        "50",
+        "--resamples",
+        "50",
+        "--curve-k",
+        "0",
+        "--format",
+        "json",
+    ]
     assert CliRunner().invoke(cli, args).exit_code == 0  # stdout captured: not a terminal
     monkeypatch.setattr(cc, "_stdout_is_terminal", lambda: True)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)

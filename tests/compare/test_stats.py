@@ -100,7 +100,7 @@ def _wilcoxon_cases():
     return cases
 
 
-@pytest.mark.parametrize("method,d", _wilcoxon_cases())
+@pytest.mark.parametrize(("method", "d"), _wilcoxon_cases())
 def test_wilcoxon_matches_scipy_defaults(method, d):
     if not np.any(d != 0):
         pytest.skip("all zero")
@@ -174,11 +174,19 @@ def test_randomization_columns_are_independent_of_their_neighbours_and_chunking(
 # --------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n,method", [(12, "percentile"), (40, "percentile"), (40, "bca"), (3000, "percentile"), (300, "bca")])
+@pytest.mark.parametrize(
+    ("n", "method"), [(12, "percentile"), (40, "percentile"), (40, "bca"), (3000, "percentile"), (300, "bca")]
+)
 def test_bootstrap_ci_matches_scipy_bootstrap(n, method):
     rng = np.random.default_rng(n)
     x = rng.exponential(0.3, n)
-    ref = stats.bootstrap((x,), np.mean, n_resamples=4000, method="BCa" if method == "bca" else "percentile", rng=np.random.default_rng(42))
+    ref = stats.bootstrap(
+        (x,),
+        np.mean,
+        n_resamples=4000,
+        method="BCa" if method == "bca" else "percentile",
+        rng=np.random.default_rng(42),
+    )
     lo, hi = S.bootstrap_ci(x, resamples=4000, seed=42, method=method)
     assert lo == pytest.approx(ref.confidence_interval.low, rel=1e-9)
     assert hi == pytest.approx(ref.confidence_interval.high, rel=1e-9)
@@ -330,7 +338,11 @@ def test_resampling_is_bit_identical_whatever_the_number_of_threads():
     outs = set()
     for threads in ("1", "2", "4"):
         env = dict(os.environ, OPENBLAS_NUM_THREADS=threads, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
-        outs.add(subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True, text=True, check=True).stdout)
+        outs.add(
+            subprocess.run(
+                [sys.executable, "-c", _THREADS_SCRIPT], env=env, capture_output=True, text=True, check=True
+            ).stdout
+        )
     assert len(outs) == 1, outs
 
 

@@ -13,8 +13,6 @@ import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from oracle import oracle
-from strategies import cases, pair_frames
 
 from ctxeval import Qrels, Run
 from ctxeval._core import segments
@@ -22,6 +20,8 @@ from ctxeval._core.columns import duplicate_groups, scan
 from ctxeval._io.frames import columns_from_frame
 from ctxeval._io.ids import SeriesIds
 from ctxeval._session import prepare
+from oracle import oracle
+from strategies import cases, pair_frames
 
 FIELDS = ("r_off", "j_idx", "j_grade", "q_off", "q_grade", "has_run")
 
@@ -62,10 +62,16 @@ def test_join_matches_oracle_in_small_blocks(case: tuple[pl.DataFrame, pl.DataFr
 
 def test_kept_rows_are_in_rank_order() -> None:
     run = pl.DataFrame(
-        {"query_id": ["2", "2", "2", "10", "10", "x"], "doc_id": ["a", "c", "b", "a", "b", "a"], "score": [3.0, 1.0, 1.0, 1.0, 2.0, 1.0]}
+        {
+            "query_id": ["2", "2", "2", "10", "10", "x"],
+            "doc_id": ["a", "c", "b", "a", "b", "a"],
+            "score": [3.0, 1.0, 1.0, 1.0, 2.0, 1.0],
+        }
     )
     qrels = pl.DataFrame({"query_id": ["10", "2"], "doc_id": ["a", "b"], "relevance": [1, 2]})
-    data = prepare(Qrels.from_frame(qrels), Run.from_frame(run, name="r"), keep_rows=True, policies={"missing": "ignore"})
+    data = prepare(
+        Qrels.from_frame(qrels), Run.from_frame(run, name="r"), keep_rows=True, policies={"missing": "ignore"}
+    )
     assert data.qids == ["10", "2"]  # byte-wise: "10" < "2"
     assert data.rows is not None
     ranked = list(zip(data.rows.doc.to_list(), data.rows.score.tolist()))
@@ -107,7 +113,9 @@ def test_duplicate_check_on_candidates_compares_strings(monkeypatch: pytest.Monk
 def test_layout_segments() -> None:
     df = pl.DataFrame({"query_id": ["b", "b", "a", "c", "c", "c"], "doc_id": list("xyzxyz"), "score": [0.0] * 6})
     lay = columns_from_frame(df, "score").layout
-    assert lay.heads.tolist() == ["b", "a", "c"] and lay.lengths.tolist() == [2, 1, 3] and lay.starts.tolist() == [0, 2, 3]
+    assert (
+        lay.heads.tolist() == ["b", "a", "c"] and lay.lengths.tolist() == [2, 1, 3] and lay.starts.tolist() == [0, 2, 3]
+    )
     assert not lay.heads_sorted
     assert lay.row_segments().tolist() == [0, 0, 1, 2, 2, 2]
 

@@ -24,13 +24,26 @@ from ctxeval._io import trec as _trec
 from ctxeval._io.frames import frame_of
 from ctxeval._io.read import read_file
 from ctxeval._session import prepare
-
 from oracle import oracle
 
 SHORT_IDS = ["1", "2", "10", "q1", "Q", "d9", "d10", "abcdefgh"]
 LONG_IDS = ["clueweb09-en0000-00-00000", "MARCO_00_12345", "abcdefghi"]  # over 8 bytes
-SCORES = ["1", "0.5", "-0.5", "13.046232", "1e-05", "2.5E3", "+1.25", "-0.0", "007.50", "1.", ".5",
-          "123456789012345", "1234567890123456789", "0.1000000000000000055511151231257827"]
+SCORES = [
+    "1",
+    "0.5",
+    "-0.5",
+    "13.046232",
+    "1e-05",
+    "2.5E3",
+    "+1.25",
+    "-0.0",
+    "007.50",
+    "1.",
+    ".5",
+    "123456789012345",
+    "1234567890123456789",
+    "0.1000000000000000055511151231257827",
+]
 GRADES = ["0", "1", "2", "3", "-1", "+2", "007", "-12"]
 LAYOUTS = ["space", "tab", "crlf", "no-final-newline"]
 
@@ -51,7 +64,9 @@ def run_files(draw: st.DrawFn) -> tuple[bytes, list[list[str]]]:
     for q in queries:
         docs = draw(st.lists(st.sampled_from(ids), min_size=1, max_size=6, unique=True))
         for rank, d in enumerate(docs, start=1):
-            rows.append([q, "Q0", d, str(rank), draw(st.sampled_from(SCORES)), tag if draw(st.integers(0, 9)) else "other"])
+            rows.append(
+                [q, "Q0", d, str(rank), draw(st.sampled_from(SCORES)), tag if draw(st.integers(0, 9)) else "other"]
+            )
     if draw(st.booleans()):
         rows.reverse()  # queries not contiguous in general
     return _text(rows, draw(st.sampled_from(LAYOUTS))), rows
@@ -82,7 +97,9 @@ def _frame(light: _light.Light, kind: str) -> pl.DataFrame:
 
 
 @given(run_files())
-def test_light_run_reader_equals_standard_reader(tmp_path_factory: pytest.TempPathFactory, case: tuple[bytes, list[list[str]]]) -> None:
+def test_light_run_reader_equals_standard_reader(
+    tmp_path_factory: pytest.TempPathFactory, case: tuple[bytes, list[list[str]]]
+) -> None:
     data, rows = case
     path = tmp_path_factory.mktemp("light") / "run.txt"
     path.write_bytes(data)
@@ -196,12 +213,19 @@ def test_light_prepare_matches_oracle(tmp_path_factory: pytest.TempPathFactory, 
     got = prepare(q, r, policies={"missing": missing, "ties": ties})
     assert got.rows is None
     expected = oracle(run, qrels, missing, ties)
-    observed = {name: np.asarray(getattr(got, name)).tolist() for name in ("r_off", "j_idx", "j_grade", "q_off", "q_grade", "has_run")}
+    observed = {
+        name: np.asarray(getattr(got, name)).tolist()
+        for name in ("r_off", "j_idx", "j_grade", "q_off", "q_grade", "has_run")
+    }
     observed["qids"] = got.qids
     assert observed == expected
     # and the polars columns of the same data agree
-    std = prepare(Qrels.from_frame(q.frame), Run.from_frame(r.frame, name="r"), policies={"missing": missing, "ties": ties})
-    assert std.qids == got.qids and std.j_idx.tolist() == got.j_idx.tolist() and std.r_off.tolist() == got.r_off.tolist()
+    std = prepare(
+        Qrels.from_frame(q.frame), Run.from_frame(r.frame, name="r"), policies={"missing": missing, "ties": ties}
+    )
+    assert (
+        std.qids == got.qids and std.j_idx.tolist() == got.j_idx.tolist() and std.r_off.tolist() == got.r_off.tolist()
+    )
 
 
 def test_cli_on_small_files_does_not_import_polars(tmp_path: Path) -> None:
@@ -228,7 +252,9 @@ def test_chunked_polars_reader_equals_one_scan(tmp_path: Path, monkeypatch: pyte
     path.write_text("\n".join(lines))
     monkeypatch.setattr(_trec, "_READ_CHUNK", chunk)
     parsed = _trec._polars_chunks(path, "run", b" ")
-    whole = pl.read_csv(path, separator=" ", has_header=False, schema=_trec._trec_schema("run")).select(["query_id", "doc_id", "score"])
+    whole = pl.read_csv(path, separator=" ", has_header=False, schema=_trec._trec_schema("run")).select(
+        ["query_id", "doc_id", "score"]
+    )
     assert parsed is not None and frame_of(parsed.columns, "score").equals(whole) and parsed.tag == "tag"
 
 
@@ -260,7 +286,9 @@ def test_compact_chunked_read_keeps_every_value(
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(_trec, "_READ_CHUNK", chunk)
     monkeypatch.setattr(_light, "LIGHT_MAX_BYTES", 0)  # the polars tiers read every file
-    whole = pl.read_csv(path, separator=" ", has_header=False, schema=_trec._trec_schema("run")).select(["query_id", "doc_id", "score", "tag"])
+    whole = pl.read_csv(path, separator=" ", has_header=False, schema=_trec._trec_schema("run")).select(
+        ["query_id", "doc_id", "score", "tag"]
+    )
     expect_tag = "sys" if tags == ["sys"] else None
     parsed = _trec._polars_chunks(path, "run", b" ")
     assert parsed is not None and parsed.tag == expect_tag

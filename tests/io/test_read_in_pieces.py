@@ -11,12 +11,12 @@ import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from oracle import oracle
-from strategies import cases
 
 from ctxeval import DuplicateError, Qrels, Run
 from ctxeval._io import light, trec
 from ctxeval._session import prepare
+from oracle import oracle
+from strategies import cases
 
 
 @given(cases(), st.sampled_from([1, 24, 1 << 20]))
@@ -27,14 +27,20 @@ def test_files_read_in_pieces_match_the_oracle(case: tuple[pl.DataFrame, pl.Data
     try:
         with tempfile.TemporaryDirectory() as tmp:
             rp, qp = Path(tmp) / "run.txt", Path(tmp) / "qrels.txt"
-            rp.write_text("".join(f"{q} Q0 {d} {i + 1} {s!r} tag\n" for i, (q, d, s) in enumerate(run.iter_rows())), encoding="utf-8")
+            rp.write_text(
+                "".join(f"{q} Q0 {d} {i + 1} {s!r} tag\n" for i, (q, d, s) in enumerate(run.iter_rows())),
+                encoding="utf-8",
+            )
             qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels.iter_rows()), encoding="utf-8")
             r, qr = Run.from_file(rp), Qrels.from_file(qp)
             assert r.name == "tag" and r.frame.equals(run) and qr.frame.equals(qrels)
             data = prepare(qr, r, policies={"missing": missing, "ties": "trec"})
     finally:
         trec._READ_CHUNK, light.LIGHT_MAX_BYTES = old
-    got = {name: np.asarray(getattr(data, name)).tolist() for name in ("r_off", "j_idx", "j_grade", "q_off", "q_grade", "has_run")}
+    got = {
+        name: np.asarray(getattr(data, name)).tolist()
+        for name in ("r_off", "j_idx", "j_grade", "q_off", "q_grade", "has_run")
+    }
     got["qids"] = data.qids
     assert got == oracle(run, qrels, missing, "trec")
 

@@ -56,7 +56,15 @@ def test_trec_gzip_and_qrels(tmp_path: Path) -> None:
 def test_header_formats(tmp_path: Path) -> None:
     csv = write(tmp_path, "r.csv", "qid,docid,score\nq1,d1,3\nq1,d2,2\nq2,d3,1.5\n")
     tsv = write(tmp_path, "q.tsv", "query_id\tdoc_id\trelevance\nq1\td1\t1\nq1\td2\t0\nq2\td3\t2\n")
-    jl = write(tmp_path, "r.jsonl", "".join(json.dumps({"query_id": q, "doc_id": d, "score": s}) + "\n" for q, ds in EXPECTED_RUN.items() for d, s in ds.items()))
+    jl = write(
+        tmp_path,
+        "r.jsonl",
+        "".join(
+            json.dumps({"query_id": q, "doc_id": d, "score": s}) + "\n"
+            for q, ds in EXPECTED_RUN.items()
+            for d, s in ds.items()
+        ),
+    )
     assert Run.from_file(csv).to_dict() == EXPECTED_RUN
     assert Run.from_file(csv).name == "r"
     assert Qrels.from_file(tsv).to_dict() == EXPECTED_QRELS
@@ -86,24 +94,84 @@ def test_trec_writer_is_deterministic_and_ranked(tmp_path: Path) -> None:
 
 # A table of malformed inputs: (kind, file name, content, error class, exact message after the path)
 MALFORMED = [
-    ("run", "r.txt", "q1 Q0 d1 1 3.0 s\nq1 Q0 d2 2\n", FormatError, ":2: expected 6 fields (qid Q0 docid rank score tag), found 4 (line: 'q1 Q0 d2 2')"),
+    (
+        "run",
+        "r.txt",
+        "q1 Q0 d1 1 3.0 s\nq1 Q0 d2 2\n",
+        FormatError,
+        ":2: expected 6 fields (qid Q0 docid rank score tag), found 4 (line: 'q1 Q0 d2 2')",
+    ),
     ("run", "r.txt", "q1 Q0 d1 1 abc s\n", FormatError, ":1: score 'abc' is not a number (line: 'q1 Q0 d1 1 abc s')"),
-    ("run", "r.txt", "q1 Q0 d1 1 3.0 s\nq1 Q0 d2 2 nan s\n", FormatError, ":2: score 'nan' is not finite (line: 'q1 Q0 d2 2 nan s')"),
+    (
+        "run",
+        "r.txt",
+        "q1 Q0 d1 1 3.0 s\nq1 Q0 d2 2 nan s\n",
+        FormatError,
+        ":2: score 'nan' is not finite (line: 'q1 Q0 d2 2 nan s')",
+    ),
     ("run", "r.txt", "q1 Q0 d1 1 inf s\n", FormatError, ":1: score 'inf' is not finite (line: 'q1 Q0 d1 1 inf s')"),
     ("run", "r.txt", "", EmptyInputError, ": the file is empty"),
-    ("run", "r.txt", "# only a comment\n", EmptyInputError, ": no run lines found (the file is empty or only comments)"),
-    ("qrels", "q.txt", "q1 0 d1 1\nq1 0 d2 x\n", FormatError, ":2: relevance 'x' is not an integer (line: 'q1 0 d2 x')"),
+    (
+        "run",
+        "r.txt",
+        "# only a comment\n",
+        EmptyInputError,
+        ": no run lines found (the file is empty or only comments)",
+    ),
+    (
+        "qrels",
+        "q.txt",
+        "q1 0 d1 1\nq1 0 d2 x\n",
+        FormatError,
+        ":2: relevance 'x' is not an integer (line: 'q1 0 d2 x')",
+    ),
     ("qrels", "q.txt", "q1 0 d1 1.5\n", FormatError, ":1: relevance '1.5' is not an integer (line: 'q1 0 d1 1.5')"),
-    ("qrels", "q.txt", "q1 0 d1\n", FormatError, ":1: expected 4 fields (qid iter docid grade), found 3 (line: 'q1 0 d1')"),
-    ("run", "r.csv", "qid,docid\nq1,d1\n", FormatError, ":1: no score column: expected one of score, sim, similarity; found qid, docid"),
-    ("run", "r.csv", "qid,docid,score\nq1,d1,2\nq1,d2\n", FormatError, ":3: expected 3 fields as in the header (line 1), found 2 (line: 'q1,d2')"),
-    ("run", "r.jsonl", '{"qid": "q1", "docid": "d1", "score": 1}\n{"qid": "q1", "docid": "d2", "score": "x"}\n', FormatError, ':2: score \'x\' is not a number (line: \'{"qid": "q1", "docid": "d2", "score": "x"}\')'),
-    ("run", "r.jsonl", '{"qid": "q1", "docid": "d1", "score": 1}\n{"qid": "q1",\n', FormatError, ":2: invalid JSON (Expecting property name enclosed in double quotes at column 14) (line: '{\"qid\": \"q1\",')"),
-    ("qrels", "q.jsonl", '{"qid": "q1", "docid": "", "rel": 1}\n', FormatError, ':1: docid is missing or empty (line: \'{"qid": "q1", "docid": "", "rel": 1}\')'),
+    (
+        "qrels",
+        "q.txt",
+        "q1 0 d1\n",
+        FormatError,
+        ":1: expected 4 fields (qid iter docid grade), found 3 (line: 'q1 0 d1')",
+    ),
+    (
+        "run",
+        "r.csv",
+        "qid,docid\nq1,d1\n",
+        FormatError,
+        ":1: no score column: expected one of score, sim, similarity; found qid, docid",
+    ),
+    (
+        "run",
+        "r.csv",
+        "qid,docid,score\nq1,d1,2\nq1,d2\n",
+        FormatError,
+        ":3: expected 3 fields as in the header (line 1), found 2 (line: 'q1,d2')",
+    ),
+    (
+        "run",
+        "r.jsonl",
+        '{"qid": "q1", "docid": "d1", "score": 1}\n{"qid": "q1", "docid": "d2", "score": "x"}\n',
+        FormatError,
+        ':2: score \'x\' is not a number (line: \'{"qid": "q1", "docid": "d2", "score": "x"}\')',
+    ),
+    (
+        "run",
+        "r.jsonl",
+        '{"qid": "q1", "docid": "d1", "score": 1}\n{"qid": "q1",\n',
+        FormatError,
+        ':2: invalid JSON (Expecting property name enclosed in double quotes at column 14) (line: \'{"qid": "q1",\')',
+    ),
+    (
+        "qrels",
+        "q.jsonl",
+        '{"qid": "q1", "docid": "", "rel": 1}\n',
+        FormatError,
+        ':1: docid is missing or empty (line: \'{"qid": "q1", "docid": "", "rel": 1}\')',
+    ),
 ]
 
 
-@pytest.mark.parametrize("kind,name,content,error,message", MALFORMED)
+@pytest.mark.parametrize(("kind", "name", "content", "error", "message"), MALFORMED)
 def test_malformed_inputs(tmp_path: Path, kind: str, name: str, content: str, error: type, message: str) -> None:
     path = write(tmp_path, name, content)
     loader = Run.from_file if kind == "run" else Qrels.from_file
@@ -174,9 +242,9 @@ def test_qrels_read_alongside_the_runs_reports_like_sequential_reading(tmp_path,
     assert evaluate(str(qrels), str(run), ["AP", "nDCG@10"]).to_dict(per_query=True) == sequential
     bad_run = tmp_path / "bad.run"
     bad_run.write_text("q1 Q0 d1 1 notanumber s\n")
-    with pytest.raises(FormatError, match="bad.run"):
+    with pytest.raises(FormatError, match=r"bad\.run"):
         evaluate(str(qrels), str(bad_run), ["AP"])
     bad_qrels = tmp_path / "bad.qrels"
     bad_qrels.write_text("q1 0 d1 x\n")
-    with pytest.raises(FormatError, match="bad.qrels"):
+    with pytest.raises(FormatError, match=r"bad\.qrels"):
         evaluate(str(bad_qrels), str(bad_run), ["AP"])

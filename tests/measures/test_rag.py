@@ -65,7 +65,13 @@ def test_hand_worked_proc() -> None:
     g_ideal = 1 + 2 * w4 + w3
     g_pool = 1 + w4 + 2 * w3
     g_obs = w4 + 3 * w3
-    v = _one(HAND_QRELS, HAND_RUN, ["RA-nWG@4", "PROC@4", "%PROC@4", "PROC(of=N-Recall4+)@4", "PROC(of=N-Recall5)@4", "%PROC(of=N-Recall5)@4"], pool=pool, pool_depth=5)
+    v = _one(
+        HAND_QRELS,
+        HAND_RUN,
+        ["RA-nWG@4", "PROC@4", "%PROC@4", "PROC(of=N-Recall4+)@4", "PROC(of=N-Recall5)@4", "%PROC(of=N-Recall5)@4"],
+        pool=pool,
+        pool_depth=5,
+    )
     assert v["PROC@4"] == pytest.approx(g_pool / g_ideal)
     assert v["%PROC@4"] == pytest.approx(g_obs / g_pool) == pytest.approx(v["RA-nWG@4"] / v["PROC@4"])
     # of=N-Recall4+: the pool (depth 5) holds g5 and g4a: min(4, 2) / min(4, 3) = 2/3; of=N-Recall5: 1/1
@@ -101,7 +107,9 @@ def test_names_are_canonical() -> None:
 BASE = {5: 1.0, 4: 0.5, 3: 0.1, 2: 0.0, 1: 0.0}
 
 
-def ref_weights(grades: list[int], alpha: float = 1.0, cap4: float = 1.0, cap3: float = 0.25, fb4: float = 1.0, fb3: float = 0.2) -> dict[int, float]:
+def ref_weights(
+    grades: list[int], alpha: float = 1.0, cap4: float = 1.0, cap3: float = 0.25, fb4: float = 1.0, fb3: float = 0.2
+) -> dict[int, float]:
     n = Counter(grades)
     big_n = len(grades)
     if n[5] == 0:
@@ -144,7 +152,7 @@ def rag_case(draw: st.DrawFn) -> tuple[dict, dict, dict, int]:
         docs = [f"d{i}" for i in range(draw(st.integers(1, 10)))]
         judged = draw(st.lists(st.sampled_from(docs), unique=True, min_size=1))
         qrels[q] = {d: draw(st.integers(1, 5)) for d in judged}
-        pool_docs = draw(st.lists(st.sampled_from(docs + ["u1", "u2"]), unique=True, min_size=1))
+        pool_docs = draw(st.lists(st.sampled_from([*docs, "u1", "u2"]), unique=True, min_size=1))
         pool[q] = {d: float(len(pool_docs) - i) for i, d in enumerate(pool_docs)}
         chosen = draw(st.permutations(pool_docs))[: draw(st.integers(0, len(pool_docs)))]
         if chosen:
@@ -155,7 +163,15 @@ def rag_case(draw: st.DrawFn) -> tuple[dict, dict, dict, int]:
     return qrels, pool, final, draw(st.integers(1, 12))
 
 
-PARAMS = st.sampled_from([{}, {"alpha": 0.0}, {"alpha": 0.5, "cap3": 0.33}, {"alpha": 2.0, "cap4": 0.8}, {"fallback4": 0.7, "fallback3": 0.1}])
+PARAMS = st.sampled_from(
+    [
+        {},
+        {"alpha": 0.0},
+        {"alpha": 0.5, "cap3": 0.33},
+        {"alpha": 2.0, "cap4": 0.8},
+        {"fallback4": 0.7, "fallback3": 0.1},
+    ]
+)
 _KW = {"alpha": "alpha", "cap4": "cap4", "cap3": "cap3", "fallback4": "fb4", "fallback3": "fb3"}
 
 
@@ -199,7 +215,9 @@ def test_invariant_to_order_inside_top_k(case: tuple, rnd: random.Random) -> Non
         rnd.shuffle(head)
         order = head + tail
         shuffled[q] = {d: float(len(order) - i) for i, d in enumerate(order)}
-    names = [f"{f}@{k}" for f in ("RA-nWG", "PROC", "%PROC", "N-Recall4+", "N-Recall5", "Precision4+", "Harm", "GoldHit")]
+    names = [
+        f"{f}@{k}" for f in ("RA-nWG", "PROC", "%PROC", "N-Recall4+", "N-Recall5", "Precision4+", "Harm", "GoldHit")
+    ]
     a = evaluate(qrels, final, names, rag={"pool": pool}).runs[0]
     b = evaluate(qrels, shuffled, names, rag={"pool": pool}).runs[0]
     for n in names:
@@ -316,7 +334,9 @@ def test_outside_pool_is_an_error_unless_allowed() -> None:
     qrels = {"q1": {"a": 5, "b": 4, "z": 5}, "q2": {"c": 3}}
     pool = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 1.0}}
     final = {"q1": {"z": 3.0, "a": 2.0, "n": 1.0}, "q2": {"c": 1.0}}
-    with pytest.raises(PoolError, match=r"run 'run': 2 docs in 1 query not in the retrieval pool 'run'.*query 'q1' doc '(z|n)'"):
+    with pytest.raises(
+        PoolError, match=r"run 'run': 2 docs in 1 query not in the retrieval pool 'run'.*query 'q1' doc '(z|n)'"
+    ):
         evaluate(qrels, final, ["PROC@2"], rag={"pool": pool})
     res = evaluate(qrels, final, ["RA-nWG@2", "PROC@2", "%PROC@2"], rag={"pool": pool, "allow_outside_pool": True})
     d = res.to_dict()
@@ -415,7 +435,12 @@ def test_diagnose_classifies() -> None:
     # q2: the pool holds a and b: PROC = 1; top 2 = x, c: 0.1 -> %PROC = 0.1 / 1.5
     d = diagnose(DIAG_QRELS, DIAG_FINAL, DIAG_POOL, k=2)
     assert d.counts == {"retrieval": 1, "selection": 1, "healthy": 1, "undefined": 1}
-    assert [(q.query_id, q.verdict) for q in d.queries] == [("q1", "retrieval"), ("q2", "selection"), ("q3", "healthy"), ("q4", "undefined")]
+    assert [(q.query_id, q.verdict) for q in d.queries] == [
+        ("q1", "retrieval"),
+        ("q2", "selection"),
+        ("q3", "healthy"),
+        ("q4", "undefined"),
+    ]
     assert d["q1"].proc == pytest.approx(0.4) and d["q2"].pct_proc == pytest.approx(0.1 / 1.5)
     assert [q.query_id for q in d.worst()] == ["q2", "q1"]
     assert d["q1"].missed[0].where == "not in pool"
@@ -447,7 +472,9 @@ def test_diagnose_own_pool_and_errors() -> None:
 
 def _write_trec(tmp_path: Path) -> tuple[Path, Path, Path]:
     qrels = tmp_path / "qrels.txt"
-    qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in DIAG_QRELS.items() for d, g in docs.items()), encoding="utf-8")
+    qrels.write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in DIAG_QRELS.items() for d, g in docs.items()), encoding="utf-8"
+    )
 
     def run_file(name: str, run: dict) -> Path:
         p = tmp_path / name
@@ -463,7 +490,25 @@ def _write_trec(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 def test_cli_evaluate_json_contract(tmp_path: Path) -> None:
     qrels, final, pool = _write_trec(tmp_path)
-    args = ["evaluate", str(qrels), str(final), "--pool", str(pool), "--pool-depth", "50", "-m", "RA-nWG@2", "-m", "PROC@2", "-m", "%PROC@2", "-m", "N-Recall5@2", "--format", "json"]
+    args = [
+        "evaluate",
+        str(qrels),
+        str(final),
+        "--pool",
+        str(pool),
+        "--pool-depth",
+        "50",
+        "-m",
+        "RA-nWG@2",
+        "-m",
+        "PROC@2",
+        "-m",
+        "%PROC@2",
+        "-m",
+        "N-Recall5@2",
+        "--format",
+        "json",
+    ]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
@@ -481,14 +526,20 @@ def test_cli_evaluate_json_contract(tmp_path: Path) -> None:
 
 def test_cli_diagnose(tmp_path: Path) -> None:
     qrels, final, pool = _write_trec(tmp_path)
-    res = CliRunner().invoke(cli, ["diagnose", str(qrels), str(final), "--pool", str(pool), "-k", "2", "--format", "json"])
+    res = CliRunner().invoke(
+        cli, ["diagnose", str(qrels), str(final), "--pool", str(pool), "-k", "2", "--format", "json"]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["counts"] == {"retrieval": 1, "selection": 1, "healthy": 1, "undefined": 1}
     assert out["k"] == 2 and out["thresholds"] == {"PROC": 0.8, "%PROC": 0.8}
     table = CliRunner().invoke(cli, ["diagnose", str(qrels), str(final), "--pool", str(pool), "-k", "2"])
     assert table.exit_code == 0, table.output
-    assert "worst queries" in table.output and "a (not in pool)" in table.output and "advice: fix the retriever first" in table.output
+    assert (
+        "worst queries" in table.output
+        and "a (not in pool)" in table.output
+        and "advice: fix the retriever first" in table.output
+    )
     target = tmp_path / "diag.json"
     CliRunner().invoke(cli, ["diagnose", str(qrels), str(final), "-k", "2", "--format", "json", "-o", str(target)])
     assert json.loads(target.read_text(encoding="utf-8"))["settings"]["pool"] is None

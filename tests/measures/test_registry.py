@@ -12,8 +12,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from ctxeval import MeasureError, Qrels, Run, families, parse_measure, parse_measures
-from ctxeval._session import prepare
 from ctxeval._measures import Measure
+from ctxeval._session import prepare
 
 # --- names ------------------------------------------------------------------------------------------
 
@@ -53,7 +53,7 @@ CANONICAL = [
 ]
 
 
-@pytest.mark.parametrize("text,canonical", CANONICAL)
+@pytest.mark.parametrize(("text", "canonical"), CANONICAL)
 def test_names_resolve_to_canonical(text: str, canonical: str | None) -> None:
     if canonical is None:
         with pytest.raises(MeasureError):
@@ -89,7 +89,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("text,message", BAD)
+@pytest.mark.parametrize(("text", "message"), BAD)
 def test_bad_names(text: str, message: str) -> None:
     with pytest.raises(MeasureError) as info:
         parse_measure(text)
@@ -118,7 +118,13 @@ def instances() -> list[Measure]:
         else:
             cuts = [1, 3, 10] + ([None] if fam.cutoff == "optional" else [])
         for c in cuts:
-            out.append(Measure(fam.name, (), c) if c is None else parse_measure(fam.name) @ c if fam.cutoff == "optional" else parse_measure(f"{fam.name}@{c}"))
+            out.append(
+                Measure(fam.name, (), c)
+                if c is None
+                else parse_measure(fam.name) @ c
+                if fam.cutoff == "optional"
+                else parse_measure(f"{fam.name}@{c}")
+            )
     return out
 
 
@@ -136,7 +142,7 @@ def qrels_and_run(draw: st.DrawFn) -> tuple[dict, dict]:
         docs = [f"d{i}" for i in range(draw(st.integers(1, 8)))]
         judged = draw(st.lists(st.sampled_from(docs), unique=True, min_size=1))
         qrels[f"q{qi}"] = {d: draw(grades) for d in judged}
-        retrieved = draw(st.lists(st.sampled_from(docs + ["u1", "u2"]), unique=True))
+        retrieved = draw(st.lists(st.sampled_from([*docs, "u1", "u2"]), unique=True))
         if retrieved and draw(st.booleans()):
             run[f"q{qi}"] = {d: float(draw(st.sampled_from([0.1, 0.5, 0.5, 1.0, 2.0, -1.0]))) for d in retrieved}
     if not run:
@@ -197,7 +203,12 @@ def test_hand_calculation_small_ranking() -> None:
     # ranking: d1 (grade 2), u (unjudged), d2 (0), d3 (1); d4 (grade 3) not retrieved
     qrels = {"q": {"d1": 2, "d2": 0, "d3": 1, "d4": 3}}
     run = {"q": {"d1": 4.0, "u": 3.0, "d2": 2.0, "d3": 1.0}}
-    v = {str(m): float(x[0]) for m, x in _values(qrels, run, parse_measures(["AP", "RR", "P@2", "R@4", "nDCG@4", "nDCG", "Rprec", "Bpref", "DCG@4", "ERR@4"])).items()}
+    v = {
+        str(m): float(x[0])
+        for m, x in _values(
+            qrels, run, parse_measures(["AP", "RR", "P@2", "R@4", "nDCG@4", "nDCG", "Rprec", "Bpref", "DCG@4", "ERR@4"])
+        ).items()
+    }
     R = 3  # d1, d3, d4 relevant at rel=1
     assert v["AP"] == pytest.approx((1 / 1 + 2 / 4) / R)
     assert v["RR"] == 1.0 and v["P@2"] == 0.5 and v["R@4"] == pytest.approx(2 / 3)

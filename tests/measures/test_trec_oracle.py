@@ -9,21 +9,21 @@ every measure both have, at every threshold, relevance levels 1-3, relative tole
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
 import numpy as np
 import pytest
+import pytrec_eval  # the oracle (the test extra installs it)
 from hypothesis import given
 from hypothesis import strategies as st
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
-
-from ctxeval import MeasureError, Qrels, Run, parse_measure, parse_measures  # noqa: E402
-from ctxeval._session import prepare  # noqa: E402
-from ctxeval._measures import REGISTRY, make  # noqa: E402
-from ctxeval._measures import trec_kernels as T  # noqa: E402
-from ctxeval._measures import trec_support as S  # noqa: E402
+from ctxeval import MeasureError, Qrels, Run, parse_measure, parse_measures
+from ctxeval._measures import REGISTRY, make
+from ctxeval._measures import trec_kernels as T
+from ctxeval._measures import trec_support as S
+from ctxeval._session import prepare
 
 CUTS = (1, 2, 3, 5, 10, 20)
 IPREC = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -57,9 +57,9 @@ def ours(qrels: dict, run: dict, L: int) -> tuple[list[str], dict[str, np.ndarra
         out[f"relative_P_{k}"] = m("relative_P", rel, k)
         out[f"success_{k}"] = m("Success", rel, k)
     for p in IPREC:
-        out["iprec_at_recall_%3.2f" % p] = m("IPrec", {"rel": L, "rounding": "v9"}, p)
+        out[f"iprec_at_recall_{p:3.2f}"] = m("IPrec", {"rel": L, "rounding": "v9"}, p)
     for x in MULTS:
-        out["Rprec_mult_%3.2f" % x] = m("Rprec_mult", {"rel": L, "mult": x})
+        out[f"Rprec_mult_{x:3.2f}"] = m("Rprec_mult", {"rel": L, "mult": x})
     out.update(
         map=m("AP", rel),
         gm_map=np.log(np.maximum(m("gm_map", rel), T.MIN_GEO_MEAN)),  # pytrec_eval reports the log per query
@@ -153,12 +153,14 @@ def cases(draw: st.DrawFn) -> tuple[dict, dict]:
     docs = [f"d{i:02d}" for i in range(n_docs)]
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
-    score = st.one_of(st.sampled_from(SCORES), st.floats(-5, 5, allow_nan=False, width=32), st.sampled_from(SCORES).map(c_float_twin))
+    score = st.one_of(
+        st.sampled_from(SCORES), st.floats(-5, 5, allow_nan=False, width=32), st.sampled_from(SCORES).map(c_float_twin)
+    )
     for q in ("q1", "q2", "q3"):
         judged = draw(st.dictionaries(st.sampled_from(docs), st.integers(-1, 3), max_size=n_docs))
         if judged and max(judged.values()) >= 0:
             qrels[q] = judged
-        ret = draw(st.dictionaries(st.sampled_from(docs + ["x1", "x2"]), score, max_size=n_docs + 2))
+        ret = draw(st.dictionaries(st.sampled_from([*docs, "x1", "x2"]), score, max_size=n_docs + 2))
         if ret:
             run[q] = ret
     if not set(qrels) & set(run):
@@ -193,7 +195,7 @@ def test_level_zero_is_level_one_on_shifted_grades(seed: int) -> None:
 def test_float32_ties_are_broken_by_docno_descending() -> None:
     qrels = {"q": {"a": 1, "b": 0, "c": 0}}
     run = {"q": {"a": 1.0, "b": c_float_twin(1.0), "c": 1.0}}  # all tied as C floats: c, b, a
-    qids, mine = ours(qrels, run, 1)
+    _qids, mine = ours(qrels, run, 1)
     assert float(mine["recip_rank"][0]) == pytest.approx(1 / 3)
     assert mismatches(qrels, run, 1) == []
 
@@ -238,7 +240,9 @@ def test_rbp_resid() -> None:
     # unjudged retrieved: x (rank 3, not in qrels) and d (rank 5, judged -1); 5 retrieved
     p = 0.9
     assert one("rbp_resid") == pytest.approx(p**5 + (1 - p) * (p**2 + p**4), rel=1e-12)
-    judged_only = prepare(Qrels.from_dict({"q": {"a": 1}}), Run.from_dict({"q": {"a": 1.0}}), policies={"missing": "ignore"})
+    judged_only = prepare(
+        Qrels.from_dict({"q": {"a": 1}}), Run.from_dict({"q": {"a": 1.0}}), policies={"missing": "ignore"}
+    )
     assert float(parse_measure("rbp_resid").compute(judged_only)[0]) == 0.0  # no unjudged doc: 0
 
 
@@ -257,7 +261,7 @@ def test_aucpr_trapezoid_by_hand() -> None:
     for p, v in ip.items():
         assert one(f"IPrec@{p}") == pytest.approx(v), p
     pts = [ip[p] for p in sorted(ip)]
-    want = sum(0.1 * (a + b) / 2 for a, b in zip(pts, pts[1:]))
+    want = sum(0.1 * (a + b) / 2 for a, b in itertools.pairwise(pts))
     assert one("AUCPR") == pytest.approx(want, rel=1e-12)
 
 
@@ -277,7 +281,11 @@ def test_yaap_and_ideal_dcg_by_hand() -> None:
 
 
 def test_relstring_characters() -> None:
-    d = prepare(Qrels.from_dict({"q": {"a": 12, "b": 0, "d": -1}}), Run.from_dict({"q": {"a": 4.0, "b": 3.0, "x": 2.0, "d": 1.0}}), policies={"missing": "ignore"})
+    d = prepare(
+        Qrels.from_dict({"q": {"a": 12, "b": 0, "d": -1}}),
+        Run.from_dict({"q": {"a": 4.0, "b": 3.0, "x": 2.0, "d": 1.0}}),
+        policies={"missing": "ignore"},
+    )
     assert T.relstrings(d, 10) == [">0-."]
     assert T.relstrings(d, 2) == [">0"]
 
@@ -288,7 +296,7 @@ def test_relstring_characters() -> None:
 
 
 @pytest.mark.parametrize(
-    "text, names",
+    ("text", "names"),
     [
         ("map_cut.5,10", ["AP@5", "AP@10"]),
         ("ndcg_cut_10", ["nDCG@10"]),
@@ -339,6 +347,10 @@ def test_lround_is_exact() -> None:
 
 def test_rbp_custom_gains_join_the_rescaling() -> None:
     # gain table: 0 -> 0, 1 -> 0.5 (given), 2 -> 2; it leaves [0, 1], so every gain is divided by 2
-    d = prepare(Qrels.from_dict({"q": {"a": 2, "b": 1, "c": 0}}), Run.from_dict({"q": {"b": 3.0, "a": 2.0, "c": 1.0}}), policies={"missing": "ignore"})
+    d = prepare(
+        Qrels.from_dict({"q": {"a": 2, "b": 1, "c": 0}}),
+        Run.from_dict({"q": {"b": 3.0, "a": 2.0, "c": 1.0}}),
+        policies={"missing": "ignore"},
+    )
     got = float(parse_measure("rbp.p=0.5,1=0.5").compute(d)[0])
     assert got == pytest.approx(0.5 * (0.25 * 1 + 1.0 * 0.5), rel=1e-12)

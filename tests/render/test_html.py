@@ -13,16 +13,16 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import _report_fixtures as fx
 import numpy as np
 import pytest
-from _html_dom import Node, parse
 from hypothesis import given
 from hypothesis import strategies as st
 
+import _report_fixtures as fx
+from _html_dom import Node, parse
 from ctxeval import CtxevalError, InputError, diagnose
-from ctxeval._demo import SYSTEMS, example_path
 from ctxeval import DependencyError as ReportDependencyError
+from ctxeval._demo import SYSTEMS, example_path
 from ctxeval._render.html import CSP, render_html
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ def payload_page() -> str:
 
 def _table_cells(table: Node) -> dict[tuple[str, str], Node]:
     """(row header text, column header text) -> td node; the column header text is the measure name."""
-    head = [th for th in table.find("thead").find_all("th")]
+    head = list(table.find("thead").find_all("th"))
     cols = []
     for th in head:
         direct = "".join(c for c in th.children if isinstance(c, str))  # without the direction note
@@ -505,7 +505,7 @@ def _set(path, value):
 
 
 @pytest.mark.parametrize(
-    "mutate, where",
+    ("mutate", "where"),
     [
         (lambda rep: [rep], "report (top level): expected an object"),
         (_set(("baseline",), "nobody"), "report baseline: must be one of the runs"),

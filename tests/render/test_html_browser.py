@@ -14,9 +14,9 @@ import os
 import re
 from pathlib import Path
 
-import _report_fixtures as fx
 import pytest
 
+import _report_fixtures as fx
 from ctxeval._render.html import render_html
 
 CHROMIUM = os.environ.get("CTXEVAL_CHROMIUM", "/usr/bin/chromium")
@@ -208,7 +208,15 @@ def test_hostile_names_through_the_real_compare_do_not_execute(browser, tmp_path
     }
     runs = [Run.from_dict(base, name=p[0] + " base"), Run.from_dict(new, name=p[1] + " new")]
     strata = {q: [p[2] + " stratum", p[4]] for q in list(qrels)[:3]}
-    rep = compare(qrels, runs, ["nDCG@3", "RA-nWG@2", "DistractorRate@3"], strata=strata, curves_k="1:3", policies={"missing": "ignore"}, stats={"permutations": 200, "resamples": 200})
+    rep = compare(
+        qrels,
+        runs,
+        ["nDCG@3", "RA-nWG@2", "DistractorRate@3"],
+        strata=strata,
+        curves_k="1:3",
+        policies={"missing": "ignore"},
+        stats={"permutations": 200, "resamples": 200},
+    )
     d = rep.to_dict()
     assert d["distraction"] and any(p[5] in w["doc"] for r in d["distraction"]["rows"] for w in r["worst_distractors"])
     assert any(p[1] in n for n in d["settings"]["notes"])  # the unpaired-queries note names the run
