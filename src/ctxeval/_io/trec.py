@@ -33,7 +33,17 @@ if TYPE_CHECKING:
 else:
     from ._lazy import pl
 
-__all__ = ["Kind", "Parsed", "decode", "locate_in_trec", "open_bytes", "parse_grade", "parse_score", "read_tags", "read_trec"]
+__all__ = [
+    "Kind",
+    "Parsed",
+    "decode",
+    "locate_in_trec",
+    "open_bytes",
+    "parse_grade",
+    "parse_score",
+    "read_tags",
+    "read_trec",
+]
 
 Kind = Literal["qrels", "run"]
 _TREC_COLUMNS = {"qrels": 4, "run": 6}
