@@ -47,9 +47,20 @@ from ._io.trec import open_bytes
 from ._measures import TrecArgs, TrecSpec, trec_specs
 from ._measures.trec_support import MIN_GEO_MEAN
 
-__all__ = ["nicknames", "trec_eval"]
+__all__ = ["TrecEvalStop", "nicknames", "trec_eval"]
 
 _UNSUPPORTED = ("all_prefs", "prefs", "qrels_jg")
+
+
+class TrecEvalStop(QueryMismatchError):
+    """trec_eval 10.0 stopped part-way (exit status 4): ``printed`` is what it wrote to stdout before
+    the message (``str(self)``) that it writes to stderr."""
+
+    exit_code = 4
+
+    def __init__(self, printed: str, message: str) -> None:
+        super().__init__(message)
+        self.printed = printed
 
 
 def nicknames(version: int) -> dict[str, tuple[str, ...]]:
@@ -247,12 +258,12 @@ def _read_run(path: str) -> tuple[Run, str]:
     return Run(read.columns, runid or "run", str(path)), runid
 
 
-def _truncate(run: Run, max_docs: int | None, judged_only: bool, qrels: Qrels) -> Run:
+def _truncate(run: Run, max_docs: int | None, judged_only: bool, qrels: Qrels, ties: str) -> Run:
     """``-M``: the first N docs of each topic after ranking; ``-J``: only the docs judged (>= 0)."""
     if max_docs is None and not judged_only:
         return run
     c = run.columns
-    rows = run.ranked_rows("trec")
+    rows = run.ranked_rows(ties)
     if max_docs is not None:
         seg = c.layout.segment_of(rows)
         first = np.r_[0, np.flatnonzero(seg[1:] != seg[:-1]) + 1]
@@ -294,12 +305,18 @@ def trec_eval(
     sel = _select(measures, version)
     qr = Qrels.from_file(qrels, format="trec")
     run, runid = _read_run(os.fspath(results))
-    run = _truncate(run, max_docs, judged_only, qr)
-    data = join(qr.columns, run.columns, ties="trec", missing="zero" if complete else "ignore", run_name=run.name)
+    ties = "trec10" if version >= 10 else "trec"  # 10.0 reads scores as doubles, 9.x as floats
+    run = _truncate(run, max_docs, judged_only, qr, ties)
+    data = join(qr.columns, run.columns, ties=ties, missing="zero" if complete else "ignore", run_name=run.name)
     if data.n_queries == 0 or (not complete and data.accounting.evaluated == 0):
         raise QueryMismatchError("trec_eval: No queries with both results and relevance info")
     missing = ~np.asarray(data.has_run, dtype=bool)
     n_all = data.n_queries
+    # 10.0 stops at the first judged topic (in qid order) that the results lack, unless -c: it
+    # prints (with -q) the topics before it, then "result qid '...' not found in qrels", exit 4
+    stop_at = None
+    if version >= 10 and not complete and data.accounting.missing_ids:
+        stop_at = data.accounting.missing_ids[0]
 
     args = TrecArgs(level, version, n_docs)
     columns: list[tuple[TrecSpec, list[_Column]]] = []
@@ -326,6 +343,8 @@ def trec_eval(
         printed = np.flatnonzero(~missing) if version < 10 else np.arange(n_all)
         for qi in printed.tolist():
             qid = data.qids[qi]
+            if stop_at is not None and qid > stop_at:
+                break
             for _spec, cols in columns:
                 for col in cols:
                     if not col.per_query:
@@ -334,6 +353,10 @@ def trec_eval(
                         lines.append("%-22s\t%s\t'%s'" % (col.name, qid, col.values[qi]))
                     else:
                         lines.append("%-22s\t%s\t%s" % (col.name, qid, _fmt(float(col.values[qi]), col.fmt)))
+    if stop_at is not None:
+        raise TrecEvalStop(
+            "".join(line + "\n" for line in lines), f"trec_eval: result qid '{stop_at}' not found in qrels"
+        )
     if summary:
         n_eval = n_all if (version >= 10 or not complete) else int((~missing).sum())
         divisor = n_all

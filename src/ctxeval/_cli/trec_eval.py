@@ -70,19 +70,24 @@ def command(
 
     RESULTS may be '-' for standard input. Missing topics are ignored unless -c.
     """
-    from .._trec_eval import trec_eval
+    from .._trec_eval import TrecEvalStop, trec_eval
 
-    text = trec_eval(
-        qrels,
-        results,
-        measures,
-        query=query,
-        complete=complete,
-        level=level,
-        max_docs=max_docs,
-        summary=not nosummary,
-        judged_only=judged_only,
-        n_docs=n_docs,
-        version=int(version),
-    )
+    try:
+        text = trec_eval(
+            qrels,
+            results,
+            measures,
+            query=query,
+            complete=complete,
+            level=level,
+            max_docs=max_docs,
+            summary=not nosummary,
+            judged_only=judged_only,
+            n_docs=n_docs,
+            version=int(version),
+        )
+    except TrecEvalStop as stop:  # trec_eval 10.0's own way out: what it printed, its message, status 4
+        click.echo(stop.printed, nl=False)
+        click.echo(str(stop), err=True)
+        raise SystemExit(stop.exit_code) from None
     click.echo(text, nl=False)

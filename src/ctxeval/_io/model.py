@@ -17,7 +17,7 @@ import numpy as np
 
 from .._core.columns import Columns
 from .._core.grademap import GradeMap
-from .._core.ranking import score_key, segment_order
+from .._core.ranking import score_key, segment_order, tie_memo
 from .._errors import ConfigError
 from . import tables, writers
 from .frames import frame_of
@@ -238,12 +238,12 @@ class Run(_Rows):
         c = self.columns
         lay = c.layout
         order = segment_order(
-            score_key(c.values),
+            score_key(c.values, ties),
             c.doc,
             lay.starts,
             lay.lengths,
             ties,
-            c.memo.get(("tie", "f32")) if ties == "trec" else None,
+            c.memo.get(memo) if (memo := tie_memo(ties)) else None,
         )
         segs = np.argsort(lay.heads, kind="stable")
         from .._core.segments import segment_rows

@@ -11,6 +11,7 @@ import numpy as np
 from .._core.evaldata import EvalData
 from .._errors import MeasureError
 from .base import Family, Measure, Param, TrecArgs, TrecSpec, add_alias, add_trec_param, make, register, register_trec
+from .classical import ROUNDING
 from .trec_kernels import (
     bing_values,
     eleven_pt_values,
@@ -68,7 +69,7 @@ def _k_utility(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _k_11pt(d: EvalData, m: Measure) -> np.ndarray:
-    return eleven_pt_values(d, m["rel"])
+    return eleven_pt_values(d, m["rel"], rounding=m["rounding"])
 
 
 def _k_bing(d: EvalData, m: Measure) -> np.ndarray:
@@ -198,10 +199,11 @@ for fam in (
     Family(
         "11pt_avg",
         "Interpolated precision averaged over 11 recall levels",
-        "11pt_avg = (1/11) Σ_{p=0,0.1,..,1} IPrec@p with the cut-off (long)(p·R + 0.9) relevant docs (in trec_eval 9 and 10)",
+        "11pt_avg = (1/11) Σ_{p=0,0.1,..,1} IPrec@p, the cut-off at lround(p·R) relevant docs (trec_eval 10.0); "
+        "rounding=v9: (long)(p·R + 0.9) (trec_eval 9.x)",
         TREC,
         _k_11pt,
-        (REL,),
+        (REL, ROUNDING),
         cutoff="none",
         aliases=("11-pt_avg",),
         group="trec_eval",
@@ -371,6 +373,11 @@ add_trec_param("Rprec_mult", "mult")
 _INT_NAME = re.compile(r"[+-]?\d+")
 
 
+def _rounding(a: TrecArgs) -> str:
+    """How recall levels become counts of relevant docs: lround in 10.0, (long)(p·R + 0.9) in 9.x."""
+    return "lround" if a.version >= 10 else "v9"
+
+
 def trec_gains(pairs: Sequence[tuple[str, float]]) -> dict[int, float] | None:
     """The custom gains of ``-m name.1=3,2=9`` pairs (integer keys; the first per grade wins)."""
     gains: dict[int, float] = {}
@@ -425,7 +432,7 @@ for spec in (
         "iprec_at_recall",
         10,
         "cut_double",
-        lambda d, a, cuts: iprec_cuts(d, a.level, cuts, "lround" if a.version >= 10 else "v9"),
+        lambda d, a, cuts: iprec_cuts(d, a.level, cuts, _rounding(a)),
         ELEVEN,
         family="IPrec",
         sets=("official", "all_trec"),
@@ -454,7 +461,12 @@ for spec in (
         sets=("set", "all_trec"),
     ),
     TrecSpec(
-        "11pt_avg", 18, "p_double", lambda d, a, values: eleven_pt_values(d, a.level, values), ELEVEN, family="11pt_avg"
+        "11pt_avg",
+        18,
+        "p_double",
+        lambda d, a, values: eleven_pt_values(d, a.level, values, _rounding(a)),
+        ELEVEN,
+        family="11pt_avg",
     ),
     TrecSpec("binG", 19, "double", lambda d, a: bing_values(d, a.level), family="binG"),
     TrecSpec("G", 20, "p_pair", lambda d, a, pairs: g_values(d, trec_gains(pairs)), family="G"),

@@ -183,6 +183,11 @@ def accounting_lines(runs: list[RunResult], measures: list[Measure]) -> list[str
             parts.append(f"{a.unjudged} in the run without judgments (ignored)")
         if r.dropped_duplicates:
             parts.append(f"{r.dropped_duplicates} duplicate rows dropped")
+        if a.beyond_float32:
+            parts.append(
+                f"{a.beyond_float32} scores beyond the float32 range rank as +-inf (--ties trec, as trec_eval 9; "
+                "--ties trec10 compares scores as float64)"
+            )
         out.append(f"{r.name}: " + "; ".join(parts))
     for r in runs:
         for m in measures:

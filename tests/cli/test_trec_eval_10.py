@@ -1,0 +1,131 @@
+"""``ctxeval trec_eval`` in its default trec_eval 10.0 mode, byte for byte against trec_eval 10.0's own
+output on its test collection (``tests/data/trec_eval``, see its README), and the score precision
+that 10.0 and 9.x rank by."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import ctxeval
+from ctxeval._cli import cli
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "trec_eval"
+MEAS_PARAMS = (
+    "-q -miprec_at_recall..10,.20,.25,.75,.50 -m P.5,7,3 -m recall.20,2000 -m Rprec_mult.5.0,0.2,0.35 "
+    "-mutility.2,-1,0,0 -m 11pt_avg..25,.5,.75 -mndcg.1=3,2=9,4=4.5 -mndcg_cut.10,20,23.4 -msuccess.2,5,20"
+)
+
+
+def _trec_eval(args: list[str], monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.chdir(DATA)
+    result = CliRunner().invoke(cli, ["trec_eval", *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "expected", "summary_only"),
+    [
+        ("-m all_trec -q qrels.test results.test", "out.test.aq.v10", False),
+        (MEAS_PARAMS + " qrels.test results.test", "out.test.meas_params.v10", False),
+        ("-m all_trec -q -c qrels.test results.trunc", "out.test.aqc.v10.all", True),
+        ("-m all_trec -q -c -M100 qrels.test results.trunc", "out.test.aqcM.v10.all", True),
+        ("qrels.test results.test", "out.test", False),
+    ],
+)
+def test_byte_identical_to_trec_eval_10(
+    args: str, expected: str, summary_only: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _trec_eval(args.split(), monkeypatch)
+    if summary_only:
+        out = "".join(line + "\n" for line in out.splitlines() if "\tall\t" in line)
+    assert out == (DATA / expected).read_text()
+
+
+def test_11pt_avg_rounds_the_recall_cut_off_as_each_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    # topic 302 has R = 77 relevant docs; 10.0 cuts at lround(p * 77), 9.x at (long)(p * 77 + 0.9):
+    # they differ at p = 0.2 (15.4: 15 vs 16), 0.3 (23.1: 23 vs 24), ...; the averages in the 4th decimal
+    v10 = _trec_eval(["-q", "-m", "11pt_avg", "qrels.test", "results.test"], monkeypatch)
+    v9 = _trec_eval(["--trec-eval-version", "9", "-q", "-m", "11pt_avg", "qrels.test", "results.test"], monkeypatch)
+    assert "11pt_avg              \t302\t0.4370\n" in v10  # trec_eval 10.0 prints 0.4370
+    assert "11pt_avg              \t302\t0.4360\n" in v9  # trec_eval 9.0.8 prints 0.4360
+    # the same choice as a measure parameter of evaluate
+    qrels, run = DATA / "qrels.test", DATA / "results.test"
+    res = ctxeval.evaluate(qrels, run, ["11pt_avg", "11pt_avg(rounding=v9)"], policies={"missing": "ignore"})
+    assert round(res.runs[0].per_query("11pt_avg")["302"], 4) == 0.4370
+    assert round(res.runs[0].per_query("11pt_avg(rounding=v9)")["302"], 4) == 0.4360
+
+
+@pytest.fixture
+def near_tie(tmp_path: Path) -> tuple[Path, Path]:
+    # a (relevant) and b score 0.300000009 and 0.300000001: distinct doubles, one float32
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 a 1 0.300000009 t\nq1 Q0 b 2 0.300000001 t\n")
+    return qrels, run
+
+
+def test_scores_compare_as_doubles_in_10_and_as_floats_in_9(
+    near_tie: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    qrels, run = near_tie
+    # trec_eval 10.0: a ranks first (higher double) -> RR 1; trec_eval 9.0.8: a tie, broken by doc id
+    # descending -> b first, a second -> RR 1/2 (both printed by the real programs)
+    v10 = _trec_eval(["-m", "recip_rank", str(qrels), str(run)], monkeypatch)
+    v9 = _trec_eval(["--trec-eval-version", "9", "-m", "recip_rank", str(qrels), str(run)], monkeypatch)
+    assert v10 == "recip_rank            \tall\t1.0000\n"
+    assert v9 == "recip_rank            \tall\t0.5000\n"
+    # evaluate: the default is 9.x's and pytrec_eval's float32 rule; ties="trec10" is 10.0's
+    default = ctxeval.evaluate(qrels, run, "RR").runs[0].mean("RR")
+    ten = ctxeval.evaluate(qrels, run, "RR", policies={"ties": "trec10"}).runs[0].mean("RR")
+    assert (default, ten) == (0.5, 1.0)
+
+
+def test_scores_beyond_float32_rank_as_inf_without_a_warning_and_are_counted(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 a 1 1e300 t\nq1 Q0 b 2 1e301 t\nq1 Q0 c 3 5 t\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = ctxeval.evaluate(qrels, run, "RR")
+        ten = ctxeval.evaluate(qrels, run, "RR", policies={"ties": "trec10"})
+    # float32: a and b are both +inf and tie, broken by doc id descending: b, a -> RR 1/2
+    assert res.runs[0].mean("RR") == 0.5
+    assert res.runs[0].accounting.to_dict()["scores_beyond_float32"] == 2
+    # float64: b (1e301) > a (1e300) -> the same order here, and nothing beyond range
+    assert ten.runs[0].mean("RR") == 0.5
+    assert "scores_beyond_float32" not in ten.runs[0].accounting.to_dict()
+    out = CliRunner().invoke(cli, ["evaluate", str(qrels), str(run), "-m", "RR"])
+    assert "2 scores beyond the float32 range rank as +-inf" in " ".join(out.output.split())
+
+
+def test_ties_policy_names_its_choices() -> None:
+    with pytest.raises(ctxeval.ConfigError, match="ties must be one of 'trec', 'trec10', 'input', got 'tre'"):
+        ctxeval.Policies(ties="tre")
+
+
+def test_a_judged_topic_missing_from_the_results_stops_trec_eval_10(tmp_path: Path) -> None:
+    # trec_eval 10.0 walks the judged topics in qid order and, without -c, stops at the first one the
+    # results lack: it has printed q1's lines (-q), writes its (oddly worded) message and exits 4
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq2 0 b 1\nq3 0 c 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 a 1 2 t\nq1 Q0 x 2 1 t\nq3 Q0 c 1 1 t\n")
+    args = ["trec_eval", "-q", "-m", "num_ret", "-m", "P.1", str(qrels), str(run)]
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 4
+    assert out.stdout == "num_ret               \tq1\t2\nP_1                   \tq1\t1.0000\n"
+    assert out.stderr == "trec_eval: result qid 'q2' not found in qrels\n"
+    # 9.x skips the topic; -c scores it 0 in both (P_1 all = (1 + 0 + 1) / 3)
+    v9 = CliRunner().invoke(cli, [*args[:1], "--trec-eval-version", "9", *args[1:]])
+    assert v9.exit_code == 0 and v9.stdout.endswith(
+        "num_ret               \tall\t3\nP_1                   \tall\t1.0000\n"
+    )
+    c = CliRunner().invoke(cli, [*args[:2], "-c", *args[2:]])
+    assert c.exit_code == 0 and c.stdout.endswith("P_1                   \tall\t0.6667\n")
