@@ -4,6 +4,7 @@ that 10.0 and 9.x rank by."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from pathlib import Path
 
@@ -129,3 +130,49 @@ def test_a_judged_topic_missing_from_the_results_stops_trec_eval_10(tmp_path: Pa
     )
     c = CliRunner().invoke(cli, [*args[:2], "-c", *args[2:]])
     assert c.exit_code == 0 and c.stdout.endswith("P_1                   \tall\t0.6667\n")
+
+
+NEG_LEVELS = ["ndcg.-1=3", "ndcg.-1=1,-2=0.5,2=4", "ndcg_rel.-1=2", "Rndcg.-1=2", "G.-1=1", "dcg.-2=3",
+              "ideal_dcg.-1=2", "rbp.p=0.5,-1=2", "rbp.-2=3,1=0.5"]  # fmt: skip
+
+
+def _negative_grades(src: Path, dst: Path) -> None:
+    """qrels.test with every 7th line's grade set to -1 (how out.test.neg_levels_qneg.v10 was made)."""
+    lines = src.read_text().splitlines()
+    out = []
+    for i, line in enumerate(lines, start=1):
+        f = line.split()
+        if i % 7 == 0:
+            f[3] = "-1"
+        out.append(" ".join(f))
+    dst.write_text("\n".join(out) + "\n")
+
+
+@pytest.mark.parametrize("negative", [False, True])
+def test_gains_for_negative_levels_apply_as_in_trec_eval_10(
+    negative: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # -m ndcg.-1=3: trec_eval gives level -1 to every retrieved doc outside the qrels and level -2 to a
+    # doc the qrels grade negative, so such gains reach them (nDCG above 1 on its own test data);
+    # expected: trec_eval 10.0's output, one command per measure (it aborts on two such -m at once)
+    qrels = DATA / "qrels.test"
+    if negative:
+        qrels = tmp_path / "qneg.test"
+        _negative_grades(DATA / "qrels.test", qrels)
+    out = "".join(_trec_eval(["-q", "-m", m, str(qrels), "results.test"], monkeypatch) for m in NEG_LEVELS)
+    expected = "out.test.neg_levels_qneg.v10" if negative else "out.test.neg_levels.v10"
+    assert out == (DATA / expected).read_text()
+    if not negative:  # the figure the issue quotes: nDCG of 10.15 on trec_eval's own test data
+        assert "ndcg_-1=3             \tall\t10.1510\n" in out
+
+
+def test_evaluate_reads_a_gain_for_grade_minus_one_as_the_docs_graded_minus_one(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq1 0 b -1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 b 1 3 t\nq1 Q0 a 2 2 t\nq1 Q0 x 3 1 t\n")
+    res = ctxeval.evaluate(qrels, run, ["nDCG(gains={-1:3})", "nDCG"]).runs[0]
+    # gains: b (grade -1) 3 at rank 1, a 1 at rank 2, x (not in the qrels) 0:
+    # DCG = 3 + 1/log2(3) = IDCG (b then a) -> 1; default gains: DCG = 1/log2(3), IDCG = 1
+    assert res.mean("nDCG(gains={-1:3})") == pytest.approx(1.0, abs=1e-12)
+    assert res.mean("nDCG") == pytest.approx(1 / math.log2(3), abs=1e-12)

@@ -34,7 +34,7 @@ from .trec_kernels import (
     utility_values,
     yaap_values,
 )
-from .trec_support import ELEVEN
+from .trec_support import ELEVEN, with_trec_levels
 
 TREC = "trec_eval 10.0 (NIST), https://github.com/usnistgov/trec_eval"
 REL = Param("rel", "int", 1, "minimum grade counted as relevant (inclusive)", lo=0)
@@ -416,6 +416,22 @@ def _gains_measure(name: str) -> Callable[[EvalData, TrecArgs, list[tuple[str, f
     return compute
 
 
+PairKernel = Callable[[EvalData, TrecArgs, list[tuple[str, float]]], np.ndarray]
+
+
+def _levels(kernel: PairKernel) -> PairKernel:
+    """``kernel`` seeing trec_eval's levels -1 (not in the qrels) and -2 (negative grade) when a gain
+    is given for a negative level (``-m ndcg.-1=3``: trec_eval gives every retrieved doc outside the
+    qrels that gain). ``evaluate`` keeps its own reading: a gain for grade -1 applies to the docs
+    the qrels grade -1."""
+
+    def compute(d: EvalData, a: TrecArgs, pairs: list[tuple[str, float]]) -> np.ndarray:
+        gains = trec_gains(pairs)
+        return kernel(with_trec_levels(d) if gains and min(gains) < 0 else d, a, pairs)
+
+    return compute
+
+
 for spec in (
     TrecSpec("runid", 0, "runid", summary="none", sets=("official", "set", "all_trec")),
     TrecSpec("num_q", 1, "num_q", summary="sum", sets=("official", "set", "all_trec")),
@@ -469,20 +485,24 @@ for spec in (
         family="11pt_avg",
     ),
     TrecSpec("binG", 19, "double", lambda d, a: bing_values(d, a.level), family="binG"),
-    TrecSpec("G", 20, "p_pair", lambda d, a, pairs: g_values(d, trec_gains(pairs)), family="G"),
-    TrecSpec("dcg", 21, "p_pair", _gains_measure("DCG"), versions=(10,), family="DCG", sets=()),
+    TrecSpec("G", 20, "p_pair", _levels(lambda d, a, pairs: g_values(d, trec_gains(pairs))), family="G"),
+    TrecSpec("dcg", 21, "p_pair", _levels(_gains_measure("DCG")), versions=(10,), family="DCG", sets=()),
     TrecSpec(
         "ideal_dcg",
         22,
         "p_pair",
-        lambda d, a, pairs: ideal_dcg_values(d, trec_gains(pairs)),
+        _levels(lambda d, a, pairs: ideal_dcg_values(d, trec_gains(pairs))),
         versions=(10,),
         family="ideal_dcg",
         sets=(),
     ),
-    TrecSpec("ndcg", 23, "p_pair", _gains_measure("nDCG"), family="nDCG"),
-    TrecSpec("ndcg_rel", 24, "p_pair", lambda d, a, pairs: ndcg_rel_values(d, trec_gains(pairs)), family="ndcg_rel"),
-    TrecSpec("Rndcg", 25, "p_pair", lambda d, a, pairs: rndcg_values(d, a.level, trec_gains(pairs)), family="Rndcg"),
+    TrecSpec("ndcg", 23, "p_pair", _levels(_gains_measure("nDCG")), family="nDCG"),
+    TrecSpec(
+        "ndcg_rel", 24, "p_pair", _levels(lambda d, a, pairs: ndcg_rel_values(d, trec_gains(pairs))), family="ndcg_rel"
+    ),
+    TrecSpec(
+        "Rndcg", 25, "p_pair", _levels(lambda d, a, pairs: rndcg_values(d, a.level, trec_gains(pairs))), family="Rndcg"
+    ),
     TrecSpec(
         "relative_P",
         28,
@@ -516,7 +536,7 @@ for spec in (
         "rbp",
         37,
         "p_pair",
-        lambda d, a, pairs: rbp_values(d, trec_p(pairs), None, trec_gains(pairs)),
+        _levels(lambda d, a, pairs: rbp_values(d, trec_p(pairs), None, trec_gains(pairs))),
         versions=(10,),
         family="RBP",
     ),

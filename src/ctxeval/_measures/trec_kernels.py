@@ -369,8 +369,10 @@ def rbp_values(
         qn = norm[seg]
         with np.errstate(divide="ignore", invalid="ignore"):
             scaled = (rg - lo[seg]) / (hi[seg] - lo[seg])
-        # every judged row gets its level's (rescaled) gain; pool-unjudged rows keep gain 0
-        rg = np.where(qn & (g >= 0), scaled, rg)
+        # every row whose level is in the gain table gets its (rescaled) gain: the judged grades, and a
+        # negative level given a gain (see with_trec_levels); other pool-unjudged rows keep gain 0
+        in_table = (g >= 0) | np.isin(g, [lv for lv in gmap if lv < 0])
+        rg = np.where(qn & in_table, scaled, rg)
     keep_rows = rg != 0
     if k is not None:
         keep_rows &= d.j_rank <= k
