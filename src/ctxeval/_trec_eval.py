@@ -40,10 +40,10 @@ import numpy as np
 
 from ._core.evaldata import EvalData
 from ._core.join import join, pair_lookup, positions
-from ._errors import ConfigError, MeasureError, QueryMismatchError
+from ._errors import ConfigError, FormatError, InputError, MeasureError, QueryMismatchError
 from ._io.model import Qrels, Run
 from ._io.read import read_file
-from ._io.trec import open_bytes
+from ._io.trec import decode, open_bytes
 from ._measures import TrecArgs, TrecSpec, trec_specs
 from ._measures.trec_support import MIN_GEO_MEAN
 
@@ -282,6 +282,54 @@ def _truncate(run: Run, max_docs: int | None, judged_only: bool, qrels: Qrels, t
 # --------------------------------------------------------------------------------------------------
 
 
+MISSING_ZSCORE = -1000000.0  # trec_eval.h: MISSING_ZSCORE_VALUE
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def read_zscores(path: str | os.PathLike[str]) -> dict[tuple[str, str], tuple[float, float]]:
+    """``-Z``'s file: ``qid measure mean stddev`` per line (blank lines skipped) -> {(qid, measure):
+    (mean, stddev)}; a malformed line is an error naming the file and the line."""
+    source = os.fspath(path)
+    try:
+        text = Path(source).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{source}: no such file (z-scores)") from None
+    except IsADirectoryError:
+        raise InputError(f"{source}: is a directory, expected a z-scores file") from None
+    table: dict[tuple[str, str], tuple[float, float]] = {}
+    for lineno, line in enumerate(decode(text, source).splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise FormatError(source, lineno, f"expected 4 fields (qid measure mean stddev), found {len(fields)}", line)
+        numbers = []
+        for what, token in (("mean", fields[2]), ("stddev", fields[3])):
+            if not _DECIMAL.fullmatch(token):
+                raise FormatError(source, lineno, f"{what} {token!r} is not a number", line)
+            numbers.append(float(token))
+        table[(fields[0], fields[1])] = (numbers[0], numbers[1])
+    return table
+
+
+def _to_zscores(
+    table: dict[tuple[str, str], tuple[float, float]], qids: Sequence[str], name: str, values: np.ndarray
+) -> np.ndarray:
+    """trec_eval's ``te_convert_to_zscore`` of one measure's per-topic values."""
+    out = np.empty_like(values)
+    for i, (qid, v) in enumerate(zip(qids, values.tolist())):
+        found = table.get((qid, name))
+        if found is None:
+            out[i] = MISSING_ZSCORE
+            continue
+        mean, stddev = found
+        if stddev:
+            out[i] = (v - mean) / stddev
+        else:
+            out[i] = 0.0 if v == mean else MISSING_ZSCORE
+    return out
+
+
 def trec_eval(
     qrels: str | os.PathLike[str],
     results: str | os.PathLike[str],
@@ -295,14 +343,21 @@ def trec_eval(
     judged_only: bool = False,
     n_docs: int = 0,
     version: int = 10,
+    zscores: str | os.PathLike[str] | None = None,
 ) -> str:
-    """Evaluate like ``trec_eval [-q] [-c] [-n] [-J] [-l L] [-M N] [-N D] {-m measure}* qrels results``
-    and return what it prints."""
+    """Evaluate like ``trec_eval [-q] [-c] [-n] [-J] [-l L] [-M N] [-N D] [-Z FILE] {-m measure}* qrels
+    results`` and return what it prints.
+
+    ``zscores`` (``-Z``): a file of ``qid measure mean stddev`` lines; every per-topic value becomes
+    ``(value - mean) / stddev`` before it is printed and summarised, and is printed as a ``Z``-prefixed
+    double; a topic or measure the file lacks, or a stddev of 0 with a value other than the mean,
+    gives trec_eval's missing value -1000000 (``convert_zscores.c``)."""
     if version not in (9, 10):
         raise ConfigError(f"trec_eval version must be 9 or 10, got {version!r}")
     if max_docs is not None and max_docs < 0:
         raise ConfigError(f"-M must be a non-negative number of docs, got {max_docs}")
     sel = _select(measures, version)
+    ztable = None if zscores is None else read_zscores(zscores)
     qr = Qrels.from_file(qrels, format="trec")
     run, runid = _read_run(os.fspath(results))
     ties = "trec10" if version >= 10 else "trec"  # 10.0 reads scores as doubles, 9.x as floats
@@ -336,7 +391,13 @@ def trec_eval(
                 elif col.reset_missing:
                     vals[missing] = 0.0
                 col.values = vals
+            if ztable is not None and isinstance(col.values, np.ndarray):
+                zs = _to_zscores(ztable, data.qids, col.name, np.asarray(col.values, dtype=np.float64))
+                if complete and version < 10:
+                    zs[missing] = 0.0  # 9.x: topics without results are not evaluated, not converted
+                col.values = zs
         columns.append((spec, cols))
+    z = "Z" if ztable is not None else ""
 
     lines: list[str] = []
     if query:
@@ -352,7 +413,8 @@ def trec_eval(
                     if col.fmt == "str":
                         lines.append("%-22s\t%s\t'%s'" % (col.name, qid, col.values[qi]))
                     else:
-                        lines.append("%-22s\t%s\t%s" % (col.name, qid, _fmt(float(col.values[qi]), col.fmt)))
+                        shown = _fmt(float(col.values[qi]), "double" if z else col.fmt)
+                        lines.append("%s%-22s\t%s\t%s" % (z, col.name, qid, shown))
     if stop_at is not None:
         raise TrecEvalStop(
             "".join(line + "\n" for line in lines), f"trec_eval: result qid '{stop_at}' not found in qrels"
@@ -365,18 +427,18 @@ def trec_eval(
                 lines.append("%-22s\t%s\t%s" % ("runid", "all", runid))
                 continue
             if spec.kind == "num_q":
-                lines.append("%-22s\t%s\t%d" % ("num_q", "all", n_all))
+                lines.append("%s%-22s\t%s\t%s" % (z, "num_q", "all", _fmt(float(n_all), "double" if z else "long")))
                 continue
             for col in cols:
                 if col.summary == "none":
                     continue
                 vals = np.asarray(col.values, dtype=np.float64)
                 if col.summary == "sum":
-                    if spec.name == "num_rel" and complete:
+                    if spec.name == "num_rel" and complete:  # the qrels count, never a z-score
                         total = float(int((qr.columns.values > 0).sum()))
                     else:
                         total = _seq_total(vals)
-                    lines.append("%-22s\t%s\t%s" % (col.name, "all", _fmt(total, "long")))
+                    lines.append("%s%-22s\t%s\t%s" % (z, col.name, "all", _fmt(total, "double" if z else "long")))
                 elif col.summary == "gm":
                     use = vals if version >= 10 else vals[~missing]
                     logs = np.array([math.log(max(v, MIN_GEO_MEAN)) for v in use.tolist()])
@@ -384,9 +446,9 @@ def trec_eval(
                     if version < 10 and complete:
                         total += (n_all - n_eval) * math.log(MIN_GEO_MEAN)
                     value = math.exp(total / divisor) if divisor > 0 else 0.0
-                    lines.append("%-22s\t%s\t%s" % (col.name, "all", _fmt(value, "double")))
+                    lines.append("%s%-22s\t%s\t%s" % (z, col.name, "all", _fmt(value, "double")))
                 else:
                     total = _seq_total(vals)
                     value = total / divisor if divisor else total
-                    lines.append("%-22s\t%s\t%s" % (col.name, "all", _fmt(value, "double")))
+                    lines.append("%s%-22s\t%s\t%s" % (z, col.name, "all", _fmt(value, "double")))
     return "".join(line + "\n" for line in lines)

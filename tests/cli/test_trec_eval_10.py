@@ -36,6 +36,8 @@ def _trec_eval(args: list[str], monkeypatch: pytest.MonkeyPatch) -> str:
         ("-m all_trec -q -c qrels.test results.trunc", "out.test.aqc.v10.all", True),
         ("-m all_trec -q -c -M100 qrels.test results.trunc", "out.test.aqcM.v10.all", True),
         ("qrels.test results.test", "out.test", False),
+        ("-q -m all_trec -Z zscores_file qrels.test results.test", "out.test.aqZ", False),
+        ("-q -c -m all_trec -Z zscores_file qrels.test results.trunc", "out.test.aqcZ.v10", False),
     ],
 )
 def test_byte_identical_to_trec_eval_10(
@@ -176,3 +178,49 @@ def test_evaluate_reads_a_gain_for_grade_minus_one_as_the_docs_graded_minus_one(
     # DCG = 3 + 1/log2(3) = IDCG (b then a) -> 1; default gains: DCG = 1/log2(3), IDCG = 1
     assert res.mean("nDCG(gains={-1:3})") == pytest.approx(1.0, abs=1e-12)
     assert res.mean("nDCG") == pytest.approx(1 / math.log2(3), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("301 map 0.1 0.2\n301 P_5 0.1\n", ":2: expected 4 fields (qid measure mean stddev), found 3"),
+        ("301 map x 0.2\n", ":1: mean 'x' is not a number"),
+        ("301 map 0.1 1_0\n", ":1: stddev '1_0' is not a number"),
+    ],
+)
+def test_a_malformed_zscores_file_is_named_with_its_line(content: str, problem: str, tmp_path: Path) -> None:
+    z = tmp_path / "z.txt"
+    z.write_text(content)
+    out = CliRunner().invoke(cli, ["trec_eval", "-Z", str(z), str(DATA / "qrels.test"), str(DATA / "results.test")])
+    assert out.exit_code != 0
+    assert f"{z}{problem}" in out.stderr
+    assert "Traceback" not in out.output
+
+
+def test_zscores_of_a_topic_or_measure_the_file_lacks_are_trec_evals_missing_value(tmp_path: Path) -> None:
+    # (value - mean) / stddev; stddev 0: 0 when the value is the mean, else -1000000 (convert_zscores.c);
+    # every topic retrieves 500 docs: 301 (500 - 400) / 50 = 2; 302 mean 500, stddev 0 -> 0;
+    # 303 stddev 0 and 500 != 1 -> -1000000; P_5 absent from the file -> -1000000
+    z = tmp_path / "z.txt"
+    z.write_text("301 num_ret 400 50\n302 num_ret 500 0\n303 num_ret 1 0\n")
+    out = CliRunner().invoke(
+        cli,
+        [
+            "trec_eval",
+            "-q",
+            "-Z",
+            str(z),
+            "-m",
+            "num_ret",
+            "-m",
+            "P.5",
+            str(DATA / "qrels.test"),
+            str(DATA / "results.test"),
+        ],
+    )
+    lines = out.stdout.splitlines()
+    assert "Znum_ret               \t301\t2.0000" in lines
+    assert "Znum_ret               \t302\t0.0000" in lines
+    assert "Znum_ret               \t303\t-1000000.0000" in lines
+    assert "ZP_5                   \t301\t-1000000.0000" in lines
+    assert "Znum_ret               \tall\t-999998.0000" in lines  # a sum: 2 + 0 - 1000000

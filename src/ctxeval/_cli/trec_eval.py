@@ -46,6 +46,15 @@ _MEASURE_HELP = (
     "-N", "--Number_docs_in_coll", "n_docs", type=int, default=0, help="number of docs in the collection (utility)"
 )
 @click.option(
+    "-Z",
+    "--Zscore",
+    "zscores",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="print z-scores: FILE holds 'qid measure mean stddev' lines",
+)
+@click.option(
     "--trec-eval-version",
     "version",
     type=click.Choice(["9", "10"]),
@@ -64,6 +73,7 @@ def command(
     max_docs: int | None,
     judged_only: bool,
     n_docs: int,
+    zscores: str | None,
     version: str,
 ) -> None:
     """Evaluate RESULTS against QRELS exactly as trec_eval does (same options, same output).
@@ -85,6 +95,7 @@ def command(
             judged_only=judged_only,
             n_docs=n_docs,
             version=int(version),
+            zscores=zscores,
         )
     except TrecEvalStop as stop:  # trec_eval 10.0's own way out: what it printed, its message, status 4
         click.echo(stop.printed, nl=False)
