@@ -39,17 +39,20 @@ from pathlib import Path
 import numpy as np
 
 from ._core.evaldata import EvalData
+from ._core.extras import JudgmentGroups
 from ._core.join import join, pair_lookup, positions
 from ._errors import ConfigError, FormatError, InputError, MeasureError, QueryMismatchError
 from ._io.model import Qrels, Run
 from ._io.read import read_file
-from ._io.trec import decode, open_bytes
+from ._io.trec import decode, open_bytes, read_qrels_jg
 from ._measures import TrecArgs, TrecSpec, trec_specs
 from ._measures.trec_support import MIN_GEO_MEAN
 
 __all__ = ["TrecEvalStop", "nicknames", "trec_eval"]
 
-_UNSUPPORTED = ("all_prefs", "prefs", "qrels_jg")
+_UNSUPPORTED = ("all_prefs", "prefs")
+REL_FORMATS = ("qrels", "qrels_jg")
+_FORM_RES = {"qrels": "trec_eval.form_res_qrels", "qrels_jg": "trec_eval"}  # who says it, in trec_eval
 
 
 class TrecEvalStop(QueryMismatchError):
@@ -66,7 +69,9 @@ class TrecEvalStop(QueryMismatchError):
 def nicknames(version: int) -> dict[str, tuple[str, ...]]:
     """trec_eval's measure nicknames (measures.c) for a version: the measures of each set."""
     specs = trec_specs(version)
-    return {name: tuple(s.name for s in specs if name in s.sets) for name in ("official", "set", "all_trec")}
+    return {
+        name: tuple(s.name for s in specs if name in s.sets) for name in ("official", "set", "all_trec", "qrels_jg")
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -282,6 +287,28 @@ def _truncate(run: Run, max_docs: int | None, judged_only: bool, qrels: Qrels, t
 # --------------------------------------------------------------------------------------------------
 
 
+def _union(parts: list[Qrels]) -> Qrels:
+    """The queries and docs of several qrels (a doc's first grade): the topics trec_eval evaluates."""
+    merged: dict[str, dict[str, int]] = {}
+    for part in parts:
+        for qid, docs in part.to_dict().items():
+            into = merged.setdefault(qid, {})
+            for doc, grade in docs.items():
+                into.setdefault(doc, grade)
+    return Qrels.from_dict(merged)
+
+
+def _judgment_groups(groups: dict[str, Qrels], run: Run, data: EvalData, ties: str) -> JudgmentGroups:
+    """The run joined with each group's qrels, and where each evaluated query sits in each."""
+    evals, where = [], []
+    qids = np.asarray(data.qids)
+    for qrels in groups.values():
+        g = join(qrels.columns, run.columns, ties=ties, missing="zero", run_name=run.name)
+        evals.append(g)
+        where.append(positions(qids, np.asarray(g.qids)))
+    return JudgmentGroups(tuple(groups), tuple(evals), tuple(where))
+
+
 MISSING_ZSCORE = -1000000.0  # trec_eval.h: MISSING_ZSCORE_VALUE
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
@@ -344,6 +371,7 @@ def trec_eval(
     n_docs: int = 0,
     version: int = 10,
     zscores: str | os.PathLike[str] | None = None,
+    rel_format: str = "qrels",
 ) -> str:
     """Evaluate like ``trec_eval [-q] [-c] [-n] [-J] [-l L] [-M N] [-N D] [-Z FILE] {-m measure}* qrels
     results`` and return what it prints.
@@ -351,18 +379,38 @@ def trec_eval(
     ``zscores`` (``-Z``): a file of ``qid measure mean stddev`` lines; every per-topic value becomes
     ``(value - mean) / stddev`` before it is printed and summarised, and is printed as a ``Z``-prefixed
     double; a topic or measure the file lacks, or a stddev of 0 with a value other than the mean,
-    gives trec_eval's missing value -1000000 (``convert_zscores.c``)."""
+    gives trec_eval's missing value -1000000 (``convert_zscores.c``).
+
+    ``rel_format`` (``-R``): ``qrels``, or ``qrels_jg`` (``qid jg docid grade``: judgments in groups,
+    e.g. one per assessor; the ``*_avgjg`` measures average over a query's groups)."""
     if version not in (9, 10):
         raise ConfigError(f"trec_eval version must be 9 or 10, got {version!r}")
     if max_docs is not None and max_docs < 0:
         raise ConfigError(f"-M must be a non-negative number of docs, got {max_docs}")
+    if rel_format not in REL_FORMATS:
+        raise ConfigError(f"trec_eval: -R must be one of {', '.join(REL_FORMATS)}, got {rel_format!r}")
     sel = _select(measures, version)
     ztable = None if zscores is None else read_zscores(zscores)
-    qr = Qrels.from_file(qrels, format="trec")
+    groups = None
+    if rel_format == "qrels_jg":
+        groups = {jg: Qrels.from_dict(q) for jg, q in read_qrels_jg(Path(qrels), os.fspath(qrels)).items()}
+        qr = _union(list(groups.values()))
+    else:
+        qr = Qrels.from_file(qrels, format="trec")
     run, runid = _read_run(os.fspath(results))
     ties = "trec10" if version >= 10 else "trec"  # 10.0 reads scores as doubles, 9.x as floats
     run = _truncate(run, max_docs, judged_only, qr, ties)
-    data = join(qr.columns, run.columns, ties=ties, missing="zero" if complete else "ignore", run_name=run.name)
+    policy = "zero" if complete else "ignore"
+    data = join(qr.columns, run.columns, ties=ties, missing=policy, run_name=run.name)
+    for spec in trec_specs(version):
+        if spec.name in sel.marked and spec.rel_format not in (None, rel_format):
+            raise TrecEvalStop(
+                "",
+                f"{_FORM_RES[spec.rel_format]}: rel_info format not {spec.rel_format} or results format not trec_results\n"
+                f"trec_eval: Can't calculate measure '{spec.name}'",
+            )
+    if groups is not None:
+        data = data.with_extras(judgment_groups=_judgment_groups(groups, run, data, ties))
     if data.n_queries == 0 or (not complete and data.accounting.evaluated == 0):
         raise QueryMismatchError("trec_eval: No queries with both results and relevance info")
     missing = ~np.asarray(data.has_run, dtype=bool)

@@ -38,6 +38,7 @@ def _trec_eval(args: list[str], monkeypatch: pytest.MonkeyPatch) -> str:
         ("qrels.test results.test", "out.test", False),
         ("-q -m all_trec -Z zscores_file qrels.test results.test", "out.test.aqZ", False),
         ("-q -c -m all_trec -Z zscores_file qrels.test results.trunc", "out.test.aqcZ.v10", False),
+        ("-m qrels_jg -q -R qrels_jg qrels.123 results.test", "out.test.qrels_jg", False),
     ],
 )
 def test_byte_identical_to_trec_eval_10(
@@ -224,3 +225,48 @@ def test_zscores_of_a_topic_or_measure_the_file_lacks_are_trec_evals_missing_val
     assert "Znum_ret               \t303\t-1000000.0000" in lines
     assert "ZP_5                   \t301\t-1000000.0000" in lines
     assert "Znum_ret               \tall\t-999998.0000" in lines  # a sum: 2 + 0 - 1000000
+
+
+def test_judgment_groups_average_each_topic_over_its_groups(tmp_path: Path) -> None:
+    # q1 is judged by two assessors: A finds a relevant, B finds b relevant; the run ranks a, b.
+    # AP per group: A 1/1 = 1, B (1/2)/1 = 0.5 -> map_avgjg = 0.75; P@1: A 1, B 0 -> 0.5
+    qrels = tmp_path / "qrels_jg.txt"
+    qrels.write_text("q1 A a 1\nq1 A b 0\nq1 B a 0\nq1 B b 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 a 1 2 t\nq1 Q0 b 2 1 t\n")
+    out = CliRunner().invoke(
+        cli, ["trec_eval", "-R", "qrels_jg", "-m", "map_avgjg", "-m", "P_avgjg.1", str(qrels), str(run)]
+    )
+    assert out.exit_code == 0, out.output
+    assert out.stdout == "map_avgjg             \tall\t0.7500\nP_avgjg_1             \tall\t0.5000\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["-m", "map", "-R", "qrels_jg", "qrels.123"],
+            "trec_eval.form_res_qrels: rel_info format not qrels or results format not trec_results\ntrec_eval: Can't calculate measure 'map'\n",
+        ),
+        (
+            ["-m", "map_avgjg", "qrels.test"],
+            "trec_eval: rel_info format not qrels_jg or results format not trec_results\ntrec_eval: Can't calculate measure 'map_avgjg'\n",
+        ),
+    ],
+)
+def test_a_measure_of_the_other_qrels_format_stops_as_trec_eval_does(
+    args: list[str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(DATA)
+    out = CliRunner().invoke(cli, ["trec_eval", *args, "results.test"])
+    assert (out.exit_code, out.stdout, out.stderr) == (4, "", message)
+
+
+def test_a_doc_judged_twice_in_one_group_is_an_error_naming_the_line(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels_jg.txt"
+    qrels.write_text("q1 A a 1\nq1 B a 0\nq1 A a 0\n")
+    out = CliRunner().invoke(
+        cli, ["trec_eval", "-R", "qrels_jg", "-m", "qrels_jg", str(qrels), str(DATA / "results.test")]
+    )
+    assert out.exit_code == 2
+    assert f"{qrels}:3: doc 'a' is judged twice for query 'q1' in group 'A'" in out.stderr

@@ -46,6 +46,15 @@ _MEASURE_HELP = (
     "-N", "--Number_docs_in_coll", "n_docs", type=int, default=0, help="number of docs in the collection (utility)"
 )
 @click.option(
+    "-R",
+    "--Rel_info_format",
+    "rel_format",
+    type=click.Choice(["qrels", "qrels_jg"]),
+    default="qrels",
+    show_default=True,
+    help="the format of QRELS: qrels, or qrels_jg (qid jg docid grade: judgments in groups)",
+)
+@click.option(
     "-Z",
     "--Zscore",
     "zscores",
@@ -73,6 +82,7 @@ def command(
     max_docs: int | None,
     judged_only: bool,
     n_docs: int,
+    rel_format: str,
     zscores: str | None,
     version: str,
 ) -> None:
@@ -96,6 +106,7 @@ def command(
             n_docs=n_docs,
             version=int(version),
             zscores=zscores,
+            rel_format=rel_format,
         )
     except TrecEvalStop as stop:  # trec_eval 10.0's own way out: what it printed, its message, status 4
         click.echo(stop.printed, nl=False)

@@ -33,7 +33,17 @@ if TYPE_CHECKING:
 else:
     from ._lazy import pl
 
-__all__ = ["Kind", "Parsed", "decode", "locate_in_trec", "open_bytes", "parse_grade", "parse_score", "read_trec"]
+__all__ = [
+    "Kind",
+    "Parsed",
+    "decode",
+    "locate_in_trec",
+    "open_bytes",
+    "parse_grade",
+    "parse_score",
+    "read_qrels_jg",
+    "read_trec",
+]
 
 Kind = Literal["qrels", "run"]
 _TREC_COLUMNS = {"qrels": 4, "run": 6}
@@ -376,3 +386,25 @@ def locate_in_trec(path: Path, q: str, d: str) -> list[int]:
             if len(lines) == 2:
                 break
     return lines
+
+
+def read_qrels_jg(path: Path, source: str) -> dict[str, dict[str, dict[str, int]]]:
+    """trec_eval's judgment-group qrels (``-R qrels_jg``): ``qid jg docid grade`` lines ->
+    {jg: {qid: {docid: grade}}}, the groups in byte-wise order. Blank lines and lines starting with
+    ``#`` are skipped; a doc judged twice in one group of one query is an error (as in trec_eval)."""
+    text = decode(open_bytes(path), source)
+    groups: dict[str, dict[str, dict[str, int]]] = {}
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != 4:
+            raise FormatError(source, lineno, f"expected 4 fields (qid jg docid grade), found {len(fields)}", line)
+        qid, jg, doc = fields[0], fields[1], fields[2]
+        docs = groups.setdefault(jg, {}).setdefault(qid, {})
+        if doc in docs:
+            raise FormatError(source, lineno, f"doc {doc!r} is judged twice for query {qid!r} in group {jg!r}", line)
+        docs[doc] = parse_grade(fields[3], source, lineno, line)
+    if not groups:
+        raise EmptyInputError(f"{source}: no qrels lines found (the file is empty or only comments)")
+    return {jg: groups[jg] for jg in sorted(groups, key=lambda g: g.encode())}

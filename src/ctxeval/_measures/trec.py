@@ -3,6 +3,7 @@ that ``ctxeval trec_eval`` prints them by (the kernels are in ``trec_kernels``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -432,9 +433,22 @@ def _levels(kernel: PairKernel) -> PairKernel:
     return compute
 
 
+def _avgjg(per_group: Callable[[EvalData], np.ndarray]) -> Callable[[EvalData], np.ndarray]:
+    """A measure averaged over the judgment groups of each query (trec_eval's ``*_avgjg``)."""
+    return lambda d: d.extra("judgment_groups").mean(d.n_queries, per_group)
+
+
+def _rprec_mult_avgjg(d: EvalData, a: TrecArgs, cuts: list[float]) -> list[np.ndarray]:
+    jg = d.extra("judgment_groups")
+    return [jg.mean(d.n_queries, functools.partial(rprec_mult_values, rel=a.level, mult=c)) for c in cuts]
+
+
+_JG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
 for spec in (
-    TrecSpec("runid", 0, "runid", summary="none", sets=("official", "set", "all_trec")),
-    TrecSpec("num_q", 1, "num_q", summary="sum", sets=("official", "set", "all_trec")),
+    TrecSpec("runid", 0, "runid", summary="none", sets=("official", "set", "all_trec", "qrels_jg"), rel_format=None),
+    TrecSpec("num_q", 1, "num_q", summary="sum", sets=("official", "set", "all_trec", "qrels_jg"), rel_format=None),
     TrecSpec(
         "gm_map",
         6,
@@ -558,6 +572,33 @@ for spec in (
         versions=(10,),
         reset_missing=True,
         family="unj",
+    ),
+    # judgment groups (-R qrels_jg): trec_eval's m_map_avgjg.c, m_P_avgjg.c, m_Rprec_mult_avgjg.c
+    TrecSpec(
+        "map_avgjg",
+        112,
+        "double",
+        lambda d, a: _avgjg(lambda g: make("AP", {"rel": a.level}).compute(g))(d),
+        sets=("qrels_jg",),
+        rel_format="qrels_jg",
+    ),
+    TrecSpec(
+        "P_avgjg",
+        113,
+        "cut_long",
+        lambda d, a, k: _avgjg(lambda g: make("P", {"rel": a.level}, k).compute(g))(d),
+        _JG_CUTS,
+        sets=("qrels_jg",),
+        rel_format="qrels_jg",
+    ),
+    TrecSpec(
+        "Rprec_mult_avgjg",
+        114,
+        "cut_double",
+        _rprec_mult_avgjg,
+        _RPREC_MULTS,
+        sets=("qrels_jg",),
+        rel_format="qrels_jg",
     ),
 ):
     register_trec(spec)
