@@ -18,6 +18,8 @@ The command line prints any of them as one line, ``ctxeval: error: ...``, with e
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = [
     "ConfigError",
     "CtxevalError",
@@ -29,6 +31,7 @@ __all__ = [
     "MeasureError",
     "PoolError",
     "QueryMismatchError",
+    "did_you_mean",
 ]
 
 
@@ -87,3 +90,19 @@ class DependencyError(CtxevalError, ImportError):
         self.package = package
         self.extra = extra
         super().__init__(f"{what} needs {package}, which is not installed: pip install 'ctxeval[{extra}]'")
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` naming the closest of ``known`` to a misspelled ``name`` (compared
+    case-insensitively), or ``""`` when none is close.
+
+    >>> did_you_mean("nDGC", ["nDCG", "AP", "RR"])
+    " (did you mean 'nDCG'?)"
+    """
+    import difflib
+
+    by_lower: dict[str, str] = {}
+    for k in known:
+        by_lower.setdefault(k.lower(), k)
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""

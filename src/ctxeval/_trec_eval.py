@@ -41,7 +41,7 @@ import numpy as np
 from ._core.evaldata import EvalData
 from ._core.extras import JudgmentGroups
 from ._core.join import join, pair_lookup, positions
-from ._errors import ConfigError, FormatError, InputError, MeasureError, QueryMismatchError
+from ._errors import ConfigError, FormatError, InputError, MeasureError, QueryMismatchError, did_you_mean
 from ._io.model import Qrels, Run
 from ._io.read import read_file
 from ._io.trec import decode, open_bytes, read_qrels_jg
@@ -117,14 +117,32 @@ def _select(args: Sequence[str], version: int) -> _Selection:
                 f"trec_eval: measure set '{name}' needs preference judgments, which ctxeval does not read"
             )
         else:
-            raise MeasureError(f"trec_eval: illegal measure '{arg}'")
+            raise MeasureError(f"trec_eval: illegal measure '{arg}'{did_you_mean(name, [*names, *table])}")
+    for name, param in sel.params.items():
+        if name in table:
+            _check_param(table[name], param)
     return sel
 
 
-def _long_cutoffs(text: str) -> list[int]:
+def _check_param(spec: TrecSpec, param: str) -> None:
+    """The parameter of ``-m name.param`` checked before any file is read."""
+    if spec.kind == "cut_long":
+        _long_cutoffs(param, spec.name)
+    elif spec.kind == "cut_double":
+        _double_cutoffs(param)
+    elif spec.kind == "p_pair":
+        for key, value in _pairs(param):
+            if spec.name.startswith("rbp") and key == "p" and not 0.0 <= value <= 1.0:
+                raise MeasureError(f"trec_eval: -m {spec.name}.{param}: p must be in [0, 1], got {value:g}")
+
+
+def _long_cutoffs(text: str, name: str = "") -> list[int]:
+    for token in text.split(","):
+        if not _ATOL.match(token):
+            raise MeasureError(f"trec_eval: -m {name}.{text}: cutoff {token!r} is not a whole number")
     cuts = sorted(_atol(t) for t in text.split(","))
     if cuts[0] <= 0:
-        raise MeasureError("trec_eval: Negative cutoff detected")
+        raise MeasureError(f"trec_eval: -m {name}.{text}: cutoffs must be >= 1 (trec_eval: Negative cutoff detected)")
     if any(a == b for a, b in itertools.pairwise(cuts)):
         raise MeasureError("trec_eval: duplicate cutoffs detected")
     return cuts
@@ -181,7 +199,7 @@ def _columns(spec: TrecSpec, param: str | None, d: EvalData, args: TrecArgs) -> 
     if compute is None:
         raise MeasureError(f"trec_eval: {name} is printed by the program itself")
     if kind == "cut_long":
-        cuts = _long_cutoffs(param) if param else list(spec.default)
+        cuts = _long_cutoffs(param, name) if param else list(spec.default)
         return [_Column(f"{name}_{k}", compute(d, args, k), "double", "mean", reset_missing=reset) for k in cuts]
     if kind == "cut_double":
         cuts_d = _double_cutoffs(param) if param else list(spec.default)

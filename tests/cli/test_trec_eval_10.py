@@ -270,3 +270,20 @@ def test_a_doc_judged_twice_in_one_group_is_an_error_naming_the_line(tmp_path: P
     )
     assert out.exit_code == 2
     assert f"{qrels}:3: doc 'a' is judged twice for query 'q1' in group 'A'" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("measure", "message"),
+    [
+        ("P.abc", "-m P.abc: cutoff 'abc' is not a whole number"),
+        ("P.5,x", "-m P.5,x: cutoff 'x' is not a whole number"),
+        ("P.0", "-m P.0: cutoffs must be >= 1"),
+        ("rbp.p=1.5", "-m rbp.p=1.5: p must be in [0, 1], got 1.5"),
+        ("ndcg_cutt", "illegal measure 'ndcg_cutt' (did you mean 'ndcg_cut'?)"),
+    ],
+)
+def test_bad_measure_parameters_are_refused_before_reading(measure: str, message: str, tmp_path: Path) -> None:
+    # the input files do not exist: the measure is checked first
+    out = CliRunner().invoke(cli, ["trec_eval", "-m", measure, str(tmp_path / "q"), str(tmp_path / "r")])
+    assert out.exit_code == 2
+    assert message in out.stderr

@@ -60,6 +60,7 @@ class Param:
     lo: float | None = None
     hi: float | None = None
     lo_open: bool = False
+    hi_open: bool = False
 
     def coerce(self, value: Any, measure: str) -> Any:
         where = f"measure {measure}: parameter {self.name}"
@@ -99,8 +100,9 @@ class Param:
         if self.lo is not None and (value < self.lo or (self.lo_open and value == self.lo)):
             op = ">" if self.lo_open else ">="
             raise MeasureError(f"{where} must be {op} {self.lo:g}, got {value!r}")
-        if self.hi is not None and value > self.hi:
-            raise MeasureError(f"{where} must be <= {self.hi:g}, got {value!r}")
+        if self.hi is not None and (value > self.hi or (self.hi_open and value == self.hi)):
+            op = "<" if self.hi_open else "<="
+            raise MeasureError(f"{where} must be {op} {self.hi:g}, got {value!r}")
         return value
 
 

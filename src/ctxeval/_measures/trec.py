@@ -125,8 +125,17 @@ def _k_unj(d: EvalData, m: Measure) -> np.ndarray:
     return unj_values(d, m.k)
 
 
-_P = Param("p", "float", 0.8, "persistence: the probability of reading on to the next rank", lo=0.0, hi=1.0)
-_P_RESID = Param("p", "float", 0.9, "persistence", lo=0.0, hi=1.0)
+_P = Param(
+    "p",
+    "float",
+    0.8,
+    "persistence: the probability of reading on to the next rank, 0 < p < 1",
+    lo=0.0,
+    hi=1.0,
+    lo_open=True,
+    hi_open=True,
+)
+_P_RESID = Param("p", "float", 0.9, "persistence, 0 < p < 1", lo=0.0, hi=1.0, lo_open=True, hi_open=True)
 _BIN_REL = Param(
     "rel", "int", None, "binary gain (grade >= rel); none = trec_eval's graded gain rescaled to [0, 1]", lo=0
 )
