@@ -11,6 +11,7 @@
     ├── MeasureError (ValueError)      a measure name cannot be parsed, is unknown, or is misused
     ├── QueryMismatchError (ValueError)  judged queries missing from a run under missing="error"
     ├── ConfigError (ValueError)       an option or policy value is invalid
+    ├── OutputError (OSError)          an output cannot be written, or would overwrite an input
     └── DependencyError (ImportError)  an optional extra is not installed (the message says how)
 
 The command line prints any of them as one line, ``ctxeval: error: ...``, with exit status 2.
@@ -29,6 +30,7 @@ __all__ = [
     "FormatError",
     "InputError",
     "MeasureError",
+    "OutputError",
     "PoolError",
     "QueryMismatchError",
     "did_you_mean",
@@ -81,6 +83,10 @@ class QueryMismatchError(CtxevalError, ValueError):
 
 class ConfigError(CtxevalError, ValueError):
     """An option or policy value is invalid."""
+
+
+class OutputError(CtxevalError, OSError):
+    """An output file could not be written (a full disk, a missing folder), or would overwrite an input."""
 
 
 class DependencyError(CtxevalError, ImportError):
