@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from .._errors import CtxevalError, OutputError
+from .._io.model import split_named
 from . import calibrate, compare, curve, demo, diagnose, distraction, evaluate, fit_udcg, measures, trec_eval
 
 __all__ = ["cli", "console_main", "main"]
@@ -49,8 +50,10 @@ def _inputs(params: dict[str, Any]) -> list[str]:
         if name == "output":
             continue
         for v in value if isinstance(value, (list, tuple)) else [value]:
-            if isinstance(v, str) and v != "-" and os.path.isfile(v):
-                out.append(v)
+            if isinstance(v, str) and v != "-":
+                path = split_named(v)[1]
+                if os.path.isfile(path):
+                    out.append(path)
     return out
 
 

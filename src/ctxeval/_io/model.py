@@ -30,6 +30,18 @@ if TYPE_CHECKING:
 __all__ = ["Qrels", "Run"]
 
 
+def split_named(arg: str) -> tuple[str | None, str]:
+    """``"NAME=PATH"`` -> (NAME, PATH) when PATH is a file and ``arg`` itself is not; else (None, arg).
+
+    >>> split_named("no-such=file")
+    (None, 'no-such=file')
+    """
+    name, sep, path = arg.partition("=")
+    if sep and name and not os.path.exists(arg) and os.path.exists(path):
+        return name, path
+    return None, arg
+
+
 def _stem(path: str | os.PathLike[str]) -> str:
     name = Path(path).name
     if name.lower().endswith(".gz"):
@@ -218,9 +230,13 @@ class Run(_Rows):
 
     @classmethod
     def coerce(cls, obj: Any, *, name: str | None = None, duplicates: str = "error") -> Run:
-        """Accept a :class:`Run`, a path, a dict-of-dicts or a frame."""
+        """Accept a :class:`Run`, a path, ``"NAME=PATH"`` (a path named NAME), a dict-of-dicts or a frame."""
         if isinstance(obj, Run):
             return obj
+        if isinstance(obj, str) and name is None:
+            given, path = split_named(obj)
+            if given is not None:
+                return cls.from_file(path, name=given, duplicates=duplicates)
         if isinstance(obj, (str, os.PathLike)):
             return cls.from_file(obj, name=name, duplicates=duplicates)
         if isinstance(obj, Mapping):

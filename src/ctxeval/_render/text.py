@@ -147,6 +147,8 @@ def _table(result: Result, per_query: bool) -> str:
     console.print(table)
     for line in accounting_lines(result.runs, result.measures):
         console.print(line)
+    for line in result.notes:
+        console.print(line)
     for line in _rag_notes(result):
         console.print(line)
     for line in _utility_notes(result):
