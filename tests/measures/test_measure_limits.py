@@ -76,3 +76,26 @@ def test_err_with_a_grade_above_gmax_stops_the_user_there(tmp_path) -> None:
     run = tmp_path / "run.txt"
     run.write_text("q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\n")
     assert ctxeval.evaluate(qrels, run, "ERR(gmax=1)@2").runs[0].mean("ERR(gmax=1)@2") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("1:10000000", "cutoffs must lie in 1..100000, got 10000000 (in '1:10000000')"),
+        ("1:5000", "'1:5000' gives 5000 cutoffs, more than a curve needs (at most 1000); give a step, e.g. 1:5000:5"),
+        ("3000", "'3000' gives 3000 cutoffs"),
+    ],
+)
+def test_a_curve_too_long_to_compute_is_refused_at_once(spec: str, message: str) -> None:
+    from ctxeval._curve import parse_ks
+
+    with pytest.raises(ctxeval.ConfigError) as err:
+        parse_ks(spec)
+    assert message in str(err.value)
+
+
+def test_the_suggested_step_is_accepted() -> None:
+    from ctxeval._curve import parse_ks
+
+    ks = parse_ks("1:5000:5")
+    assert (len(ks), ks[0], ks[-1]) == (1000, 1, 4996)
