@@ -377,6 +377,9 @@ def _slow_trec(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
 
 
 def decode(data: bytes, source: str) -> str:
+    """UTF-8 text, without a byte order mark; an error names the line of a bad byte."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
