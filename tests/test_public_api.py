@@ -37,7 +37,7 @@ def test_every_exported_name_resolves_and_no_other_public_name_exists() -> None:
 
 
 ERRORS = ["InputError", "FormatError", "DuplicateError", "EmptyInputError", "QueryMismatchError",
-          "ConfigError", "MeasureError", "PoolError", "DependencyError"]  # fmt: skip
+          "ConfigError", "MeasureError", "PoolError", "OutputError", "DependencyError"]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", ERRORS)

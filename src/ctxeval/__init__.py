@@ -19,6 +19,7 @@ from ._errors import (
     FormatError,
     InputError,
     MeasureError,
+    OutputError,
     PoolError,
     QueryMismatchError,
 )
@@ -101,6 +102,7 @@ __all__ = [
     "InputError",
     "Measure",
     "MeasureError",
+    "OutputError",
     "Policies",
     "PoolError",
     "Qrels",

@@ -30,7 +30,8 @@ __all__ = [
 ]
 
 RECALL_LEVELS = tuple(i / 10 for i in range(11))
-MAX_K = 100_000
+MAX_K = 100_000  #: the largest cutoff of a curve
+MAX_POINTS = 1_000  #: the most cutoffs one curve computes (each is a full evaluation of every query)
 
 
 def parse_ks(spec: str | int | Iterable[int]) -> list[int]:
@@ -43,18 +44,20 @@ def parse_ks(spec: str | int | Iterable[int]) -> list[int]:
     if isinstance(spec, bool):
         raise ConfigError(f"cutoffs must be a whole number, a range like 1:50 or a list like 1,5,10, got {spec!r}")
     if isinstance(spec, int):
+        _check_range(1, spec, 1, str(spec))
         ks = list(range(1, spec + 1))
     elif isinstance(spec, str):
         text = spec.strip()
+        span = None
         try:
             if re.fullmatch(r"\d+", text):
-                ks = list(range(1, int(text) + 1))
+                span = (1, int(text), 1)
             elif re.fullmatch(r"\d+:\d+(:\d+)?", text):
                 parts = [int(p) for p in text.split(":")]
                 step = parts[2] if len(parts) == 3 else 1
                 if step < 1:
                     raise ValueError("step must be >= 1")
-                ks = list(range(parts[0], parts[1] + 1, step))
+                span = (parts[0], parts[1], step)
             elif re.fullmatch(r"\d+(\s*,\s*\d+)*", text):
                 ks = [int(p) for p in text.split(",")]
             else:
@@ -63,6 +66,9 @@ def parse_ks(spec: str | int | Iterable[int]) -> list[int]:
             raise ConfigError(
                 f"cutoffs must look like 1:50, 1:50:5, 1,5,10 or 20 (meaning 1:20), got {spec!r}"
             ) from None
+        if span is not None:
+            _check_range(*span, text)
+            ks = list(range(span[0], span[1] + 1, span[2]))
     else:
         ks = []
         for k in spec:
@@ -74,7 +80,23 @@ def parse_ks(spec: str | int | Iterable[int]) -> list[int]:
         raise ConfigError(f"no cutoffs in {spec!r}")
     if ks[0] < 1 or ks[-1] > MAX_K:
         raise ConfigError(f"cutoffs must lie in 1..{MAX_K}, got {ks[0] if ks[0] < 1 else ks[-1]}")
+    if len(ks) > MAX_POINTS:
+        raise ConfigError(
+            f"{len(ks)} cutoffs is more than a curve needs (at most {MAX_POINTS}); give a step, e.g. 1:{ks[-1]}:{-(-ks[-1] // MAX_POINTS)}"
+        )
     return ks
+
+
+def _check_range(lo: int, hi: int, step: int, text: str) -> None:
+    """A range's bounds and size checked before it is built."""
+    if hi > MAX_K:
+        raise ConfigError(f"cutoffs must lie in 1..{MAX_K}, got {hi} (in {text!r})")
+    n = max(0, (hi - lo) // step + 1)
+    if n > MAX_POINTS:
+        raise ConfigError(
+            f"{text!r} gives {n} cutoffs, more than a curve needs (at most {MAX_POINTS}); "
+            f"give a step, e.g. {lo}:{hi}:{-(-(hi - lo + 1) // MAX_POINTS)}"
+        )
 
 
 def curve_family(name: str | Measure) -> str:

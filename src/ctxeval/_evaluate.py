@@ -11,7 +11,7 @@ import numpy as np
 
 from ._errors import ConfigError, DependencyError
 from ._measures import Measure, make, parse_measures
-from ._session import Session, open_session, unique_names
+from ._session import Session, naming_notes, open_session, unique_names
 
 if TYPE_CHECKING:
     from ._context.settings import RagConfig
@@ -109,6 +109,7 @@ class Result:
     measures: list[Measure]
     runs: list[RunResult]
     settings: dict[str, Any]
+    notes: list[str] = field(default_factory=list)  #: how runs were named, when it needed saying
 
     def __getitem__(self, name: str) -> RunResult:
         for r in self.runs:
@@ -123,7 +124,10 @@ class Result:
             if per_query:
                 entry["per_query"] = r.per_query_dict(self.measures)
             runs.append(entry)
-        return {"measures": [str(m) for m in self.measures], "runs": runs, "settings": dict(self.settings)}
+        out = {"measures": [str(m) for m in self.measures], "runs": runs, "settings": dict(self.settings)}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
 
     def to_pandas(self, per_query: bool = False) -> Any:
         """Long format: run, query (``all`` for the summary), measure, value."""
@@ -201,7 +205,8 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
         ms = with_judged(ms)
     need_u = any("utility" in m.requires for m in ms)
     results = []
-    for run, name in zip(run_objs, unique_names(run_objs)):
+    names = unique_names(run_objs)
+    for run, name in zip(run_objs, names):
         data = session.prepare(run, ms)
         ucounts = data.extra("utility").counts() if need_u else None
         values = {m: m.compute(data) for m in ms}
@@ -223,4 +228,4 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
         settings["pool"] = session.pool_settings()
     if need_u:
         settings["utility"] = session.utility.describe()
-    return Result(ms, results, settings)
+    return Result(ms, results, settings, naming_notes(run_objs, names))

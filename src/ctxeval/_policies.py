@@ -1,8 +1,9 @@
 """How input is read and queries are counted: one frozen, validated value shared by every verb.
 
-* ``ties``: the ranking rule. ``trec`` (trec_eval's): score descending, compared as 32-bit floats
-  (trec_eval 9 and pytrec_eval hold scores as C floats), ties broken by doc id descending
-  (byte-wise); ``input``: the order of the rows within each query as given.
+* ``ties``: the ranking rule. ``trec`` (the default; trec_eval 9.x's and pytrec_eval's): score
+  descending, compared as 32-bit floats (they hold scores as C floats: 0.300000009 and 0.300000001
+  tie), ties broken by doc id descending (byte-wise); ``trec10`` (trec_eval 10.0's): the same with
+  scores compared as 64-bit floats; ``input``: the order of the rows within each query as given.
 * ``missing``: judged queries a run lacks. ``zero``: scored 0 (trec_eval ``-c``); ``ignore``: left
   out (trec_eval's default); ``error``: refused.
 * ``duplicates``: a (query, doc) pair given twice. ``error``; ``first``: keep the first line;
@@ -14,7 +15,7 @@ The command line reads its choices and help texts from :data:`CHOICES` and :data
 Policies(ties='trec', missing='ignore', duplicates='error')
 >>> Policies(ties="tre")
 Traceback (most recent call last):
-ctxeval._errors.ConfigError: ties must be one of 'trec', 'input', got 'tre'
+ctxeval._errors.ConfigError: ties must be one of 'trec', 'trec10', 'input', got 'tre'
 """
 
 from __future__ import annotations
@@ -47,13 +48,14 @@ def coerce_settings(cls: type[S], value: S | Mapping[str, Any] | None, what: str
 
 
 CHOICES: dict[str, tuple[str, ...]] = {
-    "ties": ("trec", "input"),
+    "ties": ("trec", "trec10", "input"),
     "missing": ("zero", "ignore", "error"),
     "duplicates": ("error", "first", "best"),
 }
 
 HELP: dict[str, str] = {
-    "ties": "trec: score (as float32) descending, then doc id descending; input: the file's order within each query",
+    "ties": "trec: score (as float32, trec_eval 9 and pytrec_eval) descending, then doc id descending; "
+    "trec10: the same with scores as float64 (trec_eval 10.0); input: the file's order within each query",
     "missing": "judged queries absent from a run: zero = score them 0 (trec_eval -c; default), "
     "ignore = leave them out (trec_eval's default), error = fail",
     "duplicates": "a repeated (query, doc) pair: fail, or keep the first / the best-scored",

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ._context.utility import UtilityConfig
     from ._core.evaldata import EvalData
 
-__all__ = ["Session", "coerce_utility", "measure_list", "open_session", "prepare", "unique_names"]
+__all__ = ["Session", "coerce_utility", "measure_list", "naming_notes", "open_session", "prepare", "unique_names"]
 
 _OVERLAP_QRELS_BYTES = 2 << 20  # below this, a second thread costs more than it saves
 
@@ -45,14 +45,47 @@ def measure_list(measures: Iterable[str | Measure] | str | Measure) -> list[Meas
 
 
 def unique_names(runs: Sequence[Run]) -> list[str]:
-    """Run names made distinct: a repeated name gets ``#2``, ``#3`` ..."""
+    """Run names made distinct: runs that share a name (often a tag such as ``rank`` used by every
+    run of a system) take their file names instead when those differ (:func:`naming_notes` says so);
+    whatever still repeats gets ``#2``, ``#3`` ..."""
+    names = [r.name for r in runs]
+    out = list(names)
+    for name in dict.fromkeys(names):
+        at = [i for i, x in enumerate(names) if x == name]
+        stems = [_file_stem(runs[i]) for i in at]
+        others = set(names) - {name}
+        if len(at) > 1 and all(stems) and len(set(stems)) == len(stems) and not set(stems) & others:
+            for i, stem in zip(at, stems):
+                out[i] = stem  # type: ignore[assignment]
     seen: dict[str, int] = {}
-    names = []
-    for r in runs:
-        n = seen.get(r.name, 0) + 1
-        seen[r.name] = n
-        names.append(r.name if n == 1 else f"{r.name}#{n}")
-    return names
+    final = []
+    for n in out:
+        k = seen.get(n, 0) + 1
+        seen[n] = k
+        final.append(n if k == 1 else f"{n}#{k}")
+    return final
+
+
+def naming_notes(runs: Sequence[Run], names: Sequence[str]) -> list[str]:
+    """What :func:`unique_names` did, for the report."""
+    notes = []
+    for name in dict.fromkeys(r.name for r in runs):
+        renamed = [n for r, n in zip(runs, names) if r.name == name and n != name]
+        if renamed:
+            shared = sum(r.name == name for r in runs)
+            how = "named by their files" if all("#" not in n for n in renamed) else "numbered"
+            notes.append(f"{shared} runs share the name {name!r} (their tag): {how} instead ({', '.join(renamed)})")
+    return notes
+
+
+def _file_stem(run: Run) -> str | None:
+    src = run.source
+    if not src or not os.path.isfile(src):
+        return None
+    base = os.path.basename(src)
+    if base.lower().endswith(".gz"):
+        base = base[:-3]
+    return os.path.splitext(base)[0] or base
 
 
 def coerce_utility(value: UtilityConfig | Mapping[str, Any] | None) -> UtilityConfig:

@@ -39,23 +39,39 @@ from pathlib import Path
 import numpy as np
 
 from ._core.evaldata import EvalData
+from ._core.extras import JudgmentGroups
 from ._core.join import join, pair_lookup, positions
-from ._errors import ConfigError, MeasureError, QueryMismatchError
+from ._errors import ConfigError, FormatError, InputError, MeasureError, QueryMismatchError, did_you_mean
 from ._io.model import Qrels, Run
 from ._io.read import read_file
-from ._io.trec import open_bytes
+from ._io.trec import decode, open_bytes, read_qrels_jg
 from ._measures import TrecArgs, TrecSpec, trec_specs
 from ._measures.trec_support import MIN_GEO_MEAN
 
-__all__ = ["nicknames", "trec_eval"]
+__all__ = ["TrecEvalStop", "nicknames", "trec_eval"]
 
-_UNSUPPORTED = ("all_prefs", "prefs", "qrels_jg")
+_UNSUPPORTED = ("all_prefs", "prefs")
+REL_FORMATS = ("qrels", "qrels_jg")
+_FORM_RES = {"qrels": "trec_eval.form_res_qrels", "qrels_jg": "trec_eval"}  # who says it, in trec_eval
+
+
+class TrecEvalStop(QueryMismatchError):
+    """trec_eval 10.0 stopped part-way (exit status 4): ``printed`` is what it wrote to stdout before
+    the message (``str(self)``) that it writes to stderr."""
+
+    exit_code = 4
+
+    def __init__(self, printed: str, message: str) -> None:
+        super().__init__(message)
+        self.printed = printed
 
 
 def nicknames(version: int) -> dict[str, tuple[str, ...]]:
     """trec_eval's measure nicknames (measures.c) for a version: the measures of each set."""
     specs = trec_specs(version)
-    return {name: tuple(s.name for s in specs if name in s.sets) for name in ("official", "set", "all_trec")}
+    return {
+        name: tuple(s.name for s in specs if name in s.sets) for name in ("official", "set", "all_trec", "qrels_jg")
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -101,14 +117,32 @@ def _select(args: Sequence[str], version: int) -> _Selection:
                 f"trec_eval: measure set '{name}' needs preference judgments, which ctxeval does not read"
             )
         else:
-            raise MeasureError(f"trec_eval: illegal measure '{arg}'")
+            raise MeasureError(f"trec_eval: illegal measure '{arg}'{did_you_mean(name, [*names, *table])}")
+    for name, param in sel.params.items():
+        if name in table:
+            _check_param(table[name], param)
     return sel
 
 
-def _long_cutoffs(text: str) -> list[int]:
+def _check_param(spec: TrecSpec, param: str) -> None:
+    """The parameter of ``-m name.param`` checked before any file is read."""
+    if spec.kind == "cut_long":
+        _long_cutoffs(param, spec.name)
+    elif spec.kind == "cut_double":
+        _double_cutoffs(param)
+    elif spec.kind == "p_pair":
+        for key, value in _pairs(param):
+            if spec.name.startswith("rbp") and key == "p" and not 0.0 <= value <= 1.0:
+                raise MeasureError(f"trec_eval: -m {spec.name}.{param}: p must be in [0, 1], got {value:g}")
+
+
+def _long_cutoffs(text: str, name: str = "") -> list[int]:
+    for token in text.split(","):
+        if not _ATOL.match(token):
+            raise MeasureError(f"trec_eval: -m {name}.{text}: cutoff {token!r} is not a whole number")
     cuts = sorted(_atol(t) for t in text.split(","))
     if cuts[0] <= 0:
-        raise MeasureError("trec_eval: Negative cutoff detected")
+        raise MeasureError(f"trec_eval: -m {name}.{text}: cutoffs must be >= 1 (trec_eval: Negative cutoff detected)")
     if any(a == b for a, b in itertools.pairwise(cuts)):
         raise MeasureError("trec_eval: duplicate cutoffs detected")
     return cuts
@@ -165,7 +199,7 @@ def _columns(spec: TrecSpec, param: str | None, d: EvalData, args: TrecArgs) -> 
     if compute is None:
         raise MeasureError(f"trec_eval: {name} is printed by the program itself")
     if kind == "cut_long":
-        cuts = _long_cutoffs(param) if param else list(spec.default)
+        cuts = _long_cutoffs(param, name) if param else list(spec.default)
         return [_Column(f"{name}_{k}", compute(d, args, k), "double", "mean", reset_missing=reset) for k in cuts]
     if kind == "cut_double":
         cuts_d = _double_cutoffs(param) if param else list(spec.default)
@@ -247,12 +281,12 @@ def _read_run(path: str) -> tuple[Run, str]:
     return Run(read.columns, runid or "run", str(path)), runid
 
 
-def _truncate(run: Run, max_docs: int | None, judged_only: bool, qrels: Qrels) -> Run:
+def _truncate(run: Run, max_docs: int | None, judged_only: bool, qrels: Qrels, ties: str) -> Run:
     """``-M``: the first N docs of each topic after ranking; ``-J``: only the docs judged (>= 0)."""
     if max_docs is None and not judged_only:
         return run
     c = run.columns
-    rows = run.ranked_rows("trec")
+    rows = run.ranked_rows(ties)
     if max_docs is not None:
         seg = c.layout.segment_of(rows)
         first = np.r_[0, np.flatnonzero(seg[1:] != seg[:-1]) + 1]
@@ -271,6 +305,76 @@ def _truncate(run: Run, max_docs: int | None, judged_only: bool, qrels: Qrels) -
 # --------------------------------------------------------------------------------------------------
 
 
+def _union(parts: list[Qrels]) -> Qrels:
+    """The queries and docs of several qrels (a doc's first grade): the topics trec_eval evaluates."""
+    merged: dict[str, dict[str, int]] = {}
+    for part in parts:
+        for qid, docs in part.to_dict().items():
+            into = merged.setdefault(qid, {})
+            for doc, grade in docs.items():
+                into.setdefault(doc, grade)
+    return Qrels.from_dict(merged)
+
+
+def _judgment_groups(groups: dict[str, Qrels], run: Run, data: EvalData, ties: str) -> JudgmentGroups:
+    """The run joined with each group's qrels, and where each evaluated query sits in each."""
+    evals, where = [], []
+    qids = np.asarray(data.qids)
+    for qrels in groups.values():
+        g = join(qrels.columns, run.columns, ties=ties, missing="zero", run_name=run.name)
+        evals.append(g)
+        where.append(positions(qids, np.asarray(g.qids)))
+    return JudgmentGroups(tuple(groups), tuple(evals), tuple(where))
+
+
+MISSING_ZSCORE = -1000000.0  # trec_eval.h: MISSING_ZSCORE_VALUE
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def read_zscores(path: str | os.PathLike[str]) -> dict[tuple[str, str], tuple[float, float]]:
+    """``-Z``'s file: ``qid measure mean stddev`` per line (blank lines skipped) -> {(qid, measure):
+    (mean, stddev)}; a malformed line is an error naming the file and the line."""
+    source = os.fspath(path)
+    try:
+        text = Path(source).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{source}: no such file (z-scores)") from None
+    except IsADirectoryError:
+        raise InputError(f"{source}: is a directory, expected a z-scores file") from None
+    table: dict[tuple[str, str], tuple[float, float]] = {}
+    for lineno, line in enumerate(decode(text, source).splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise FormatError(source, lineno, f"expected 4 fields (qid measure mean stddev), found {len(fields)}", line)
+        numbers = []
+        for what, token in (("mean", fields[2]), ("stddev", fields[3])):
+            if not _DECIMAL.fullmatch(token):
+                raise FormatError(source, lineno, f"{what} {token!r} is not a number", line)
+            numbers.append(float(token))
+        table[(fields[0], fields[1])] = (numbers[0], numbers[1])
+    return table
+
+
+def _to_zscores(
+    table: dict[tuple[str, str], tuple[float, float]], qids: Sequence[str], name: str, values: np.ndarray
+) -> np.ndarray:
+    """trec_eval's ``te_convert_to_zscore`` of one measure's per-topic values."""
+    out = np.empty_like(values)
+    for i, (qid, v) in enumerate(zip(qids, values.tolist())):
+        found = table.get((qid, name))
+        if found is None:
+            out[i] = MISSING_ZSCORE
+            continue
+        mean, stddev = found
+        if stddev:
+            out[i] = (v - mean) / stddev
+        else:
+            out[i] = 0.0 if v == mean else MISSING_ZSCORE
+    return out
+
+
 def trec_eval(
     qrels: str | os.PathLike[str],
     results: str | os.PathLike[str],
@@ -284,22 +388,56 @@ def trec_eval(
     judged_only: bool = False,
     n_docs: int = 0,
     version: int = 10,
+    zscores: str | os.PathLike[str] | None = None,
+    rel_format: str = "qrels",
 ) -> str:
-    """Evaluate like ``trec_eval [-q] [-c] [-n] [-J] [-l L] [-M N] [-N D] {-m measure}* qrels results``
-    and return what it prints."""
+    """Evaluate like ``trec_eval [-q] [-c] [-n] [-J] [-l L] [-M N] [-N D] [-Z FILE] {-m measure}* qrels
+    results`` and return what it prints.
+
+    ``zscores`` (``-Z``): a file of ``qid measure mean stddev`` lines; every per-topic value becomes
+    ``(value - mean) / stddev`` before it is printed and summarised, and is printed as a ``Z``-prefixed
+    double; a topic or measure the file lacks, or a stddev of 0 with a value other than the mean,
+    gives trec_eval's missing value -1000000 (``convert_zscores.c``).
+
+    ``rel_format`` (``-R``): ``qrels``, or ``qrels_jg`` (``qid jg docid grade``: judgments in groups,
+    e.g. one per assessor; the ``*_avgjg`` measures average over a query's groups)."""
     if version not in (9, 10):
         raise ConfigError(f"trec_eval version must be 9 or 10, got {version!r}")
     if max_docs is not None and max_docs < 0:
         raise ConfigError(f"-M must be a non-negative number of docs, got {max_docs}")
+    if rel_format not in REL_FORMATS:
+        raise ConfigError(f"trec_eval: -R must be one of {', '.join(REL_FORMATS)}, got {rel_format!r}")
     sel = _select(measures, version)
-    qr = Qrels.from_file(qrels, format="trec")
+    ztable = None if zscores is None else read_zscores(zscores)
+    groups = None
+    if rel_format == "qrels_jg":
+        groups = {jg: Qrels.from_dict(q) for jg, q in read_qrels_jg(Path(qrels), os.fspath(qrels)).items()}
+        qr = _union(list(groups.values()))
+    else:
+        qr = Qrels.from_file(qrels, format="trec")
     run, runid = _read_run(os.fspath(results))
-    run = _truncate(run, max_docs, judged_only, qr)
-    data = join(qr.columns, run.columns, ties="trec", missing="zero" if complete else "ignore", run_name=run.name)
+    ties = "trec10" if version >= 10 else "trec"  # 10.0 reads scores as doubles, 9.x as floats
+    run = _truncate(run, max_docs, judged_only, qr, ties)
+    policy = "zero" if complete else "ignore"
+    data = join(qr.columns, run.columns, ties=ties, missing=policy, run_name=run.name)
+    for spec in trec_specs(version):
+        if spec.name in sel.marked and spec.rel_format not in (None, rel_format):
+            raise TrecEvalStop(
+                "",
+                f"{_FORM_RES[spec.rel_format]}: rel_info format not {spec.rel_format} or results format not trec_results\n"
+                f"trec_eval: Can't calculate measure '{spec.name}'",
+            )
+    if groups is not None:
+        data = data.with_extras(judgment_groups=_judgment_groups(groups, run, data, ties))
     if data.n_queries == 0 or (not complete and data.accounting.evaluated == 0):
         raise QueryMismatchError("trec_eval: No queries with both results and relevance info")
     missing = ~np.asarray(data.has_run, dtype=bool)
     n_all = data.n_queries
+    # 10.0 stops at the first judged topic (in qid order) that the results lack, unless -c: it
+    # prints (with -q) the topics before it, then "result qid '...' not found in qrels", exit 4
+    stop_at = None
+    if version >= 10 and not complete and data.accounting.missing_ids:
+        stop_at = data.accounting.missing_ids[0]
 
     args = TrecArgs(level, version, n_docs)
     columns: list[tuple[TrecSpec, list[_Column]]] = []
@@ -319,13 +457,21 @@ def trec_eval(
                 elif col.reset_missing:
                     vals[missing] = 0.0
                 col.values = vals
+            if ztable is not None and isinstance(col.values, np.ndarray):
+                zs = _to_zscores(ztable, data.qids, col.name, np.asarray(col.values, dtype=np.float64))
+                if complete and version < 10:
+                    zs[missing] = 0.0  # 9.x: topics without results are not evaluated, not converted
+                col.values = zs
         columns.append((spec, cols))
+    z = "Z" if ztable is not None else ""
 
     lines: list[str] = []
     if query:
         printed = np.flatnonzero(~missing) if version < 10 else np.arange(n_all)
         for qi in printed.tolist():
             qid = data.qids[qi]
+            if stop_at is not None and qid > stop_at:
+                break
             for _spec, cols in columns:
                 for col in cols:
                     if not col.per_query:
@@ -333,7 +479,12 @@ def trec_eval(
                     if col.fmt == "str":
                         lines.append("%-22s\t%s\t'%s'" % (col.name, qid, col.values[qi]))
                     else:
-                        lines.append("%-22s\t%s\t%s" % (col.name, qid, _fmt(float(col.values[qi]), col.fmt)))
+                        shown = _fmt(float(col.values[qi]), "double" if z else col.fmt)
+                        lines.append("%s%-22s\t%s\t%s" % (z, col.name, qid, shown))
+    if stop_at is not None:
+        raise TrecEvalStop(
+            "".join(line + "\n" for line in lines), f"trec_eval: result qid '{stop_at}' not found in qrels"
+        )
     if summary:
         n_eval = n_all if (version >= 10 or not complete) else int((~missing).sum())
         divisor = n_all
@@ -342,18 +493,18 @@ def trec_eval(
                 lines.append("%-22s\t%s\t%s" % ("runid", "all", runid))
                 continue
             if spec.kind == "num_q":
-                lines.append("%-22s\t%s\t%d" % ("num_q", "all", n_all))
+                lines.append("%s%-22s\t%s\t%s" % (z, "num_q", "all", _fmt(float(n_all), "double" if z else "long")))
                 continue
             for col in cols:
                 if col.summary == "none":
                     continue
                 vals = np.asarray(col.values, dtype=np.float64)
                 if col.summary == "sum":
-                    if spec.name == "num_rel" and complete:
+                    if spec.name == "num_rel" and complete:  # the qrels count, never a z-score
                         total = float(int((qr.columns.values > 0).sum()))
                     else:
                         total = _seq_total(vals)
-                    lines.append("%-22s\t%s\t%s" % (col.name, "all", _fmt(total, "long")))
+                    lines.append("%s%-22s\t%s\t%s" % (z, col.name, "all", _fmt(total, "double" if z else "long")))
                 elif col.summary == "gm":
                     use = vals if version >= 10 else vals[~missing]
                     logs = np.array([math.log(max(v, MIN_GEO_MEAN)) for v in use.tolist()])
@@ -361,9 +512,9 @@ def trec_eval(
                     if version < 10 and complete:
                         total += (n_all - n_eval) * math.log(MIN_GEO_MEAN)
                     value = math.exp(total / divisor) if divisor > 0 else 0.0
-                    lines.append("%-22s\t%s\t%s" % (col.name, "all", _fmt(value, "double")))
+                    lines.append("%s%-22s\t%s\t%s" % (z, col.name, "all", _fmt(value, "double")))
                 else:
                     total = _seq_total(vals)
                     value = total / divisor if divisor else total
-                    lines.append("%-22s\t%s\t%s" % (col.name, "all", _fmt(value, "double")))
+                    lines.append("%s%-22s\t%s\t%s" % (z, col.name, "all", _fmt(value, "double")))
     return "".join(line + "\n" for line in lines)

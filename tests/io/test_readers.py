@@ -35,7 +35,7 @@ EXPECTED_QRELS = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
         RUN_LINES.replace(" ", "\t"),
         "# a comment\n" + RUN_LINES + "\n",
         RUN_LINES.replace(" ", "  \t "),  # runs of mixed white space
-        "  " + RUN_LINES.replace("\n", " extra cols\n"),  # leading space, trailing columns
+        "  " + RUN_LINES.replace("\n", "  \n"),  # leading and trailing blanks (columns beyond six: an error)
         RUN_LINES.replace("\n", "\r\n"),  # Windows line ends
         "q1\tQ0\td1\t1\t  3.0\tsys\nq1\tQ0\td2\t2\t  2.0\tsys\nq2\tQ0\td3\t1\t  1.5\tsys\n",  # trec_eval's own layout
     ],

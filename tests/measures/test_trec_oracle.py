@@ -85,7 +85,7 @@ def ours(qrels: dict, run: dict, L: int) -> tuple[list[str], dict[str, np.ndarra
         num_nonrel_judged_ret=m("num_nonrel_judged_ret", rel),
         num_q=m("NumQ"),
     )
-    out["11pt_avg"] = m("11pt_avg", rel)
+    out["11pt_avg"] = m("11pt_avg", {**rel, "rounding": "v9"})  # pytrec_eval wraps trec_eval 9.x
     return d.qids, out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -9,7 +10,8 @@ from typing import Any
 
 import click
 
-from .._errors import CtxevalError
+from .._errors import CtxevalError, OutputError
+from .._io.model import split_named
 from . import calibrate, compare, curve, demo, diagnose, distraction, evaluate, fit_udcg, measures, trec_eval
 
 __all__ = ["cli", "console_main", "main"]
@@ -41,8 +43,41 @@ def cli() -> None:
     """ctxeval: how much of the best evidence did your retriever put into the K slots the LLM reads?"""
 
 
+def _inputs(params: dict[str, Any]) -> list[str]:
+    """Every parameter value that names an existing file (the command's inputs)."""
+    out: list[str] = []
+    for name, value in params.items():
+        if name == "output":
+            continue
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(v, str) and v != "-":
+                path = split_named(v)[1]
+                if os.path.isfile(path):
+                    out.append(path)
+    return out
+
+
+def refuse_overwriting_inputs(command: click.Command) -> click.Command:
+    """``command`` refusing an ``--output`` that is one of its inputs, before any work is done."""
+    callback = command.callback
+    if callback is None or not any(p.name == "output" for p in command.params):
+        return command
+
+    @functools.wraps(callback)
+    def guarded(**params: Any) -> Any:
+        out = params.get("output")
+        if isinstance(out, str) and out != "-" and os.path.exists(out):
+            for path in _inputs(params):
+                if os.path.samefile(path, out):
+                    raise OutputError(f"{out}: the output is one of the inputs ({path}); choose another --output")
+        return callback(**params)
+
+    command.callback = guarded
+    return command
+
+
 for _module in (evaluate, demo, measures, diagnose, trec_eval, calibrate, distraction, fit_udcg, compare, curve):
-    cli.add_command(_module.command)
+    cli.add_command(refuse_overwriting_inputs(_module.command))
 
 
 def main(argv: list[str] | None = None) -> int:

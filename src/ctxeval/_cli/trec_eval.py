@@ -46,6 +46,24 @@ _MEASURE_HELP = (
     "-N", "--Number_docs_in_coll", "n_docs", type=int, default=0, help="number of docs in the collection (utility)"
 )
 @click.option(
+    "-R",
+    "--Rel_info_format",
+    "rel_format",
+    type=click.Choice(["qrels", "qrels_jg"]),
+    default="qrels",
+    show_default=True,
+    help="the format of QRELS: qrels, or qrels_jg (qid jg docid grade: judgments in groups)",
+)
+@click.option(
+    "-Z",
+    "--Zscore",
+    "zscores",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="print z-scores: FILE holds 'qid measure mean stddev' lines",
+)
+@click.option(
     "--trec-eval-version",
     "version",
     type=click.Choice(["9", "10"]),
@@ -64,25 +82,34 @@ def command(
     max_docs: int | None,
     judged_only: bool,
     n_docs: int,
+    rel_format: str,
+    zscores: str | None,
     version: str,
 ) -> None:
     """Evaluate RESULTS against QRELS exactly as trec_eval does (same options, same output).
 
     RESULTS may be '-' for standard input. Missing topics are ignored unless -c.
     """
-    from .._trec_eval import trec_eval
+    from .._trec_eval import TrecEvalStop, trec_eval
 
-    text = trec_eval(
-        qrels,
-        results,
-        measures,
-        query=query,
-        complete=complete,
-        level=level,
-        max_docs=max_docs,
-        summary=not nosummary,
-        judged_only=judged_only,
-        n_docs=n_docs,
-        version=int(version),
-    )
+    try:
+        text = trec_eval(
+            qrels,
+            results,
+            measures,
+            query=query,
+            complete=complete,
+            level=level,
+            max_docs=max_docs,
+            summary=not nosummary,
+            judged_only=judged_only,
+            n_docs=n_docs,
+            version=int(version),
+            zscores=zscores,
+            rel_format=rel_format,
+        )
+    except TrecEvalStop as stop:  # trec_eval 10.0's own way out: what it printed, its message, status 4
+        click.echo(stop.printed, nl=False)
+        click.echo(str(stop), err=True)
+        raise SystemExit(stop.exit_code) from None
     click.echo(text, nl=False)

@@ -54,7 +54,7 @@ from .._errors import ConfigError, MeasureError
 from .._evaluate import DEFAULT_MEASURES, Result, evaluate_runs
 from .._measures import Measure, make
 from .._policies import Policies
-from .._session import measure_list, open_session, unique_names
+from .._session import measure_list, naming_notes, open_session, unique_names
 from .blocks import TIE_TOL, block
 from .model import Report, Stratum
 from .settings import TEST_NAMES, Stats
@@ -269,6 +269,7 @@ def compare(
         raise ConfigError(f"distraction_k must be a whole number >= 1, got {distraction_k!r}")
 
     notes: list[str] = [curve_note] if curve_note else []
+    notes += naming_notes(run_objs, names)
     if len(run_objs) == 1:
         notes.append("only one run: nothing to compare with the baseline (give two or more runs for paired tests)")
     with _Progress(progress) as bar:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .ids import Ids
-from .ranking import score_key, tie_order
+from .ranking import score_key, tie_memo, tie_order
 from .segments import distinct, map_blocks, offsets, run_starts, segment_rows
 
 __all__ = ["Columns", "Layout", "Scan", "duplicate_groups", "keep_rows", "scan"]
@@ -150,7 +150,7 @@ def scan(cols: Columns, ties: bool) -> Scan:
     out = Scan(dh, dup, tie)
     cols.memo["doc_hash"] = dh
     if ties:
-        cols.memo[("tie", "f32")] = tie
+        cols.memo[tie_memo("trec")] = tie
     return out
 
 

@@ -43,9 +43,11 @@ class QueryAccounting:
     missing_policy: str
     missing_ids: tuple[str, ...] = field(default=(), repr=False)
     unjudged_ids: tuple[str, ...] = field(default=(), repr=False)
+    #: scores beyond the float32 range, which rank as ±inf under ``ties="trec"`` (as in trec_eval 9)
+    beyond_float32: int = 0
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "evaluated": self.evaluated,
             "missing_from_run": self.missing,
             "missing_policy": self.missing_policy,
@@ -53,6 +55,9 @@ class QueryAccounting:
             "ignored_missing": self.missing if self.missing_policy == "ignore" else 0,
             "unjudged_in_run": self.unjudged,
         }
+        if self.beyond_float32:
+            out["scores_beyond_float32"] = self.beyond_float32
+        return out
 
 
 @dataclass(frozen=True, eq=False)

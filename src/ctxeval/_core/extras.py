@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from .evaldata import Cut
+from .evaldata import Cut, EvalData
 from .ids import Ids
 
-__all__ = ["UTIL_MAX", "UTIL_MIN", "Fits", "Grades", "Groups", "Pool", "Utilities"]
+__all__ = ["UTIL_MAX", "UTIL_MIN", "Fits", "Grades", "Groups", "JudgmentGroups", "Pool", "Utilities"]
 
 UTIL_MIN, UTIL_MAX = 1, 5
 
@@ -151,3 +151,26 @@ class Fits:
 
     def cut(self, cut: Cut) -> Fits:
         return self
+
+
+@dataclass(frozen=True, eq=False)
+class JudgmentGroups:
+    """trec_eval's judgment groups (``-R qrels_jg``): one evaluation per group of judgments (the run
+    against that group's qrels), and for each the position of every evaluated query in it (-1: the
+    query has no judgments in that group). Groups in trec_eval's order (their labels byte-wise)."""
+
+    labels: tuple[str, ...]
+    groups: tuple[EvalData, ...]
+    where: tuple[np.ndarray, ...]
+
+    def mean(self, n_queries: int, per_group: Any) -> np.ndarray:
+        """Per query, ``per_group(data)`` summed over the query's groups in order and divided by their
+        number when there are several (trec_eval's ``*_avgjg``)."""
+        total = np.zeros(n_queries)
+        count = np.zeros(n_queries, dtype=np.int64)
+        for data, where in zip(self.groups, self.where):
+            values = np.asarray(per_group(data), dtype=np.float64)
+            has = where >= 0
+            total[has] += values[where[has]]
+            count[has] += 1
+        return np.where(count > 1, total / np.maximum(count, 1), total)

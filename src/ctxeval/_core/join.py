@@ -14,6 +14,8 @@ every table stays small enough for the cache, on a few threads.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .._errors import QueryMismatchError
@@ -21,7 +23,7 @@ from .columns import Columns
 from .evaldata import EvalData, QueryAccounting, RankedRows
 from .ids import MIX, Ids, harmonise
 from .keys import match_keys
-from .ranking import SegmentOrder, score_key, segment_order
+from .ranking import FLOAT32_MAX, SegmentOrder, score_key, segment_order, tie_memo
 from .segments import isin, map_blocks, offsets, segment_rows
 
 __all__ = ["join", "judged_docs", "match_pairs", "missing_error", "pair_lookup", "positions"]
@@ -213,6 +215,13 @@ def _rank_positions(order: SegmentOrder, rrow: np.ndarray, n_rows: int) -> tuple
     return pos, moved
 
 
+def _beyond_float32(values: np.ndarray) -> int:
+    """How many scores lie beyond the float32 range (finite, but ±inf once cast)."""
+    if values.size == 0 or max(float(values.max()), -float(values.min())) <= FLOAT32_MAX:
+        return 0
+    return int(np.count_nonzero(np.isfinite(values) & (np.abs(values) > FLOAT32_MAX)))
+
+
 def join(
     qrels: Columns,
     run: Columns,
@@ -225,12 +234,13 @@ def join(
     """``run`` joined with ``qrels`` into per-query segments (see the module docstring); ``keep_rows``
     keeps the doc id and score of every ranked row (for side data)."""
     qids, qseg_q, seg_q, acc, has_run = _query_sets(qrels, run, missing, run_name)
+    if ties == "trec" and (beyond := _beyond_float32(run.values)):
+        acc = dataclasses.replace(acc, beyond_float32=beyond)
     n_q = qids.size
     lay = run.layout
-    key = score_key(run.values)
-    order = segment_order(
-        key, run.doc, lay.starts, lay.lengths, ties, run.memo.get(("tie", "f32")) if ties == "trec" else None
-    )
+    key = score_key(run.values, ties)
+    memo = tie_memo(ties)
+    order = segment_order(key, run.doc, lay.starts, lay.lengths, ties, run.memo.get(memo) if memo else None)
     kept = seg_q >= 0
     lengths = np.zeros(n_q, dtype=np.int64)
     lengths[seg_q[kept]] = lay.lengths[kept]

@@ -1,8 +1,10 @@
 """The ranking rule, once: how the rows of one query are ordered before anything is measured.
 
-``ties="trec"`` (trec_eval's rule): score descending, compared at the precision of the scores'
-*key* (32-bit floats, as trec_eval 9 and pytrec_eval hold them: scores equal as float32 tie), ties
-broken by doc id descending (byte-wise). ``ties="input"``: the order of the rows as given.
+``ties="trec"`` (trec_eval 9.x's rule, and pytrec_eval's): score descending, compared as 32-bit
+floats (9.x reads scores into a C ``float``: scores equal as float32 tie; a score beyond the float32
+range compares as ±inf), ties broken by doc id descending (byte-wise). ``ties="trec10"`` (trec_eval
+10.0's rule): the same with the scores compared as 64-bit floats (10.0 reads them into a ``double``).
+``ties="input"``: the order of the rows as given.
 
 Runs are nearly always written query by query in rank order, so the order is found without sorting:
 a pass checks that every query's scores never increase; only the runs of tied scores that are not
@@ -17,16 +19,42 @@ import numpy as np
 from .ids import Ids
 from .segments import map_blocks, segment_rows
 
-__all__ = ["RANKING_RULE", "SegmentOrder", "score_key", "segment_order", "sort_tie_runs", "tie_order"]
+__all__ = [
+    "FLOAT32_MAX",
+    "RANKING_RULE",
+    "SegmentOrder",
+    "score_key",
+    "segment_order",
+    "sort_tie_runs",
+    "tie_memo",
+    "tie_order",
+]
 
-RANKING_RULE = "score descending as float32, ties by doc id descending (byte-wise)"
+RANKING_RULE = "score descending as float32, ties by doc id descending (byte-wise)"  #: ties="trec"
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 _NONE = np.zeros(0, dtype=np.int64)
 
 
-def score_key(scores: np.ndarray) -> np.ndarray:
-    """The values scores are compared by: the scores as 32-bit floats."""
-    return np.asarray(scores).astype(np.float32)
+def score_key(scores: np.ndarray, ties: str = "trec") -> np.ndarray:
+    """The values scores are compared by under ``ties``: the scores as 32-bit floats (``trec``; a
+    score beyond the float32 range becomes ±inf, as a C cast gives) or as they are (``trec10``).
+
+    >>> score_key(np.array([0.300000009, 0.300000001, 1e300])).tolist()
+    [0.30000001192092896, 0.30000001192092896, inf]
+    >>> score_key(np.array([0.300000009, 0.300000001]), "trec10").tolist()
+    [0.300000009, 0.300000001]
+    """
+    values = np.asarray(scores)
+    if ties == "trec10":
+        return values.astype(np.float64, copy=False)
+    with np.errstate(over="ignore"):
+        return values.astype(np.float32)
+
+
+def tie_memo(ties: str) -> tuple[str, str] | None:
+    """The key under which a reader's scan keeps the tie order of a run for ``ties`` (None: none)."""
+    return ("tie", "f32") if ties == "trec" else None
 
 
 def sort_tie_runs(t: np.ndarray, ids: Ids) -> tuple[np.ndarray, np.ndarray]:

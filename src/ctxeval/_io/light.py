@@ -21,6 +21,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 from typing import NamedTuple
 
 import numpy as np
@@ -38,6 +39,8 @@ LIGHT_MAX_BYTES = 6 << 20
 _ALLOWED = bytes(range(0x20, 0x7F)) + b"\t\n"  # deleted by translate: what remains is not allowed
 _TABS = bytes.maketrans(b"\t", b" ")
 _FIELDS = {"run": 6, "qrels": 4}
+_INTEGER = re.compile(rb"[+-]?[0-9]+")
+_DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 # _KEEP[n]: the top n bytes of a big-endian uint64
 _FRONT = 32  # bytes of padding before the data, so fixed-width windows ending at a field stay inside
 _KEEP = np.array([0] + [((1 << (8 * n)) - 1) << (8 * (8 - n)) for n in range(1, 9)], dtype=np.uint64)
@@ -182,10 +185,12 @@ def _numbers(data: bytes, arr: np.ndarray, starts: np.ndarray, ends: np.ndarray,
     slow = np.flatnonzero(~fast)
     if slow.size:
         convert = int if integer else float
+        shape = _INTEGER if integer else _DECIMAL
+        tokens = [data[a - _FRONT : b - _FRONT] for a, b in zip(starts[slow].tolist(), ends[slow].tolist())]
+        if not all(shape.fullmatch(t) for t in tokens):
+            return None  # 1_0, 2.0 as a grade, inf ...: the exact reader decides
         try:
-            out[slow] = [
-                convert(data[a - _FRONT : b - _FRONT]) for a, b in zip(starts[slow].tolist(), ends[slow].tolist())
-            ]
+            out[slow] = [convert(t) for t in tokens]
         except (ValueError, OverflowError):
             return None
         if integer and int(out.min()) == np.iinfo(np.int64).min:  # cannot be negated for sorting

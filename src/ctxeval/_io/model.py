@@ -17,7 +17,7 @@ import numpy as np
 
 from .._core.columns import Columns
 from .._core.grademap import GradeMap
-from .._core.ranking import score_key, segment_order
+from .._core.ranking import score_key, segment_order, tie_memo
 from .._errors import ConfigError
 from . import tables, writers
 from .frames import frame_of
@@ -28,6 +28,18 @@ if TYPE_CHECKING:
     import polars as pl
 
 __all__ = ["Qrels", "Run"]
+
+
+def split_named(arg: str) -> tuple[str | None, str]:
+    """``"NAME=PATH"`` -> (NAME, PATH) when PATH is a file and ``arg`` itself is not; else (None, arg).
+
+    >>> split_named("no-such=file")
+    (None, 'no-such=file')
+    """
+    name, sep, path = arg.partition("=")
+    if sep and name and not os.path.exists(arg) and os.path.exists(path):
+        return name, path
+    return None, arg
 
 
 def _stem(path: str | os.PathLike[str]) -> str:
@@ -218,9 +230,13 @@ class Run(_Rows):
 
     @classmethod
     def coerce(cls, obj: Any, *, name: str | None = None, duplicates: str = "error") -> Run:
-        """Accept a :class:`Run`, a path, a dict-of-dicts or a frame."""
+        """Accept a :class:`Run`, a path, ``"NAME=PATH"`` (a path named NAME), a dict-of-dicts or a frame."""
         if isinstance(obj, Run):
             return obj
+        if isinstance(obj, str) and name is None:
+            given, path = split_named(obj)
+            if given is not None:
+                return cls.from_file(path, name=given, duplicates=duplicates)
         if isinstance(obj, (str, os.PathLike)):
             return cls.from_file(obj, name=name, duplicates=duplicates)
         if isinstance(obj, Mapping):
@@ -238,12 +254,12 @@ class Run(_Rows):
         c = self.columns
         lay = c.layout
         order = segment_order(
-            score_key(c.values),
+            score_key(c.values, ties),
             c.doc,
             lay.starts,
             lay.lengths,
             ties,
-            c.memo.get(("tie", "f32")) if ties == "trec" else None,
+            c.memo.get(memo) if (memo := tie_memo(ties)) else None,
         )
         segs = np.argsort(lay.heads, kind="stable")
         from .._core.segments import segment_rows

@@ -51,6 +51,8 @@ def _text(
 ) -> Callable[[Path, Kind, str], tuple[Columns, str | None]]:
     def read(path: Path, kind: Kind, source: str) -> tuple[Columns, str | None]:
         data = trec.open_bytes(path)
+        if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark is not data
+            data = data[3:]
         if not data.strip():
             raise EmptyInputError(f"{source}: the file is empty")
         return reader(data, kind, source)

@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +32,11 @@ else:
 
 __all__ = ["from_mapping", "from_table", "pick", "read_delimited", "read_jsonl", "read_parquet"]
 
-_QID_NAMES = ("query_id", "qid", "query", "q_id", "topic", "topic_id")
-_DOC_NAMES = ("doc_id", "docid", "docno", "doc", "pid", "passage_id", "document_id")
+_QID_NAMES = ("query_id", "qid", "query", "q_id", "topic", "topic_id", "query-id")
+_DOC_NAMES = ("doc_id", "docid", "docno", "doc", "pid", "passage_id", "document_id", "corpus-id", "corpus_id")
 _SCORE_NAMES = ("score", "sim", "similarity")
-_REL_NAMES = ("relevance", "rel", "grade", "label", "judgment", "judgement")
+# a qrels' ``score`` column is its grade: BEIR's qrels header is ``query-id corpus-id score``
+_REL_NAMES = ("relevance", "rel", "grade", "label", "judgment", "judgement", "score")
 _TAG_NAMES = ("tag", "run", "run_id", "runid", "name", "system")
 
 
@@ -72,6 +74,8 @@ def _records_from_rows(
                 raise FormatError(source, lineno, f"{name} is missing or empty", _show(rec))
             if not isinstance(value, (str, int)) or isinstance(value, bool):
                 raise FormatError(source, lineno, f"{name} {value!r} is not a string or integer id", _show(rec))
+            if isinstance(value, str) and "\x00" in value:
+                raise FormatError(source, lineno, f"a NUL byte in {name}", _show(rec))
         if v is None or (isinstance(v, str) and not v.strip()):
             raise FormatError(source, lineno, f"{vcol} is missing or empty", _show(rec))
         qids.append(str(q).strip())
@@ -127,6 +131,13 @@ def parse_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> pl.
         if header is None:
             header = [f.strip() for f in fields]
             header_line = lineno
+            seen: set[str] = set()
+            for name in header:
+                if name.lower() in seen:
+                    raise FormatError(
+                        source, lineno, f"the header names the column {name!r} twice", delimiter.join(fields)
+                    )
+                seen.add(name.lower())
             continue
         if len(fields) != len(header):
             raise FormatError(
@@ -199,7 +210,11 @@ def _ids_ok(s: pl.Series) -> pl.Series | None:
     if s.null_count():
         return None
     if s.dtype == pl.String:
-        if bool((s.str.len_bytes() == 0).any()) or bool(s.str.contains(_EDGE_SPACE).any()):
+        if (
+            bool((s.str.len_bytes() == 0).any())
+            or bool(s.str.contains(_EDGE_SPACE).any())
+            or bool(s.str.contains("\x00", literal=True).any())
+        ):
             return None
         return s
     if s.dtype.is_integer():
@@ -227,9 +242,8 @@ def _grades_ok(s: pl.Series) -> pl.Series | None:
     if s.null_count():
         return None
     if s.dtype.is_integer():
-        if s.dtype == pl.UInt64 and bool((s >= 2**63).any()):
-            return None  # beyond int64: the exact checker reports it
-        return s.cast(pl.Int64)
+        out = s.cast(pl.Int64, strict=False)  # beyond int64 (UInt64, Int128): null, and the exact checker reports it
+        return None if out.null_count() else out
     if s.dtype.is_float():
         ok = s.is_finite().all() and (s == s.floor()).all() and (s.abs() < 2.0**63).all()
         return s.cast(pl.Int64) if bool(ok) else None
@@ -283,13 +297,29 @@ def _parsed(df: pl.DataFrame, kind: Kind) -> tuple[Columns, str | None]:
 # --------------------------------------------------------------------------------------------------
 
 
+def _headerless_qrels(first: str, delimiter: str) -> bool:
+    """A TSV qrels line ``qid<TAB>docid<TAB>grade`` where the header would be (BEIR writes them so)."""
+    fields = first.split(delimiter)
+    names = [f.strip().lower() for f in fields]
+    return (
+        delimiter == "\t"
+        and len(fields) == 3
+        and not any(n in _QID_NAMES for n in names)
+        and bool(re.fullmatch(r"[+-]?[0-9]+", fields[2].strip()))
+    )
+
+
 def read_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> tuple[Columns, str | None]:
-    """CSV (``,``) or TSV (``\t``) with a header line. Blank lines (and lines of delimiters only) are
-    skipped, as the exact reader skips them; any other line it cannot vouch for sends the file there."""
+    """CSV (``,``) or TSV (``\t``) with a header line (a TSV qrels of three columns may have none).
+    Blank lines (and lines of delimiters only) are skipped, as the exact reader skips them; any other
+    line it cannot vouch for sends the file there."""
     first = data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", errors="replace")
+    if kind == "qrels" and _headerless_qrels(first, delimiter):
+        data = b"query_id\tdoc_id\trelevance\n" + data
+        first = "query_id\tdoc_id\trelevance"
     raw = first.split(delimiter)
     names = [c.strip() for c in raw]
-    if b'"' not in data and first.strip() and len(set(names)) == len(names):
+    if b'"' not in data and first.strip() and len({n.lower() for n in names}) == len(names):
         vcol = pick(names, _SCORE_NAMES if kind == "run" else _REL_NAMES, "value", source, False)
         types = {raw[names.index(vcol)]: pl.Float64 if kind == "run" else pl.Int64} if vcol is not None else {}
         try:
@@ -307,8 +337,24 @@ def read_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> tupl
     return _parsed(parse_delimited(data, kind, source, delimiter), kind)
 
 
+def _mapping_document(data: bytes) -> Mapping[str, Any] | None:
+    """A whole-file JSON object whose every value is an object: ``{qid: {docid: value}}``."""
+    if not data.lstrip().startswith(b"{"):
+        return None
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if isinstance(doc, dict) and doc and all(isinstance(v, dict) for v in doc.values()):
+        return doc
+    return None
+
+
 def read_jsonl(data: bytes, kind: Kind, source: str) -> tuple[Columns, str | None]:
-    """JSON lines: one object per line."""
+    """JSON lines, one object per line; or one JSON object ``{qid: {docid: score or grade}}``."""
+    mapping = _mapping_document(data)
+    if mapping is not None:
+        return from_mapping(mapping, kind, source), None
     try:
         table = pl.read_ndjson(io.BytesIO(data))
     except (pl.exceptions.PolarsError, UnicodeDecodeError, ValueError):

@@ -1,12 +1,24 @@
 """TREC text (plain or gzip): ``qid iter docid grade`` (qrels) and ``qid Q0 docid rank score tag``
 (runs), into core :class:`~ctxeval._core.columns.Columns`.
 
-Fields are separated by any run of spaces or tabs; ``#`` lines and blank lines are skipped; columns
-beyond the format's are ignored (as trec_eval does). Four tiers, each exact, the first that accepts
-a file reads it: numpy alone for small plain files (:mod:`.light`); polars straight from the file,
-in pieces of whole lines, each reduced as soon as it is parsed (its query ids to runs, its tags to
-one name); polars after folding white space; and a line-by-line parser that names the line of any
-error.
+The rule, which every tier follows (``tests/io/test_reader_rule.py`` runs each case through each):
+
+* Lines end at ``\n`` (a ``\r`` before it is dropped); a UTF-8 byte order mark at the start is
+  skipped; lines that are blank or start with ``#`` are skipped.
+* Fields are separated by ASCII spaces and tabs, any run of them one separator; leading and trailing
+  ones are ignored. Every other character (a no-break space, U+3000, a vertical tab ...) belongs to a
+  field, except NUL, which is an error.
+* Every line holds exactly the format's fields (4 or 6); anything else is an error naming the file
+  and the line (a run given where qrels belong is named as such).
+* A grade is a whole number in ASCII digits (``2`` or ``2.0``) that fits in 64 bits; a score is a
+  finite decimal number in ASCII (``0.5``, ``-1e3``). Underscores, other digits (``٣``), ``inf``
+  and ``nan`` are errors.
+
+Four tiers, the first that accepts a file reads it: numpy alone for small plain files
+(:mod:`.light`); polars straight from the file, in pieces of whole lines, each reduced as soon as it
+is parsed (its query ids to runs, its tags to one name); polars after folding white space; and the
+line-by-line parser, which is the rule written out and names the line of any error. A fast tier that
+meets anything it cannot vouch for gives the file to the next.
 """
 
 from __future__ import annotations
@@ -41,8 +53,10 @@ __all__ = [
     "open_bytes",
     "parse_grade",
     "parse_score",
+    "read_qrels_jg",
     "read_tags",
     "read_trec",
+    "split_fields",
 ]
 
 Kind = Literal["qrels", "run"]
@@ -71,7 +85,7 @@ def open_bytes(path: Path) -> bytes:
 
 _WS_RUN = re.compile(rb"[ \t]+")
 _LEAD_WS = re.compile(rb"(?m)^[ \t]+")
-_TRAIL_WS = re.compile(rb"(?m)[ \t\r]+$")
+_TRAIL_WS = re.compile(rb"(?m)[ \t]*\r?$")
 
 
 def _first_data_line(data: bytes) -> bytes | None:
@@ -98,9 +112,20 @@ def _trec_schema(kind: Kind) -> dict[str, Any]:
 _TREC_KEEP = {"run": ["query_id", "doc_id", "score", "tag"], "qrels": ["query_id", "doc_id", "relevance"]}
 
 
+_EXTRA = "_extra"  # one column past the format's: a line with too many fields fills it
+
+
+def _checked_schema(kind: Kind) -> dict[str, Any]:
+    return {**_trec_schema(kind), _EXTRA: pl.String}
+
+
 def _frame_valid(df: pl.DataFrame, kind: Kind) -> bool:
-    """No null (an empty field reads as null: polars' missing_is_null) and, in a run, finite scores."""
-    checks = [pl.sum_horizontal(pl.all().null_count()).alias("nulls")]
+    """No null in the format's columns (an empty field reads as null: polars' missing_is_null),
+    nothing past them and, in a run, finite scores (a NUL byte is looked for in the bytes)."""
+    data_cols = [c for c in df.columns if c != _EXTRA]
+    checks = [pl.sum_horizontal([pl.col(c).null_count() for c in data_cols]).alias("nulls")]
+    if _EXTRA in df.columns:
+        checks.append((pl.col(_EXTRA).null_count() == pl.len()).alias("no_extra"))
     if kind == "run":
         checks.append(pl.col("score").is_finite().all().alias("finite"))
     row = df.select(checks).row(0)
@@ -118,8 +143,10 @@ def _tag_of(tags: pl.Series) -> str | None:
 
 
 def _polars_trec(data: bytes, kind: Kind) -> Parsed | None:
-    """polars over white-space-folded text (comments and extra fields allowed); None when anything
-    looks off (the exact tier then explains)."""
+    """polars over white-space-folded text (comment lines allowed); None when anything looks off
+    (the exact tier then explains)."""
+    if b"\x00" in data or b"\r" in data:  # a NUL, or a \r inside a line (line-end ones are folded away)
+        return None
     try:
         df = (
             pl.scan_csv(
@@ -127,17 +154,18 @@ def _polars_trec(data: bytes, kind: Kind) -> Parsed | None:
                 separator=" ",
                 has_header=False,
                 comment_prefix="#",
-                truncate_ragged_lines=True,
                 quote_char=None,
-                schema=_trec_schema(kind),
+                schema=_checked_schema(kind),
+                missing_columns="insert",
             )
-            .select(_TREC_KEEP[kind])
+            .select([*_TREC_KEEP[kind], _EXTRA])
             .collect()
         )
     except (pl.exceptions.PolarsError, UnicodeDecodeError, OSError):
         return None
     if df.height == 0 or not _frame_valid(df, kind):
         return None
+    df = df.drop(_EXTRA)
     if bool(df["query_id"].str.starts_with("#").any()):
         return None
     tag = _tag_of(df["tag"]) if kind == "run" else None
@@ -255,14 +283,27 @@ def _polars_chunks(path: Path, kind: Kind, sep: bytes) -> Parsed | None:
     Peak memory is the columns plus one piece (a mapped 400 MB file counts fully in the resident
     set), and ten million rows never hold two columns of id strings.
     """
-    schema = _trec_schema(kind)
+    schema = _checked_schema(kind)
     names = list(schema)
-    keep = [names.index(c) for c in _TREC_KEEP[kind]]
+    keep = [names.index(c) for c in [*_TREC_KEEP[kind], _EXTRA]]
+    other = b" " if sep == b"\t" else b"\t"
     reduced = _Reduced(kind)
     try:
         for piece in _line_pieces(path):
+            if (
+                piece.find(other) >= 0
+                or piece.find(b"\x00") >= 0
+                or (piece.find(b"\r") >= 0 and piece.count(b"\r") != piece.count(b"\r\n"))
+            ):
+                return None  # a space next to a tab, a NUL, a \r inside a line: the next tiers decide
             part = pl.read_csv(
-                piece, separator=sep.decode(), has_header=False, quote_char=None, schema=schema, columns=keep
+                piece,
+                separator=sep.decode(),
+                has_header=False,
+                quote_char=None,
+                schema=schema,
+                columns=keep,
+                missing_columns="insert",
             )
             del piece
             if not reduced.add(part):
@@ -273,21 +314,48 @@ def _polars_chunks(path: Path, kind: Kind, sep: bytes) -> Parsed | None:
     return None if cols is None else Parsed(cols, reduced.tag())
 
 
+_SEPARATORS = re.compile(r"[ \t]+")
+_GRADE = re.compile(r"[+-]?[0-9]+(?:\.0*)?")
+_FLOAT_GRADE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NOT_FINITE = re.compile(r"[+-]?(?:inf(?:inity)?|nan)", re.IGNORECASE)
+_INT64 = 1 << 63
+
+
+def split_fields(line: str) -> list[str]:
+    """The fields of a line under the rule (see the module docstring).
+
+    >>> split_fields(" q1 \t0\td\u00a01  1 ")
+    ['q1', '0', 'd\xa01', '1']
+    """
+    core = line.strip(" \t")
+    return _SEPARATORS.split(core) if core else []
+
+
 def _slow_trec(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
-    """Exact line-by-line parser: handles every layout trec_eval accepts and explains every error."""
+    """The rule written out, line by line (see the module docstring): names the line of any error."""
     ncols = _TREC_COLUMNS[kind]
     qids: list[str] = []
     docs: list[str] = []
     vals: list[Any] = []
     tags: list[str] = []
     text = data.decode("utf-8", errors="strict") if data.isascii() else decode(data, source)
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        fields = split_fields(line)
         if not fields or fields[0].startswith("#"):
             continue
-        if len(fields) < ncols:
+        if len(fields) != ncols:
             expect = "qid iter docid grade" if kind == "qrels" else "qid Q0 docid rank score tag"
-            raise FormatError(source, lineno, f"expected {ncols} fields ({expect}), found {len(fields)}", line)
+            hint = ""
+            if kind == "qrels" and len(fields) == 6 and _DECIMAL.fullmatch(fields[4]):
+                hint = "; this looks like a run (qid Q0 docid rank score tag), not qrels"
+            raise FormatError(source, lineno, f"expected {ncols} fields ({expect}), found {len(fields)}{hint}", line)
+        if "\x00" in line:
+            raise FormatError(source, lineno, "a NUL byte in a field", line)
         qids.append(fields[0])
         docs.append(fields[2])
         if kind == "run":
@@ -310,6 +378,9 @@ def _slow_trec(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
 
 
 def decode(data: bytes, source: str) -> str:
+    """UTF-8 text, without a byte order mark; an error names the line of a bad byte."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -318,35 +389,39 @@ def decode(data: bytes, source: str) -> str:
 
 
 def parse_score(token: str, source: str, lineno: int | None, line: str | None) -> float:
-    try:
-        value = float(token)
-    except ValueError:
-        raise FormatError(source, lineno, f"score {token!r} is not a number", line) from None
+    """A score: a finite decimal number in ASCII (see the module docstring)."""
+    if not _DECIMAL.fullmatch(token):
+        problem = "is not finite" if _NOT_FINITE.fullmatch(token) else "is not a number"
+        raise FormatError(source, lineno, f"score {token!r} {problem}", line)
+    value = float(token)
     if not math.isfinite(value):
         raise FormatError(source, lineno, f"score {token!r} is not finite", line)
     return value
 
 
 def parse_grade(token: Any, source: str, lineno: int | None, line: str | None) -> int:
+    """A grade: a whole number (``2``, ``2.0``, an int or an integral float) within 64 bits."""
     if isinstance(token, bool):
         raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line)
+    value: int | None = None
     if isinstance(token, int):
-        return token
-    if isinstance(token, float):
+        value = token
+    elif isinstance(token, float):
         if math.isfinite(token) and token.is_integer():
-            return int(token)
+            value = int(token)
+    else:
+        text = str(token)
+        if _GRADE.fullmatch(text):
+            value = int(text.split(".")[0])
+        elif _FLOAT_GRADE.fullmatch(text):
+            as_float = float(text)
+            if math.isfinite(as_float) and as_float.is_integer():
+                value = int(as_float)
+    if value is None:
         raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line)
-    try:
-        return int(str(token))
-    except ValueError:
-        pass
-    try:
-        as_float = float(token)
-    except ValueError:
-        raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line) from None
-    if math.isfinite(as_float) and as_float.is_integer():
-        return int(as_float)
-    raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line)
+    if not -_INT64 < value < _INT64:
+        raise FormatError(source, lineno, f"relevance {token!r} is out of range (a grade must fit in 64 bits)", line)
+    return value
 
 
 def read_trec(path: Path, kind: Kind, source: str) -> Parsed:
@@ -391,3 +466,25 @@ def locate_in_trec(path: Path, q: str, d: str) -> list[int]:
             if len(lines) == 2:
                 break
     return lines
+
+
+def read_qrels_jg(path: Path, source: str) -> dict[str, dict[str, dict[str, int]]]:
+    """trec_eval's judgment-group qrels (``-R qrels_jg``): ``qid jg docid grade`` lines ->
+    {jg: {qid: {docid: grade}}}, the groups in byte-wise order. Blank lines and lines starting with
+    ``#`` are skipped; a doc judged twice in one group of one query is an error (as in trec_eval)."""
+    text = decode(open_bytes(path), source)
+    groups: dict[str, dict[str, dict[str, int]]] = {}
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != 4:
+            raise FormatError(source, lineno, f"expected 4 fields (qid jg docid grade), found {len(fields)}", line)
+        qid, jg, doc = fields[0], fields[1], fields[2]
+        docs = groups.setdefault(jg, {}).setdefault(qid, {})
+        if doc in docs:
+            raise FormatError(source, lineno, f"doc {doc!r} is judged twice for query {qid!r} in group {jg!r}", line)
+        docs[doc] = parse_grade(fields[3], source, lineno, line)
+    if not groups:
+        raise EmptyInputError(f"{source}: no qrels lines found (the file is empty or only comments)")
+    return {jg: groups[jg] for jg in sorted(groups, key=lambda g: g.encode())}

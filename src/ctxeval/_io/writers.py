@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from .._errors import OutputError
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -27,13 +29,20 @@ def atomic(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
     import tempfile  # (with shutil, bz2, lzma, random: 10 ms that only a write pays)
 
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else "."
-    )
+    try:
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else "."
+        )
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh
         os.replace(tmp, target)
+    except OSError as exc:  # a full disk, a quota: nothing half-written is left behind
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -60,6 +60,7 @@ class Param:
     lo: float | None = None
     hi: float | None = None
     lo_open: bool = False
+    hi_open: bool = False
 
     def coerce(self, value: Any, measure: str) -> Any:
         where = f"measure {measure}: parameter {self.name}"
@@ -99,8 +100,9 @@ class Param:
         if self.lo is not None and (value < self.lo or (self.lo_open and value == self.lo)):
             op = ">" if self.lo_open else ">="
             raise MeasureError(f"{where} must be {op} {self.lo:g}, got {value!r}")
-        if self.hi is not None and value > self.hi:
-            raise MeasureError(f"{where} must be <= {self.hi:g}, got {value!r}")
+        if self.hi is not None and (value > self.hi or (self.hi_open and value == self.hi)):
+            op = "<" if self.hi_open else "<="
+            raise MeasureError(f"{where} must be {op} {self.hi:g}, got {value!r}")
         return value
 
 
@@ -351,7 +353,8 @@ class TrecSpec:
     the list of cut-offs (cut_double), the numbers (p_double), the pairs (p_pair) or nothing, and
     returns per-query values (a list of them for cut_double). ``reset_missing``: under ``-c``,
     trec_eval 10 resets this measure to 0 for a topic without results. ``order`` is trec_eval's
-    printing order; ``sets`` the nicknames that select it (``official``, ``set``, ``all_trec``).
+    printing order; ``sets`` the nicknames that select it (``official``, ``set``, ``all_trec``,
+    ``qrels_jg``).
     """
 
     name: str
@@ -364,6 +367,9 @@ class TrecSpec:
     reset_missing: bool = False
     family: str | None = None  #: the registry family computing it, when there is one
     sets: tuple[str, ...] = ("all_trec",)  #: trec_eval's measure sets (nicknames) it belongs to
+    #: the relevance file format it reads (trec_eval's -R): qrels, or qrels_jg (judgment groups,
+    #: given to the kernel as the EvalData extra ``judgment_groups``); None: any (runid, num_q)
+    rel_format: str | None = "qrels"
 
 
 _TREC: dict[str, TrecSpec] = {}

@@ -226,17 +226,22 @@ def _dcg(d: EvalData, m: Measure) -> np.ndarray:
 def _err(d: EvalData, m: Measure) -> np.ndarray:
     gmax = m["gmax"] if m["gmax"] is not None else d.max_grade
     g = np.maximum(d.j_grade, 0).astype(np.float64)
-    R = np.clip((np.exp2(g) - 1.0) / np.exp2(float(gmax)), 0.0, 1.0)
+    # (2^g - 1) / 2^gmax as 2^(g - gmax) - 2^-gmax: the same value (both exact up to one rounding)
+    # without overflowing 2^g for large grades; grades above gmax count as 1
+    over = g - float(gmax)
+    R = np.where(over > 0, 1.0, np.exp2(np.minimum(over, 0.0)) - np.exp2(-float(gmax)))
+    R = np.clip(R, 0.0, 1.0)
     R = np.where(d.j_rank <= m.k, R, 0.0)
-    with np.errstate(divide="ignore"):
-        log_keep = np.log1p(-R)
-    # probability the user reaches a row: product of (1 - R_i) over judged rows above it
-    cum = np.cumsum(log_keep)
+    # probability the user reaches a row: the product of (1 - R_i) over the judged rows above it, as a
+    # sum of logs; a row with R = 1 (every later row is unreachable) is counted apart, never as log 0
+    stop = R >= 1.0
+    log_keep = np.log1p(-np.where(stop, 0.0, R))
     seg_start = np.searchsorted(d.j_seg, np.arange(d.n_queries), side="left")
-    before = np.r_[0.0, cum][seg_start][d.j_seg]
-    excl = cum - log_keep - before
-    with np.errstate(invalid="ignore"):
-        contrib = np.where(R > 0, np.exp(excl) * R / d.j_rank, 0.0)
+    cum = np.cumsum(log_keep)
+    excl = cum - log_keep - np.r_[0.0, cum][seg_start][d.j_seg]
+    stops = np.cumsum(stop)
+    stopped = (stops - stop - np.r_[0, stops][seg_start][d.j_seg]) > 0
+    contrib = np.where((R > 0) & ~stopped, np.exp(excl) * R / d.j_rank, 0.0)
     return d.seg_total(contrib)
 
 

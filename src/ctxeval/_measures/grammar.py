@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .._errors import MeasureError
-from .base import _BARE_RE, _NAME_RE, Measure, lookup, make, with_trec_value
+from .._errors import MeasureError, did_you_mean
+from .base import _BARE_RE, _NAME_RE, Measure, known_names, lookup, make, with_trec_value
 
 __all__ = ["parse_measure", "parse_measures"]
 
@@ -155,7 +155,9 @@ def parse_measures(text: str | Measure | Iterable[str | Measure]) -> list[Measur
     trec = _parse_trec_style(raw)
     if trec is not None:
         return trec
-    raise MeasureError(f"unknown measure {raw!r}; {_HELP}. Run 'ctxeval measures' for the list")
+    head = re.split(r"[@(.]", raw, maxsplit=1)[0]
+    hint = did_you_mean(head, known_names()) if head else ""
+    raise MeasureError(f"unknown measure {raw!r}{hint}; {_HELP}. Run 'ctxeval measures' for the list")
 
 
 def _parse_trec_style(raw: str) -> list[Measure] | None:

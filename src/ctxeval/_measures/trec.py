@@ -3,6 +3,7 @@ that ``ctxeval trec_eval`` prints them by (the kernels are in ``trec_kernels``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -11,6 +12,7 @@ import numpy as np
 from .._core.evaldata import EvalData
 from .._errors import MeasureError
 from .base import Family, Measure, Param, TrecArgs, TrecSpec, add_alias, add_trec_param, make, register, register_trec
+from .classical import ROUNDING
 from .trec_kernels import (
     bing_values,
     eleven_pt_values,
@@ -33,7 +35,7 @@ from .trec_kernels import (
     utility_values,
     yaap_values,
 )
-from .trec_support import ELEVEN
+from .trec_support import ELEVEN, with_trec_levels
 
 TREC = "trec_eval 10.0 (NIST), https://github.com/usnistgov/trec_eval"
 REL = Param("rel", "int", 1, "minimum grade counted as relevant (inclusive)", lo=0)
@@ -68,7 +70,7 @@ def _k_utility(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _k_11pt(d: EvalData, m: Measure) -> np.ndarray:
-    return eleven_pt_values(d, m["rel"])
+    return eleven_pt_values(d, m["rel"], rounding=m["rounding"])
 
 
 def _k_bing(d: EvalData, m: Measure) -> np.ndarray:
@@ -123,8 +125,17 @@ def _k_unj(d: EvalData, m: Measure) -> np.ndarray:
     return unj_values(d, m.k)
 
 
-_P = Param("p", "float", 0.8, "persistence: the probability of reading on to the next rank", lo=0.0, hi=1.0)
-_P_RESID = Param("p", "float", 0.9, "persistence", lo=0.0, hi=1.0)
+_P = Param(
+    "p",
+    "float",
+    0.8,
+    "persistence: the probability of reading on to the next rank, 0 < p < 1",
+    lo=0.0,
+    hi=1.0,
+    lo_open=True,
+    hi_open=True,
+)
+_P_RESID = Param("p", "float", 0.9, "persistence, 0 < p < 1", lo=0.0, hi=1.0, lo_open=True, hi_open=True)
 _BIN_REL = Param(
     "rel", "int", None, "binary gain (grade >= rel); none = trec_eval's graded gain rescaled to [0, 1]", lo=0
 )
@@ -198,10 +209,11 @@ for fam in (
     Family(
         "11pt_avg",
         "Interpolated precision averaged over 11 recall levels",
-        "11pt_avg = (1/11) Σ_{p=0,0.1,..,1} IPrec@p with the cut-off (long)(p·R + 0.9) relevant docs (in trec_eval 9 and 10)",
+        "11pt_avg = (1/11) Σ_{p=0,0.1,..,1} IPrec@p, the cut-off at lround(p·R) relevant docs (trec_eval 10.0); "
+        "rounding=v9: (long)(p·R + 0.9) (trec_eval 9.x)",
         TREC,
         _k_11pt,
-        (REL,),
+        (REL, ROUNDING),
         cutoff="none",
         aliases=("11-pt_avg",),
         group="trec_eval",
@@ -371,6 +383,11 @@ add_trec_param("Rprec_mult", "mult")
 _INT_NAME = re.compile(r"[+-]?\d+")
 
 
+def _rounding(a: TrecArgs) -> str:
+    """How recall levels become counts of relevant docs: lround in 10.0, (long)(p·R + 0.9) in 9.x."""
+    return "lround" if a.version >= 10 else "v9"
+
+
 def trec_gains(pairs: Sequence[tuple[str, float]]) -> dict[int, float] | None:
     """The custom gains of ``-m name.1=3,2=9`` pairs (integer keys; the first per grade wins)."""
     gains: dict[int, float] = {}
@@ -409,9 +426,38 @@ def _gains_measure(name: str) -> Callable[[EvalData, TrecArgs, list[tuple[str, f
     return compute
 
 
+PairKernel = Callable[[EvalData, TrecArgs, list[tuple[str, float]]], np.ndarray]
+
+
+def _levels(kernel: PairKernel) -> PairKernel:
+    """``kernel`` seeing trec_eval's levels -1 (not in the qrels) and -2 (negative grade) when a gain
+    is given for a negative level (``-m ndcg.-1=3``: trec_eval gives every retrieved doc outside the
+    qrels that gain). ``evaluate`` keeps its own reading: a gain for grade -1 applies to the docs
+    the qrels grade -1."""
+
+    def compute(d: EvalData, a: TrecArgs, pairs: list[tuple[str, float]]) -> np.ndarray:
+        gains = trec_gains(pairs)
+        return kernel(with_trec_levels(d) if gains and min(gains) < 0 else d, a, pairs)
+
+    return compute
+
+
+def _avgjg(per_group: Callable[[EvalData], np.ndarray]) -> Callable[[EvalData], np.ndarray]:
+    """A measure averaged over the judgment groups of each query (trec_eval's ``*_avgjg``)."""
+    return lambda d: d.extra("judgment_groups").mean(d.n_queries, per_group)
+
+
+def _rprec_mult_avgjg(d: EvalData, a: TrecArgs, cuts: list[float]) -> list[np.ndarray]:
+    jg = d.extra("judgment_groups")
+    return [jg.mean(d.n_queries, functools.partial(rprec_mult_values, rel=a.level, mult=c)) for c in cuts]
+
+
+_JG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
 for spec in (
-    TrecSpec("runid", 0, "runid", summary="none", sets=("official", "set", "all_trec")),
-    TrecSpec("num_q", 1, "num_q", summary="sum", sets=("official", "set", "all_trec")),
+    TrecSpec("runid", 0, "runid", summary="none", sets=("official", "set", "all_trec", "qrels_jg"), rel_format=None),
+    TrecSpec("num_q", 1, "num_q", summary="sum", sets=("official", "set", "all_trec", "qrels_jg"), rel_format=None),
     TrecSpec(
         "gm_map",
         6,
@@ -425,7 +471,7 @@ for spec in (
         "iprec_at_recall",
         10,
         "cut_double",
-        lambda d, a, cuts: iprec_cuts(d, a.level, cuts, "lround" if a.version >= 10 else "v9"),
+        lambda d, a, cuts: iprec_cuts(d, a.level, cuts, _rounding(a)),
         ELEVEN,
         family="IPrec",
         sets=("official", "all_trec"),
@@ -454,23 +500,32 @@ for spec in (
         sets=("set", "all_trec"),
     ),
     TrecSpec(
-        "11pt_avg", 18, "p_double", lambda d, a, values: eleven_pt_values(d, a.level, values), ELEVEN, family="11pt_avg"
+        "11pt_avg",
+        18,
+        "p_double",
+        lambda d, a, values: eleven_pt_values(d, a.level, values, _rounding(a)),
+        ELEVEN,
+        family="11pt_avg",
     ),
     TrecSpec("binG", 19, "double", lambda d, a: bing_values(d, a.level), family="binG"),
-    TrecSpec("G", 20, "p_pair", lambda d, a, pairs: g_values(d, trec_gains(pairs)), family="G"),
-    TrecSpec("dcg", 21, "p_pair", _gains_measure("DCG"), versions=(10,), family="DCG", sets=()),
+    TrecSpec("G", 20, "p_pair", _levels(lambda d, a, pairs: g_values(d, trec_gains(pairs))), family="G"),
+    TrecSpec("dcg", 21, "p_pair", _levels(_gains_measure("DCG")), versions=(10,), family="DCG", sets=()),
     TrecSpec(
         "ideal_dcg",
         22,
         "p_pair",
-        lambda d, a, pairs: ideal_dcg_values(d, trec_gains(pairs)),
+        _levels(lambda d, a, pairs: ideal_dcg_values(d, trec_gains(pairs))),
         versions=(10,),
         family="ideal_dcg",
         sets=(),
     ),
-    TrecSpec("ndcg", 23, "p_pair", _gains_measure("nDCG"), family="nDCG"),
-    TrecSpec("ndcg_rel", 24, "p_pair", lambda d, a, pairs: ndcg_rel_values(d, trec_gains(pairs)), family="ndcg_rel"),
-    TrecSpec("Rndcg", 25, "p_pair", lambda d, a, pairs: rndcg_values(d, a.level, trec_gains(pairs)), family="Rndcg"),
+    TrecSpec("ndcg", 23, "p_pair", _levels(_gains_measure("nDCG")), family="nDCG"),
+    TrecSpec(
+        "ndcg_rel", 24, "p_pair", _levels(lambda d, a, pairs: ndcg_rel_values(d, trec_gains(pairs))), family="ndcg_rel"
+    ),
+    TrecSpec(
+        "Rndcg", 25, "p_pair", _levels(lambda d, a, pairs: rndcg_values(d, a.level, trec_gains(pairs))), family="Rndcg"
+    ),
     TrecSpec(
         "relative_P",
         28,
@@ -504,7 +559,7 @@ for spec in (
         "rbp",
         37,
         "p_pair",
-        lambda d, a, pairs: rbp_values(d, trec_p(pairs), None, trec_gains(pairs)),
+        _levels(lambda d, a, pairs: rbp_values(d, trec_p(pairs), None, trec_gains(pairs))),
         versions=(10,),
         family="RBP",
     ),
@@ -526,6 +581,33 @@ for spec in (
         versions=(10,),
         reset_missing=True,
         family="unj",
+    ),
+    # judgment groups (-R qrels_jg): trec_eval's m_map_avgjg.c, m_P_avgjg.c, m_Rprec_mult_avgjg.c
+    TrecSpec(
+        "map_avgjg",
+        112,
+        "double",
+        lambda d, a: _avgjg(lambda g: make("AP", {"rel": a.level}).compute(g))(d),
+        sets=("qrels_jg",),
+        rel_format="qrels_jg",
+    ),
+    TrecSpec(
+        "P_avgjg",
+        113,
+        "cut_long",
+        lambda d, a, k: _avgjg(lambda g: make("P", {"rel": a.level}, k).compute(g))(d),
+        _JG_CUTS,
+        sets=("qrels_jg",),
+        rel_format="qrels_jg",
+    ),
+    TrecSpec(
+        "Rprec_mult_avgjg",
+        114,
+        "cut_double",
+        _rprec_mult_avgjg,
+        _RPREC_MULTS,
+        sets=("qrels_jg",),
+        rel_format="qrels_jg",
     ),
 ):
     register_trec(spec)

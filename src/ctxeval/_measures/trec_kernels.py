@@ -4,7 +4,7 @@ Every kernel follows trec_eval 10.0's C code operation by operation where it mat
 printed value: running sums are accumulated sequentially in rank order (``np.bincount`` adds its
 weights in input order; :func:`seg_prefix` gives exact sequential prefix sums), logarithms of
 integers come from the C library (``math.log2``), and trec_eval's own quirks are kept (the
-``(long)(p·R + 0.9)`` cut-off of ``11pt_avg`` and ``Rprec_mult``, the zero-count levels of the gain
+``(long)(p·R + 0.9)`` cut-off of 9.x's ``11pt_avg`` and of ``Rprec_mult``, the zero-count levels of the gain
 table, ``rbp``'s per-topic gain normalisation). The raw ``*_values`` functions take plain parameters
 so that the ``ctxeval trec_eval`` drop-in can pass trec_eval's (unvalidated) command-line values.
 
@@ -78,7 +78,7 @@ def iprec_cuts(d: EvalData, rel: int, levels: Sequence[float], rounding: str = "
     """Interpolated precision at each recall level, in the order given, as trec_eval computes it.
 
     Each level p becomes a number of relevant docs, ``lround(p·R)`` (trec_eval 10) or
-    ``(long)(p·R + 0.9)`` (9.x, and always for ``11pt_avg``). trec_eval then walks the relevant
+    ``(long)(p·R + 0.9)`` (9.x; the same for ``11pt_avg``). trec_eval then walks the relevant
     retrieved docs from the last to the first, moving a pointer down the cut-offs from the last one;
     this reproduces that walk for any order of levels (vectorised over queries, one step per level).
     """
@@ -119,10 +119,11 @@ def iprec_cuts(d: EvalData, rel: int, levels: Sequence[float], rounding: str = "
     return out
 
 
-def eleven_pt_values(d: EvalData, rel: int, levels: Sequence[float] = ELEVEN) -> np.ndarray:
-    """``11pt_avg``: mean interpolated precision over the levels, cut-offs (long)(p·R + 0.9), summed
-    in trec_eval's order (from the last level down)."""
-    vals = iprec_cuts(d, rel, levels, "v9")
+def eleven_pt_values(d: EvalData, rel: int, levels: Sequence[float] = ELEVEN, rounding: str = "lround") -> np.ndarray:
+    """``11pt_avg``: mean interpolated precision over the levels, summed in trec_eval's order (from
+    the last level down); cut-offs ``lround(p·R)`` (trec_eval 10.0's ``m_11pt_avg.c``) or
+    ``(long)(p·R + 0.9)`` (``rounding="v9"``, trec_eval 9.x)."""
+    vals = iprec_cuts(d, rel, levels, rounding)
     total = np.zeros(d.n_queries)
     for v in reversed(vals):
         total = total + v
@@ -368,8 +369,10 @@ def rbp_values(
         qn = norm[seg]
         with np.errstate(divide="ignore", invalid="ignore"):
             scaled = (rg - lo[seg]) / (hi[seg] - lo[seg])
-        # every judged row gets its level's (rescaled) gain; pool-unjudged rows keep gain 0
-        rg = np.where(qn & (g >= 0), scaled, rg)
+        # every row whose level is in the gain table gets its (rescaled) gain: the judged grades, and a
+        # negative level given a gain (see with_trec_levels); other pool-unjudged rows keep gain 0
+        in_table = (g >= 0) | np.isin(g, [lv for lv in gmap if lv < 0])
+        rg = np.where(qn & in_table, scaled, rg)
     keep_rows = rg != 0
     if k is not None:
         keep_rows &= d.j_rank <= k

@@ -38,6 +38,7 @@ __all__ = [
     "seg_suffix_max",
     "seq_sum",
     "trunc_long",
+    "with_trec_levels",
 ]
 
 INFAP_EPSILON = 0.00001  # trec_eval.h
@@ -161,9 +162,34 @@ def level_gain(grades: np.ndarray, gmap: Mapping[int, float]) -> np.ndarray:
 
 
 def row_gains(d: EvalData, gmap: Mapping[int, float]) -> np.ndarray:
-    """Gain of every judged retrieved row (0 for pool-unjudged rows with a negative grade)."""
+    """Gain of every judged retrieved row; a row with a negative grade (a level of
+    :func:`with_trec_levels`) has the gain given for that level, else 0."""
     g = d.j_grade
-    return np.where(g >= 0, level_gain(np.maximum(g, 0), gmap), 0.0)
+    out = np.where(g >= 0, level_gain(np.maximum(g, 0), gmap), 0.0)
+    for level, gain in gmap.items():
+        if level < 0:
+            out[g == level] = gain
+    return out
+
+
+def with_trec_levels(d: EvalData) -> EvalData:
+    """``d`` with trec_eval's relevance levels for retrieved docs outside the judged grades: every
+    retrieved doc absent from the qrels becomes a row of level -1 (``RELVALUE_NONPOOL``), a doc the
+    qrels hold with a negative grade a row of level -2 (``RELVALUE_UNJUDGED``), and the ideal ranking
+    keeps the non-negative grades only (trec_eval's ``form_res_rels``). A gain that ``-m`` gives a
+    negative level applies to those rows, as in trec_eval."""
+    judged = np.zeros(d.n_rows, dtype=bool)
+    judged[d.j_idx] = True
+    nonpool = np.flatnonzero(~judged)
+    idx = np.concatenate([d.j_idx, nonpool])
+    grade = np.concatenate([np.where(d.j_grade < 0, -2, d.j_grade), np.full(nonpool.size, -1, dtype=np.int64)])
+    order = np.argsort(idx, kind="stable")
+    q_seg = np.repeat(np.arange(d.n_queries), np.diff(d.q_off))
+    keep = d.q_grade >= 0
+    q_off = np.r_[0, np.cumsum(np.bincount(q_seg[keep], minlength=d.n_queries))].astype(np.int64)
+    return EvalData(
+        d.qids, d.r_off, idx[order], grade[order], q_off, d.q_grade[keep], d.has_run, d.accounting, d.ties, d.max_grade
+    )
 
 
 class Ideal:

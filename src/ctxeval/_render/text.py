@@ -147,6 +147,8 @@ def _table(result: Result, per_query: bool) -> str:
     console.print(table)
     for line in accounting_lines(result.runs, result.measures):
         console.print(line)
+    for line in result.notes:
+        console.print(line)
     for line in _rag_notes(result):
         console.print(line)
     for line in _utility_notes(result):
@@ -183,6 +185,11 @@ def accounting_lines(runs: list[RunResult], measures: list[Measure]) -> list[str
             parts.append(f"{a.unjudged} in the run without judgments (ignored)")
         if r.dropped_duplicates:
             parts.append(f"{r.dropped_duplicates} duplicate rows dropped")
+        if a.beyond_float32:
+            parts.append(
+                f"{a.beyond_float32} scores beyond the float32 range rank as +-inf (--ties trec, as trec_eval 9; "
+                "--ties trec10 compares scores as float64)"
+            )
         out.append(f"{r.name}: " + "; ".join(parts))
     for r in runs:
         for m in measures:
