@@ -11,7 +11,6 @@ from typing import Any
 import click
 
 from .._errors import CtxevalError, OutputError
-from .._io.model import split_named
 from . import calibrate, compare, curve, demo, diagnose, distraction, evaluate, fit_udcg, measures, trec_eval
 
 __all__ = ["cli", "console_main", "main"]
@@ -45,6 +44,8 @@ def cli() -> None:
 
 def _inputs(params: dict[str, Any]) -> list[str]:
     """Every parameter value that names an existing file (the command's inputs)."""
+    from .._io.model import split_named
+
     out: list[str] = []
     for name, value in params.items():
         if name == "output":
