@@ -53,7 +53,7 @@ def _text(
         data = trec.open_bytes(path)
         if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark is not data
             data = data[3:]
-        if not data.strip():
+        if not data or data.isspace():  # (isspace stops at the first other byte; strip would copy)
             raise EmptyInputError(f"{source}: the file is empty")
         return reader(data, kind, source)
 

@@ -202,19 +202,28 @@ def frame_from_table(table: Any, kind: Kind, source: str) -> pl.DataFrame:
 
 _DECIMAL = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"  # what float() and polars read alike
 _INTEGER = r"^[+-]?[0-9]+$"
-_EDGE_SPACE = r"^[\s\x1c-\x1f]|[\s\x1c-\x1f]$"  # str.strip() would change the value: the exact path decides
+_EDGE_SPACE_OR_NUL = r"^[\s\x1c-\x1f]|[\s\x1c-\x1f]$|\x00"  # (one pass over the ids)
 
 
-def _ids_ok(s: pl.Series) -> pl.Series | None:
-    """The ids as a String column, or None when a row needs the exact checker."""
+_SPACE_BYTES = tuple(bytes([c]) for c in b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f\x00")
+
+
+def plain_text(data: bytes, delimiter: str) -> bool:
+    """True when delimited ``data`` cannot hold an id with white space at an edge, an empty id or a
+    NUL: ASCII without white space (but the delimiter and ``\n``) and without NUL. One pass per
+    byte value (memchr), far cheaper than a pattern over every id."""
+    if not data.isascii():
+        return False
+    return all(data.find(b) < 0 for b in _SPACE_BYTES if b != delimiter.encode())
+
+
+def _ids_ok(s: pl.Series, plain: bool = False) -> pl.Series | None:
+    """The ids as a String column, or None when a row needs the exact checker. ``plain``: the text
+    they were read from is :func:`plain_text` (no id can be empty, padded or hold a NUL)."""
     if s.null_count():
         return None
     if s.dtype == pl.String:
-        if (
-            bool((s.str.len_bytes() == 0).any())
-            or bool(s.str.contains(_EDGE_SPACE).any())
-            or bool(s.str.contains("\x00", literal=True).any())
-        ):
+        if not plain and (bool((s.str.len_bytes() == 0).any()) or bool(s.str.contains(_EDGE_SPACE_OR_NUL).any())):
             return None
         return s
     if s.dtype.is_integer():
@@ -255,9 +264,9 @@ def _grades_ok(s: pl.Series) -> pl.Series | None:
     return None
 
 
-def _validated(table: pl.DataFrame, kind: Kind, source: str) -> pl.DataFrame | None:
+def _validated(table: pl.DataFrame, kind: Kind, source: str, plain: bool = False) -> pl.DataFrame | None:
     """``query_id``, ``doc_id``, the value and (runs) ``tag`` columns, checked in bulk; None when some
-    row needs the exact row-by-row checker (which then names it)."""
+    row needs the exact row-by-row checker (which then names it). ``plain``: see :func:`_ids_ok`."""
     header = list(table.columns)
     qcol = pick(header, _QID_NAMES, "query id", source, True)
     dcol = pick(header, _DOC_NAMES, "document id", source, True)
@@ -265,7 +274,7 @@ def _validated(table: pl.DataFrame, kind: Kind, source: str) -> pl.DataFrame | N
         header, _SCORE_NAMES if kind == "run" else _REL_NAMES, "score" if kind == "run" else "relevance", source, True
     )
     tcol = pick(header, _TAG_NAMES, "run name", source, False) if kind == "run" else None
-    q, d = _ids_ok(table[qcol]), _ids_ok(table[dcol])  # type: ignore[index]
+    q, d = _ids_ok(table[qcol], plain), _ids_ok(table[dcol], plain)  # type: ignore[index]
     v = _scores_ok(table[vcol]) if kind == "run" else _grades_ok(table[vcol])  # type: ignore[index]
     if q is None or d is None or v is None:
         return None
@@ -313,7 +322,8 @@ def read_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> tupl
     """CSV (``,``) or TSV (``\t``) with a header line (a TSV qrels of three columns may have none).
     Blank lines (and lines of delimiters only) are skipped, as the exact reader skips them; any other
     line it cannot vouch for sends the file there."""
-    first = data.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", errors="replace")
+    end = data.find(b"\n")
+    first = (data if end < 0 else data[:end]).rstrip(b"\r").decode("utf-8", errors="replace")
     if kind == "qrels" and _headerless_qrels(first, delimiter):
         data = b"query_id\tdoc_id\trelevance\n" + data
         first = "query_id\tdoc_id\trelevance"
@@ -331,7 +341,7 @@ def read_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> tupl
         if table is not None and list(table.columns) == raw:
             table = table.rename(dict(zip(raw, names))).filter(~pl.all_horizontal(pl.all().is_null()))
             if table.height and not any(table[c].null_count() for c in table.columns):
-                df = _validated(table, kind, source)
+                df = _validated(table, kind, source, plain_text(data, delimiter))
                 if df is not None:
                     return _parsed(df, kind)
     return _parsed(parse_delimited(data, kind, source, delimiter), kind)
@@ -339,8 +349,17 @@ def read_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> tupl
 
 def _mapping_document(data: bytes) -> Mapping[str, Any] | None:
     """A whole-file JSON object whose every value is an object: ``{qid: {docid: value}}``."""
-    if not data.lstrip().startswith(b"{"):
+    start = len(data) - len(data.lstrip()) if data[:1].isspace() else 0
+    if data[start : start + 1] != b"{":
         return None
+    end = data.find(b"\n", start)
+    if end >= 0:  # a first line that is a whole record of its own: JSON lines (never decode it all)
+        try:
+            first = json.loads(data[start:end])
+        except (ValueError, UnicodeDecodeError):
+            first = None
+        if isinstance(first, dict) and not (first and all(isinstance(v, dict) for v in first.values())):
+            return None
     try:
         doc = json.loads(data)
     except (ValueError, UnicodeDecodeError):
@@ -360,7 +379,9 @@ def read_jsonl(data: bytes, kind: Kind, source: str) -> tuple[Columns, str | Non
     except (pl.exceptions.PolarsError, UnicodeDecodeError, ValueError):
         table = None
     if table is not None and table.height:
-        df = _validated(table, kind, source)
+        # compact ASCII JSON without escapes or blanks cannot hold a padded id or a NUL
+        plain = plain_text(data, "\n") and data.find(b"\\") < 0
+        df = _validated(table, kind, source, plain)
         if df is not None:
             return _parsed(df, kind)
     return _parsed(parse_jsonl(data, kind, source), kind)

@@ -438,12 +438,12 @@ def read_trec(path: Path, kind: Kind, source: str) -> Parsed:
             if found is not None:
                 return found
     data = open_bytes(path)
-    if not data.strip():
+    if not data or data.isspace():
         raise EmptyInputError(f"{source}: the file is empty")
     if _first_data_line(data) is None:
         raise EmptyInputError(f"{source}: no {kind} lines found (the file is empty or only comments)")
     normal = _TRAIL_WS.sub(b"", _LEAD_WS.sub(b"", _WS_RUN.sub(b" ", data)))
-    found = _polars_trec(normal, kind) if normal.strip() else None
+    found = _polars_trec(normal, kind) if normal and not normal.isspace() else None
     if found is not None:
         return found
     df = _slow_trec(data, kind, source)
