@@ -290,12 +290,9 @@ def _polars_chunks(path: Path, kind: Kind, sep: bytes) -> Parsed | None:
     reduced = _Reduced(kind)
     try:
         for piece in _line_pieces(path):
-            if (
-                piece.find(other) >= 0
-                or piece.find(b"\x00") >= 0
-                or (piece.find(b"\r") >= 0 and piece.count(b"\r") != piece.count(b"\r\n"))
-            ):
-                return None  # a space next to a tab, a NUL, a \r inside a line: the next tiers decide
+            if piece.find(other) >= 0 or piece.find(b"\x00") >= 0:
+                return None  # a space next to a tab, or a NUL: the next tiers decide (polars keeps a
+                # \r inside a field, as the rule does, and drops the one before a line end)
             part = pl.read_csv(
                 piece,
                 separator=sep.decode(),
