@@ -25,10 +25,12 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from ctxeval import _stats, compare  # noqa: E402
-from ctxeval._compare import _block, _Config  # noqa: E402
-from ctxeval._demo import example_path  # noqa: E402
-from ctxeval._measures import parse_measure  # noqa: E402
+from ctxeval import compare
+from ctxeval._compare import stats as _stats
+from ctxeval._compare.blocks import block as _block
+from ctxeval._compare.settings import Stats
+from ctxeval._demo import example_path
+from ctxeval._measures import parse_measure
 
 
 def timed(label: str, fn):  # type: ignore[no-untyped-def]
@@ -64,30 +66,59 @@ def main() -> None:
     n, R, M = args.queries, args.runs, args.measures
     values, present = synthetic(n, R, M)
     pairs = (R - 1) * M
-    print(f"synthetic: {n:,} queries, {R} runs (1 baseline), {M} measures -> {pairs} comparisons; "
-          f"{args.permutations:,} permutations, {args.resamples:,} resamples; numpy {np.__version__}")
+    print(
+        f"synthetic: {n:,} queries, {R} runs (1 baseline), {M} measures -> {pairs} comparisons; "
+        f"{args.permutations:,} permutations, {args.resamples:,} resamples; numpy {np.__version__}"
+    )
     print(f"{'step':<58}{'time':>11}{'peak':>13}")
     d = np.concatenate([values[r] - values[0] for r in range(1, R)], axis=1)  # (n, pairs), NaN pairwise
-    timed(f"randomization test, {pairs} comparisons", lambda: _stats.randomization_test(d, permutations=args.permutations, seed=0))
+    timed(
+        f"randomization test, {pairs} comparisons",
+        lambda: _stats.randomization_test(d, permutations=args.permutations, seed=0),
+    )
     x = np.concatenate(list(values), axis=1)
-    timed(f"bootstrap means of {R * M} (run, measure) columns", lambda: _stats.resample_means(x, resamples=args.resamples, seed=0))
+    timed(
+        f"bootstrap means of {R * M} (run, measure) columns",
+        lambda: _stats.resample_means(x, resamples=args.resamples, seed=0),
+    )
     timed(f"paired t-test, {pairs} comparisons", lambda: _stats.t_test(d))
     timed(f"Wilcoxon signed-rank, {pairs} comparisons", lambda: _stats.wilcoxon_test(d))
-    timed(f"paired bootstrap test, {pairs} comparisons", lambda: _stats.bootstrap_test(d, resamples=args.resamples, seed=0))
+    timed(
+        f"paired bootstrap test, {pairs} comparisons",
+        lambda: _stats.bootstrap_test(d, resamples=args.resamples, seed=0),
+    )
     measures = [parse_measure(m) for m in ("nDCG@10", "AP", "RR", "P@10", "R@100", "RA-nWG@10", "Harm@10")[:M]]
     names = [f"run{r}" for r in range(R)]
     for test in ("randomization", "t"):
-        cfg = _Config(test, 0.05, "holm", args.permutations, args.resamples, 0, "percentile", 0.95)
-        timed(f"compare's statistics step (test={test}, percentile CIs)", lambda cfg=cfg: _block(values, present, np.arange(n), names, measures, 0, cfg, None))
-    cfg = _Config("randomization", 0.05, "holm", args.permutations, args.resamples, 0, "bca", 0.95)
-    timed("compare's statistics step (randomization, BCa CIs)", lambda: _block(values, present, np.arange(n), names, measures, 0, cfg, None))
+        cfg = Stats(test, 0.05, "holm", args.permutations, args.resamples, 0, "percentile", 0.95)
+        timed(
+            f"compare's statistics step (test={test}, percentile CIs)",
+            lambda cfg=cfg: _block(values, present, np.arange(n), names, measures, 0, cfg, None),
+        )
+    cfg = Stats("randomization", 0.05, "holm", args.permutations, args.resamples, 0, "bca", 0.95)
+    timed(
+        "compare's statistics step (randomization, BCa CIs)",
+        lambda: _block(values, present, np.arange(n), names, measures, 0, cfg, None),
+    )
 
-    print("\nend to end on the bundled example (50 queries, 5 runs, 5 measures, strata: categories file + query length)")
+    print(
+        "\nend to end on the bundled example (50 queries, 5 runs, 5 measures, strata: categories file + query length)"
+    )
     runs = [str(p) for p in sorted(example_path("runs").glob("*.run"))]
     ms = ["nDCG@10", "AP(rel=3)", "RR(rel=3)", "RA-nWG@5", "Harm@5"]
-    rep = timed("compare(...), default settings",
-                lambda: compare(example_path("qrels.txt"), runs, ms, strata=str(example_path("categories.tsv")), query_texts=str(example_path("queries.jsonl"))))
-    print(f"  {len(rep.comparisons)} comparisons, {len(rep.strata or {})} strata, {sum(c.significant for c in rep.comparisons)} significant overall")
+    rep = timed(
+        "compare(...), default settings",
+        lambda: compare(
+            example_path("qrels.txt"),
+            runs,
+            ms,
+            strata=str(example_path("categories.tsv")),
+            query_texts=str(example_path("queries.jsonl")),
+        ),
+    )
+    print(
+        f"  {len(rep.comparisons)} comparisons, {len(rep.strata or {})} strata, {sum(c.significant for c in rep.comparisons)} significant overall"
+    )
 
 
 if __name__ == "__main__":

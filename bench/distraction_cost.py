@@ -23,14 +23,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
+import numpy as np
+import polars as pl
 
-import ctxeval  # noqa: E402
-from ctxeval._distraction import distraction_table  # noqa: E402
-from ctxeval._engine import prepare  # noqa: E402
-from ctxeval._measures import parse_measure  # noqa: E402
-from ctxeval._utility import UtilityConfig, attach_utilities, dynamic_k_summary, optimal_k  # noqa: E402
+import ctxeval
+from ctxeval import GradeMap
+from ctxeval._context.utility import UtilityConfig, row_utilities
+from ctxeval._distraction import distraction_table, dynamic_k_summary, optimal_k
+from ctxeval._session import open_session, prepare
+
+POLICIES = {"missing": "ignore"}
+RAG = {"grade_map": "trec-dl"}
 
 
 def timed(fn, repeat: int = 1):  # type: ignore[no-untyped-def]
@@ -52,44 +55,69 @@ def main() -> None:
     k = args.k
     for scale in args.scale:
         d = Path(args.data) / scale
-        t_load, (qrels, run) = timed(lambda: (ctxeval.Qrels.from_file(d / "qrels.txt"), ctxeval.Run.from_file(d / "run.txt")))
-        t_plain, _ = timed(lambda: prepare(qrels, run, missing="ignore", grade_map="trec-dl"), 2)
-        t_prep, data = timed(lambda: prepare(qrels, run, missing="ignore", grade_map="trec-dl", keep_frame=True), 2)
+        t_load, (qrels, run) = timed(
+            lambda d=d: (ctxeval.Qrels.from_file(d / "qrels.txt"), ctxeval.Run.from_file(d / "run.txt"))
+        )
+        t_plain, _ = timed(lambda q=qrels, r=run: prepare(q, r, policies=POLICIES, rag=RAG), 2)
+        t_prep, data = timed(
+            lambda q=qrels, r=run: prepare(q, r, policies=POLICIES, rag=RAG, keep_rows=True, extras=["grades"]), 2
+        )
         print(f"\nscale {scale}: {len(run):,} run rows, {len(qrels):,} judgments, {data.n_queries:,} queries")
         print(f"load {t_load:.2f} s; prepare {t_plain:.2f} s, with the run's rows kept {t_prep:.2f} s")
 
         qf = qrels.frame
         known = qf.filter(pl.col("relevance") == 0).gather_every(20).select("query_id", "doc_id")
-        llm = qf.with_columns(((pl.col("relevance") * 0.3) + (pl.int_range(pl.len()) % 7) * 0.01).clip(0.0, 1.0).alias("u")).select("query_id", "doc_id", "u")
+        llm = qf.with_columns(
+            ((pl.col("relevance") * 0.3) + (pl.int_range(pl.len()) % 7) * 0.01).clip(0.0, 1.0).alias("u")
+        ).select("query_id", "doc_id", "u")
         configs = {
             "labels": UtilityConfig(),
             f"labels + {known.height:,} known": UtilityConfig.resolve(distractors=known),
             f"LLM ({llm.height:,} pairs)": UtilityConfig.resolve(utilities=llm),
         }
+        grade_map = GradeMap.coerce("trec-dl")
         for label, cfg in configs.items():
-            t, rows = timed(lambda: attach_utilities(data, cfg, qrels), 2)
+            t, rows = timed(lambda cfg=cfg, data=data, q=qrels: row_utilities(data, cfg, q, grade_map), 2)
             print(f"row utilities, {label:<28}{t:>8.3f} s   ({int((rows.u < 0).sum()):,} negative rows)")
-        attach_utilities(data, UtilityConfig(), qrels)
 
         with tempfile.TemporaryDirectory() as tmp:
             fit = Path(tmp) / "fit.json"
-            fit.write_text(json.dumps({"alpha": [1.0 / (i + 1) for i in range(k)], "beta": [-1.0 / (i + 1) for i in range(k)], "bias": 0.0}))
-            names = [f"nDCG@{k}", f"dDCG@{k}", f"ndDCG@{k}", f"UDCG@{k}", f"UDCG(reference=true)@{k}", f"DistractorRate@{k}", f"DistractorHarm@{k}", f"UDCG-pos(fit='{fit}')@{k}"]
+            fit.write_text(
+                json.dumps(
+                    {
+                        "alpha": [1.0 / (i + 1) for i in range(k)],
+                        "beta": [-1.0 / (i + 1) for i in range(k)],
+                        "bias": 0.0,
+                    }
+                )
+            )
+            names = [
+                f"nDCG@{k}",
+                f"dDCG@{k}",
+                f"ndDCG@{k}",
+                f"UDCG@{k}",
+                f"UDCG(reference=true)@{k}",
+                f"DistractorRate@{k}",
+                f"DistractorHarm@{k}",
+                f"UDCG-pos(fit='{fit}')@{k}",
+            ]
+            # the session resolves the fit file to its content hash and builds the utility side data once
+            session, (rn,) = open_session(qrels, [run], names, policies=POLICIES, rag=RAG)
+            data = session.prepare(rn, session.measures, keep_rows=True)
             print(f"{'measure':<34}{'kernel s':>10}{'x nDCG':>8}{'mean':>10}")
             base = None
-            for name in names:
-                m = parse_measure(name)
-                t, vals = timed(lambda: m.compute(data), 3)
+            for name, m in zip(names, session.measures):
+                t, vals = timed(lambda m=m, data=data: m.compute(data), 3)
                 base = base or t
                 valid = vals[~np.isnan(vals)]
                 shown = name if "fit=" not in name else f"UDCG-pos(fit=...)@{k}"
                 print(f"{shown:<34}{t:>10.4f}{t / base:>8.1f}{valid.mean():>10.4f}")
-        rows = data.utility  # type: ignore[attr-defined]
-        t, _ = timed(lambda: optimal_k(data.r_off, rows.u), 3)
+        u = data.extra("utility").u
+        t, _ = timed(lambda data=data, u=u: optimal_k(data.r_off, u), 3)
         print(f"{'optimal_k (full lists)':<34}{t:>10.4f}")
-        t, _ = timed(lambda: dynamic_k_summary(data.r_off, rows.u), 3)
+        t, _ = timed(lambda data=data, u=u: dynamic_k_summary(data.r_off, u), 3)
         print(f"{'dynamic_k_summary':<34}{t:>10.4f}")
-        t, _ = timed(lambda: distraction_table(qrels, [run], k, grade_map="trec-dl", missing="ignore"))
+        t, _ = timed(lambda q=qrels, r=run: distraction_table(q, [r], k, rag=RAG, policies=POLICIES))
         print(f"{'distraction_table (1 run, e2e)':<34}{t:>10.3f}")
 
 

@@ -34,6 +34,7 @@ stream per scale, so output is byte-identical on every invocation):
   file order of tied docs is *not* trec_eval's (docid descending) order.
   Lines ``qid Q0 docid rank score ctxbench`` sorted by qid, rank.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,14 +55,14 @@ SCALES = {
     "L": {"queries": 100_000, "depth": 100},
 }
 
-QID_BASE = 1_000_000          # qids 1000001.. (all 7 digits up to 8,999,999 queries)
-DOC_PRIME = 8_999_993         # prime; docids D1000000..D9999992
+QID_BASE = 1_000_000  # qids 1000001.. (all 7 digits up to 8,999,999 queries)
+DOC_PRIME = 8_999_993  # prime; docids D1000000..D9999992
 DOC_OFFSET = 1_000_000
 JUDGED_MIN, JUDGED_MAX = 10, 50
 GRADE_P = [0.4, 0.3, 0.2, 0.1]
-RUN_ONLY_FRAC = 0.02          # run queries without qrels
-QRELS_ONLY_FRAC = 0.02        # qrels queries missing from the run
-TIE_FRAC = 0.01               # positions forced to tie with the doc above
+RUN_ONLY_FRAC = 0.02  # run queries without qrels
+QRELS_ONLY_FRAC = 0.02  # qrels queries missing from the run
+TIE_FRAC = 0.01  # positions forced to tie with the doc above
 RUN_TAG = "ctxbench"
 DEFAULT_SEED = 20240521
 
@@ -100,15 +101,15 @@ def generate(scale: str, out_dir: Path, seed: int) -> dict:
     rng = np.random.default_rng(seed)
 
     # ---- query sets ---------------------------------------------------------
-    n_qrels_only = int(round(QRELS_ONLY_FRAC * Q))
+    n_qrels_only = round(QRELS_ONLY_FRAC * Q)
     n_total = Q + n_qrels_only
     qids = QID_BASE + 1 + np.arange(n_total, dtype=np.int64)
     perm = rng.permutation(n_total)
     qrels_only = np.zeros(n_total, dtype=bool)
     qrels_only[perm[:n_qrels_only]] = True
     in_run = ~qrels_only
-    run_idx = np.flatnonzero(in_run)                     # exactly Q queries
-    n_run_only = int(round(RUN_ONLY_FRAC * Q))
+    run_idx = np.flatnonzero(in_run)  # exactly Q queries
+    n_run_only = round(RUN_ONLY_FRAC * Q)
     run_only = np.zeros(n_total, dtype=bool)
     run_only[rng.choice(run_idx, size=n_run_only, replace=False)] = True
     has_qrels = ~run_only
@@ -122,23 +123,21 @@ def generate(scale: str, out_dir: Path, seed: int) -> dict:
     # ---- judgements ---------------------------------------------------------
     k = rng.integers(JUDGED_MIN, JUDGED_MAX + 1, size=n_total)
     k_in = rng.binomial(k, 0.5)
-    k_in = np.where(qrels_only, 0, np.minimum(k_in, R))   # qrels-only: nothing retrieved
-    k_out = k - k_in                                     # <= JUDGED_MAX == extra
+    k_in = np.where(qrels_only, 0, np.minimum(k_in, R))  # qrels-only: nothing retrieved
+    k_out = k - k_in  # <= JUDGED_MAX == extra
     k = np.where(has_qrels, k, 0)
     k_in = np.where(has_qrels, k_in, 0)
     k_out = np.where(has_qrels, k_out, 0)
     # judged pool slots: [0, k_in) (retrieved) and [R, R + k_out) (not retrieved)
-    judged = (j[None, :] < k_in[:, None]) | (
-        (j[None, :] >= R) & (j[None, :] < R + k_out[:, None])
-    )
+    judged = (j[None, :] < k_in[:, None]) | ((j[None, :] >= R) & (j[None, :] < R + k_out[:, None]))
     grades = rng.choice(4, size=(n_total, pool_size), p=GRADE_P).astype(np.int64)
     grades = np.where(judged, grades, 0)
 
-    rows, cols = np.nonzero(judged)                      # row-major: sorted by query
+    rows, cols = np.nonzero(judged)  # row-major: sorted by query
     q_qrels = qids[rows]
     d_qrels = pool[rows, cols]
     g_qrels = grades[rows, cols]
-    order = np.lexsort((d_qrels, q_qrels))               # qid, then docid
+    order = np.lexsort((d_qrels, q_qrels))  # qid, then docid
     qrels_df = pl.DataFrame(
         {
             "qid": q_qrels[order],
@@ -155,7 +154,7 @@ def generate(scale: str, out_dir: Path, seed: int) -> dict:
 
     # ---- run ----------------------------------------------------------------
     rq = run_idx
-    g_run = grades[rq, :R].astype(np.float64)            # unjudged docs: grade 0
+    g_run = grades[rq, :R].astype(np.float64)  # unjudged docs: grade 0
     noise = rng.standard_normal(size=(Q, R))
     micro = np.rint((10.0 + 0.8 * g_run + noise) * 1e6).astype(np.int64)
     np.maximum(micro, 0, out=micro)
@@ -192,7 +191,7 @@ def generate(scale: str, out_dir: Path, seed: int) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp_q = out_dir / "qrels.txt.tmp"
     tmp_r = out_dir / "run.txt.tmp"
-    kw = dict(separator=" ", include_header=False, quote_style="never", line_terminator="\n")
+    kw = {"separator": " ", "include_header": False, "quote_style": "never", "line_terminator": "\n"}
     qrels_df.write_csv(tmp_q, **kw)
     run_df.write_csv(tmp_r, **kw)
     os.replace(tmp_q, out_dir / "qrels.txt")
@@ -212,10 +211,12 @@ def generate(scale: str, out_dir: Path, seed: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--scale", nargs="+", default=["S"], choices=sorted(SCALES),
-                    type=str.upper, help="one or more of S M L")
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "data"),
-                    help="output root (default: bench/data)")
+    ap.add_argument(
+        "--scale", nargs="+", default=["S"], choices=sorted(SCALES), type=str.upper, help="one or more of S M L"
+    )
+    ap.add_argument(
+        "--out", default=str(Path(__file__).resolve().parent / "data"), help="output root (default: bench/data)"
+    )
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
     ap.add_argument("--force", action="store_true", help="rewrite even if up to date")
     args = ap.parse_args(argv)
@@ -224,8 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         out_dir = Path(args.out) / scale
         params = params_for(scale, args.seed)
         pfile = out_dir / "params.json"
-        if not args.force and pfile.exists() and (out_dir / "qrels.txt").exists() \
-                and (out_dir / "run.txt").exists():
+        if not args.force and pfile.exists() and (out_dir / "qrels.txt").exists() and (out_dir / "run.txt").exists():
             try:
                 old = json.loads(pfile.read_text())
             except ValueError:
@@ -237,12 +237,13 @@ def main(argv: list[str] | None = None) -> int:
         stats = generate(scale, out_dir, args.seed)
         dt = time.perf_counter() - t0
         sizes = {f: (out_dir / f).stat().st_size for f in ("qrels.txt", "run.txt")}
-        pfile.write_text(json.dumps({"params": params, "stats": stats, "bytes": sizes},
-                                    indent=2) + "\n")
-        print(f"[{scale}] wrote {out_dir} in {dt:.1f}s: "
-              f"run {stats['run_lines']:,} lines ({sizes['run.txt'] / 2**20:.0f} MiB), "
-              f"qrels {stats['qrels_lines']:,} lines; {stats['common_queries']:,} common / "
-              f"{stats['run_only_queries']} run-only / {stats['qrels_only_queries']} qrels-only queries")
+        pfile.write_text(json.dumps({"params": params, "stats": stats, "bytes": sizes}, indent=2) + "\n")
+        print(
+            f"[{scale}] wrote {out_dir} in {dt:.1f}s: "
+            f"run {stats['run_lines']:,} lines ({sizes['run.txt'] / 2**20:.0f} MiB), "
+            f"qrels {stats['qrels_lines']:,} lines; {stats['common_queries']:,} common / "
+            f"{stats['run_only_queries']} run-only / {stats['qrels_only_queries']} qrels-only queries"
+        )
     return 0
 
 

@@ -19,6 +19,7 @@ and checks that every tool's means agree with pytrec_eval's within 1e-6
 expected and do not fail the run).  Exit status: 0 ok, 1 unexpected mismatch
 or worker failure.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,13 @@ MEASURES = ["nDCG@10", "AP", "RR", "P@10", "R@100"]
 REFERENCE = "pytrec_eval"
 TOL = 1e-6
 EXPECTED_DIFF = {"ranx": "ranx breaks score ties differently from trec_eval"}
-IMPORT_NAME = {"ctxeval": "ctxeval", "pytrec_eval": "pytrec_eval",
-               "ir_measures": "ir_measures", "ranx": "ranx", "ctxeval@ref": "ctxeval"}
+IMPORT_NAME = {
+    "ctxeval": "ctxeval",
+    "pytrec_eval": "pytrec_eval",
+    "ir_measures": "ir_measures",
+    "ranx": "ranx",
+    "ctxeval@ref": "ctxeval",
+}
 REF_TOOL = "ctxeval@ref"  # ctxeval from another checkout (--ref), for before/after figures
 
 
@@ -61,8 +67,7 @@ def tool_env(tool: str) -> tuple[dict | None, str]:
     # src layout: fall back to the in-repo sources if the package is not installed
     src = REPO / "src"
     if tool == "ctxeval" and (src / "ctxeval").is_dir():
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(src)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        env["PYTHONPATH"] = os.pathsep.join([str(src)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         r = subprocess.run(chk, env=env, capture_output=True, text=True)
         if r.returncode == 0:
             return env, f"using PYTHONPATH={src} (package not installed)"
@@ -77,8 +82,12 @@ def ref_env(checkout: Path) -> tuple[dict | None, str]:
         return None, f"{src} holds no ctxeval package"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(src)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    r = subprocess.run([sys.executable, "-c", "import ctxeval, os; print(os.path.dirname(ctxeval.__file__))"],
-                       env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", "import ctxeval, os; print(os.path.dirname(ctxeval.__file__))"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0 or not r.stdout.strip().startswith(str(src)):
         return None, f"cannot import ctxeval from {src}: {(r.stderr.strip().splitlines() or [r.stdout.strip()])[-1]}"
     return env, f"ctxeval from {src}"
@@ -92,8 +101,12 @@ def byte_compile(tool: str, env: dict) -> str:
     ctxeval); the peers are pip-installed and have theirs. compileall writes regardless of that
     variable, and the interpreter reads the result.
     """
-    r = subprocess.run([sys.executable, "-c", f"import os, {IMPORT_NAME[tool]} as m; print(os.path.dirname(m.__file__))"],
-                       env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", f"import os, {IMPORT_NAME[tool]} as m; print(os.path.dirname(m.__file__))"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         return f"not byte-compiled ({(r.stderr.strip().splitlines() or ['?'])[-1]})"
     pkg = r.stdout.strip()
@@ -105,8 +118,9 @@ def ensure_data(data_root: Path, scale: str) -> Path:
     d = data_root / scale
     if not ((d / "qrels.txt").exists() and (d / "run.txt").exists()):
         print(f"[{scale}] data missing in {d}; generating ...", flush=True)
-        subprocess.run([sys.executable, str(BENCH / "generate.py"), "--scale", scale,
-                        "--out", str(data_root)], check=True)
+        subprocess.run(
+            [sys.executable, str(BENCH / "generate.py"), "--scale", scale, "--out", str(data_root)], check=True
+        )
     return d
 
 
@@ -124,8 +138,7 @@ def run_child(cmd: list[str], env: dict, log_path: Path, timeout: float | None):
     state = {"done": False, "timed_out": False}
     with open(log_path, "wb") as log:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                cwd=str(REPO))
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=str(REPO))
 
         def on_timeout():
             with lock:
@@ -164,8 +177,11 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
     if (d / "params.json").exists():
         params = json.loads((d / "params.json").read_text())
     warm_page_cache(qrels, run)
-    print(f"\n=== scale {scale}: {qrels} ({qrels.stat().st_size / 2**20:.1f} MiB), "
-          f"{run} ({run.stat().st_size / 2**20:.1f} MiB) ===", flush=True)
+    print(
+        f"\n=== scale {scale}: {qrels} ({qrels.stat().st_size / 2**20:.1f} MiB), "
+        f"{run} ({run.stat().st_size / 2**20:.1f} MiB) ===",
+        flush=True,
+    )
 
     # Repeats are interleaved (round 1: every tool once, round 2: ...), so that every tool meets the
     # same machine conditions (a neighbour's load, the kernel still reclaiming a previous process's
@@ -234,8 +250,11 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
 
     # ---- table --------------------------------------------------------------
     ref = results.get(REFERENCE) if results.get(REFERENCE, {}).get("status") == "ok" else None
-    head = (f"{'tool':<12} {'wall s':>8} {'cpu s':>7} {'peak MB':>8} {'wall x':>7} {'mem x':>7} "
-            + " ".join(f"{m:>9}" for m in MEASURES) + f" {'queries':>8}")
+    head = (
+        f"{'tool':<12} {'wall s':>8} {'cpu s':>7} {'peak MB':>8} {'wall x':>7} {'mem x':>7} "
+        + " ".join(f"{m:>9}" for m in MEASURES)
+        + f" {'queries':>8}"
+    )
     print(f"\nscale {scale} (wall = median of {args.repeat}; ratios vs {REFERENCE})")
     print(head)
     print("-" * len(head))
@@ -246,9 +265,12 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
             continue
         wx = r["wall_s"] / ref["wall_s"] if ref else None
         mx = r["peak_rss_mb"] / ref["peak_rss_mb"] if ref else None
-        print(f"{tool:<12} {r['wall_s']:>8.2f} {r['cpu_s']:>7.2f} {r['peak_rss_mb']:>8.0f} {fmt(wx, '>7.2f')} "
-              f"{fmt(mx, '>7.2f')} " + " ".join(f"{r['means'][m]:>9.6f}" for m in MEASURES)
-              + f" {fmt(r.get('n_queries'), '>8')}")
+        print(
+            f"{tool:<12} {r['wall_s']:>8.2f} {r['cpu_s']:>7.2f} {r['peak_rss_mb']:>8.0f} {fmt(wx, '>7.2f')} "
+            f"{fmt(mx, '>7.2f')} "
+            + " ".join(f"{r['means'][m]:>9.6f}" for m in MEASURES)
+            + f" {fmt(r.get('n_queries'), '>8')}"
+        )
     for tool in tools:
         r = results[tool]
         if r["status"] == "ok" and r.get("notes") and tool != "ir_measures":
@@ -265,14 +287,23 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
             r = results[tool]
             if tool == REFERENCE or r["status"] != "ok":
                 continue
-            diffs = {m: r["means"][m] - ref["means"][m] for m in MEASURES
-                     if abs(r["means"][m] - ref["means"][m]) > TOL}
-            nq_diff = (r.get("n_queries") is not None and ref.get("n_queries") is not None
-                       and r["n_queries"] != ref["n_queries"])
+            diffs = {m: r["means"][m] - ref["means"][m] for m in MEASURES if abs(r["means"][m] - ref["means"][m]) > TOL}
+            nq_diff = (
+                r.get("n_queries") is not None
+                and ref.get("n_queries") is not None
+                and r["n_queries"] != ref["n_queries"]
+            )
             ok = not diffs and not nq_diff
             expected = tool in EXPECTED_DIFF
-            agreement.append({"tool": tool, "ok": ok, "diffs": diffs,
-                              "n_queries": r.get("n_queries"), "expected": expected and not ok})
+            agreement.append(
+                {
+                    "tool": tool,
+                    "ok": ok,
+                    "diffs": diffs,
+                    "n_queries": r.get("n_queries"),
+                    "expected": expected and not ok,
+                }
+            )
             if ok:
                 print(f"  agree   {tool}: all means within {TOL:g} of {REFERENCE}")
                 continue
@@ -280,31 +311,41 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
             if nq_diff:
                 parts.append(f"queries {r['n_queries']} vs {ref['n_queries']}")
             if expected:
-                print(f"  MISMATCH {tool} vs {REFERENCE} (expected, not a failure: "
-                      f"{EXPECTED_DIFF[tool]}): " + ", ".join(parts))
+                print(
+                    f"  MISMATCH {tool} vs {REFERENCE} (expected, not a failure: "
+                    f"{EXPECTED_DIFF[tool]}): " + ", ".join(parts)
+                )
             else:
                 unexpected += 1
                 print(f"  MISMATCH {tool} vs {REFERENCE}: " + ", ".join(parts))
     failed = sum(1 for r in results.values() if r["status"] == "failed")
-    return {"data": {"dir": str(d), "qrels_bytes": qrels.stat().st_size,
-                     "run_bytes": run.stat().st_size, **params},
-            "tools": results, "agreement": agreement,
-            "unexpected_mismatches": unexpected, "failed_tools": failed}
+    return {
+        "data": {"dir": str(d), "qrels_bytes": qrels.stat().st_size, "run_bytes": run.stat().st_size, **params},
+        "tools": results,
+        "agreement": agreement,
+        "unexpected_mismatches": unexpected,
+        "failed_tools": failed,
+    }
 
 
 def machine_info() -> dict:
-    info = {"python": sys.version.split()[0], "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None}
+    info = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+    }
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                info["cpu"] = line.split(":", 1)[1].strip()
-                break
-        for line in open("/proc/meminfo"):
-            if line.startswith("MemTotal"):
-                info["mem_total_kib"] = int(line.split()[1])
-                break
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemTotal"):
+                    info["mem_total_kib"] = int(line.split()[1])
+                    break
     except OSError:
         pass
     return info
@@ -313,20 +354,24 @@ def machine_info() -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="ctxeval whole-process benchmark vs peers")
     ap.add_argument("--scale", nargs="+", default=["S"], type=str.upper, choices=["S", "M", "L"])
-    ap.add_argument("--tools", default=",".join(ALL_TOOLS),
-                    help=f"comma-separated subset of {','.join(ALL_TOOLS)}")
+    ap.add_argument("--tools", default=",".join(ALL_TOOLS), help=f"comma-separated subset of {','.join(ALL_TOOLS)}")
     ap.add_argument("--repeat", type=int, default=1, help="processes per tool (median wall reported)")
     ap.add_argument("--json", metavar="FILE", help="write all figures to FILE")
     ap.add_argument("--data", default=str(BENCH / "data"), help="data root (default bench/data)")
     ap.add_argument("--timeout", type=float, default=None, help="kill a worker after SEC seconds")
-    ap.add_argument("--ranx-cold", action="store_true",
-                    help="fresh NUMBA_CACHE_DIR for each ranx process (timing includes JIT)")
+    ap.add_argument(
+        "--ranx-cold", action="store_true", help="fresh NUMBA_CACHE_DIR for each ranx process (timing includes JIT)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep worker outputs/logs (printed dir)")
-    ap.add_argument("--ref", metavar="CHECKOUT",
-                    help="also run ctxeval from CHECKOUT/src as the tool ctxeval@ref, interleaved with the others "
-                         "(before/after figures of a change: e.g. a git worktree of the commit before it)")
-    ap.add_argument("--no-compile", action="store_true",
-                    help="do not byte-compile the ctxeval package before measuring it")
+    ap.add_argument(
+        "--ref",
+        metavar="CHECKOUT",
+        help="also run ctxeval from CHECKOUT/src as the tool ctxeval@ref, interleaved with the others "
+        "(before/after figures of a change: e.g. a git worktree of the commit before it)",
+    )
+    ap.add_argument(
+        "--no-compile", action="store_true", help="do not byte-compile the ctxeval package before measuring it"
+    )
     args = ap.parse_args(argv)
 
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
@@ -351,9 +396,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{t}: {byte_compile(t, env)}")
 
     workdir = Path(tempfile.mkdtemp(prefix="ctxeval-bench-"))
-    report = {"machine": machine_info(), "tools": tools, "repeat": args.repeat,
-              "ranx_cold": args.ranx_cold, "tolerance": TOL, "reference": REFERENCE,
-              "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "scales": {}}
+    report = {
+        "machine": machine_info(),
+        "tools": tools,
+        "repeat": args.repeat,
+        "ranx_cold": args.ranx_cold,
+        "tolerance": TOL,
+        "reference": REFERENCE,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "scales": {},
+    }
     try:
         for scale in args.scale:
             report["scales"][scale] = bench_scale(scale, tools, args, envs, workdir)
@@ -365,8 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
         print(f"\nwrote {args.json}")
-    bad_scales = [s for s, r in report["scales"].items()
-                  if r["unexpected_mismatches"] or r["failed_tools"]]
+    bad_scales = [s for s, r in report["scales"].items() if r["unexpected_mismatches"] or r["failed_tools"]]
     if bad_scales:
         print(f"\nFAILED: unexpected mismatches or worker failures at scale(s) {', '.join(bad_scales)}")
         return 1

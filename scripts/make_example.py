@@ -21,6 +21,7 @@ produces byte-identical files.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import re
@@ -34,24 +35,138 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 DEFAULT_DIR = HERE.parent / "src" / "ctxeval" / "data" / "example"
 
-DEPTH = 50          # candidates per query in every run
+DEPTH = 50  # candidates per query in every run
 BM25_K1 = 0.9
 BM25_B = 0.4
 RRF_K = 60
-SEED = 20240611     # base seed for the simulated files
+SEED = 20240611  # base seed for the simulated files
 
 STOPWORDS = frozenset(
-    """
-    a about across after against all also among an and any are as at be
-    because been before being between both but by can could did do does
-    doing don during each else every for from had has have having he her
-    here hers him his how i if in into is it its itself just many me
-    more most much my no nor not of off on once one only or other our
-    ours out over own per s same she should so some such t than that the
-    their theirs them then there these they this those through to too
-    under until up very was we were what when where which while who whom
-    why will with would you your yours
-    """.split()
+    [
+        "a",
+        "about",
+        "across",
+        "after",
+        "against",
+        "all",
+        "also",
+        "among",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "don",
+        "during",
+        "each",
+        "else",
+        "every",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "many",
+        "me",
+        "more",
+        "most",
+        "much",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "on",
+        "once",
+        "one",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "per",
+        "s",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "t",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+    ]
 )
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
@@ -352,8 +467,8 @@ def rerank_features(index: Index, query_terms: list[str], doc: str) -> tuple[flo
             match[t] = 0.0
     coverage = sum(weights[t] * match[t] for t in qset) / total
     # 2. query bigrams found as adjacent tokens in the passage
-    qbigrams = set(zip(query_terms, query_terms[1:]))
-    dbigrams = set(zip(toks, toks[1:]))
+    qbigrams = set(itertools.pairwise(query_terms))
+    dbigrams = set(itertools.pairwise(toks))
     bigram = len(qbigrams & dbigrams) / len(qbigrams) if qbigrams else 0.0
     # 3. proximity: matched terms / shortest window covering all of them,
     #    scaled by the share of the query that is matched
@@ -375,8 +490,7 @@ def rerank(index: Index, query_terms: list[str], pool: list[tuple[str, float]]) 
     scored = []
     for i, (d, _) in enumerate(pool):
         cov, big, prox, title = rerank_features(index, query_terms, d)
-        s = (W_BM25 * bm25[d] / top + W_COVERAGE * cov + W_BIGRAM * big
-             + W_PROXIMITY * prox + W_TITLE * title)
+        s = W_BM25 * bm25[d] / top + W_COVERAGE * cov + W_BIGRAM * big + W_PROXIMITY * prox + W_TITLE * title
         scored.append((d, round(min(1.0, max(0.0, s)), 6), i))
     scored.sort(key=lambda x: (-x[1], x[2]))  # ties keep the pool order
     return [(d, s) for d, s, _ in scored]
@@ -390,9 +504,9 @@ def rerank(index: Index, query_terms: list[str], pool: list[tuple[str, float]]) 
 # confidently and wrongly, so its utility is high; off-topic junk leads to
 # a NO-RESPONSE, so its utility is low.
 UTILITY_MEAN = {5: 0.90, 4: 0.75, 3: 0.45, 2: 0.15}
-UTILITY_MEAN_DISTRACTOR = 0.60          # grade 1, same topic as the query
-UTILITY_MEAN_JUNK = 0.05                # grade 1, off-topic
-UTILITY_MEAN_LISTED_GRADE2 = 0.55       # grade 2 but on the known-distractor list
+UTILITY_MEAN_DISTRACTOR = 0.60  # grade 1, same topic as the query
+UTILITY_MEAN_JUNK = 0.05  # grade 1, off-topic
+UTILITY_MEAN_LISTED_GRADE2 = 0.55  # grade 2 but on the known-distractor list
 UTILITY_SD = 0.06
 
 
@@ -464,11 +578,15 @@ def main() -> None:
     qrels = read_qrels(base / "qrels.txt")
     distractors = read_pairs(base / "distractors.txt")
     if len(passages) <= DEPTH:
-        raise SystemExit("corpus must contain more than %d passages" % DEPTH)
+        raise SystemExit(f"corpus must contain more than {DEPTH} passages")
 
     index = Index(passages)
     runs: dict[str, dict[str, list[tuple[str, float]]]] = {
-        "bm25": {}, "tfidf": {}, "rrf": {}, "bm25-rerank": {}, "rrf-rerank": {},
+        "bm25": {},
+        "tfidf": {},
+        "rrf": {},
+        "bm25-rerank": {},
+        "rrf-rerank": {},
     }
     for q in sorted(queries, key=lambda q: q["qid"]):
         qid, terms = q["qid"], tokenize(q["text"])

@@ -12,10 +12,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "regression"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from cases import CASES, RECORDINGS, setup_scratch  # noqa: E402
-from runner import run_case  # noqa: E402
+from regression.cases import CASES, RECORDINGS, setup_scratch
+from regression.runner import run_case
 
 
 def main(names: list[str]) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from ctxeval._docs import measure_list  # noqa: E402
+from ctxeval._render.measures import measure_list  # noqa: E402
 
 START, END = "<!-- measures:start -->", "<!-- measures:end -->"
 

@@ -134,9 +134,18 @@ def hand_report() -> dict[str, Any]:
         # base: q1 healthy, q2 retrieval, q3 selection, q4 undefined; better: q1, q2 healthy, q3 retrieval (PROC 0), q4 selection
         "proc": {
             "k": 10,
+            "thresholds": {"PROC": 0.8, "%PROC": 0.8},
             "series": [
-                {"run": BASE, "per_query": {"q1": [1.0, 0.9], "q2": [0.5, 1.0], "q3": [0.8, 0.4], "q4": [None, None]}},
-                {"run": GOOD, "per_query": {"q1": [1.0, 1.0], "q2": [0.9, 0.85], "q3": [0.0, None], "q4": [1.0, 0.1]}},
+                {
+                    "run": BASE,
+                    "per_query": {"q1": [1.0, 0.9], "q2": [0.5, 1.0], "q3": [0.8, 0.4], "q4": [None, None]},
+                    "verdicts": {"retrieval": 1, "selection": 1, "healthy": 1, "undefined": 1},
+                },
+                {
+                    "run": GOOD,
+                    "per_query": {"q1": [1.0, 1.0], "q2": [0.9, 0.85], "q3": [0.0, None], "q4": [1.0, 0.1]},
+                    "verdicts": {"retrieval": 1, "selection": 1, "healthy": 2, "undefined": 0},
+                },
             ],
         },
         "distraction": {
@@ -262,6 +271,21 @@ def _holm(comps: list[dict[str, Any]], alpha: float) -> None:
 
 
 @functools.lru_cache(maxsize=1)
+def _verdicts(pairs) -> dict[str, int]:
+    """diagnose's rule written out: PROC NA undefined; PROC < 0.8 retrieval; %PROC < 0.8 selection."""
+    out = {"retrieval": 0, "selection": 0, "healthy": 0, "undefined": 0}
+    for p, pct in pairs:
+        if p is None:
+            out["undefined"] += 1
+        elif p < 0.8:
+            out["retrieval"] += 1
+        elif pct is not None and pct < 0.8:
+            out["selection"] += 1
+        else:
+            out["healthy"] += 1
+    return out
+
+
 def _example() -> tuple[dict[str, Any], Any, dict[str, Any]]:
     from ctxeval import parse_measure
 
@@ -304,12 +328,11 @@ def _example() -> tuple[dict[str, Any], Any, dict[str, Any]]:
     proc_series = []
     for name, pool in SYSTEMS.items():
         pool_path = str(example_path(f"runs/{pool}")) if pool else None
-        pr_res = evaluate(qrels, str(example_path(f"runs/{name}")), ["PROC@10", "%PROC@10"], pool=pool_path)
+        pr_res = evaluate(qrels, str(example_path(f"runs/{name}")), ["PROC@10", "%PROC@10"], rag={"pool": pool_path})
         rr = pr_res.runs[0]
         pv, cv = rr.values[parse_measure("PROC@10")], rr.values[parse_measure("%PROC@10")]
-        proc_series.append(
-            {"run": rr.name, "per_query": {q: [_num(float(pv[i])), _num(float(cv[i]))] for i, q in enumerate(rr.qids)}}
-        )
+        per_query = {q: [_num(float(pv[i])), _num(float(cv[i]))] for i, q in enumerate(rr.qids)}
+        proc_series.append({"run": rr.name, "per_query": per_query, "verdicts": _verdicts(per_query.values())})
 
     report = {
         "baseline": EXAMPLE_BASELINE,
@@ -319,7 +342,7 @@ def _example() -> tuple[dict[str, Any], Any, dict[str, Any]]:
         "strata": _strata(result, measures, rng),
         "curves": {"ks": ks, "series": series},
         "pr_curves": {"recall": levels, "series": pr},
-        "proc": {"k": 10, "series": proc_series},
+        "proc": {"k": 10, "thresholds": {"PROC": 0.8, "%PROC": 0.8}, "series": proc_series},
         "distraction": _distraction(result),
         "settings": {
             "test": "t",

@@ -11,6 +11,7 @@ and writes OUT.json as::
 ``means`` are arithmetic means over the queries present in BOTH the qrels and the
 run (pytrec_eval / trec_eval rule; run-only and qrels-only queries are ignored).
 """
+
 from __future__ import annotations
 
 import json

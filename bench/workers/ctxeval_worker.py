@@ -14,14 +14,15 @@ does, with ``os._exit`` after flushing (no heap teardown). ``CTXEVAL_BENCH_SUBPR
 ``python -m ctxeval`` as a child instead (os.wait4 in the harness then reports the child's peak RSS,
 as the kernel folds reaped children into it). The CLI's own wall time is recorded as timings.cli_s.
 """
+
 import time
 
 T0 = time.perf_counter()
-import json  # noqa: E402
-import os  # noqa: E402
-import sys  # noqa: E402
+import json
+import os
+import sys
 
-from _common import MEASURES, parse_args, write_result  # noqa: E402
+from _common import MEASURES, parse_args, write_result
 
 
 def main():
@@ -62,14 +63,20 @@ def main():
         n = len(vq)
     try:
         from importlib.metadata import version
+
         ver = version("ctxeval")
     except Exception:
         ver = None
     t3 = time.perf_counter()
-    write_result(out, "ctxeval", ver, {m: agg[m] for m in MEASURES},
-                 n,
-                 {"cli_s": t2 - t1, "total_s": t3 - T0},
-                 notes=[f"valid_queries={json.dumps(vq)[:200]}", f"settings={json.dumps(doc.get('settings'))[:300]}"])
+    write_result(
+        out,
+        "ctxeval",
+        ver,
+        {m: agg[m] for m in MEASURES},
+        n,
+        {"cli_s": t2 - t1, "total_s": t3 - T0},
+        notes=[f"valid_queries={json.dumps(vq)[:200]}", f"settings={json.dumps(doc.get('settings'))[:300]}"],
+    )
     os.remove(raw)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -11,13 +11,13 @@ materialises the run as a dict-of-dicts with ir_measures' own RunConverter
 adds no extra work) and drops qrels of queries absent from the run.  Run-only
 queries are ignored by the provider itself.
 """
+
 import time
 
 T0 = time.perf_counter()
-import ir_measures  # noqa: E402
-from ir_measures import AP, RR, R, P, nDCG  # noqa: E402
-
-from _common import parse_args, write_result  # noqa: E402
+import ir_measures
+from _common import parse_args, write_result
+from ir_measures import AP, RR, P, R, nDCG
 
 MEASURES = {"nDCG@10": nDCG @ 10, "AP": AP, "RR": RR, "P@10": P @ 10, "R@100": R @ 100}
 
@@ -32,9 +32,15 @@ def main():
     means = {name: agg[m] for name, m in MEASURES.items()}
     n = len({q.query_id for q in qrels})
     t3 = time.perf_counter()
-    write_result(out, "ir_measures", ir_measures.__version__, means, n,
-                 {"import_s": t1 - T0, "load_s": t2 - t1, "eval_s": t3 - t2, "total_s": t3 - T0},
-                 notes=["qrels restricted to run queries (ir_measures would count missing run queries as 0)"])
+    write_result(
+        out,
+        "ir_measures",
+        ir_measures.__version__,
+        means,
+        n,
+        {"import_s": t1 - T0, "load_s": t2 - t1, "eval_s": t3 - t2, "total_s": t3 - T0},
+        notes=["qrels restricted to run queries (ir_measures would count missing run queries as 0)"],
+    )
 
 
 if __name__ == "__main__":

@@ -4,16 +4,15 @@ Parses the TREC files with pytrec_eval.parse_qrel / parse_run (file objects) and
 evaluates with RelevanceEvaluator.  pytrec_eval only returns queries present in
 both qrels and run, which is the averaging rule used by every worker.
 """
+
 import time
 
 T0 = time.perf_counter()
-import pytrec_eval  # noqa: E402
-
-from _common import parse_args, write_result  # noqa: E402
+import pytrec_eval
+from _common import parse_args, write_result
 
 TREC_MEASURES = {"ndcg_cut.10", "map", "recip_rank", "P.10", "recall.100"}
-KEYS = {"nDCG@10": "ndcg_cut_10", "AP": "map", "RR": "recip_rank",
-        "P@10": "P_10", "R@100": "recall_100"}
+KEYS = {"nDCG@10": "ndcg_cut_10", "AP": "map", "RR": "recip_rank", "P@10": "P_10", "R@100": "recall_100"}
 
 
 def main():
@@ -27,16 +26,22 @@ def main():
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES)
     per_query = evaluator.evaluate(run)
     n = len(per_query)
-    means = {name: (sum(r[key] for r in per_query.values()) / n if n else 0.0)
-             for name, key in KEYS.items()}
+    means = {name: (sum(r[key] for r in per_query.values()) / n if n else 0.0) for name, key in KEYS.items()}
     t3 = time.perf_counter()
     try:
         from importlib.metadata import version
+
         ver = version("pytrec_eval-terrier")
     except Exception:
         ver = None
-    write_result(out, "pytrec_eval", ver, means, n,
-                 {"import_s": t1 - T0, "load_s": t2 - t1, "eval_s": t3 - t2, "total_s": t3 - T0})
+    write_result(
+        out,
+        "pytrec_eval",
+        ver,
+        means,
+        n,
+        {"import_s": t1 - T0, "load_s": t2 - t1, "eval_s": t3 - t2, "total_s": t3 - T0},
+    )
 
 
 if __name__ == "__main__":

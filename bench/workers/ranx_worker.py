@@ -22,18 +22,17 @@ Caveats recorded in the output:
   pytrec_eval are expected on runs with tied scores.
 * evaluate() runs numba-parallel over all cores (threads=0).
 """
+
 import glob
 import os
 import time
 
 T0 = time.perf_counter()
-import ranx  # noqa: E402
-from ranx import Qrels, Run, evaluate  # noqa: E402
+import ranx
+from _common import parse_args, write_result
+from ranx import Qrels, Run, evaluate
 
-from _common import parse_args, write_result  # noqa: E402
-
-METRICS = {"nDCG@10": "ndcg@10", "AP": "map", "RR": "mrr",
-           "P@10": "precision@10", "R@100": "recall@100"}
+METRICS = {"nDCG@10": "ndcg@10", "AP": "map", "RR": "mrr", "P@10": "precision@10", "R@100": "recall@100"}
 
 
 def _numba_cache_present():
@@ -60,12 +59,19 @@ def main():
     res = evaluate(qrels, run, list(METRICS.values()), make_comparable=False)
     means = {name: res[m] for name, m in METRICS.items()}
     t3 = time.perf_counter()
-    write_result(out, "ranx", ranx.__version__ if hasattr(ranx, "__version__") else None,
-                 means, n,
-                 {"import_s": t1 - T0, "load_s": t2 - t1, "eval_s": t3 - t2, "total_s": t3 - T0},
-                 notes=[f"numba cache {'warm' if warm else 'cold (timing includes JIT compilation)'}",
-                        "query sets restricted to the qrels/run intersection",
-                        "ties broken differently from trec_eval"])
+    write_result(
+        out,
+        "ranx",
+        ranx.__version__ if hasattr(ranx, "__version__") else None,
+        means,
+        n,
+        {"import_s": t1 - T0, "load_s": t2 - t1, "eval_s": t3 - t2, "total_s": t3 - T0},
+        notes=[
+            f"numba cache {'warm' if warm else 'cold (timing includes JIT compilation)'}",
+            "query sets restricted to the qrels/run intersection",
+            "ties broken differently from trec_eval",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -7,51 +7,58 @@ without importing polars or the evaluation machinery.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
 from ._errors import (
     ConfigError,
     CtxevalError,
+    DependencyError,
     DuplicateError,
     EmptyInputError,
     FormatError,
     InputError,
     MeasureError,
+    OutputError,
+    PoolError,
     QueryMismatchError,
 )
+from ._version import __version__
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from ._calibrate import Calibration, calibrate
-    from ._compare import Report, compare
+    from ._compare.settings import Stats
+    from ._context.settings import RagConfig
+    from ._context.utility import DistractorRules, UtilityConfig
+    from ._core.grademap import GradeMap
     from ._curve import metric_at_k
-    from ._data import GradeMap, Qrels, Run
     from ._diagnose import Diagnosis, diagnose
     from ._distraction import distraction_table
     from ._evaluate import Result, RunResult, evaluate
     from ._fit_udcg import fit_udcg
+    from ._io.model import Qrels, Run
     from ._measures import Family, Measure, families, parse_measure, parse_measures
-    from ._pool import PoolError
+    from ._policies import Policies
+    from ._render.report import Report, compare
     from ._selector import ContextSelector
-    from ._utility import DistractorRules, UtilityConfig
-
-__version__ = "0.1.0"
 
 # public name -> the private module defining it (imported on first access)
 _LAZY = {
-    "GradeMap": "._data",
-    "Qrels": "._data",
-    "Run": "._data",
+    "GradeMap": "._core.grademap",
+    "Qrels": "._io.model",
+    "Run": "._io.model",
+    "Policies": "._policies",
+    "RagConfig": "._context.settings",
+    "DistractorRules": "._context.utility",
+    "UtilityConfig": "._context.utility",
+    "Stats": "._compare.settings",
     "Diagnosis": "._diagnose",
     "diagnose": "._diagnose",
     "distraction_table": "._distraction",
     "fit_udcg": "._fit_udcg",
-    "DistractorRules": "._utility",
-    "UtilityConfig": "._utility",
     "Result": "._evaluate",
     "RunResult": "._evaluate",
     "evaluate": "._evaluate",
-    "PoolError": "._pool",
     "Family": "._measures",
     "Measure": "._measures",
     "families": "._measures",
@@ -60,17 +67,17 @@ _LAZY = {
     "ContextSelector": "._selector",
     "calibrate": "._calibrate",
     "Calibration": "._calibrate",
-    "compare": "._compare",
-    "Report": "._compare",
+    "compare": "._render.report",
+    "Report": "._render.report",
     "metric_at_k": "._curve",
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'ctxeval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(_importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value
 
@@ -80,37 +87,42 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "evaluate",
-    "compare",
-    "Report",
-    "metric_at_k",
-    "diagnose",
-    "Diagnosis",
-    "distraction_table",
-    "fit_udcg",
-    "DistractorRules",
-    "UtilityConfig",
-    "PoolError",
-    "Qrels",
-    "Run",
-    "GradeMap",
-    "Result",
-    "RunResult",
-    "Measure",
-    "Family",
-    "parse_measure",
-    "parse_measures",
-    "families",
-    "ContextSelector",
-    "calibrate",
     "Calibration",
+    "ConfigError",
+    "ContextSelector",
     "CtxevalError",
-    "InputError",
-    "FormatError",
+    "DependencyError",
+    "Diagnosis",
+    "DistractorRules",
     "DuplicateError",
     "EmptyInputError",
+    "Family",
+    "FormatError",
+    "GradeMap",
+    "InputError",
+    "Measure",
     "MeasureError",
+    "OutputError",
+    "Policies",
+    "PoolError",
+    "Qrels",
     "QueryMismatchError",
-    "ConfigError",
+    "RagConfig",
+    "Report",
+    "Result",
+    "Run",
+    "RunResult",
+    "Stats",
+    "UtilityConfig",
     "__version__",
+    "calibrate",
+    "compare",
+    "diagnose",
+    "distraction_table",
+    "evaluate",
+    "families",
+    "fit_udcg",
+    "metric_at_k",
+    "parse_measure",
+    "parse_measures",
 ]

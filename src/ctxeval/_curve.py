@@ -16,13 +16,22 @@ from typing import Any
 
 from ._errors import ConfigError, MeasureError
 from ._evaluate import Result, aggregate, evaluate
-from ._measures import Measure, parse_measure
-from ._measures._base import make
+from ._measures import Measure, make, parse_measure
 
-__all__ = ["parse_ks", "curve_family", "curve_measures", "curves_from_result", "metric_at_k", "pr_measures", "pr_from_result", "RECALL_LEVELS"]
+__all__ = [
+    "RECALL_LEVELS",
+    "curve_family",
+    "curve_measures",
+    "curves_from_result",
+    "metric_at_k",
+    "parse_ks",
+    "pr_from_result",
+    "pr_measures",
+]
 
 RECALL_LEVELS = tuple(i / 10 for i in range(11))
-MAX_K = 100_000
+MAX_K = 100_000  #: the largest cutoff of a curve
+MAX_POINTS = 1_000  #: the most cutoffs one curve computes (each is a full evaluation of every query)
 
 
 def parse_ks(spec: str | int | Iterable[int]) -> list[int]:
@@ -35,24 +44,31 @@ def parse_ks(spec: str | int | Iterable[int]) -> list[int]:
     if isinstance(spec, bool):
         raise ConfigError(f"cutoffs must be a whole number, a range like 1:50 or a list like 1,5,10, got {spec!r}")
     if isinstance(spec, int):
+        _check_range(1, spec, 1, str(spec))
         ks = list(range(1, spec + 1))
     elif isinstance(spec, str):
         text = spec.strip()
+        span = None
         try:
             if re.fullmatch(r"\d+", text):
-                ks = list(range(1, int(text) + 1))
+                span = (1, int(text), 1)
             elif re.fullmatch(r"\d+:\d+(:\d+)?", text):
                 parts = [int(p) for p in text.split(":")]
                 step = parts[2] if len(parts) == 3 else 1
                 if step < 1:
                     raise ValueError("step must be >= 1")
-                ks = list(range(parts[0], parts[1] + 1, step))
+                span = (parts[0], parts[1], step)
             elif re.fullmatch(r"\d+(\s*,\s*\d+)*", text):
                 ks = [int(p) for p in text.split(",")]
             else:
                 raise ValueError("not a cutoff list")
         except ValueError:
-            raise ConfigError(f"cutoffs must look like 1:50, 1:50:5, 1,5,10 or 20 (meaning 1:20), got {spec!r}") from None
+            raise ConfigError(
+                f"cutoffs must look like 1:50, 1:50:5, 1,5,10 or 20 (meaning 1:20), got {spec!r}"
+            ) from None
+        if span is not None:
+            _check_range(*span, text)
+            ks = list(range(span[0], span[1] + 1, span[2]))
     else:
         ks = []
         for k in spec:
@@ -64,7 +80,23 @@ def parse_ks(spec: str | int | Iterable[int]) -> list[int]:
         raise ConfigError(f"no cutoffs in {spec!r}")
     if ks[0] < 1 or ks[-1] > MAX_K:
         raise ConfigError(f"cutoffs must lie in 1..{MAX_K}, got {ks[0] if ks[0] < 1 else ks[-1]}")
+    if len(ks) > MAX_POINTS:
+        raise ConfigError(
+            f"{len(ks)} cutoffs is more than a curve needs (at most {MAX_POINTS}); give a step, e.g. 1:{ks[-1]}:{-(-ks[-1] // MAX_POINTS)}"
+        )
     return ks
+
+
+def _check_range(lo: int, hi: int, step: int, text: str) -> None:
+    """A range's bounds and size checked before it is built."""
+    if hi > MAX_K:
+        raise ConfigError(f"cutoffs must lie in 1..{MAX_K}, got {hi} (in {text!r})")
+    n = max(0, (hi - lo) // step + 1)
+    if n > MAX_POINTS:
+        raise ConfigError(
+            f"{text!r} gives {n} cutoffs, more than a curve needs (at most {MAX_POINTS}); "
+            f"give a step, e.g. {lo}:{hi}:{-(-(hi - lo + 1) // MAX_POINTS)}"
+        )
 
 
 def curve_family(name: str | Measure) -> str:
@@ -120,11 +152,19 @@ def curves_from_result(result: Result, curves: dict[str, list[Measure]], ks: Seq
     return {"ks": list(ks), "series": series}
 
 
-def metric_at_k(qrels: Any, runs: Any, measure_families: Sequence[str | Measure] | str, ks: str | int | Iterable[int] = 20, **evaluate_options: Any) -> dict[str, Any]:
+def metric_at_k(
+    qrels: Any,
+    runs: Any,
+    measure_families: Sequence[str | Measure] | str,
+    ks: str | int | Iterable[int] = 20,
+    *,
+    policies: Any = None,
+    rag: Any = None,
+    utility: Any = None,
+) -> dict[str, Any]:
     """Every measure family at every cutoff in ``ks``, averaged over queries, for each run.
 
-    ``evaluate_options`` are passed to :func:`ctxeval.evaluate` (``missing``, ``ties``, ``pool``,
-    ``grade_map``...). Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``, the
+    ``policies``, ``rag`` and ``utility`` are as for :func:`ctxeval.evaluate`. Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``, the
     values in the order of ``ks`` (``None`` where the measure is undefined for every query).
 
     >>> qrels = {"q1": {"a": 1, "b": 1}}
@@ -137,7 +177,9 @@ def metric_at_k(qrels: Any, runs: Any, measure_families: Sequence[str | Measure]
         raise ConfigError("metric_at_k needs at least one measure family")
     k_list = parse_ks(ks)
     curves = curve_measures(fams, k_list)
-    result = evaluate(qrels, runs, [m for ms in curves.values() for m in ms], **evaluate_options)
+    result = evaluate(
+        qrels, runs, [m for ms in curves.values() for m in ms], policies=policies, rag=rag, utility=utility
+    )
     out = curves_from_result(result, curves, k_list)
     out["settings"] = result.settings
     return out

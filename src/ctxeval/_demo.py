@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ._errors import CtxevalError
 
-__all__ = ["example_path", "example_runs", "demo_report"]
+__all__ = ["demo_report", "example_path", "example_runs"]
 
 CLASSICAL = ("nDCG@10", "RR", "AP", "P@5", "R@50", "Judged@10")
 
@@ -28,15 +28,23 @@ def example_runs() -> list[Path]:
 
 SET_VIEW = ("RA-nWG@5", "RA-nWG@10", "N-Recall4+@10", "Precision4+@5", "Harm@5", "PROC@10", "%PROC@10")
 #: the example's systems: final ordering -> the retrieval pool it reranks (None: the run is its own pool)
-SYSTEMS = {"bm25.run": None, "tfidf.run": None, "rrf.run": None, "bm25-rerank.run": "bm25.run", "rrf-rerank.run": "rrf.run"}
+SYSTEMS = {
+    "bm25.run": None,
+    "tfidf.run": None,
+    "rrf.run": None,
+    "bm25-rerank.run": "bm25.run",
+    "rrf-rerank.run": "rrf.run",
+}
 
 
 def demo_report(html: str | Path | None = None) -> str:
     """The demo's text. With ``html``, section 6 compares the runs with bm25 (paired randomization
     tests, bootstrap CIs, strata by query category) and writes the self-contained HTML report there."""
+    from ._context.settings import RagConfig
     from ._diagnose import diagnose
     from ._evaluate import Result, evaluate
-    from ._output import render
+    from ._render.diagnose import render as render_diagnosis
+    from ._render.text import render
 
     qrels = example_path("qrels.txt")
     runs = [example_path(f"runs/{name}") for name in SYSTEMS]
@@ -55,12 +63,16 @@ def demo_report(html: str | Path | None = None) -> str:
     parts = []
     for path in runs:
         pool = SYSTEMS[path.name]
-        parts.append(evaluate(qrels, str(path), SET_VIEW, pool=str(example_path(f"runs/{pool}")) if pool else None))
+        parts.append(
+            evaluate(
+                qrels, str(path), SET_VIEW, rag=RagConfig(pool=str(example_path(f"runs/{pool}")) if pool else None)
+            )
+        )
     merged = Result(parts[0].measures, [r for p in parts for r in p.runs], parts[0].settings)
     lines.append(render(merged, "table"))
     lines.append("3. Fix the retriever or the reranker? (rrf-rerank over the rrf pool, K = 5)")
     report = diagnose(qrels, str(example_path("runs/rrf-rerank.run")), pool=str(example_path("runs/rrf.run")), k=5)
-    lines.append(report.render("table"))
+    lines.append(render_diagnosis(report, "table"))
     lines.extend(_distraction_section(qrels, runs))
     if html is not None:
         lines.extend(_html_section(qrels, runs, Path(html)))
@@ -71,13 +83,18 @@ COMPARE_VIEW = ("nDCG@10", "RA-nWG@5", "%PROC@10", "dDCG@5", "DistractorRate@5")
 
 
 def _html_section(qrels: Path, runs: list[Path], out: Path) -> list[str]:
-    from ._compare import compare
-    from ._html import ReportDependencyError
+    from ._context.utility import UtilityConfig
+    from ._errors import DependencyError
+    from ._render.report import compare
 
     lines = ["6. Did a change help? Paired tests against bm25 (randomization test, Holm; 95% bootstrap CIs)"]
     report = compare(
-        qrels, [str(p) for p in runs], COMPARE_VIEW, baseline="bm25", strata=str(example_path("categories.tsv")),
-        distractors=str(example_path("distractors.txt")),
+        qrels,
+        [str(p) for p in runs],
+        COMPARE_VIEW,
+        baseline="bm25",
+        strata=str(example_path("categories.tsv")),
+        utility=UtilityConfig.resolve(distractors=str(example_path("distractors.txt"))),
         num_rel_level=3,  # relevant on the 1-5 scale: grade >= 3, as the RAG measures count it
     )
     for c in report.to_dict()["comparisons"]:
@@ -88,23 +105,26 @@ def _html_section(qrels: Path, runs: list[Path], out: Path) -> list[str]:
     lines.append("  (only significant differences are listed; 'ctxeval compare' prints them all)")
     try:
         page = report.to_html()
-    except ReportDependencyError as exc:
+    except DependencyError as exc:
         lines.append(f"  HTML report not written: {exc}")
-        return lines + [""]
+        return [*lines, ""]
     out.write_text(page, encoding="utf-8", newline="\n")
     lines.append(f"  HTML report (self-contained, opens offline): {out.resolve()}")
-    return lines + [""]
+    return [*lines, ""]
 
 
 def _distraction_section(qrels: Path, runs: list[Path]) -> list[str]:
     """Sections 4 and 5: distraction at K = 5 with the known distractors, and each run's calibrated
     runtime policy (K_max, tau) with its cross-validated gain over the best fixed K."""
     from ._calibrate import calibrate
-    from ._distraction import distraction_table, render_distraction
+    from ._context.utility import UtilityConfig, describe_lines
+    from ._distraction import distraction_table
+    from ._render.calibrate import calibration_lines
+    from ._render.distraction import render_distraction
 
-    known = str(example_path("distractors.txt"))
+    known = UtilityConfig.resolve(distractors=str(example_path("distractors.txt")))
     lines = ["4. Distraction: passages that pull the LLM off (utility < 0), which rank metrics do not see (K = 5)"]
-    table = distraction_table(qrels, [str(p) for p in runs], 5, distractors=known, worst=2)
+    table = distraction_table(qrels, [str(p) for p in runs], 5, utility=known, worst=2)
     lines.append(render_distraction(table, "table"))
     rows = table["rows"]
     worst = max(rows, key=lambda r: (r["distractor_rate"], r["run"]))
@@ -116,17 +136,21 @@ def _distraction_section(qrels: Path, runs: list[Path]) -> list[str]:
         f"the most dangerous run at K = 5 is {worst['run']} ({worst['verdict']}, distractor rate {worst['distractor_rate']:.4f})."
     )
     lines.append("")
-    lines.append("5. Calibrated runtime policy per run: keep candidates in rank order while relative score >= tau, at most K_max")
-    lines.append("   (objective: total utility of the selected passages; grid K_max 1..20 x tau 0..0.95; 5-fold CV, seed 0)")
+    lines.append(
+        "5. Calibrated runtime policy per run: keep candidates in rank order while relative score >= tau, at most K_max"
+    )
+    lines.append(
+        "   (objective: total utility of the selected passages; grid K_max 1..20 x tau 0..0.95; 5-fold CV, seed 0)"
+    )
     for i, path in enumerate(runs):
-        cal = calibrate(qrels, str(path), k=20, distractors=known)
+        cal = calibrate(qrels, str(path), k=20, utility=known)
         if i == 0 and cal.policy.get("utility"):
-            from ._utility import describe_lines
-
             lines.extend("   " + line for line in describe_lines(cal.policy["utility"]))
         lines.append(f"  {path.stem}:")
-        lines.extend("    " + line for line in cal.lines(settings=False))
-    lines.append("  Apply a policy at serving time: ctxeval.ContextSelector.from_json('policy.json').select(ids, scores)")
+        lines.extend("    " + line for line in calibration_lines(cal, settings=False))
+    lines.append(
+        "  Apply a policy at serving time: ctxeval.ContextSelector.from_json('policy.json').select(ids, scores)"
+    )
     lines.append("")
     return lines
 

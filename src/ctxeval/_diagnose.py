@@ -10,26 +10,41 @@ Per query, at one K: PROC@K (how much of the ideal top-K gain the retrieval pool
 
 For every query the grade-5 docs missing from the final top K are listed with where they sat: not in
 the pool, or in the pool at rank r (and at rank r' of the final run, when it ranked them below K).
+The verdicts are decided here only (:func:`classify`); reports read them.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from ._lazy import pl  # polars, imported on first use
 
-from . import _pool
-from ._data import Qrels, Run
-from ._engine import QueryAccounting, prepare
+from ._context.settings import RagConfig
+from ._core.evaldata import EvalData, QueryAccounting
+from ._core.extras import UTIL_MAX, Pool
+from ._core.join import judged_docs, match_pairs
 from ._errors import ConfigError
 from ._measures import make
+from ._policies import Policies
+from ._session import open_session
 
-__all__ = ["diagnose", "Diagnosis", "QueryDiagnosis", "MissedDoc", "VERDICTS"]
+__all__ = [
+    "PCT_THRESHOLD",
+    "PROC_THRESHOLD",
+    "VERDICTS",
+    "Diagnosis",
+    "MissedDoc",
+    "QueryDiagnosis",
+    "classify",
+    "diagnose",
+]
 
 VERDICTS = ("retrieval", "selection", "healthy", "undefined")
+PROC_THRESHOLD = 0.8  #: default: PROC below it is a retrieval failure
+PCT_THRESHOLD = 0.8  #: default: %PROC below it (PROC high) is a selection failure
 
 
 def _num(x: float) -> float | None:
@@ -52,7 +67,12 @@ class MissedDoc:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"doc_id": self.doc_id, "in_pool": self.pool_rank is not None, "pool_rank": self.pool_rank, "run_rank": self.run_rank}
+        return {
+            "doc_id": self.doc_id,
+            "in_pool": self.pool_rank is not None,
+            "pool_rank": self.pool_rank,
+            "run_rank": self.run_rank,
+        }
 
 
 @dataclass(frozen=True)
@@ -94,7 +114,7 @@ class Diagnosis:
 
     @property
     def counts(self) -> dict[str, int]:
-        out = {v: 0 for v in VERDICTS}
+        out = dict.fromkeys(VERDICTS, 0)
         for q in self.queries:
             out[q.verdict] += 1
         return out
@@ -108,7 +128,12 @@ class Diagnosis:
     def means(self) -> dict[str, tuple[float, int]]:
         """Macro average and number of valid queries of RA-nWG, PROC, %PROC and N-Recall5 at K."""
         if not self._means:
-            for key, attr in (("RA-nWG", "ra_nwg"), ("PROC", "proc"), ("%PROC", "pct_proc"), ("N-Recall5", "n_recall5")):
+            for key, attr in (
+                ("RA-nWG", "ra_nwg"),
+                ("PROC", "proc"),
+                ("%PROC", "pct_proc"),
+                ("N-Recall5", "n_recall5"),
+            ):
                 vals = np.array([getattr(q, attr) for q in self.queries], dtype=np.float64)
                 ok = vals[~np.isnan(vals)]
                 self._means[key] = (float(ok.mean()) if ok.size else math.nan, int(ok.size))
@@ -147,14 +172,19 @@ class Diagnosis:
             "settings": dict(self.settings),
         }
 
-    def render(self, fmt: str = "table", per_query: bool = False) -> str:
-        if fmt == "json":
-            from ._output import to_json
 
-            return to_json(self.to_dict())
-        if fmt == "table":
-            return _table(self, per_query)
-        raise ConfigError(f"format must be 'table' or 'json', got {fmt!r}")
+def classify(proc: np.ndarray, pct: np.ndarray, proc_threshold: float, pct_threshold: float) -> np.ndarray:
+    """Per query the index of its verdict in :data:`VERDICTS`: retrieval (PROC < proc_threshold),
+    selection (PROC high, %PROC < pct_threshold), healthy, undefined (PROC NA).
+
+    >>> classify(np.array([0.5, 0.9, 0.9, np.nan]), np.array([1.0, 0.5, 0.9, np.nan]), 0.8, 0.8).tolist()
+    [0, 1, 2, 3]
+    """
+    undefined = np.isnan(proc)
+    retrieval = ~undefined & (proc < proc_threshold)
+    with np.errstate(invalid="ignore"):
+        selection = ~undefined & ~retrieval & (pct < pct_threshold)
+    return np.where(undefined, 3, np.where(retrieval, 0, np.where(selection, 1, 2)))
 
 
 def diagnose(
@@ -163,20 +193,17 @@ def diagnose(
     pool: Any = None,
     *,
     k: int = 10,
-    pool_depth: int | None = None,
-    proc_threshold: float = 0.8,
-    pct_threshold: float = 0.8,
-    grade_map: Any = None,
-    allow_outside_pool: bool = False,
-    ties: str = "trec",
-    missing: str = "zero",
-    duplicates: str = "error",
+    proc_threshold: float = PROC_THRESHOLD,
+    pct_threshold: float = PCT_THRESHOLD,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: RagConfig | Mapping[str, Any] | None = None,
     worst: int = 10,
 ) -> Diagnosis:
     """Classify every query as a retrieval failure, a selection failure or healthy (see the module).
 
-    ``pool`` is the retrieval pool the run was selected from (default: the run itself), cut at
-    ``pool_depth``; the other arguments are as in :func:`ctxeval.evaluate`.
+    ``pool`` is the retrieval pool the run was selected from (default: the run itself; the same as
+    ``rag.pool``), cut at ``rag.pool_depth``; ``policies`` and ``rag`` are as in
+    :func:`ctxeval.evaluate`.
 
     >>> qrels = {"q1": {"a": 5, "b": 3}, "q2": {"c": 5, "d": 2}}
     >>> pool = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"d": 2.0, "x": 1.0}}
@@ -190,118 +217,72 @@ def diagnose(
     for name, thr in (("proc_threshold", proc_threshold), ("pct_threshold", pct_threshold)):
         if isinstance(thr, bool) or not isinstance(thr, (int, float)) or not 0.0 <= thr <= 1.0:
             raise ConfigError(f"{name} must be a number in [0, 1], got {thr!r}")
-    qr = Qrels.coerce(qrels, duplicates=duplicates)
-    rn = Run.coerce(run, duplicates=duplicates)
-    gm = _pool.coerce_grade_map(grade_map)
-    pool_run = Run.coerce(pool, duplicates=duplicates) if pool is not None else None
-    data = prepare(qr, rn, ties=ties, missing=missing, keep_frame=True, grade_map=gm, pool=pool_run, pool_depth=pool_depth, allow_outside_pool=allow_outside_pool)
+    rcfg = RagConfig.coerce(rag)
+    if pool is not None:
+        if rcfg.pool is not None:
+            raise ConfigError("give the pool once: as pool= or as rag.pool")
+        rcfg = replace(rcfg, pool=pool)
     measures = [make("RA-nWG", None, k), make("PROC", None, k), make("%PROC", None, k), make("N-Recall5", None, k)]
-    _pool.check_scale(data, measures)
+    session, (rn,) = open_session(qrels, [run], measures, policies=policies, rag=rcfg)
+    data = session.prepare(rn, measures, keep_rows=True)
     ra, proc, pct, nr5 = (m.compute(data) for m in measures)
-
-    undefined = np.isnan(proc)
-    retrieval = ~undefined & (proc < proc_threshold)
-    with np.errstate(invalid="ignore"):
-        selection = ~undefined & ~retrieval & (pct < pct_threshold)
-    verdict = np.where(undefined, 3, np.where(retrieval, 0, np.where(selection, 1, 2)))
-
-    missed = _missed_gold(data, qr, gm, k)
+    verdict = classify(proc, pct, proc_threshold, pct_threshold)
+    missed = _missed_gold(data, session, k)
     rows = [
-        QueryDiagnosis(q, VERDICTS[int(verdict[i])], float(ra[i]), float(proc[i]), float(pct[i]), float(nr5[i]), missed.get(q, ()))
+        QueryDiagnosis(
+            q, VERDICTS[int(verdict[i])], float(ra[i]), float(proc[i]), float(pct[i]), float(nr5[i]), missed.get(i, ())
+        )
         for i, q in enumerate(data.qids)
     ]
+    pool_run = session.settings.pool
+    gm = rcfg.grade_map
     settings = {
-        "qrels": qr.source,
+        "qrels": session.qrels.source,
         "run": rn.source,
         "pool": pool_run.source if pool_run is not None else None,
-        "pool_depth": pool_depth,
-        "allow_outside_pool": allow_outside_pool,
+        "pool_depth": rcfg.pool_depth,
+        "allow_outside_pool": rcfg.allow_outside_pool,
         "grade_map": gm.describe() if gm is not None else None,
-        "ties": ties,
-        "missing": missing,
-        "duplicates": duplicates,
+        "ties": session.policies.ties,
+        "missing": session.policies.missing,
+        "duplicates": session.policies.duplicates,
     }
-    report = data.pool.report() if pool_run is not None else None  # type: ignore[union-attr]
-    return Diagnosis(rn.name, k, float(proc_threshold), float(pct_threshold), rows, settings, data.accounting, report, worst)
-
-
-def _missed_gold(data: Any, qr: Qrels, gm: Any, k: int) -> dict[str, tuple[MissedDoc, ...]]:
-    """Grade-5 docs (after the grade map) of every evaluated query that are not in the top k."""
-    qids = pl.Series("query_id", data.qids, dtype=pl.String)
-    qdf = qr.frame.join(pl.DataFrame({"query_id": qids}), on="query_id", how="semi")
-    if gm is not None and gm.mapping:
-        qdf = gm.apply(qdf, qr.source)
-    gold = qdf.filter(pl.col("relevance") == _pool.UTIL_MAX).select("query_id", "doc_id")
-    if gold.height == 0:
-        return {}
-    run_ranks = _pool._ranked_with_rank(data.frame.select("query_id", "doc_id")).rename({"rank": "run_rank"})
-    if data.pool is not None and not data.pool.own:
-        pool_ranks = data.pool.frame.rename({"rank": "pool_rank"})
-    else:
-        depth = data.pool.depth if data.pool is not None else None
-        pool_ranks = run_ranks.rename({"run_rank": "pool_rank"})
-        if depth is not None:
-            pool_ranks = pool_ranks.filter(pl.col("pool_rank") <= depth)
-    out = (
-        gold.join(run_ranks, on=["query_id", "doc_id"], how="left")
-        .join(pool_ranks, on=["query_id", "doc_id"], how="left")
-        .filter(pl.col("run_rank").is_null() | (pl.col("run_rank") > k))
-        .sort(["query_id", pl.col("pool_rank").is_null(), "pool_rank", "doc_id"])
+    report = data.extra("pool").report() if pool_run is not None else None
+    return Diagnosis(
+        rn.name, k, float(proc_threshold), float(pct_threshold), rows, settings, data.accounting, report, worst
     )
-    found: dict[str, list[MissedDoc]] = {}
-    for q, d, rr, pr in out.select("query_id", "doc_id", "run_rank", "pool_rank").iter_rows():
-        found.setdefault(q, []).append(MissedDoc(d, None if pr is None else int(pr), None if rr is None else int(rr)))
-    return {q: tuple(v) for q, v in found.items()}
 
 
-_EXPLAIN = {
-    "retrieval": "PROC < {p}: the best evidence never reached the pool",
-    "selection": "PROC >= {p}, %PROC < {c}: the pool had it, the top K lost it",
-    "healthy": "PROC >= {p}, %PROC >= {c}",
-    "undefined": "no judged doc with a positive weight (PROC NA)",
-}
-
-
-def _table(d: Diagnosis, per_query: bool) -> str:
-    import io
-
-    from rich.console import Console
-    from rich.table import Table
-
-    from ._output import fmt_value
-
-    buf = io.StringIO()
-    console = Console(file=buf, width=110, color_system=None, highlight=False)
-    st = d.settings
-    pool = st["pool"] or "(the run itself)"
-    depth = f", depth {st['pool_depth']}" if st["pool_depth"] else ", full depth"
-    console.print(f"run {d.run}, K = {d.k}; pool: {pool}{depth}")
-    console.print(f"grade map: {st['grade_map'] or 'none (qrels grades read as the 1-5 utility scale)'}")
-    n = len(d.queries)
-    summary = Table(title=None)
-    summary.add_column("verdict")
-    summary.add_column("queries", justify="right")
-    summary.add_column("share", justify="right")
-    summary.add_column("meaning")
-    for v, c in d.counts.items():
-        share = f"{100.0 * c / n:.1f}%" if n else "NA"
-        summary.add_row(v, str(c), share, _EXPLAIN[v].format(p=f"{d.proc_threshold:g}", c=f"{d.pct_threshold:g}"))
-    console.print(summary)
-    means = d.means()
-    console.print("mean " + "; ".join(f"{name}@{d.k} {fmt_value(_num(v))} ({valid} queries)" for name, (v, valid) in means.items()), soft_wrap=True)
-    console.print(f"advice: {d.advice}")
-    if d.pool_report and d.pool_report.get("outside_pool_docs"):
-        console.print(f"{d.pool_report['outside_pool_docs']} docs in {d.pool_report['outside_pool_queries']} queries outside the pool (allowed)")
-    rows = d.queries if per_query else d.worst()
-    if rows:
-        t = Table(title="per query" if per_query else "worst queries")
-        t.add_column("query")
-        t.add_column("verdict")
-        for name in ("RA-nWG", "PROC", "%PROC"):
-            t.add_column(f"{name}@{d.k}", justify="right")
-        t.add_column("missed grade-5 docs")
-        for q in rows:
-            shown = ", ".join(f"{m.doc_id} ({m.where})" for m in q.missed[:4]) + (f", +{len(q.missed) - 4} more" if len(q.missed) > 4 else "")
-            t.add_row(q.query_id, q.verdict, fmt_value(_num(q.ra_nwg)), fmt_value(_num(q.proc)), fmt_value(_num(q.pct_proc)), shown or "-")
-        console.print(t)
-    return buf.getvalue()
+def _missed_gold(data: EvalData, session: Any, k: int) -> dict[int, tuple[MissedDoc, ...]]:
+    """Grade-5 docs (after the grade map) of every evaluated query that are not in the top k, by query
+    position: where each sat in the pool and in the final run."""
+    qids = np.array(data.qids, dtype=str) if data.qids else np.zeros(0, dtype="U1")
+    cols = session.qrels.columns
+    q_seg, rows = judged_docs(cols, qids)
+    gm = session.rag.grade_map
+    grade = cols.values[rows].astype(np.int64)
+    util = gm.apply(grade) if gm is not None and gm.mapping else grade
+    gold = util == UTIL_MAX
+    if not gold.any():
+        return {}
+    g_seg, g_doc = q_seg[gold], cols.doc.take(rows[gold])
+    n = g_seg.size
+    run_rank = np.zeros(n, dtype=np.int64)  # 0: not retrieved
+    i, j = match_pairs(g_seg, g_doc, data.r_seg, data.rows.doc)  # type: ignore[union-attr]
+    run_rank[i] = data.r_rank[j]
+    pool: Pool = data.extra("pool")
+    pool_rank = np.zeros(n, dtype=np.int64)  # 0: not in the pool
+    if pool.m_doc is not None and pool.m_seg.size:
+        i, j = match_pairs(g_seg, g_doc, pool.m_seg, pool.m_doc)
+        pool_rank[i] = pool.m_rank[j]
+    keep = np.flatnonzero((run_rank == 0) | (run_rank > k))
+    docs = g_doc.to_list(keep)
+    found: dict[int, list[tuple[int, int, str, int]]] = {}
+    for at, d in zip(keep.tolist(), docs):
+        pr = int(pool_rank[at])
+        found.setdefault(int(g_seg[at]), []).append((pr == 0, pr, d.encode("utf-8"), int(run_rank[at])))
+    out: dict[int, tuple[MissedDoc, ...]] = {}
+    for q, items in found.items():
+        items.sort()
+        out[q] = tuple(MissedDoc(d.decode("utf-8"), None if none else pr, rr or None) for none, pr, d, rr in items)  # type: ignore[attr-defined]
+    return out

@@ -1,16 +1,39 @@
-"""The exception hierarchy: every error ctxeval raises on purpose derives from :class:`CtxevalError`."""
+"""The exception tree: every error ctxeval raises on purpose derives from :class:`CtxevalError`.
+
+::
+
+    CtxevalError
+    ├── InputError (ValueError)        input data breaks a rule of its format
+    │   ├── FormatError                a malformed line or record (source, line, problem, text)
+    │   ├── DuplicateError             a (query, doc) pair given twice
+    │   ├── EmptyInputError            no data records
+    │   └── PoolError                  a reranked run holds docs outside its retrieval pool
+    ├── MeasureError (ValueError)      a measure name cannot be parsed, is unknown, or is misused
+    ├── QueryMismatchError (ValueError)  judged queries missing from a run under missing="error"
+    ├── ConfigError (ValueError)       an option or policy value is invalid
+    ├── OutputError (OSError)          an output cannot be written, or would overwrite an input
+    └── DependencyError (ImportError)  an optional extra is not installed (the message says how)
+
+The command line prints any of them as one line, ``ctxeval: error: ...``, with exit status 2.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = [
+    "ConfigError",
     "CtxevalError",
-    "InputError",
-    "FormatError",
+    "DependencyError",
     "DuplicateError",
     "EmptyInputError",
+    "FormatError",
+    "InputError",
     "MeasureError",
+    "OutputError",
+    "PoolError",
     "QueryMismatchError",
-    "ConfigError",
+    "did_you_mean",
 ]
 
 
@@ -46,6 +69,10 @@ class EmptyInputError(InputError):
     """A file or frame holds no data records."""
 
 
+class PoolError(InputError):
+    """A final run holds docs that are not in its retrieval pool (and outside docs are not allowed)."""
+
+
 class MeasureError(CtxevalError, ValueError):
     """A measure name cannot be parsed, is unknown, or has invalid parameters."""
 
@@ -56,3 +83,32 @@ class QueryMismatchError(CtxevalError, ValueError):
 
 class ConfigError(CtxevalError, ValueError):
     """An option or policy value is invalid."""
+
+
+class OutputError(CtxevalError, OSError):
+    """An output file could not be written (a full disk, a missing folder), or would overwrite an input."""
+
+
+class DependencyError(CtxevalError, ImportError):
+    """An optional package is not installed; the message names the extra that installs it."""
+
+    def __init__(self, what: str, package: str, extra: str) -> None:
+        self.package = package
+        self.extra = extra
+        super().__init__(f"{what} needs {package}, which is not installed: pip install 'ctxeval[{extra}]'")
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` naming the closest of ``known`` to a misspelled ``name`` (compared
+    case-insensitively), or ``""`` when none is close.
+
+    >>> did_you_mean("nDGC", ["nDCG", "AP", "RR"])
+    " (did you mean 'nDCG'?)"
+    """
+    import difflib
+
+    by_lower: dict[str, str] = {}
+    for k in known:
+        by_lower.setdefault(k.lower(), k)
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""

@@ -18,26 +18,25 @@ counting 1/2). The final α, β, b are fitted on every observation and written a
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
-import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
-from ._measures._distraction import sigmoid
+from ._context.grades import check_scale
+from ._context.settings import RagConfig
+from ._context.utility import UtilityConfig
+from ._errors import ConfigError
+from ._io.side import read_answers
+from ._measures import make
+from ._measures.distraction import sigmoid
+from ._policies import Policies
+from ._session import open_session, unique_names
 
-if TYPE_CHECKING:
-    import polars as pl
-else:
-    from ._lazy import pl
-
-__all__ = ["logistic_fit", "read_answers", "fit_udcg", "FitResult", "auc", "point_biserial", "features"]
+__all__ = ["FitResult", "auc", "features", "fit_udcg", "logistic_fit", "point_biserial"]
 
 FIT_KIND = "ctxeval.udcg-fit"
 
@@ -54,7 +53,9 @@ def _objective(A: np.ndarray, y: np.ndarray, w: np.ndarray, pen: np.ndarray) -> 
     return float(loss.sum() + 0.5 * np.sum(pen * w * w))
 
 
-def logistic_fit(X: np.ndarray, y: np.ndarray, l2: float = 1.0, max_iter: int = 100, tol: float = 1e-10) -> tuple[np.ndarray, float, int]:
+def logistic_fit(
+    X: np.ndarray, y: np.ndarray, l2: float = 1.0, max_iter: int = 100, tol: float = 1e-10
+) -> tuple[np.ndarray, float, int]:
     """Minimise Σ_n [log(1 + e^{z_n}) - y_n z_n] + (l2 / 2) ||w||², z = b + X w, by Newton's method with
     step halving. Returns (w, b, iterations). ``l2`` > 0 keeps the solution finite on separable data.
 
@@ -75,7 +76,7 @@ def logistic_fit(X: np.ndarray, y: np.ndarray, l2: float = 1.0, max_iter: int = 
     w = np.zeros(p + 1)
     f = _objective(A, y, w, pen)
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is returned)
         prob = sigmoid(A @ w)
         g = A.T @ (prob - y) + pen * w
         h = A.T @ (A * (prob * (1.0 - prob))[:, None]) + np.diag(pen) + 1e-9 * np.eye(p + 1)
@@ -127,86 +128,6 @@ def point_biserial(y: np.ndarray, score: np.ndarray) -> float:
 
 
 # --------------------------------------------------------------------------------------------------
-# answers
-# --------------------------------------------------------------------------------------------------
-
-_RUN_NAMES = ("run", "run_id", "system", "name", "tag")
-_CORRECT_NAMES = ("correct", "is_correct", "accuracy", "label", "y")
-
-
-def read_answers(value: Any) -> tuple[pl.DataFrame, str]:
-    """Answer correctness: a CSV/TSV file with a header naming the query id (``qid``), the run
-    (``run``) and ``correct`` (0/1, true/false) columns (tab-separated when the header holds a tab),
-    or a frame with those columns. Each (query, run) at most once.
-    """
-    from ._io import _QID_NAMES, _pick
-
-    if isinstance(value, pl.DataFrame):
-        source = "<answers frame>"
-        header = list(value.columns)
-        records = [(i + 2, dict(zip(header, [str(x) for x in r]))) for i, r in enumerate(value.iter_rows())]
-    elif isinstance(value, (str, os.PathLike)):
-        source = str(value)
-        p = Path(value)
-        if not p.exists():
-            raise InputError(f"{source}: no such file (answers)")
-        if p.is_dir():
-            raise InputError(f"{source}: is a directory, expected an answers file (qid, run, correct)")
-        from ._io import _decode, _open_bytes
-
-        text = _decode(_open_bytes(p), source)
-        lines = text.splitlines()
-        first = next((ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")), None)
-        if first is None:
-            raise EmptyInputError(f"{source}: the file is empty (expected a header: qid, run, correct)")
-        delim = "\t" if "\t" in first else ","
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
-        header = []
-        records = []
-        for fields in reader:
-            lineno = reader.line_num
-            if not fields or all(not f.strip() for f in fields) or fields[0].lstrip().startswith("#"):
-                continue
-            if not header:
-                header = [f.strip() for f in fields]
-                continue
-            if len(fields) != len(header):
-                raise FormatError(source, lineno, f"expected {len(header)} fields as in the header, found {len(fields)}", delim.join(fields))
-            records.append((lineno, dict(zip(header, (f.strip() for f in fields)))))
-    else:
-        raise ConfigError(f"answers must be a file path or a polars frame, got {type(value).__name__}")
-    qc = _pick(header, _QID_NAMES, "query id", source, True)
-    rc = _pick(header, _RUN_NAMES, "run", source, True)
-    cc = _pick(header, _CORRECT_NAMES, "correct", source, True)
-    qs, rs, ys, lines_of = [], [], [], []
-    for lineno, rec in records:
-        raw = rec[cc].strip().lower()  # type: ignore[index]
-        if raw in ("1", "true", "yes", "1.0"):
-            y = 1
-        elif raw in ("0", "false", "no", "0.0"):
-            y = 0
-        else:
-            raise FormatError(source, lineno, f"{cc} {rec[cc]!r} is not 0/1 (or true/false)", None)  # type: ignore[index]
-        for col in (qc, rc):
-            if not rec[col]:  # type: ignore[index]
-                raise FormatError(source, lineno, f"{col} is empty", None)
-        qs.append(rec[qc])  # type: ignore[index]
-        rs.append(rec[rc])  # type: ignore[index]
-        ys.append(y)
-        lines_of.append(lineno)
-    if not qs:
-        raise EmptyInputError(f"{source}: no answer rows after the header")
-    df = pl.DataFrame({"query_id": pl.Series(qs, dtype=pl.String), "run": pl.Series(rs, dtype=pl.String), "correct": pl.Series(ys, dtype=pl.Int64)})
-    dup = df.select(pl.struct("query_id", "run").is_duplicated()).to_series().to_numpy()
-    if dup.any():
-        i = int(np.flatnonzero(dup)[0])
-        q, r = qs[i], rs[i]
-        same = [lines_of[j] for j in np.flatnonzero(dup).tolist() if qs[j] == q and rs[j] == r][:2]
-        raise DuplicateError(f"{source}: query {q!r}, run {r!r} has two answers (lines {same[0]} and {same[1]})")
-    return df, source
-
-
-# --------------------------------------------------------------------------------------------------
 # fitting
 # --------------------------------------------------------------------------------------------------
 
@@ -235,38 +156,6 @@ class FitResult:
     def fit_json(self) -> str:
         return json.dumps(self.fit, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
-    def render(self, fmt: str = "table") -> str:
-        if fmt == "json":
-            from ._output import to_json
-
-            return to_json(self.report)
-        if fmt != "table":
-            raise ConfigError(f"format must be table or json, got {fmt!r}")
-        r = self.report
-        out = [
-            f"fit-udcg: k = {r['k']}, {r['n_observations']} observations ({r['n_queries']} queries x runs {', '.join(r['runs'])}), "
-            f"{r['positive_rate']:.1%} answered correctly",
-            f"held-out prediction of answer correctness ({r['folds']}-fold over queries, seed {r['seed']}, l2 {r['l2']:g}):",
-            f"  {'measure':<22}{'r (point-biserial)':>20}{'AUC':>9}{'fold mean r':>13}{'fold mean AUC':>15}",
-        ]
-        for name, s in r["held_out"].items():
-            def f(x: float | None, d: int = 3) -> str:
-                return "NA" if x is None else f"{x:.{d}f}"
-
-            out.append(f"  {name:<22}{f(s['r']):>20}{f(s['auc']):>9}{f(s['fold_mean_r']):>13}{f(s['fold_mean_auc']):>15}")
-        fit = self.fit
-        out.append(f"fitted on all observations: bias {fit['bias']:.4f}")
-        out.append("  rank " + "".join(f"{i + 1:>9}" for i in range(fit["k"])))
-        out.append("  alpha" + "".join(f"{a:>9.4f}" for a in fit["alpha"]))
-        out.append("  beta " + "".join(f"{b:>9.4f}" for b in fit["beta"]))
-        from ._utility import describe_lines
-
-        out.extend(describe_lines(r["utility"]))
-        out.extend(f"note: {n}" for n in r["notes"])
-        if r.get("output"):
-            out.append(f"weights written to {r['output']}; evaluate with -m \"UDCG-pos(fit='{r['output']}')@{r['k']}\"")
-        return "\n".join(out) + "\n"
-
 
 def _nan_none(x: float) -> float | None:
     return None if x is None or math.isnan(x) else float(x)
@@ -281,61 +170,46 @@ def fit_udcg(
     folds: int = 5,
     seed: int = 0,
     l2: float = 1.0,
-    utility_map: Any = None,
-    distractors: Any = None,
-    utilities: Any = None,
-    distractor_rules: Any = "default",
-    tau: float | None = None,
-    top_rank: int | None = None,
-    penalty: float | None = None,
-    grade_map: Any = None,
-    ties: str = "trec",
-    missing: str = "zero",
-    duplicates: str = "error",
-    llm_threshold: float | None = None,
+    utility: UtilityConfig | Mapping[str, Any] | None = None,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: RagConfig | Mapping[str, Any] | None = None,
 ) -> FitResult:
     """Fit the positional UDCG's α, β, b to answer correctness; compare it held-out with UDCG@k, nDCG@k
     and RA-nWG@k (see the module docstring). Runs are matched to the answers' ``run`` column by name."""
-    from ._data import Qrels, Run
-    from ._engine import prepare
-    from ._evaluate import _unique_names
-    from ._measures import make
-    from ._pool import check_scale, coerce_grade_map
-    from ._utility import UtilityConfig, attach_utilities
-
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise ConfigError(f"folds must be a whole number >= 2, got {folds!r}")
-    qr = Qrels.coerce(qrels, duplicates=duplicates)
-    run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
-    if not run_list:
+    session, run_objs = open_session(qrels, runs, policies=policies, rag=rag, utility=utility)
+    if not run_objs:
         raise ConfigError("fit-udcg needs at least one run")
-    run_objs = [Run.coerce(r, duplicates=duplicates) for r in run_list]
-    ans, ans_src = read_answers(answers)
-    config = UtilityConfig.resolve(utility_map, distractors, utilities, distractor_rules, tau, top_rank, penalty, llm_threshold)
-    gm = coerce_grade_map(grade_map)
-    names = _unique_names(run_objs)
-    known_runs = sorted(set(ans["run"].to_list()))
+    ans = read_answers(answers)
+    ans_src = ans.source
+    config = session.utility
+    names = unique_names(run_objs)
+    known_runs = ans.runs
     missing_runs = [n for n in names if n not in known_runs]
     if missing_runs:
         raise ConfigError(f"{ans_src}: no answers for run(s) {missing_runs}; its run column holds {known_runs}")
     notes: list[str] = []
     measures = {"UDCG": make("UDCG", None, k), "nDCG": make("nDCG", None, k), "RA-nWG": make("RA-nWG", None, k)}
-    X_parts, y_parts, q_parts, base_parts = [], [], [], {name: [] for name in measures}
+    X_parts: list[np.ndarray] = []
+    y_parts: list[np.ndarray] = []
+    q_parts: list[list[str]] = []
+    base_parts: dict[str, list[np.ndarray]] = {name: [] for name in measures}
     ragnwg_ok = True
     for run, name in zip(run_objs, names):
-        data = prepare(qr, run, ties=ties, missing=missing, grade_map=gm, keep_frame=True)
-        urows = attach_utilities(data, config, qr)
-        X = features(data.r_off, urows.u_direct, k)
-        sub = ans.filter(pl.col("run") == name)
-        lookup = dict(zip(sub["query_id"].to_list(), sub["correct"].to_list()))
+        data = session.prepare(run, [measures["UDCG"], measures["nDCG"]], keep_rows=True, extras=["grades"])
+        X = features(data.r_off, data.extra("utility").u_direct, k)
+        lookup = {q: y for (r, q), y in ans.correct.items() if r == name}
         have = np.array([q in lookup for q in data.qids], dtype=bool)
         if (~have).any():
             notes.append(f"{name}: {int((~have).sum())} evaluated queries have no answer row (left out)")
         extra = len(set(lookup) - set(data.qids))
         if extra:
-            notes.append(f"{name}: {extra} answer rows name queries that are not evaluated (not in the qrels or the run; left out)")
+            notes.append(
+                f"{name}: {extra} answer rows name queries that are not evaluated (not in the qrels or the run; left out)"
+            )
         X_parts.append(X[have])
         y_parts.append(np.array([lookup[q] for q, h in zip(data.qids, have) if h], dtype=np.float64))
         q_parts.append([q for q, h in zip(data.qids, have) if h])
@@ -371,7 +245,12 @@ def fit_udcg(
         w, b, _ = logistic_fit(X[~test], y[~test], l2)
         oof[test] = sigmoid(b + X[test] @ w)
     base = {key: np.concatenate(v) for key, v in base_parts.items()}
-    scores = {f"UDCG-pos@{k} (fitted)": oof, f"UDCG@{k}": base["UDCG"], f"nDCG@{k}": base["nDCG"], f"RA-nWG@{k}": base["RA-nWG"]}
+    scores = {
+        f"UDCG-pos@{k} (fitted)": oof,
+        f"UDCG@{k}": base["UDCG"],
+        f"nDCG@{k}": base["nDCG"],
+        f"RA-nWG@{k}": base["RA-nWG"],
+    }
     held: dict[str, Any] = {}
     for name, s in scores.items():
         ok = ~np.isnan(s)

@@ -9,7 +9,7 @@ The policy (written by ``ctxeval calibrate``, see :mod:`ctxeval._calibrate`):
    (trec_eval's precision), ties broken by doc id descending (ids compared as strings, which for
    str ids is byte-wise UTF-8 order, as the evaluation compares them);
 2. compute every candidate's relative score over the whole candidate list
-   (:func:`ctxeval._relscore.relative_scores`: ``s / s_max`` when all scores are > 0, else
+   (:func:`ctxeval._core.relscore.relative_scores`: ``s / s_max`` when all scores are > 0, else
    ``(s - s_min) / (s_max - s_min)``; 1.0 everywhere when all scores are equal);
 3. keep the candidates in rank order while their relative score is ≥ τ, at most ``K_max`` of them.
 
@@ -19,7 +19,7 @@ float64: there the doc id decides the order and a later passage can score a hair
 selection then stops at the first passage below τ, exactly as ``calibrate`` evaluated it, so the
 selected set is always a prefix of the ranking.
 
-A selection holding the same candidate id twice is an :class:`~ctxeval.errors.InputError` naming both
+A selection holding the same candidate id twice is an :class:`~ctxeval.InputError` naming both
 positions (a passage would take two prompt slots). Only the selected candidates are compared, in
 O(K_max): a repeat below the cut changes nothing selected, and looking for it would cost more than
 the selection.
@@ -42,13 +42,13 @@ from typing import Any
 
 import numpy as np
 
+from ._core.ranking import RANKING_RULE, score_key
+from ._core.relscore import relative_scores_one
 from ._errors import ConfigError, FormatError, InputError
-from ._relscore import relative_scores_one
 
-__all__ = ["ContextSelector", "POLICY_FORMAT", "RANKING_RULE", "RELATIVE_SCORE_RULE"]
+__all__ = ["POLICY_FORMAT", "RANKING_RULE", "RELATIVE_SCORE_RULE", "ContextSelector"]
 
 POLICY_FORMAT = 1  #: the version of the policy JSON layout; ``from_dict`` rejects other versions
-RANKING_RULE = "score descending as float32, ties by doc id descending (byte-wise)"
 RELATIVE_SCORE_RULE = "s/s_max if every score of the candidate list > 0, else (s-s_min)/(s_max-s_min); all equal -> 1"
 
 
@@ -67,7 +67,7 @@ class ContextSelector:
     []
     """
 
-    __slots__ = ("k_max", "tau", "policy")
+    __slots__ = ("k_max", "policy", "tau")
 
     def __init__(self, k_max: int, tau: float, *, policy: Mapping[str, Any] | None = None) -> None:
         if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
@@ -88,9 +88,7 @@ class ContextSelector:
             raise ConfigError(f"a policy must be a JSON object / mapping, got {type(d).__name__}")
         fmt = d.get("policy_format")
         if fmt != POLICY_FORMAT:
-            raise ConfigError(
-                f"policy_format must be {POLICY_FORMAT} (written by 'ctxeval calibrate'), got {fmt!r}"
-            )
+            raise ConfigError(f"policy_format must be {POLICY_FORMAT} (written by 'ctxeval calibrate'), got {fmt!r}")
         for key in ("k_max", "tau"):
             if key not in d:
                 raise ConfigError(f"the policy has no {key!r}")
@@ -107,7 +105,9 @@ class ContextSelector:
         try:
             text = p.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(f"{p}: not UTF-8 text (byte {exc.start}); a policy is the JSON file 'ctxeval calibrate -o' writes") from None
+            raise InputError(
+                f"{p}: not UTF-8 text (byte {exc.start}); a policy is the JSON file 'ctxeval calibrate -o' writes"
+            ) from None
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -125,7 +125,7 @@ class ContextSelector:
         n = s.size
         if n == 0:
             return np.zeros(0, dtype=np.int64)
-        s32 = s.astype(np.float32)
+        s32 = score_key(s)
         k = min(self.k_max, n)
         if _ranked(ids, s32):
             top = np.arange(k, dtype=np.int64)
@@ -210,10 +210,7 @@ def _ranked(ids: Sequence[Any], s32: np.ndarray) -> bool:
     a, b = s32[:-1], s32[1:]
     if bool(np.any(a < b)):
         return False
-    for i in np.flatnonzero(a == b).tolist():
-        if not str(ids[i]) > str(ids[i + 1]):
-            return False
-    return True
+    return all(str(ids[i]) > str(ids[i + 1]) for i in np.flatnonzero(a == b).tolist())
 
 
 def _top(ids: Sequence[Any], s32: np.ndarray, k: int) -> np.ndarray:

@@ -1,5 +1,6 @@
 """A drop-in for the ``trec_eval`` program (10.0, or 9.0.x with ``version=9``): same measure names and
-parameters, same query rules, same output, byte for byte.
+parameters, same query rules, same output, byte for byte. The measures come from the registry: every
+family declares its trec_eval spec beside its kernel (:class:`~ctxeval._measures.TrecSpec`).
 
 What trec_eval does, and what this reproduces:
 
@@ -25,107 +26,52 @@ that has no results (a bug, trec_eval issue #46); here such topics are simply le
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-from ._lazy import pl  # polars, imported on first use
 
-from . import _io
-from ._data import Qrels, Run
-from ._engine import EvalData, prepare
-from ._errors import ConfigError, MeasureError, QueryMismatchError
-from ._measures import _trec as T
-from ._measures._base import make
+from ._core.evaldata import EvalData
+from ._core.extras import JudgmentGroups
+from ._core.join import join, pair_lookup, positions
+from ._errors import ConfigError, FormatError, InputError, MeasureError, QueryMismatchError, did_you_mean
+from ._io.model import Qrels, Run
+from ._io.read import read_file
+from ._io.trec import decode, open_bytes, read_qrels_jg
+from ._measures import TrecArgs, TrecSpec, trec_specs
+from ._measures.trec_support import MIN_GEO_MEAN
 
-__all__ = ["trec_eval", "TrecMeasure", "MEASURES", "nicknames"]
+__all__ = ["TrecEvalStop", "nicknames", "trec_eval"]
 
-# --------------------------------------------------------------------------------------------------
-# measure table
-# --------------------------------------------------------------------------------------------------
-
-LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-
-
-@dataclass(frozen=True)
-class TrecMeasure:
-    """One trec_eval measure: how its parameters are read, printed and summarised."""
-
-    name: str
-    kind: str  # "runid" | "num_q" | "long" | "double" | "gm" | "cut_long" | "cut_double" | "p_double" | "p_pair" | "relstring"
-    default: tuple[Any, ...] = ()
-    summary: str = "mean"  # "mean" | "sum" | "gm" | "none"
-    versions: tuple[int, ...] = (9, 10)
+_UNSUPPORTED = ("all_prefs", "prefs")
+REL_FORMATS = ("qrels", "qrels_jg")
+_FORM_RES = {"qrels": "trec_eval.form_res_qrels", "qrels_jg": "trec_eval"}  # who says it, in trec_eval
 
 
-MEASURES: tuple[TrecMeasure, ...] = (
-    TrecMeasure("runid", "runid", summary="none"),
-    TrecMeasure("num_q", "num_q", summary="sum"),
-    TrecMeasure("num_ret", "long", summary="sum"),
-    TrecMeasure("num_rel", "long", summary="sum"),
-    TrecMeasure("num_rel_ret", "long", summary="sum"),
-    TrecMeasure("map", "double"),
-    TrecMeasure("gm_map", "gm", summary="gm"),
-    TrecMeasure("Rprec", "double"),
-    TrecMeasure("bpref", "double"),
-    TrecMeasure("recip_rank", "double"),
-    TrecMeasure("iprec_at_recall", "cut_double", T.ELEVEN),
-    TrecMeasure("P", "cut_long", LONG_CUTS),
-    TrecMeasure("relstring", "relstring", (10.0,), summary="none"),
-    TrecMeasure("recall", "cut_long", LONG_CUTS),
-    TrecMeasure("infAP", "double"),
-    TrecMeasure("gm_bpref", "gm", summary="gm"),
-    TrecMeasure("Rprec_mult", "cut_double", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
-    TrecMeasure("utility", "p_double", (1.0, -1.0, 0.0, 0.0)),
-    TrecMeasure("11pt_avg", "p_double", T.ELEVEN),
-    TrecMeasure("binG", "double"),
-    TrecMeasure("G", "p_pair"),
-    TrecMeasure("dcg", "p_pair", versions=(10,)),
-    TrecMeasure("ideal_dcg", "p_pair", versions=(10,)),
-    TrecMeasure("ndcg", "p_pair"),
-    TrecMeasure("ndcg_rel", "p_pair"),
-    TrecMeasure("Rndcg", "p_pair"),
-    TrecMeasure("ndcg_cut", "cut_long", LONG_CUTS),
-    TrecMeasure("map_cut", "cut_long", LONG_CUTS),
-    TrecMeasure("relative_P", "cut_long", LONG_CUTS),
-    TrecMeasure("success", "cut_long", (1, 5, 10)),
-    TrecMeasure("set_P", "double"),
-    TrecMeasure("set_relative_P", "double"),
-    TrecMeasure("set_recall", "double"),
-    TrecMeasure("set_map", "double"),
-    TrecMeasure("set_F", "p_double", (1.0,)),
-    TrecMeasure("num_nonrel_judged_ret", "long", summary="sum"),
-    TrecMeasure("yaap", "double"),
-    TrecMeasure("rbp", "p_pair", versions=(10,)),
-    TrecMeasure("rbp_resid", "p_pair", versions=(10,)),
-    TrecMeasure("unj", "cut_long", (5, 10, 20), versions=(10,)),
-)
+class TrecEvalStop(QueryMismatchError):
+    """trec_eval 10.0 stopped part-way (exit status 4): ``printed`` is what it wrote to stdout before
+    the message (``str(self)``) that it writes to stderr."""
 
-_OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P")
-_ALL_TREC_9 = _OFFICIAL + (
-    "relstring", "recall", "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult",
-    "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall",
-    "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
-)  # fmt: skip
-_ALL_TREC_10 = _ALL_TREC_9 + ("unj", "rbp", "rbp_resid")
-_SET = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall", "set_relative_P", "set_map", "set_F")
-_UNSUPPORTED = ("all_prefs", "prefs", "qrels_jg")
+    exit_code = 4
+
+    def __init__(self, printed: str, message: str) -> None:
+        super().__init__(message)
+        self.printed = printed
 
 
 def nicknames(version: int) -> dict[str, tuple[str, ...]]:
-    """trec_eval's measure nicknames (measures.c) for a version."""
-    return {"official": _OFFICIAL, "set": _SET, "all_trec": _ALL_TREC_10 if version >= 10 else _ALL_TREC_9}
-
-
-def _table(version: int) -> dict[str, TrecMeasure]:
-    return {m.name: m for m in MEASURES if version in m.versions}
+    """trec_eval's measure nicknames (measures.c) for a version: the measures of each set."""
+    specs = trec_specs(version)
+    return {
+        name: tuple(s.name for s in specs if name in s.sets) for name in ("official", "set", "all_trec", "qrels_jg")
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -133,9 +79,7 @@ def _table(version: int) -> dict[str, TrecMeasure]:
 # --------------------------------------------------------------------------------------------------
 
 _ATOL = re.compile(r"[ \t\n\v\f\r]*([+-]?\d+)")
-_ATOF = re.compile(
-    r"[ \t\n\v\f\r]*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE
-)
+_ATOF = re.compile(r"[ \t\n\v\f\r]*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE)
 
 
 def _atol(text: str) -> int:
@@ -155,7 +99,7 @@ class _Selection:
 
 
 def _select(args: Sequence[str], version: int) -> _Selection:
-    table = _table(version)
+    table = {spec.name: spec for spec in trec_specs(version)}
     names = nicknames(version)
     sel = _Selection()
     for arg in list(args) or ["official"]:
@@ -169,24 +113,44 @@ def _select(args: Sequence[str], version: int) -> _Selection:
         elif name in table:
             sel.marked.add(name)
         elif name in _UNSUPPORTED:
-            raise MeasureError(f"trec_eval: measure set '{name}' needs preference judgments, which ctxeval does not read")
+            raise MeasureError(
+                f"trec_eval: measure set '{name}' needs preference judgments, which ctxeval does not read"
+            )
         else:
-            raise MeasureError(f"trec_eval: illegal measure '{arg}'")
+            raise MeasureError(f"trec_eval: illegal measure '{arg}'{did_you_mean(name, [*names, *table])}")
+    for name, param in sel.params.items():
+        if name in table:
+            _check_param(table[name], param)
     return sel
 
 
-def _long_cutoffs(text: str) -> list[int]:
+def _check_param(spec: TrecSpec, param: str) -> None:
+    """The parameter of ``-m name.param`` checked before any file is read."""
+    if spec.kind == "cut_long":
+        _long_cutoffs(param, spec.name)
+    elif spec.kind == "cut_double":
+        _double_cutoffs(param)
+    elif spec.kind == "p_pair":
+        for key, value in _pairs(param):
+            if spec.name.startswith("rbp") and key == "p" and not 0.0 <= value <= 1.0:
+                raise MeasureError(f"trec_eval: -m {spec.name}.{param}: p must be in [0, 1], got {value:g}")
+
+
+def _long_cutoffs(text: str, name: str = "") -> list[int]:
+    for token in text.split(","):
+        if not _ATOL.match(token):
+            raise MeasureError(f"trec_eval: -m {name}.{text}: cutoff {token!r} is not a whole number")
     cuts = sorted(_atol(t) for t in text.split(","))
     if cuts[0] <= 0:
-        raise MeasureError("trec_eval: Negative cutoff detected")
-    if any(a == b for a, b in zip(cuts, cuts[1:])):
+        raise MeasureError(f"trec_eval: -m {name}.{text}: cutoffs must be >= 1 (trec_eval: Negative cutoff detected)")
+    if any(a == b for a, b in itertools.pairwise(cuts)):
         raise MeasureError("trec_eval: duplicate cutoffs detected")
     return cuts
 
 
 def _double_cutoffs(text: str) -> list[float]:
     cuts = sorted(_atof(t) for t in text.split(","))
-    if any(a == b for a, b in zip(cuts, cuts[1:])):
+    if any(a == b for a, b in itertools.pairwise(cuts)):
         raise MeasureError("trec_eval: duplicate cutoffs detected")
     return cuts
 
@@ -212,32 +176,8 @@ def _pairs(text: str) -> list[tuple[str, float]]:
     return out
 
 
-_INT_NAME = re.compile(r"[+-]?\d+")
-
-
-def _gains(pairs: Sequence[tuple[str, float]]) -> dict[int, float] | None:
-    gains: dict[int, float] = {}
-    for name, value in pairs:
-        if _INT_NAME.fullmatch(name):
-            gains.setdefault(int(name), value)
-    return gains or None
-
-
-def _p_of(pairs: Sequence[tuple[str, float]]) -> float:
-    p = 0.9
-    for name, value in pairs:
-        if name == "p":
-            p = value
-    return p
-
-
 def _fmt_cut(x: float) -> str:
     return "%3.2f" % x
-
-
-# --------------------------------------------------------------------------------------------------
-# evaluation
-# --------------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -252,90 +192,36 @@ class _Column:
     reset_missing: bool = False  # 10.0 -c: value of a topic without results is forced to 0
 
 
-def _measure(name: str, params: dict[str, Any] | None = None, cutoff: int | float | None = None) -> Callable[[EvalData], np.ndarray]:
-    m = make(name, params or {}, cutoff)
-    return m.compute
-
-
-def _columns(spec: TrecMeasure, param: str | None, d: EvalData, level: int, version: int, n_docs: int) -> list[_Column]:
-    L = level
-    rel = {"rel": L}
-    name = spec.name
-    kind = spec.kind
+def _columns(spec: TrecSpec, param: str | None, d: EvalData, args: TrecArgs) -> list[_Column]:
+    """The printed columns of one measure (one per cut-off, or one)."""
+    name, kind, reset = spec.name, spec.kind, spec.reset_missing
+    compute = spec.compute
+    if compute is None:
+        raise MeasureError(f"trec_eval: {name} is printed by the program itself")
     if kind == "cut_long":
-        cuts = _long_cutoffs(param) if param else list(spec.default)
-        fn: dict[str, Callable[[int], np.ndarray]] = {
-            "P": lambda k: _measure("P", rel, k)(d),
-            "recall": lambda k: _measure("R", rel, k)(d),
-            "ndcg_cut": lambda k: _measure("nDCG", None, k)(d),
-            "map_cut": lambda k: _measure("AP", rel, k)(d),
-            "relative_P": lambda k: T.relative_p_values(d, L, k),
-            "success": lambda k: _measure("Success", rel, k)(d),
-            "unj": lambda k: T.unj_values(d, k),
-        }
-        return [_Column(f"{name}_{k}", fn[name](k), "double", "mean", reset_missing=name == "unj") for k in cuts]
+        cuts = _long_cutoffs(param, name) if param else list(spec.default)
+        return [_Column(f"{name}_{k}", compute(d, args, k), "double", "mean", reset_missing=reset) for k in cuts]
     if kind == "cut_double":
         cuts_d = _double_cutoffs(param) if param else list(spec.default)
         names = [(name + "_" + _fmt_cut(c))[: len(name) + 9] for c in cuts_d]
-        if name == "iprec_at_recall":
-            vals = T.iprec_cuts(d, L, cuts_d, "lround" if version >= 10 else "v9")
-        else:
-            vals = [T.rprec_mult_values(d, L, c) for c in cuts_d]
-        return [_Column(n, v, "double", "mean") for n, v in zip(names, vals)]
+        return [_Column(n, v, "double", "mean") for n, v in zip(names, compute(d, args, cuts_d))]
     if kind in ("p_double", "relstring"):
         values = [_atof(t) for t in param.split(",")] if param else list(spec.default)
         shown = f"{name}_{param}" if param else name
-        if name == "relstring":
+        if kind == "relstring":
             length = int(values[0]) if math.isfinite(values[0]) else 0
-            return [_Column(shown, T.relstrings(d, length), "str", "none")]
-        if name == "utility":
-            if len(values) != 4:
-                raise MeasureError("trec_eval.calc_utility: improper number of coefficients")
-            a, b, c, e = values
-            return [_Column(shown, T.utility_values(d, L, a, b, c, e, n_docs), "double", "mean", reset_missing=True)]
-        if name == "11pt_avg":
-            return [_Column(shown, T.eleven_pt_values(d, L, values), "double", "mean")]
-        x = values[0]  # set_F
-        vals_f = _measure("SetF", rel)(d) if x == 1.0 else T.set_f_values(d, L, x)
-        return [_Column(shown, vals_f, "double", "mean")]
+            return [_Column(shown, compute(d, args, length), "str", "none")]
+        return [_Column(shown, compute(d, args, values), "double", "mean", reset_missing=reset)]
     if kind == "p_pair":
         pairs = _pairs(param) if param else []
-        gains = _gains(pairs)
-        shown = f"{name}_{param}" if param else name
-        g = {"gains": gains} if gains else {}
-        compute: dict[str, Callable[[], np.ndarray]] = {
-            "G": lambda: T.g_values(d, gains),
-            "dcg": lambda: _measure("DCG", g)(d),
-            "ideal_dcg": lambda: T.ideal_dcg_values(d, gains),
-            "ndcg": lambda: _measure("nDCG", g)(d),
-            "ndcg_rel": lambda: T.ndcg_rel_values(d, gains),
-            "Rndcg": lambda: T.rndcg_values(d, L, gains),
-            "rbp": lambda: T.rbp_values(d, _p_of(pairs), None, gains),
-            "rbp_resid": lambda: T.rbp_resid_values(d, _p_of(pairs)),
-        }
-        return [_Column(shown, compute[name](), "double", "mean", reset_missing=name == "rbp_resid")]
+        return [
+            _Column(
+                f"{name}_{param}" if param else name, compute(d, args, pairs), "double", "mean", reset_missing=reset
+            )
+        ]
     if kind == "gm":
-        src = "AP" if name == "gm_map" else "Bpref"
-        return [_Column(name, _measure(src, rel)(d), "double", "gm", per_query=False)]
-    simple: dict[str, Callable[[], np.ndarray]] = {
-        "num_ret": lambda: np.asarray(d.n_ret, dtype=np.float64),
-        "num_rel": lambda: _measure("NumRel", rel)(d),
-        "num_rel_ret": lambda: _measure("NumRelRet", rel)(d),
-        "num_nonrel_judged_ret": lambda: T.nonrel_judged_ret_values(d, L),
-        "map": lambda: _measure("AP", rel)(d),
-        "Rprec": lambda: _measure("Rprec", rel)(d),
-        "bpref": lambda: _measure("Bpref", rel)(d),
-        "recip_rank": lambda: _measure("RR", rel)(d),
-        "infAP": lambda: T.infap_values(d, L),
-        "binG": lambda: T.bing_values(d, L),
-        "set_P": lambda: _measure("SetP", rel)(d),
-        "set_relative_P": lambda: T.set_relative_p_values(d, L),
-        "set_recall": lambda: _measure("SetR", rel)(d),
-        "set_map": lambda: T.set_map_values(d, L),
-        "yaap": lambda: T.yaap_values(d, L),
-    }
-    fmt = "long" if kind == "long" else "double"
-    return [_Column(name, simple[name](), fmt, spec.summary)]
+        return [_Column(name, compute(d, args), "double", "gm", per_query=False)]
+    return [_Column(name, compute(d, args), "long" if kind == "long" else "double", spec.summary)]
 
 
 def _fmt(value: float, fmt: str) -> str:
@@ -361,41 +247,132 @@ def _seq_total(values: np.ndarray) -> float:
 # --------------------------------------------------------------------------------------------------
 
 
-def _read_run(path: str) -> tuple[pl.DataFrame, str, str]:
+def _last_tag(path: Path) -> str:
+    """The run id of the file's last run line (trec_eval prints the last line's)."""
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        take = min(size, 1 << 16)
+        while not gz:
+            fh.seek(size - take)
+            tail = fh.read(take)
+            lines = [ln for ln in tail.splitlines() if ln.strip() and not ln.lstrip().startswith(b"#")]
+            if len(lines) > 1 or take == size:
+                break
+            take = min(size, take * 8)
+    if gz:
+        lines = [ln for ln in open_bytes(path).splitlines() if ln.strip() and not ln.lstrip().startswith(b"#")]
+    fields = lines[-1].split() if lines else []
+    return fields[5].decode("utf-8", errors="replace") if len(fields) >= 6 else ""
+
+
+def _read_run(path: str) -> tuple[Run, str]:
     if path == "-":
         data = sys.stdin.buffer.read()
         with tempfile.TemporaryDirectory() as tmp:
             tmp_path = Path(tmp) / "stdin.run"
             tmp_path.write_bytes(data)
-            df = _io.read_file(tmp_path, "run", "trec")
-        source = "<stdin>"
-        locate = None
-    else:
-        df = _io.read_file(path, "run", "trec")
-        source = str(path)
-        locate = lambda q, doc: _io.locate_in_trec(path, q, doc)  # noqa: E731
-    runid = str(df["tag"][-1]) if "tag" in df.columns and df.height else ""
-    df, _ = _io.resolve_duplicates(df, "run", source, "error", locate)
-    return df.select("query_id", "doc_id", "score"), runid, source
+            read = read_file(tmp_path, "run", "trec")
+            runid = _last_tag(tmp_path)
+        return Run(read.columns, runid or "run", "<stdin>"), runid
+    read = read_file(path, "run", "trec")
+    runid = read.tag if read.tag is not None else _last_tag(Path(path))
+    return Run(read.columns, runid or "run", str(path)), runid
 
 
-def _truncate(run: Run, max_docs: int | None, judged_only: bool, qrels: Qrels) -> Run:
+def _truncate(run: Run, max_docs: int | None, judged_only: bool, qrels: Qrels, ties: str) -> Run:
+    """``-M``: the first N docs of each topic after ranking; ``-J``: only the docs judged (>= 0)."""
     if max_docs is None and not judged_only:
         return run
-    from ._engine import ranked_frame
-
-    df = ranked_frame(run.frame, "trec")
+    c = run.columns
+    rows = run.ranked_rows(ties)
     if max_docs is not None:
-        df = df.filter(pl.int_range(pl.len()).over("query_id") < max(int(max_docs), 0))
+        seg = c.layout.segment_of(rows)
+        first = np.r_[0, np.flatnonzero(seg[1:] != seg[:-1]) + 1]
+        rank0 = np.arange(rows.size) - np.repeat(first, np.diff(np.r_[first, rows.size]))
+        rows = rows[rank0 < max(int(max_docs), 0)]
     if judged_only:
-        judged = qrels.frame.filter(pl.col("relevance") >= 0).select("query_id", "doc_id")
-        df = df.join(judged, on=["query_id", "doc_id"], how="semi", maintain_order="left")
-    return Run(df, run.name, run.source)
+        heads = np.sort(qrels.columns.layout.heads)
+        q = positions(c.layout.heads, heads)[c.layout.segment_of(rows)]
+        hit, qrow = pair_lookup(q, c.doc.take(rows), qrels.columns, heads)
+        rows = rows[hit[qrels.columns.values[qrow] >= 0]]
+    return Run(c.take(np.sort(rows)), run.name, run.source)
 
 
 # --------------------------------------------------------------------------------------------------
 # the program
 # --------------------------------------------------------------------------------------------------
+
+
+def _union(parts: list[Qrels]) -> Qrels:
+    """The queries and docs of several qrels (a doc's first grade): the topics trec_eval evaluates."""
+    merged: dict[str, dict[str, int]] = {}
+    for part in parts:
+        for qid, docs in part.to_dict().items():
+            into = merged.setdefault(qid, {})
+            for doc, grade in docs.items():
+                into.setdefault(doc, grade)
+    return Qrels.from_dict(merged)
+
+
+def _judgment_groups(groups: dict[str, Qrels], run: Run, data: EvalData, ties: str) -> JudgmentGroups:
+    """The run joined with each group's qrels, and where each evaluated query sits in each."""
+    evals, where = [], []
+    qids = np.asarray(data.qids)
+    for qrels in groups.values():
+        g = join(qrels.columns, run.columns, ties=ties, missing="zero", run_name=run.name)
+        evals.append(g)
+        where.append(positions(qids, np.asarray(g.qids)))
+    return JudgmentGroups(tuple(groups), tuple(evals), tuple(where))
+
+
+MISSING_ZSCORE = -1000000.0  # trec_eval.h: MISSING_ZSCORE_VALUE
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def read_zscores(path: str | os.PathLike[str]) -> dict[tuple[str, str], tuple[float, float]]:
+    """``-Z``'s file: ``qid measure mean stddev`` per line (blank lines skipped) -> {(qid, measure):
+    (mean, stddev)}; a malformed line is an error naming the file and the line."""
+    source = os.fspath(path)
+    try:
+        text = Path(source).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{source}: no such file (z-scores)") from None
+    except IsADirectoryError:
+        raise InputError(f"{source}: is a directory, expected a z-scores file") from None
+    table: dict[tuple[str, str], tuple[float, float]] = {}
+    for lineno, line in enumerate(decode(text, source).splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise FormatError(source, lineno, f"expected 4 fields (qid measure mean stddev), found {len(fields)}", line)
+        numbers = []
+        for what, token in (("mean", fields[2]), ("stddev", fields[3])):
+            if not _DECIMAL.fullmatch(token):
+                raise FormatError(source, lineno, f"{what} {token!r} is not a number", line)
+            numbers.append(float(token))
+        table[(fields[0], fields[1])] = (numbers[0], numbers[1])
+    return table
+
+
+def _to_zscores(
+    table: dict[tuple[str, str], tuple[float, float]], qids: Sequence[str], name: str, values: np.ndarray
+) -> np.ndarray:
+    """trec_eval's ``te_convert_to_zscore`` of one measure's per-topic values."""
+    out = np.empty_like(values)
+    for i, (qid, v) in enumerate(zip(qids, values.tolist())):
+        found = table.get((qid, name))
+        if found is None:
+            out[i] = MISSING_ZSCORE
+            continue
+        mean, stddev = found
+        if stddev:
+            out[i] = (v - mean) / stddev
+        else:
+            out[i] = 0.0 if v == mean else MISSING_ZSCORE
+    return out
 
 
 def trec_eval(
@@ -411,31 +388,66 @@ def trec_eval(
     judged_only: bool = False,
     n_docs: int = 0,
     version: int = 10,
+    zscores: str | os.PathLike[str] | None = None,
+    rel_format: str = "qrels",
 ) -> str:
-    """Evaluate like ``trec_eval [-q] [-c] [-n] [-J] [-l L] [-M N] [-N D] {-m measure}* qrels results``
-    and return what it prints."""
+    """Evaluate like ``trec_eval [-q] [-c] [-n] [-J] [-l L] [-M N] [-N D] [-Z FILE] {-m measure}* qrels
+    results`` and return what it prints.
+
+    ``zscores`` (``-Z``): a file of ``qid measure mean stddev`` lines; every per-topic value becomes
+    ``(value - mean) / stddev`` before it is printed and summarised, and is printed as a ``Z``-prefixed
+    double; a topic or measure the file lacks, or a stddev of 0 with a value other than the mean,
+    gives trec_eval's missing value -1000000 (``convert_zscores.c``).
+
+    ``rel_format`` (``-R``): ``qrels``, or ``qrels_jg`` (``qid jg docid grade``: judgments in groups,
+    e.g. one per assessor; the ``*_avgjg`` measures average over a query's groups)."""
     if version not in (9, 10):
         raise ConfigError(f"trec_eval version must be 9 or 10, got {version!r}")
     if max_docs is not None and max_docs < 0:
         raise ConfigError(f"-M must be a non-negative number of docs, got {max_docs}")
+    if rel_format not in REL_FORMATS:
+        raise ConfigError(f"trec_eval: -R must be one of {', '.join(REL_FORMATS)}, got {rel_format!r}")
     sel = _select(measures, version)
-    qr = Qrels.from_file(qrels, format="trec")
-    run_df, runid, source = _read_run(os.fspath(results))
-    run = _truncate(Run(run_df, runid or "run", source), max_docs, judged_only, qr)
-    data = prepare(qr, run, ties="trec", missing="zero" if complete else "ignore", keep_frame=False)
+    ztable = None if zscores is None else read_zscores(zscores)
+    groups = None
+    if rel_format == "qrels_jg":
+        groups = {jg: Qrels.from_dict(q) for jg, q in read_qrels_jg(Path(qrels), os.fspath(qrels)).items()}
+        qr = _union(list(groups.values()))
+    else:
+        qr = Qrels.from_file(qrels, format="trec")
+    run, runid = _read_run(os.fspath(results))
+    ties = "trec10" if version >= 10 else "trec"  # 10.0 reads scores as doubles, 9.x as floats
+    run = _truncate(run, max_docs, judged_only, qr, ties)
+    policy = "zero" if complete else "ignore"
+    data = join(qr.columns, run.columns, ties=ties, missing=policy, run_name=run.name)
+    for spec in trec_specs(version):
+        if spec.name in sel.marked and spec.rel_format not in (None, rel_format):
+            raise TrecEvalStop(
+                "",
+                f"{_FORM_RES[spec.rel_format]}: rel_info format not {spec.rel_format} or results format not trec_results\n"
+                f"trec_eval: Can't calculate measure '{spec.name}'",
+            )
+    if groups is not None:
+        data = data.with_extras(judgment_groups=_judgment_groups(groups, run, data, ties))
     if data.n_queries == 0 or (not complete and data.accounting.evaluated == 0):
         raise QueryMismatchError("trec_eval: No queries with both results and relevance info")
     missing = ~np.asarray(data.has_run, dtype=bool)
     n_all = data.n_queries
+    # 10.0 stops at the first judged topic (in qid order) that the results lack, unless -c: it
+    # prints (with -q) the topics before it, then "result qid '...' not found in qrels", exit 4
+    stop_at = None
+    if version >= 10 and not complete and data.accounting.missing_ids:
+        stop_at = data.accounting.missing_ids[0]
 
-    columns: list[tuple[TrecMeasure, list[_Column]]] = []
-    for spec in MEASURES:
-        if version not in spec.versions or spec.name not in sel.marked:
+    args = TrecArgs(level, version, n_docs)
+    columns: list[tuple[TrecSpec, list[_Column]]] = []
+    for spec in trec_specs(version):
+        if spec.name not in sel.marked:
             continue
         if spec.kind in ("runid", "num_q"):
             columns.append((spec, []))
             continue
-        cols = _columns(spec, sel.params.get(spec.name), data, level, version, n_docs)
+        cols = _columns(spec, sel.params.get(spec.name), data, args)
         for col in cols:
             if complete and missing.any() and isinstance(col.values, np.ndarray):
                 vals = np.array(col.values, dtype=np.float64)
@@ -445,13 +457,21 @@ def trec_eval(
                 elif col.reset_missing:
                     vals[missing] = 0.0
                 col.values = vals
+            if ztable is not None and isinstance(col.values, np.ndarray):
+                zs = _to_zscores(ztable, data.qids, col.name, np.asarray(col.values, dtype=np.float64))
+                if complete and version < 10:
+                    zs[missing] = 0.0  # 9.x: topics without results are not evaluated, not converted
+                col.values = zs
         columns.append((spec, cols))
+    z = "Z" if ztable is not None else ""
 
     lines: list[str] = []
     if query:
         printed = np.flatnonzero(~missing) if version < 10 else np.arange(n_all)
         for qi in printed.tolist():
             qid = data.qids[qi]
+            if stop_at is not None and qid > stop_at:
+                break
             for _spec, cols in columns:
                 for col in cols:
                     if not col.per_query:
@@ -459,7 +479,12 @@ def trec_eval(
                     if col.fmt == "str":
                         lines.append("%-22s\t%s\t'%s'" % (col.name, qid, col.values[qi]))
                     else:
-                        lines.append("%-22s\t%s\t%s" % (col.name, qid, _fmt(float(col.values[qi]), col.fmt)))  # type: ignore[arg-type]
+                        shown = _fmt(float(col.values[qi]), "double" if z else col.fmt)
+                        lines.append("%s%-22s\t%s\t%s" % (z, col.name, qid, shown))
+    if stop_at is not None:
+        raise TrecEvalStop(
+            "".join(line + "\n" for line in lines), f"trec_eval: result qid '{stop_at}' not found in qrels"
+        )
     if summary:
         n_eval = n_all if (version >= 10 or not complete) else int((~missing).sum())
         divisor = n_all
@@ -468,28 +493,28 @@ def trec_eval(
                 lines.append("%-22s\t%s\t%s" % ("runid", "all", runid))
                 continue
             if spec.kind == "num_q":
-                lines.append("%-22s\t%s\t%d" % ("num_q", "all", n_all))
+                lines.append("%s%-22s\t%s\t%s" % (z, "num_q", "all", _fmt(float(n_all), "double" if z else "long")))
                 continue
             for col in cols:
                 if col.summary == "none":
                     continue
                 vals = np.asarray(col.values, dtype=np.float64)
                 if col.summary == "sum":
-                    if spec.name == "num_rel" and complete:
-                        total = float(int((qr.frame["relevance"] > 0).sum()))
+                    if spec.name == "num_rel" and complete:  # the qrels count, never a z-score
+                        total = float(int((qr.columns.values > 0).sum()))
                     else:
                         total = _seq_total(vals)
-                    lines.append("%-22s\t%s\t%s" % (col.name, "all", _fmt(total, "long")))
+                    lines.append("%s%-22s\t%s\t%s" % (z, col.name, "all", _fmt(total, "double" if z else "long")))
                 elif col.summary == "gm":
                     use = vals if version >= 10 else vals[~missing]
-                    logs = np.array([math.log(max(v, T.MIN_GEO_MEAN)) for v in use.tolist()])
+                    logs = np.array([math.log(max(v, MIN_GEO_MEAN)) for v in use.tolist()])
                     total = _seq_total(logs)
                     if version < 10 and complete:
-                        total += (n_all - n_eval) * math.log(T.MIN_GEO_MEAN)
+                        total += (n_all - n_eval) * math.log(MIN_GEO_MEAN)
                     value = math.exp(total / divisor) if divisor > 0 else 0.0
-                    lines.append("%-22s\t%s\t%s" % (col.name, "all", _fmt(value, "double")))
+                    lines.append("%s%-22s\t%s\t%s" % (z, col.name, "all", _fmt(value, "double")))
                 else:
                     total = _seq_total(vals)
                     value = total / divisor if divisor else total
-                    lines.append("%-22s\t%s\t%s" % (col.name, "all", _fmt(value, "double")))
+                    lines.append("%s%-22s\t%s\t%s" % (z, col.name, "all", _fmt(value, "double")))
     return "".join(line + "\n" for line in lines)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["Case", "CASES", "setup_scratch", "normalise", "RECORDINGS"]
+__all__ = ["CASES", "RECORDINGS", "Case", "normalise", "setup_scratch"]
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "data" / "regression"
 
@@ -43,9 +43,60 @@ G = "gen"
 GQ = f"{G}/qrels.txt"
 GQ03 = f"{G}/qrels03.txt"
 GRUNS = (f"{G}/alpha.run", f"{G}/beta.run", f"{G}/gamma.run")
-CLASSICAL = ("-m", "nDCG@10", "-m", "AP", "-m", "RR", "-m", "P(rel=3)@5", "-m", "R@20", "-m", "Bpref", "-m", "ERR@10", "-m", "IPrec@0.5", "-m", "NumRelRet")
-RAG = ("-m", "RA-nWG@5", "-m", "RA-nWG@10", "-m", "N-Recall4+@10", "-m", "N-Recall5@5", "-m", "Precision4+@5", "-m", "Harm@5", "-m", "GoldHit@10", "-m", "PROC@10", "-m", "%PROC@10")
-DIST = ("-m", "dDCG@5", "-m", "ndDCG@5", "-m", "UDCG@5", "-m", "UDCG(reference=true)@5", "-m", "DistractorRate@5", "-m", "DistractorHarm@5")
+CLASSICAL = (
+    "-m",
+    "nDCG@10",
+    "-m",
+    "AP",
+    "-m",
+    "RR",
+    "-m",
+    "P(rel=3)@5",
+    "-m",
+    "R@20",
+    "-m",
+    "Bpref",
+    "-m",
+    "ERR@10",
+    "-m",
+    "IPrec@0.5",
+    "-m",
+    "NumRelRet",
+)
+RAG = (
+    "-m",
+    "RA-nWG@5",
+    "-m",
+    "RA-nWG@10",
+    "-m",
+    "N-Recall4+@10",
+    "-m",
+    "N-Recall5@5",
+    "-m",
+    "Precision4+@5",
+    "-m",
+    "Harm@5",
+    "-m",
+    "GoldHit@10",
+    "-m",
+    "PROC@10",
+    "-m",
+    "%PROC@10",
+)
+DIST = (
+    "-m",
+    "dDCG@5",
+    "-m",
+    "ndDCG@5",
+    "-m",
+    "UDCG@5",
+    "-m",
+    "UDCG(reference=true)@5",
+    "-m",
+    "DistractorRate@5",
+    "-m",
+    "DistractorHarm@5",
+)
 
 
 def _cases() -> list[Case]:
@@ -56,56 +107,397 @@ def _cases() -> list[Case]:
     add(Case("evaluate-example-classical-json", ("evaluate", Q, *RUNS, *CLASSICAL, "--format", "json", "--per-query")))
     add(Case("evaluate-example-per-query", ("evaluate", Q, RUNS[0], *CLASSICAL, "--per-query")))
     add(Case("evaluate-example-csv", ("evaluate", Q, RUNS[0], RUNS[3], *CLASSICAL, "--format", "csv", "--per-query")))
-    add(Case("evaluate-example-jsonl", ("evaluate", Q, RUNS[2], "-m", "nDCG@5", "-m", "RR", "--format", "jsonl", "--per-query")))
+    add(
+        Case(
+            "evaluate-example-jsonl",
+            ("evaluate", Q, RUNS[2], "-m", "nDCG@5", "-m", "RR", "--format", "jsonl", "--per-query"),
+        )
+    )
     add(Case("evaluate-gen-zero", ("evaluate", GQ, *GRUNS, *CLASSICAL, "--per-query", "--format", "json")))
     add(Case("evaluate-gen-ignore", ("evaluate", GQ, *GRUNS, *CLASSICAL, "--missing", "ignore")))
-    add(Case("evaluate-gen-input-ties", ("evaluate", GQ, *GRUNS, "-m", "nDCG@5", "-m", "RR", "-m", "P@3", "--ties", "input", "--per-query", "--format", "json")))
-    add(Case("evaluate-gen-output-file", ("evaluate", GQ, GRUNS[0], "-m", "AP", "--format", "csv", "-o", "out.csv"), files=("out.csv",)))
+    add(
+        Case(
+            "evaluate-gen-input-ties",
+            (
+                "evaluate",
+                GQ,
+                *GRUNS,
+                "-m",
+                "nDCG@5",
+                "-m",
+                "RR",
+                "-m",
+                "P@3",
+                "--ties",
+                "input",
+                "--per-query",
+                "--format",
+                "json",
+            ),
+        )
+    )
+    add(
+        Case(
+            "evaluate-gen-output-file",
+            ("evaluate", GQ, GRUNS[0], "-m", "AP", "--format", "csv", "-o", "out.csv"),
+            files=("out.csv",),
+        )
+    )
     add(Case("evaluate-gen-missing-error", ("evaluate", GQ, GRUNS[1], "--missing", "error"), exit_code=2))
-    add(Case("evaluate-gen-trec-measures", ("evaluate", GQ, GRUNS[0], "-m", "infAP", "-m", "gm_map", "-m", "11pt_avg", "-m", "binG", "-m", "G", "-m", "ndcg_rel", "-m", "Rndcg", "-m", "ideal_dcg", "-m", "relative_P@5", "-m", "set_relative_P", "-m", "SetAP", "-m", "yaap", "-m", "RBP", "-m", "rbp_resid", "-m", "unj@5", "-m", "utility", "-m", "Rprec_mult", "--per-query", "--format", "json")))
+    add(
+        Case(
+            "evaluate-gen-trec-measures",
+            (
+                "evaluate",
+                GQ,
+                GRUNS[0],
+                "-m",
+                "infAP",
+                "-m",
+                "gm_map",
+                "-m",
+                "11pt_avg",
+                "-m",
+                "binG",
+                "-m",
+                "G",
+                "-m",
+                "ndcg_rel",
+                "-m",
+                "Rndcg",
+                "-m",
+                "ideal_dcg",
+                "-m",
+                "relative_P@5",
+                "-m",
+                "set_relative_P",
+                "-m",
+                "SetAP",
+                "-m",
+                "yaap",
+                "-m",
+                "RBP",
+                "-m",
+                "rbp_resid",
+                "-m",
+                "unj@5",
+                "-m",
+                "utility",
+                "-m",
+                "Rprec_mult",
+                "--per-query",
+                "--format",
+                "json",
+            ),
+        )
+    )
     # evaluate: RAG
     add(Case("evaluate-example-rag-pool", ("evaluate", Q, RUNS[3], *RAG, "--pool", RUNS[0], "--per-query")))
-    add(Case("evaluate-example-rag-json", ("evaluate", Q, RUNS[0], RUNS[2], *RAG, "--pool-depth", "20", "--format", "json", "--per-query")))
-    add(Case("evaluate-gen-rag-grade-map", ("evaluate", GQ03, *GRUNS, *RAG, "--grade-map", "trec-dl", "--per-query", "--format", "json")))
-    add(Case("evaluate-gen-rag-pool-outside", ("evaluate", GQ, f"{G}/rerank.run", *RAG, "--pool", f"{G}/pool.run", "--pool-depth", "10", "--allow-outside-pool")))
-    add(Case("evaluate-gen-rag-novelty", ("evaluate", GQ, *GRUNS, "-m", "RA-nWG(novelty=0.5)@5", "-m", "RA-nWG@5", "--groups", f"{G}/groups.txt", "--format", "json", "--per-query")))
+    add(
+        Case(
+            "evaluate-example-rag-json",
+            ("evaluate", Q, RUNS[0], RUNS[2], *RAG, "--pool-depth", "20", "--format", "json", "--per-query"),
+        )
+    )
+    add(
+        Case(
+            "evaluate-gen-rag-grade-map",
+            ("evaluate", GQ03, *GRUNS, *RAG, "--grade-map", "trec-dl", "--per-query", "--format", "json"),
+        )
+    )
+    add(
+        Case(
+            "evaluate-gen-rag-pool-outside",
+            (
+                "evaluate",
+                GQ,
+                f"{G}/rerank.run",
+                *RAG,
+                "--pool",
+                f"{G}/pool.run",
+                "--pool-depth",
+                "10",
+                "--allow-outside-pool",
+            ),
+        )
+    )
+    add(
+        Case(
+            "evaluate-gen-rag-novelty",
+            (
+                "evaluate",
+                GQ,
+                *GRUNS,
+                "-m",
+                "RA-nWG(novelty=0.5)@5",
+                "-m",
+                "RA-nWG@5",
+                "--groups",
+                f"{G}/groups.txt",
+                "--format",
+                "json",
+                "--per-query",
+            ),
+        )
+    )
     # evaluate: distraction
     add(Case("evaluate-example-distraction", ("evaluate", Q, *RUNS, *DIST, "--distractors", f"{E}/distractors.txt")))
-    add(Case("evaluate-example-distraction-llm", ("evaluate", Q, RUNS[0], RUNS[4], *DIST, "--utilities", f"{E}/utilities.txt", "--format", "json", "--per-query")))
-    add(Case("evaluate-gen-distraction-strict", ("evaluate", GQ, *GRUNS, *DIST, "--distractor-rules", "strict", "--tau", "0.6", "--format", "json", "--per-query")))
-    add(Case("evaluate-gen-distraction-grade-map", ("evaluate", GQ03, GRUNS[0], *DIST, "--grade-map", "trec-dl", "--top-rank", "0")))
+    add(
+        Case(
+            "evaluate-example-distraction-llm",
+            (
+                "evaluate",
+                Q,
+                RUNS[0],
+                RUNS[4],
+                *DIST,
+                "--utilities",
+                f"{E}/utilities.txt",
+                "--format",
+                "json",
+                "--per-query",
+            ),
+        )
+    )
+    add(
+        Case(
+            "evaluate-gen-distraction-strict",
+            (
+                "evaluate",
+                GQ,
+                *GRUNS,
+                *DIST,
+                "--distractor-rules",
+                "strict",
+                "--tau",
+                "0.6",
+                "--format",
+                "json",
+                "--per-query",
+            ),
+        )
+    )
+    add(
+        Case(
+            "evaluate-gen-distraction-grade-map",
+            ("evaluate", GQ03, GRUNS[0], *DIST, "--grade-map", "trec-dl", "--top-rank", "0"),
+        )
+    )
     # trec_eval
     add(Case("trec-eval-example-all", ("trec_eval", "-m", "all_trec", "-q", Q, RUNS[0])))
     add(Case("trec-eval-gen-all-c", ("trec_eval", "-m", "all_trec", "-q", "-c", GQ, GRUNS[1])))
     add(Case("trec-eval-gen-v9", ("trec_eval", "-m", "all_trec", "-c", "--trec-eval-version", "9", GQ, GRUNS[2])))
-    add(Case("trec-eval-gen-params", ("trec_eval", "-m", "P.1,3,7", "-m", "ndcg.1=0,2=3,3=7", "-m", "iprec_at_recall.0.25,0.75", "-m", "rbp.p=0.5", "-M", "10", "-l", "2", GQ, GRUNS[0])))
+    add(
+        Case(
+            "trec-eval-gen-params",
+            (
+                "trec_eval",
+                "-m",
+                "P.1,3,7",
+                "-m",
+                "ndcg.1=0,2=3,3=7",
+                "-m",
+                "iprec_at_recall.0.25,0.75",
+                "-m",
+                "rbp.p=0.5",
+                "-M",
+                "10",
+                "-l",
+                "2",
+                GQ,
+                GRUNS[0],
+            ),
+        )
+    )
     add(Case("trec-eval-suite-all", ("trec_eval", "-m", "all_trec", "-q", "trec/qrels.test", "trec/results.test")))
     # compare
     for fmt in ("table", "json", "csv", "markdown", "latex", "html"):
-        add(Case(f"compare-example-{fmt}", ("compare", Q, *RUNS, "-m", "nDCG@10", "-m", "RA-nWG@5", "-m", "%PROC@10", "-m", "dDCG@5", "-m", "DistractorRate@5",
-                                            "--baseline", "bm25", "--strata", f"{E}/categories.tsv", "--distractors", f"{E}/distractors.txt",
-                                            "--num-rel-level", "3", "--format", fmt, "--quiet", "-o", f"report.{fmt}"), files=(f"report.{fmt}",)))
-    add(Case("compare-gen-tests", ("compare", GQ, *GRUNS, "-m", "nDCG@10", "-m", "AP", "-m", "gm_map", "-m", "NumRelRet", "--test", "t", "--correction", "bh",
-                                   "--queries", f"{G}/queries.tsv", "--min-stratum", "3", "--format", "json", "--quiet")))
-    add(Case("compare-gen-wilcoxon-bca", ("compare", GQ, *GRUNS, "-m", "RR", "-m", "P@5", "--test", "wilcoxon", "--ci", "bca", "--missing", "ignore", "--resamples", "2000", "--quiet")))
-    add(Case("compare-gen-bootstrap", ("compare", GQ, *GRUNS, "-m", "RR", "--test", "bootstrap", "--resamples", "1000", "--curve-k", "1,3,5", "--format", "markdown", "--quiet")))
+        add(
+            Case(
+                f"compare-example-{fmt}",
+                (
+                    "compare",
+                    Q,
+                    *RUNS,
+                    "-m",
+                    "nDCG@10",
+                    "-m",
+                    "RA-nWG@5",
+                    "-m",
+                    "%PROC@10",
+                    "-m",
+                    "dDCG@5",
+                    "-m",
+                    "DistractorRate@5",
+                    "--baseline",
+                    "bm25",
+                    "--strata",
+                    f"{E}/categories.tsv",
+                    "--distractors",
+                    f"{E}/distractors.txt",
+                    "--num-rel-level",
+                    "3",
+                    "--format",
+                    fmt,
+                    "--quiet",
+                    "-o",
+                    f"report.{fmt}",
+                ),
+                files=(f"report.{fmt}",),
+            )
+        )
+    add(
+        Case(
+            "compare-gen-tests",
+            (
+                "compare",
+                GQ,
+                *GRUNS,
+                "-m",
+                "nDCG@10",
+                "-m",
+                "AP",
+                "-m",
+                "gm_map",
+                "-m",
+                "NumRelRet",
+                "--test",
+                "t",
+                "--correction",
+                "bh",
+                "--queries",
+                f"{G}/queries.tsv",
+                "--min-stratum",
+                "3",
+                "--format",
+                "json",
+                "--quiet",
+            ),
+        )
+    )
+    add(
+        Case(
+            "compare-gen-wilcoxon-bca",
+            (
+                "compare",
+                GQ,
+                *GRUNS,
+                "-m",
+                "RR",
+                "-m",
+                "P@5",
+                "--test",
+                "wilcoxon",
+                "--ci",
+                "bca",
+                "--missing",
+                "ignore",
+                "--resamples",
+                "2000",
+                "--quiet",
+            ),
+        )
+    )
+    add(
+        Case(
+            "compare-gen-bootstrap",
+            (
+                "compare",
+                GQ,
+                *GRUNS,
+                "-m",
+                "RR",
+                "--test",
+                "bootstrap",
+                "--resamples",
+                "1000",
+                "--curve-k",
+                "1,3,5",
+                "--format",
+                "markdown",
+                "--quiet",
+            ),
+        )
+    )
     # curve
-    add(Case("curve-example", ("curve", Q, RUNS[0], RUNS[3], "-m", "nDCG", "-m", "P(rel=3)", "-m", "RA-nWG", "-k", "1:10")))
-    add(Case("curve-gen-json", ("curve", GQ, *GRUNS, "-m", "R", "-m", "DistractorRate", "-k", "1,2,5,10", "--format", "json")))
-    add(Case("curve-gen-csv", ("curve", GQ03, GRUNS[0], "-m", "RA-nWG", "-k", "5", "--grade-map", "trec-dl", "--format", "csv")))
+    add(
+        Case(
+            "curve-example",
+            ("curve", Q, RUNS[0], RUNS[3], "-m", "nDCG", "-m", "P(rel=3)", "-m", "RA-nWG", "-k", "1:10"),
+        )
+    )
+    add(
+        Case(
+            "curve-gen-json",
+            ("curve", GQ, *GRUNS, "-m", "R", "-m", "DistractorRate", "-k", "1,2,5,10", "--format", "json"),
+        )
+    )
+    add(
+        Case(
+            "curve-gen-csv",
+            ("curve", GQ03, GRUNS[0], "-m", "RA-nWG", "-k", "5", "--grade-map", "trec-dl", "--format", "csv"),
+        )
+    )
     # diagnose
     add(Case("diagnose-example", ("diagnose", Q, RUNS[4], "--pool", RUNS[2], "-k", "5")))
     add(Case("diagnose-example-json", ("diagnose", Q, RUNS[3], "--pool", RUNS[0], "-k", "10", "--format", "json")))
-    add(Case("diagnose-gen", ("diagnose", GQ03, GRUNS[0], "--grade-map", "trec-dl", "-k", "3", "--per-query", "--pool-depth", "8")))
+    add(
+        Case(
+            "diagnose-gen",
+            ("diagnose", GQ03, GRUNS[0], "--grade-map", "trec-dl", "-k", "3", "--per-query", "--pool-depth", "8"),
+        )
+    )
     # distraction
     add(Case("distraction-example", ("distraction", Q, *RUNS, "-k", "5", "--distractors", f"{E}/distractors.txt")))
-    add(Case("distraction-example-llm-json", ("distraction", Q, *RUNS, "-k", "5", "--utilities", f"{E}/utilities.txt", "--format", "json")))
-    add(Case("distraction-gen-csv", ("distraction", GQ, *GRUNS, "-k", "3", "--distractor-rules", "lenient", "--discount", "--format", "csv")))
+    add(
+        Case(
+            "distraction-example-llm-json",
+            ("distraction", Q, *RUNS, "-k", "5", "--utilities", f"{E}/utilities.txt", "--format", "json"),
+        )
+    )
+    add(
+        Case(
+            "distraction-gen-csv",
+            ("distraction", GQ, *GRUNS, "-k", "3", "--distractor-rules", "lenient", "--discount", "--format", "csv"),
+        )
+    )
     # fit-udcg and the fitted measure
-    add(Case("fit-udcg-example", ("fit-udcg", Q, *RUNS, "--answers", f"{E}/answers.tsv", "-k", "5", "-o", "fit.json"), files=("fit.json",)))
-    add(Case("fit-udcg-example-json", ("fit-udcg", Q, *RUNS, "--answers", f"{E}/answers.tsv", "-k", "3", "--utilities", f"{E}/utilities.txt", "--format", "json", "-o", "fit3.json"), files=("fit3.json",)))
+    add(
+        Case(
+            "fit-udcg-example",
+            ("fit-udcg", Q, *RUNS, "--answers", f"{E}/answers.tsv", "-k", "5", "-o", "fit.json"),
+            files=("fit.json",),
+        )
+    )
+    add(
+        Case(
+            "fit-udcg-example-json",
+            (
+                "fit-udcg",
+                Q,
+                *RUNS,
+                "--answers",
+                f"{E}/answers.tsv",
+                "-k",
+                "3",
+                "--utilities",
+                f"{E}/utilities.txt",
+                "--format",
+                "json",
+                "-o",
+                "fit3.json",
+            ),
+            files=("fit3.json",),
+        )
+    )
     # calibrate
-    add(Case("calibrate-example", ("calibrate", Q, RUNS[0], "-k", "20", "--distractors", f"{E}/distractors.txt", "-o", "policy.json"), files=("policy.json",)))
+    add(
+        Case(
+            "calibrate-example",
+            ("calibrate", Q, RUNS[0], "-k", "20", "--distractors", f"{E}/distractors.txt", "-o", "policy.json"),
+            files=("policy.json",),
+        )
+    )
     add(Case("calibrate-example-measure", ("calibrate", Q, RUNS[3], "-k", "10", "--objective", "nDCG", "--folds", "3")))
     add(Case("calibrate-gen-rag", ("calibrate", GQ, GRUNS[0], "-k", "8", "--objective", "RA-nWG@8", "--seed", "3")))
     # the rest
@@ -159,7 +551,11 @@ def _gen(folder: Path) -> None:
     def write(name: str, rows: list[str]) -> None:
         (folder / name).write_text("".join(rows))
 
-    for name, bias, drop, extra, shuffle in (("alpha", 0.9, 0, 0, False), ("beta", 0.4, 4, 0, False), ("gamma", 0.2, 1, 2, True)):
+    for name, bias, drop, extra, shuffle in (
+        ("alpha", 0.9, 0, 0, False),
+        ("beta", 0.4, 4, 0, False),
+        ("gamma", 0.2, 1, 2, True),
+    ):
         rows = []
         qs = queries[drop:] + [f"qx{i}" for i in range(extra)]
         for q in qs:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cases import Case, normalise
+from regression.cases import Case, normalise
 
 __all__ = ["run_case"]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cases import CASES, RECORDINGS, Case, setup_scratch
-from runner import run_case
+from regression.cases import CASES, RECORDINGS, Case, setup_scratch
+from regression.runner import run_case
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,30 @@
-"""The measure registry. Importing this package registers every built-in measure family."""
+"""The measure registry. Importing this package registers every built-in measure family, in the
+order ``ctxeval measures`` lists them: classical, rag, trec_eval, distraction.
 
-from ._base import REGISTRY, Family, Measure, Param, families, make, parse_measure, parse_measures, register
-from . import _classical  # noqa: F401  (registers the classical families)
-from . import _rag  # noqa: F401  (registers the set-based RAG families)
-from . import _trec  # noqa: F401  (registers the rest of trec_eval's all_trec set)
-from . import _distraction  # noqa: F401  (registers the distraction-aware families)
+Kernels read the core only (:mod:`ctxeval._core`): an ``EvalData`` and the measure's parameters.
+"""
 
-__all__ = ["REGISTRY", "Family", "Measure", "Param", "families", "make", "parse_measure", "parse_measures", "register"]
+# isort: off
+from . import classical as classical
+from . import rag as rag
+from . import trec as trec
+from . import distraction as distraction
+
+# isort: on
+from .base import REGISTRY, Family, Measure, Param, TrecArgs, TrecSpec, families, make, register, trec_specs
+from .grammar import parse_measure, parse_measures
+
+__all__ = [
+    "REGISTRY",
+    "Family",
+    "Measure",
+    "Param",
+    "TrecArgs",
+    "TrecSpec",
+    "families",
+    "make",
+    "parse_measure",
+    "parse_measures",
+    "register",
+    "trec_specs",
+]

@@ -1,0 +1,70 @@
+"""``ctxeval calibrate``: fit the runtime policy (K_max, τ) that ``ContextSelector`` applies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .options import policies_from, policy_options, rag_from, rag_options, utility_from, utility_options
+
+_OBJECTIVE_HELP = (
+    "what the policy maximises: 'utility' (total utility of the selected passages) or a measure "
+    "computed on the run cut to the selected passages (e.g. dDCG, nDCG, 'RA-nWG@20'; harm-like "
+    "measures are minimised)"
+)
+
+
+@click.command("calibrate")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("run", type=click.Path(dir_okay=False))
+@click.option("--objective", default="utility", show_default=True, help=_OBJECTIVE_HELP)
+@click.option(
+    "-k", "k", type=click.IntRange(min=1), default=50, show_default=True, help="largest K_max tried (K_max = 1..k)"
+)
+@click.option(
+    "--folds", type=click.IntRange(min=2), default=5, show_default=True, help="k-fold cross-validation over queries"
+)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the fold assignment")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="write the policy JSON here (and a summary to stdout); default: the JSON to stdout",
+)
+@utility_options
+@rag_options()
+@policy_options(ties=False)
+def command(qrels: str, run: str, objective: str, k: int, folds: int, seed: int, output: str | None, **kw: Any) -> None:
+    """Fit how many passages to pass (K_max) and from which relative score (tau) on RUN.
+
+    Grid search over K_max = 1..k and tau = 0, 0.05, ..., 0.95 (keep the candidates in rank order
+    while their relative score s/s_max is >= tau, at most K_max), maximising the mean objective over
+    queries, with k-fold cross-validation: the gain over the best fixed K is measured on held-out
+    queries. The policy JSON is read by ctxeval.ContextSelector.from_json at serving time.
+
+    The per-passage utilities take the options of 'ctxeval distraction' (--tau there is the
+    hard-negative threshold of the rules; the policy's tau is searched on the grid).
+    """
+    from .._calibrate import calibrate
+    from .._io.writers import write_text
+    from .._render.calibrate import calibration_lines
+
+    cal = calibrate(
+        qrels,
+        run,
+        objective=objective,
+        k=k,
+        folds=folds,
+        seed=seed,
+        utility=utility_from(kw),
+        policies=policies_from(kw),
+        rag=rag_from(kw),
+    )
+    text = cal.to_json()
+    if output and output != "-":
+        write_text(output, text)
+        click.echo("\n".join([*calibration_lines(cal), f"policy written to {output}"]))
+    else:
+        click.echo(text, nl=False)

@@ -1,0 +1,211 @@
+"""``ctxeval compare``: paired significance, CIs, strata and reports."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .._compare.settings import CI_METHODS, CORRECTIONS, TESTS
+from .options import (
+    emit,
+    output_option,
+    policies_from,
+    policy_options,
+    rag_from,
+    rag_options,
+    utility_from,
+    utility_options,
+)
+
+FORMATS = ("table", "json", "csv", "markdown", "latex", "html")
+
+
+def _stdout_is_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # pragma: no cover
+        return False
+
+
+def _progress_wanted(quiet: bool) -> bool:
+    """Progress goes to stderr, and only when both stdout and stderr are terminals."""
+    try:
+        return not quiet and _stdout_is_terminal() and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # pragma: no cover
+        return False
+
+
+@click.command("compare")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    help="measure name, repeatable (default: nDCG@10, AP, RR, P@10, R@100)",
+)
+@click.option("--baseline", default=None, help="name of the baseline run (default: the first RUN)")
+@click.option(
+    "--test",
+    type=click.Choice(list(TESTS)),
+    default="randomization",
+    show_default=True,
+    help="paired significance test (two-sided)",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="significance level, after correction",
+)
+@click.option(
+    "--correction",
+    type=click.Choice(list(CORRECTIONS)),
+    default="holm",
+    show_default=True,
+    help="multiple-comparison correction across all (run, measure) comparisons",
+)
+@click.option(
+    "--strata",
+    "strata",
+    multiple=True,
+    help="stratify: a file of 'qid category' lines, or the built-in num_rel / query_length; repeatable",
+)
+@click.option(
+    "--queries",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="query texts ('qid<TAB>text' lines or JSONL with qid and text); adds the query_length strata",
+)
+@click.option(
+    "--num-rel-level",
+    type=int,
+    default=1,
+    show_default=True,
+    help="num_rel strata count the judged docs with grade >= this",
+)
+@click.option(
+    "--min-stratum",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="flag strata with fewer queries than this",
+)
+@click.option(
+    "--permutations",
+    type=click.IntRange(min=1),
+    default=10000,
+    show_default=True,
+    help="random sign flips of the randomization test",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=1),
+    default=10000,
+    show_default=True,
+    help="bootstrap resamples (CIs and the bootstrap test)",
+)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of every random draw")
+@click.option(
+    "--ci",
+    "ci",
+    type=click.Choice(list(CI_METHODS)),
+    default="percentile",
+    show_default=True,
+    help="bootstrap confidence interval method",
+)
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="confidence level of the intervals",
+)
+@click.option(
+    "--distraction-k",
+    type=click.IntRange(min=1),
+    default=None,
+    help="add the distraction table (verdicts, worst distractors) at this k (default: the cutoff of the first distraction-aware measure)",
+)
+@click.option(
+    "--curve-k",
+    default=None,
+    help="cutoffs of the metric@K curves in the report: 1:50, 1,5,10 or 0 for none (default: 1..max(20, largest cutoff))",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("-q", "--quiet", is_flag=True, help="no progress display")
+@policy_options()
+@rag_options()
+@output_option()
+@utility_options
+def command(
+    qrels: str,
+    runs: tuple[str, ...],
+    measures: tuple[str, ...],
+    baseline: str | None,
+    test: str,
+    alpha: float,
+    correction: str,
+    strata: tuple[str, ...],
+    queries: str | None,
+    num_rel_level: int,
+    min_stratum: int,
+    permutations: int,
+    resamples: int,
+    seed: int,
+    ci: str,
+    confidence: float,
+    distraction_k: int | None,
+    curve_k: str | None,
+    fmt: str,
+    quiet: bool,
+    output: str | None,
+    **kw: Any,
+) -> None:
+    """Compare RUNs with a baseline: means with bootstrap CIs, paired significance tests corrected for
+    multiple comparisons, win/tie/loss counts, strata, and metric@K / precision-recall curves.
+
+    Every comparison is paired by query over the queries both runs were evaluated on; queries where a
+    measure is undefined (NA) for either run are dropped from that comparison and counted. --strata
+    takes a file of 'qid category' lines (a query may be in several categories) or the built-in
+    num_rel (0, 1, 2-5, >5 relevant docs) and query_length (1-3, 4-6, 7-10, >10 words; needs
+    --queries); name a file ./num_rel to read a file of that name. A stratified report (--strata or
+    --queries) always holds the num_rel strata, and with --queries the query_length strata.
+    """
+    from .._compare.settings import Stats
+    from .._evaluate import DEFAULT_MEASURES
+    from .._render.report import compare
+
+    curves_k: Any = None
+    if curve_k is not None:
+        curves_k = 0 if curve_k.strip() == "0" else curve_k
+    report = compare(
+        qrels,
+        list(runs),
+        list(measures) or list(DEFAULT_MEASURES),
+        baseline=baseline,
+        stats=Stats(test, alpha, correction, permutations, resamples, seed, ci, confidence),
+        strata=list(strata) or None,
+        query_texts=queries,
+        num_rel_level=num_rel_level,
+        min_stratum=min_stratum,
+        curves_k=curves_k,
+        distraction_k=distraction_k,
+        progress=_progress_wanted(quiet),
+        policies=policies_from(kw),
+        rag=rag_from(kw),
+        utility=utility_from(kw),
+    )
+    to_file = bool(output and output != "-")
+    text = {
+        "json": report.to_json,
+        "csv": report.to_csv,
+        "markdown": report.to_markdown,
+        "latex": report.to_latex,
+        "html": report.to_html,
+    }.get(fmt, lambda: report.to_table(color=not to_file and _stdout_is_terminal()))()
+    emit(text, output)

@@ -1,0 +1,48 @@
+"""``ctxeval curve``: any measure at every cutoff K."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .options import (
+    emit,
+    output_option,
+    policies_from,
+    policy_options,
+    rag_from,
+    rag_options,
+    utility_from,
+    utility_options,
+)
+
+
+@click.command("curve")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "-m",
+    "--measure",
+    "measures",
+    multiple=True,
+    required=True,
+    help="measure family with its parameters, cutoff optional (nDCG, P(rel=2), RA-nWG@5); repeatable",
+)
+@click.option("-k", "ks", default="1:20", show_default=True, help="cutoffs: 1:50, 1:50:5, 1,5,10, or K for 1..K")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@policy_options()
+@rag_options()
+@output_option()
+@utility_options
+def command(
+    qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], ks: str, fmt: str, output: str | None, **kw: Any
+) -> None:
+    """Any measure at every cutoff K: the mean over queries of MEASURE@K for each K, per RUN."""
+    from .._curve import metric_at_k
+    from .._render.curve import render_curves
+
+    data = metric_at_k(
+        qrels, list(runs), list(measures), ks, policies=policies_from(kw), rag=rag_from(kw), utility=utility_from(kw)
+    )
+    emit(render_curves(data, fmt), output)

@@ -1,0 +1,70 @@
+"""``ctxeval diagnose``: retrieval failure or selection failure, per query and in summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .options import emit, output_option, policies_from, policy_options, rag_from, rag_options
+
+
+@click.command("diagnose")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("run", type=click.Path(dir_okay=False))
+@rag_options(groups=False)
+@click.option(
+    "-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="the number of slots the LLM reads"
+)
+@click.option(
+    "--proc-threshold",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.8,
+    show_default=True,
+    help="PROC@K below this: retrieval failure",
+)
+@click.option(
+    "--pct-threshold",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.8,
+    show_default=True,
+    help="%PROC@K below this (PROC high): selection failure",
+)
+@click.option(
+    "--worst", type=click.IntRange(min=0), default=10, show_default=True, help="how many worst queries to list"
+)
+@click.option("--per-query", is_flag=True, help="list every query in the table (JSON always has them all)")
+@policy_options()
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@output_option()
+def command(
+    qrels: str,
+    run: str,
+    k: int,
+    proc_threshold: float,
+    pct_threshold: float,
+    worst: int,
+    per_query: bool,
+    fmt: str,
+    output: str | None,
+    **kw: Any,
+) -> None:
+    """Fix the retriever or fix the reranker? Classify each query of RUN by PROC@K and %PROC@K.
+
+    Retrieval failure: PROC@K below --proc-threshold (the pool lacks the best evidence). Selection
+    failure: PROC@K high but %PROC@K below --pct-threshold (the pool had it, the top K lost it).
+    """
+    from .._diagnose import diagnose
+    from .._render.diagnose import render
+
+    result = diagnose(
+        qrels,
+        run,
+        k=k,
+        proc_threshold=proc_threshold,
+        pct_threshold=pct_threshold,
+        policies=policies_from(kw),
+        rag=rag_from(kw),
+        worst=worst,
+    )
+    emit(render(result, fmt, per_query=per_query), output)

@@ -1,0 +1,95 @@
+"""``ctxeval distraction``: ranking profiles compared by the harm they do to an LLM reader."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .options import (
+    emit,
+    output_option,
+    policies_from,
+    policy_options,
+    rag_from,
+    rag_options,
+    utility_from,
+    utility_options,
+)
+
+
+@click.command("distraction")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="the number of passages the LLM reads"
+)
+@utility_options
+@click.option(
+    "--rel",
+    type=int,
+    default=None,
+    help="grade >= REL counts as relevant for RR, R@k and UDCG (default: the smallest grade of positive utility)",
+)
+@click.option(
+    "--safe",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.10,
+    show_default=True,
+    help="verdict SAFE when the mean distractor rate is <= this",
+)
+@click.option(
+    "--risky",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.50,
+    show_default=True,
+    help="verdict RISKY up to this rate, DANGEROUS above",
+)
+@click.option(
+    "--worst",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="how many worst distractors to list per run",
+)
+@click.option("--discount", is_flag=True, help="optimal k from the log2-discounted cumulative utility")
+@rag_options(pool=False, groups=False)
+@policy_options()
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@output_option()
+def command(
+    qrels: str,
+    runs: tuple[str, ...],
+    k: int,
+    rel: int | None,
+    safe: float,
+    risky: float,
+    worst: int,
+    discount: bool,
+    fmt: str,
+    output: str | None,
+    **kw: Any,
+) -> None:
+    """Compare ranking profiles by the harm they do to an LLM reader.
+
+    One row per RUN: RR, R@K, nDCG@K next to dDCG@K, ndDCG@K, UDCG@K, the distractor rate and harm,
+    a safety verdict, the optimal number of passages, the nDCG - ndDCG gap (harm the rank metrics do
+    not see) and the worst distractors with the reason each was flagged.
+    """
+    from .._distraction import distraction_table
+    from .._render.distraction import render_distraction
+
+    table = distraction_table(
+        qrels,
+        list(runs),
+        k,
+        utility=utility_from(kw),
+        rel=rel,
+        safe=safe,
+        risky=risky,
+        worst=worst,
+        discount=discount,
+        policies=policies_from(kw),
+        rag=rag_from(kw),
+    )
+    emit(render_distraction(table, fmt), output)

@@ -1,0 +1,219 @@
+"""The option groups every command shares, declared once: policies, RAG settings, per-passage
+utilities, output. Each group has a decorator that adds its options and a function that turns the
+parsed values into the validated settings value the verbs take."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .._policies import CHOICES, HELP, Policies
+
+__all__ = [
+    "UTILITY_KEYS",
+    "emit",
+    "output_option",
+    "policies_from",
+    "policy_options",
+    "rag_from",
+    "rag_options",
+    "utility_from",
+    "utility_options",
+]
+
+F = Callable[..., Any]
+
+
+def _apply(f: F, opts: list[Callable[[F], F]]) -> F:
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def policy_options(ties: bool = True) -> Callable[[F], F]:
+    """``--missing``, ``--ties`` (unless ``ties=False``) and ``--duplicates``, from :mod:`ctxeval._policies`."""
+    names = ("missing", "ties", "duplicates") if ties else ("missing", "duplicates")
+
+    def deco(f: F) -> F:
+        return _apply(
+            f,
+            [
+                click.option(
+                    f"--{n}",
+                    type=click.Choice(list(CHOICES[n])),
+                    default=CHOICES[n][0],
+                    show_default=True,
+                    help=HELP[n],
+                )
+                for n in names
+            ],
+        )
+
+    return deco
+
+
+def policies_from(kw: dict[str, Any]) -> Policies:
+    """The policies among parsed options (removed from ``kw``)."""
+    return Policies(**{n: kw.pop(n) for n in ("ties", "missing", "duplicates") if n in kw})
+
+
+GRADE_MAP_HELP = (
+    "map qrels grades onto the 1-5 utility scale of the RAG measures: FROM:TO,... (e.g. 3:5,2:4,1:3,0:2) "
+    "or a preset (trec-dl); rel= thresholds and classical measures keep the qrels' own grades"
+)
+
+
+def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
+    """``--grade-map``, and ``--pool``, ``--pool-depth``, ``--allow-outside-pool`` (``pool``) and
+    ``--groups`` (``groups``)."""
+    opts: list[Callable[[F], F]] = [click.option("--grade-map", default=None, help=GRADE_MAP_HELP)]
+    if pool:
+        opts += [
+            click.option(
+                "--pool",
+                "pool",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="the retrieval pool (a run) the runs were selected from, for PROC and %PROC; default: each run itself",
+            ),
+            click.option(
+                "--pool-depth",
+                type=click.IntRange(min=1),
+                default=None,
+                help="cut the pool at this depth (default: its full length)",
+            ),
+            click.option(
+                "--allow-outside-pool",
+                is_flag=True,
+                help="evaluate runs holding docs outside the pool (they are reported) instead of failing",
+            ),
+        ]
+    if groups:
+        opts.append(
+            click.option(
+                "--groups",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="file of 'doc_id group' lines for RA-nWG(novelty=...)",
+            )
+        )
+    return lambda f: _apply(f, opts)
+
+
+def rag_from(kw: dict[str, Any]) -> Any:
+    """The RAG settings among parsed options (removed from ``kw``): a :class:`ctxeval.RagConfig`."""
+    from .._context.settings import RagConfig
+
+    return RagConfig(
+        grade_map=kw.pop("grade_map", None),
+        pool=kw.pop("pool", None),
+        pool_depth=kw.pop("pool_depth", None),
+        allow_outside_pool=kw.pop("allow_outside_pool", False),
+        groups=kw.pop("groups", None),
+    )
+
+
+UTILITY_KEYS = (
+    "distractor_rules",
+    "tau",
+    "top_rank",
+    "penalty",
+    "distractors",
+    "utilities",
+    "llm_threshold",
+    "utility_map",
+)
+
+
+def utility_options(f: F) -> F:
+    """The options deciding per-passage utilities (see ``ctxeval._context.utility``)."""
+    return _apply(
+        f,
+        [
+            click.option(
+                "--distractor-rules",
+                type=click.Choice(["default", "strict", "lenient", "off"]),
+                default="default",
+                show_default=True,
+                help="hard-negative detection preset: default (tau 0.7, top rank 3, penalty -0.5), strict (0.5, 3, -1.0), "
+                "lenient (0.9, 3, -0.2), off (labels and the known list only)",
+            ),
+            click.option(
+                "--tau",
+                type=click.FloatRange(0.0, 1.0),
+                default=None,
+                help="override: a passage of utility 0 whose relative score is >= TAU is a hard negative",
+            ),
+            click.option(
+                "--top-rank",
+                type=click.IntRange(min=0),
+                default=None,
+                help="override: a passage of utility 0 (judged or unlabelled) at rank <= N is a hard negative (0: off)",
+            ),
+            click.option(
+                "--penalty",
+                type=click.FloatRange(-1.0, 0.0),
+                default=None,
+                help="override: the utility of a hard negative, in [-1, 0)",
+            ),
+            click.option(
+                "--distractors",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="file of known distractors, 'qid docid' lines (u = -1 whatever the label)",
+            ),
+            click.option(
+                "--utilities",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="file of LLM utilities, 'qid docid u' lines with u in [0, 1] (e.g. 1 - P(NO-RESPONSE)); they replace the label utilities",
+            ),
+            click.option(
+                "--llm-threshold",
+                type=click.FloatRange(0.0, 1.0),
+                default=None,
+                help="with --utilities: an irrelevant passage is a distractor (u = -LLM utility) only when its LLM utility is >= this; "
+                "below, its utility is 0 (junk the LLM ignores)  [default: 0.5; 0: every irrelevant passage with u > 0]. UDCG reads u as given",
+            ),
+            click.option(
+                "--utility-map",
+                default=None,
+                help="grade -> utility, GRADE:U,... (default 5:1,4:1,3:0.5,2:0,1:-1, on the grades after --grade-map)",
+            ),
+        ],
+    )
+
+
+def utility_from(kw: dict[str, Any]) -> dict[str, Any] | None:
+    """The utility settings among parsed options (removed from ``kw``), as the arguments of
+    :meth:`UtilityConfig.resolve`: the verb's session resolves them (reading the files they name)
+    after it has validated the measure names."""
+    u = {key: kw.pop(key) for key in UTILITY_KEYS}
+    u["rules"] = u.pop("distractor_rules")
+    if u["rules"] == "default" and all(v is None for k, v in u.items() if k != "rules"):
+        return None  # nothing asked for: the defaults, resolved only if a measure needs utilities
+    return u
+
+
+def output_option(default: str | None = None, help: str = "write here instead of stdout") -> Callable[[F], F]:
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False, writable=True),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def emit(text: str, output: str | None) -> None:
+    """``text`` to the file ``output`` (written atomically), or to stdout."""
+    if output and output != "-":
+        from .._io.writers import write_text
+
+        write_text(Path(output), text)
+    else:
+        click.echo(text, nl=False)

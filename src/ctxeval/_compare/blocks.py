@@ -1,0 +1,199 @@
+"""The statistics of one table of a comparison: every run's summaries with CIs, and every comparison
+with the baseline, tested and corrected (see :mod:`.compare` for the rules)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._evaluate import aggregate
+from .._measures import Measure
+from . import stats as S
+from .model import Block, Comparison, RunSummary
+from .settings import Stats
+
+__all__ = ["GM_FLOOR", "TIE_TOL", "block"]
+
+TIE_TOL = 1e-12
+GM_FLOOR = 1e-5
+
+
+def _forward(m: Measure, x: np.ndarray) -> np.ndarray:
+    """Values on the scale the summary averages: log(max(x, 1e-5)) for geometric means."""
+    if m.spec.aggregate == "gmean":
+        return np.log(np.maximum(x, GM_FLOOR))
+    return x
+
+
+def _resampled(m: Measure, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The summary of each resample from its sums and counts of (forward-transformed) defined values."""
+    how = m.spec.aggregate
+    if how == "sum":
+        return sums
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
+    return np.exp(mean) if how == "gmean" else mean
+
+
+def _jackknife(m: Measure, col: np.ndarray) -> np.ndarray:
+    """Leave-one-query-out summaries of a column of forward-transformed values (NaN = not defined)."""
+    how = m.spec.aggregate
+    if how == "sum":
+        return S.jackknife_sums(col)
+    jack = S.jackknife_means(col)
+    return np.exp(jack) if how == "gmean" else jack
+
+
+class _Columns:
+    """Columns of transformed per-query values for one bootstrap call, deduplicated by (run, measure,
+    rows used)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.cols: list[np.ndarray] = []
+        self.index: dict[tuple[Any, ...], int] = {}
+
+    def add(self, key: tuple[Any, ...], mask: np.ndarray, values: np.ndarray) -> int:
+        k = (*key, mask.tobytes())
+        if k not in self.index:
+            col = np.full(self.n, np.nan)
+            col[mask] = values[mask]
+            self.index[k] = len(self.cols)
+            self.cols.append(col)
+        return self.index[k]
+
+    def matrix(self) -> np.ndarray:
+        return np.column_stack(self.cols) if self.cols else np.zeros((self.n, 0))
+
+
+def _interval(cfg: Stats, boot: np.ndarray, estimate: float, jack: np.ndarray) -> tuple[float, float] | None:
+    if boot.size == 0 or np.isnan(boot).all() or math.isnan(estimate):
+        return None
+    if cfg.ci == "bca":
+        lo, hi = S.bca_interval(boot, estimate, jack, cfg.confidence)
+    else:
+        lo, hi = S.percentile_interval(boot, cfg.confidence)
+    return float(lo), float(hi)
+
+
+def block(
+    values: np.ndarray,
+    present: np.ndarray,
+    rows: np.ndarray,
+    names: list[str],
+    measures: list[Measure],
+    base: int,
+    cfg: Stats,
+    tick: Any,
+) -> Block:
+    """Summaries, CIs, tests and corrections over the queries ``rows`` of the union query index."""
+    R = len(names)
+    n = rows.size
+    V = values[:, rows, :]  # (R, n, M)
+    P = present[:, rows]  # (R, n)
+    cols = _Columns(n)
+    run_cols: dict[tuple[int, int], int] = {}
+    for r in range(R):
+        for j, m in enumerate(measures):
+            x = V[r, :, j]
+            mask = P[r] & ~np.isnan(x)
+            run_cols[(r, j)] = cols.add((r, j), mask, _forward(m, x))
+    pairs: list[tuple[int, int, np.ndarray, int, int, int, int, int]] = []
+    for r in range(R):
+        if r == base:
+            continue
+        for j, m in enumerate(measures):
+            xr, xb = V[r, :, j], V[base, :, j]
+            both = P[r] & P[base]
+            mask = both & ~np.isnan(xr) & ~np.isnan(xb)
+            dropped = int((both & ~mask).sum())
+            ir = cols.add((r, j), mask, _forward(m, xr))
+            ib = cols.add((base, j), mask, _forward(m, xb))
+            i_d = i_d2 = -1
+            if cfg.test == "bootstrap":
+                d = _forward(m, xr) - _forward(m, xb)
+                i_d = cols.add(("d", r, j), mask, d)
+                i_d2 = cols.add(("d2", r, j), mask, d * d)
+            pairs.append((r, j, mask, dropped, ir, ib, i_d, i_d2))
+    X = cols.matrix()
+    sums, counts = S.resample_sums(X, resamples=cfg.resamples, seed=cfg.seed, progress=tick)
+
+    summaries = []
+    for r in range(R):
+        agg: dict[Measure, float] = {}
+        valid: dict[Measure, int] = {}
+        ci: dict[Measure, tuple[float, float] | None] = {}
+        for j, m in enumerate(measures):
+            x = V[r, :, j][P[r]]
+            mean, k = aggregate(m, x)
+            agg[m], valid[m] = mean, k
+            c = run_cols[(r, j)]
+            if k == 0:
+                ci[m] = None
+                continue
+            b = _resampled(m, sums[:, c], counts[:, c])
+            ci[m] = _interval(cfg, b, mean, _jackknife(m, X[:, c]))
+        summaries.append(RunSummary(names[r], agg, valid, ci))
+
+    # tests
+    D = np.full((n, len(pairs)), np.nan)
+    for i, (r, j, mask, *_rest) in enumerate(pairs):
+        m = measures[j]
+        D[mask, i] = (_forward(m, V[r, :, j]) - _forward(m, V[base, :, j]))[mask]
+    if not pairs:
+        p = np.zeros(0)
+    elif cfg.test == "randomization":
+        p = np.atleast_1d(S.randomization_test(D, permutations=cfg.permutations, seed=cfg.seed, progress=tick))
+    elif cfg.test == "t":
+        p = np.atleast_1d(S.t_test(D)[1])
+    elif cfg.test == "wilcoxon":
+        p = np.atleast_1d(S.wilcoxon_test(D)[1])
+    else:
+        p = np.full(len(pairs), np.nan)
+        for i, pr in enumerate(pairs):
+            mask = pr[2]
+            if mask.any():
+                p[i] = S.studentized_p(sums[:, pr[6]], sums[:, pr[7]], counts[:, pr[6]], D[mask, i])
+    if cfg.test in ("t", "wilcoxon") and tick:
+        tick(1.0)
+    p_adj = S.adjust_pvalues(p, cfg.correction) if p.size else p
+
+    comparisons = []
+    for i, pr in enumerate(pairs):
+        r, j, mask, dropped, ir, ib = pr[:6]
+        m = measures[j]
+        k = int(mask.sum())
+        xr, xb = V[r, :, j][mask], V[base, :, j][mask]
+        mean_r, _ = aggregate(m, xr)
+        mean_b, _ = aggregate(m, xb)
+        diff = mean_r - mean_b if k else math.nan
+        ci_d = None
+        if k:
+            b = _resampled(m, sums[:, ir], counts[:, ir]) - _resampled(m, sums[:, ib], counts[:, ib])
+            jack = _jackknife(m, X[:, ir]) - _jackknife(m, X[:, ib])
+            ci_d = _interval(cfg, b, diff, jack)
+        raw = xr - xb
+        up, down = int((raw > TIE_TOL).sum()), int((raw < -TIE_TOL).sum())
+        wins, losses = (up, down) if m.spec.higher_is_better else (down, up)
+        pa = float(p_adj[i])
+        comparisons.append(
+            Comparison(
+                names[r],
+                m,
+                mean_r,
+                mean_b,
+                diff,
+                ci_d,
+                float(p[i]),
+                pa,
+                bool(not math.isnan(pa) and pa < cfg.alpha),
+                wins,
+                k - wins - losses,
+                losses,
+                k,
+                dropped,
+            )
+        )
+    return Block(n, summaries, comparisons)

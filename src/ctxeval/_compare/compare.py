@@ -1,0 +1,413 @@
+"""``compare``: did the change make the system better? Paired tests, confidence intervals, strata, curves.
+
+Every run is evaluated with :func:`ctxeval.evaluate` (so every registered measure works, with the same
+query-set policies), then compared with the baseline run (the first, unless named):
+
+* **Pairing.** A comparison of a run with the baseline on a measure uses the queries both runs were
+  evaluated on where both values are defined; queries where either value is NA (undefined, e.g.
+  RA-nWG without relevant docs) are dropped pairwise and counted (``n_dropped``). Queries evaluated
+  for only one of the two runs (possible with ``missing="ignore"``) are counted in the settings
+  (``unpaired_queries``) and the text reports.
+* **Means.** ``mean`` and ``baseline_mean`` are the measure's summary (mean; sum for count measures;
+  geometric mean for ``gm_*``) over the paired queries, ``diff = mean − baseline_mean``. The runs'
+  own ``aggregate`` is over all their queries, as ``evaluate`` reports it.
+* **Tests** (two-sided, see :mod:`ctxeval._stats`) on the per-query differences, or for geometric-mean
+  measures on the differences of log(max(x, 1e-5)): ``randomization`` (default; sign flips, p =
+  (b + 1)/(B + 1)), ``t``, ``wilcoxon``, ``bootstrap`` (studentized paired bootstrap).
+* **Confidence intervals** (default 95 %) of every run's summary and of every difference: bootstrap
+  over the queries of the table, one set of resamples for every run and measure; each resample's
+  summary is computed over the resampled queries where the value is defined (for a difference: where
+  both runs' values are), as the summary itself is; ``percentile`` (default) or ``bca``.
+* **Multiple comparisons.** p-values are adjusted across all (run, measure) comparisons of the report
+  (Holm by default; each stratum is its own family); ``significant`` is ``p_adjusted < alpha``.
+* **Win / tie / loss**: queries where the run is better / equal (|difference| ≤ 1e-12) / worse than the
+  baseline; "better" is lower for measures where lower is better (``Harm``).
+* **Strata** (:mod:`ctxeval._strata`): every measure per stratum, next to the overall figures;
+  strata with fewer than ``min_stratum`` queries are flagged ``small``. A stratified report (strata
+  given, or query texts) always holds the built-in strata by number of relevant docs (``num_rel``; after
+  the requested strata unless named among them), and with query texts those by query length.
+* **Curves**: metric@K (:mod:`ctxeval._curve`) for the families of the requested measures that take
+  a cutoff, 11-point interpolated precision–recall, and for set-based evaluation (RAG measures
+  requested or a pool given) PROC@k and %PROC@k per query.
+
+The seed drives every random draw; the same inputs and seed give the same bytes of output, whatever
+the number of threads.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._context.grades import is_rag
+from .._context.settings import RagConfig
+from .._context.utility import UtilityConfig
+from .._curve import curve_family, curves_from_result, parse_ks, pr_from_result, pr_measures
+from .._curve import curve_measures as _curve_measures
+from .._diagnose import PCT_THRESHOLD, PROC_THRESHOLD, VERDICTS, classify
+from .._distraction import distraction_table
+from .._errors import ConfigError, MeasureError
+from .._evaluate import DEFAULT_MEASURES, Result, evaluate_runs
+from .._measures import Measure, make
+from .._policies import Policies
+from .._session import measure_list, naming_notes, open_session, unique_names
+from .blocks import TIE_TOL, block
+from .model import Report, Stratum
+from .settings import TEST_NAMES, Stats
+from .strata import BUILTIN, StratumSet, load_strata, num_rel_strata, query_length_strata, read_query_texts
+
+__all__ = ["compare"]
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+class _Progress:
+    """A rich progress display on stderr, or nothing."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.bar = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+
+    def __enter__(self) -> _Progress:
+        if self.bar is not None:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def task(self, description: str, total: float) -> Any:
+        if self.bar is None:
+            return None
+        tid = self.bar.add_task(description, total=total)
+        bar = self.bar
+
+        def advance(step: float = 1.0) -> None:
+            bar.advance(tid, step)
+
+        return advance
+
+
+def _strata_sources(strata: Any) -> list[Any]:
+    if strata is None:
+        return []
+    if isinstance(strata, (str, os.PathLike)) or hasattr(strata, "items"):
+        return [strata]
+    return list(strata)
+
+
+def _strata_notes(sets: list[StratumSet]) -> list[str]:
+    """What the strata leave out: ids of a strata file that were not evaluated, evaluated queries in none
+    of its strata, evaluated queries without a text (so in no query_length stratum)."""
+    out = []
+    for s in sets:
+        if s.kind == "file" and (s.unknown or s.unassigned):
+            where = f"strata file {s.source}" if not s.source.startswith("<") else f"strata {s.source}"
+            parts = []
+            if s.unknown:
+                shown = ", ".join(s.unknown[:5]) + (", ..." if len(s.unknown) > 5 else "")
+                parts.append(f"{len(s.unknown)} of its query ids were not evaluated ({shown})")
+            if s.unassigned:
+                parts.append(f"{s.unassigned} evaluated queries are in none of its strata")
+            out.append(f"{where}: " + "; ".join(parts))
+        if s.kind == "query_length" and (s.detail.get("queries_without_text") or s.detail.get("texts_not_evaluated")):
+            parts = []
+            if s.detail.get("queries_without_text"):
+                parts.append(
+                    f"{s.detail['queries_without_text']} evaluated queries have no text and are in no query_length stratum"
+                )
+            k = s.detail.get("texts_not_evaluated", 0)
+            if k:
+                shown = ", ".join(s.detail["texts_not_evaluated_examples"]) + (", ..." if k > 5 else "")
+                parts.append(
+                    f"{k} text{' is' if k == 1 else 's are'} of {'a query' if k == 1 else 'queries'} that {'was' if k == 1 else 'were'} not evaluated ({shown})"
+                )
+            out.append(f"query texts {s.source}: " + "; ".join(parts))
+    return out
+
+
+def _default_curve_ks(measures: list[Measure]) -> list[int]:
+    cuts = [int(m.cutoff) for m in measures if m.cutoff is not None and m.spec.cutoff_kind == "int"]
+    return list(range(1, min(100, max([20, *cuts])) + 1))
+
+
+def _proc_k(measures: list[Measure]) -> int:
+    for fam in ("PROC", "%PROC"):
+        for m in measures:
+            if m.family == fam:
+                return int(m.cutoff)  # type: ignore[arg-type]
+    for m in measures:
+        if is_rag(m) and m.cutoff is not None:
+            return int(m.cutoff)
+    return 10
+
+
+def _pr_rel(measures: list[Measure]) -> int:
+    for m in measures:
+        if any(p.name == "rel" for p in m.spec.params):
+            return int(m["rel"])
+    return 1
+
+
+def compare(
+    qrels: Any,
+    runs: Any,
+    measures: Iterable[str | Measure] | str | Measure = DEFAULT_MEASURES,
+    *,
+    baseline: str | None = None,
+    stats: Stats | Mapping[str, Any] | None = None,
+    strata: Any = None,
+    query_texts: Any = None,
+    num_rel_level: int = 1,
+    min_stratum: int = 10,
+    curves_k: str | int | Iterable[int] | None = None,
+    curve_measures: Sequence[str | Measure] | None = None,
+    pr_rel: int | None = None,
+    proc_k: int | None = None,
+    distraction_k: int | None = None,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: RagConfig | Mapping[str, Any] | None = None,
+    utility: UtilityConfig | Mapping[str, Any] | None = None,
+    progress: bool = False,
+) -> Report:
+    """Compare runs with a baseline run: summaries with CIs, paired tests, strata, curves.
+
+    ``runs``: paths, dicts, frames or :class:`Run` objects (as :func:`evaluate`); ``baseline``: a run
+    name (default: the first run). ``strata``: a ``qid category`` file, a mapping ``qid -> category
+    | [categories]``, the built-in ``"num_rel"`` / ``"query_length"``, or a list of these;
+    ``query_texts`` (a ``qid<TAB>text`` or JSONL file, or a mapping) adds the ``query_length`` strata.
+    Every stratified report holds the ``num_rel`` strata (0, 1, 2–5, > 5 docs with grade ≥
+    ``num_rel_level``), named or not.
+    ``curves_k``: cutoffs of the metric@K curves (default 1..max(20, largest cutoff asked), at most
+    100; 0 for none); ``curve_measures``: their families (default: those of ``measures`` that take a
+    cutoff; nDCG when none of them does). ``pr_rel``: relevance level of the precision–recall curve (default: the ``rel`` of the
+    first measure having one, else 1). ``proc_k``: the k of the PROC / %PROC data (default: the
+    cutoff of the first PROC, %PROC or other RAG measure, else 10). ``distraction_k``: add the
+    distraction table of :func:`ctxeval.distraction_table` at this k (default: the cutoff of the first
+    distraction-aware measure asked for, else none); ``utility`` serves it and the distraction-aware
+    measures. ``stats`` (a :class:`Stats`) sets the test, its level and correction, the bootstrap and
+    the seed; ``policies`` and ``rag`` are as for :func:`evaluate`.
+
+    >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    >>> base = {"q1": {"x": 2, "a": 1}, "q2": {"x": 2, "b": 1}, "q3": {"c": 1}}
+    >>> new = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    >>> rep = compare(qrels, [base, new], ["RR"], stats=Stats(resamples=200, permutations=200), curves_k=0)
+    >>> c = rep.comparisons[0]
+    >>> round(c.mean, 3), round(c.baseline_mean, 3), (c.wins, c.ties, c.losses)
+    (1.0, 0.667, (2, 1, 0))
+    """
+    cfg = Stats.coerce(stats)
+    if isinstance(min_stratum, bool) or not isinstance(min_stratum, int) or min_stratum < 0:
+        raise ConfigError(f"min_stratum must be a whole number >= 0, got {min_stratum!r}")
+    user = measure_list(measures)
+    session, run_objs = open_session(qrels, runs, user, policies=policies, rag=rag, utility=utility)
+    if not run_objs:
+        raise ConfigError("compare needs at least one run")
+    user = session.measures
+    qr = session.qrels
+    names = unique_names(run_objs)
+    if baseline is None:
+        base = 0
+    elif baseline in names:
+        base = names.index(baseline)
+    else:
+        raise ConfigError(f"baseline {baseline!r} is not one of the runs ({', '.join(names)})")
+    pool_run = session.settings.pool
+    rag_ms = any(is_rag(m) for m in user)
+
+    # extra measures: curves, precision-recall, PROC
+    if curves_k is None:
+        ks = _default_curve_ks(user)
+    elif isinstance(curves_k, int) and not isinstance(curves_k, bool) and curves_k == 0:
+        ks = []
+    else:
+        ks = parse_ks(curves_k)
+    curve_note = ""
+    if curve_measures is None:
+        fams: list[str] = []
+        for m in user:
+            try:
+                fams.append(curve_family(m))
+            except MeasureError:
+                continue
+        if not fams and ks:
+            fams = ["nDCG"]  # the curves are part of every report: the standard one when none asked for has a cutoff
+            curve_note = "metric@K curves of nDCG: none of the measures asked for takes a cutoff @K"
+    else:
+        fams = [curve_family(f) for f in curve_measures]
+    curves = _curve_measures(fams, ks) if ks and fams else {}
+    rel = _pr_rel(user) if pr_rel is None else int(pr_rel)
+    prs = pr_measures(rel)
+    want_proc = rag_ms or pool_run is not None
+    pk = _proc_k(user) if proc_k is None else int(proc_k)
+    proc_ms = [make("PROC", None, pk), make("%PROC", None, pk)] if want_proc else []
+    extra = [m for ms in curves.values() for m in ms] + prs + (proc_ms if rag_ms else [])
+    all_ms = list(user) + [m for m in dict.fromkeys(extra) if m not in user]
+    if distraction_k is None:
+        distraction_k = next(
+            (int(m.cutoff) for m in user if m.spec.group == "distraction" and m.cutoff is not None), None
+        )
+    elif isinstance(distraction_k, bool) or not isinstance(distraction_k, int) or distraction_k < 1:
+        raise ConfigError(f"distraction_k must be a whole number >= 1, got {distraction_k!r}")
+
+    notes: list[str] = [curve_note] if curve_note else []
+    notes += naming_notes(run_objs, names)
+    if len(run_objs) == 1:
+        notes.append("only one run: nothing to compare with the baseline (give two or more runs for paired tests)")
+    with _Progress(progress) as bar:
+        tick = bar.task("evaluating runs", len(run_objs))
+        parts = []
+        for run, name in zip(run_objs, names):
+            parts.append(evaluate_runs(session, [run.with_name(name)], all_ms))
+            if tick:
+                tick()
+        result = Result(parts[0].measures, [p.runs[0] for p in parts], parts[0].settings)
+        proc_result = result if (want_proc and rag_ms) else None
+        if want_proc and not rag_ms:
+            try:
+                pparts = [evaluate_runs(session, [run.with_name(name)], proc_ms) for run, name in zip(run_objs, names)]
+                proc_result = Result(pparts[0].measures, [p.runs[0] for p in pparts], pparts[0].settings)
+            except ConfigError as exc:
+                notes.append(f"PROC / %PROC data left out: {exc}")
+
+        # the union query index
+        union = sorted({q for r in result.runs for q in r.qids})
+        pos = {q: i for i, q in enumerate(union)}
+        R, N, M = len(result.runs), len(union), len(user)
+        values = np.full((R, N, M), np.nan)
+        present = np.zeros((R, N), dtype=bool)
+        for i, r in enumerate(result.runs):
+            idx = np.fromiter((pos[q] for q in r.qids), dtype=np.int64, count=len(r.qids))
+            present[i, idx] = True
+            for j, m in enumerate(user):
+                values[i, idx, j] = r.values[m]
+
+        # strata
+        sets: list[StratumSet] = []
+        texts, texts_source = read_query_texts(query_texts)
+        sources = _strata_sources(strata)
+        named = [s for s in sources if isinstance(s, str)]
+        if (sources or texts) and "num_rel" not in named:
+            sources.append("num_rel")  # built in: part of every stratified report
+        if texts and "query_length" not in named:
+            sources.append("query_length")
+        for src in sources:
+            if isinstance(src, str) and src in BUILTIN:
+                if src == "num_rel":
+                    sets.append(num_rel_strata(qr.columns, union, num_rel_level))
+                else:
+                    if not texts:
+                        raise ConfigError(
+                            "the query_length strata need the query texts (query_texts=... / --queries FILE)"
+                        )
+                    sets.append(query_length_strata(texts, union, texts_source))
+            else:
+                sets.append(load_strata(src, union))
+        notes.extend(_strata_notes(sets))
+        seen_names: dict[str, str] = {}
+        for s in sets:
+            for name in s.members:
+                if name in seen_names:
+                    raise ConfigError(f"stratum {name!r} comes from both {seen_names[name]} and {s.source}; rename one")
+                seen_names[name] = s.source
+
+        n_blocks = 1 + sum(len(s.members) for s in sets)
+        tick = bar.task("statistics", 2.0 * n_blocks)
+        overall = block(values, present, np.arange(N), names, user, base, cfg, tick)
+        strata_out: dict[str, Stratum] | None = None
+        if sets:
+            strata_out = {}
+            for s in sets:
+                for name, qids in s.members.items():
+                    rows = np.array(sorted(pos[q] for q in set(qids) if q in pos), dtype=np.int64)
+                    blk = block(values, present, rows, names, user, base, cfg, tick)
+                    strata_out[name] = Stratum(name, s.kind, rows.size < min_stratum, blk)
+
+    for i, r in enumerate(result.runs):
+        if i == base:
+            continue
+        only = int((present[i] ^ present[base]).sum())
+        if only:
+            notes.append(
+                f"{r.name}: {only} queries evaluated for only one of {r.name} and the baseline {names[base]} (not paired, left out of its comparisons)"
+            )
+
+    settings: dict[str, Any] = {
+        "test": cfg.test,
+        "test_description": TEST_NAMES[cfg.test],
+        "alpha": cfg.alpha,
+        "correction": cfg.correction,
+        "correction_family": "every (run, measure) comparison of the overall table with a p-value; each stratum is its own family",
+        "permutations": cfg.permutations,
+        "resamples": cfg.resamples,
+        "seed": cfg.seed,
+        "ci_method": cfg.ci,
+        "confidence": cfg.confidence,
+    }
+    settings.update(result.settings)
+    settings.setdefault("pool", None)
+    settings["tie_tolerance"] = TIE_TOL
+    settings["measure_info"] = {
+        str(m): {"higher_is_better": m.spec.higher_is_better, "aggregate": m.spec.aggregate} for m in user
+    }
+    settings["unpaired_queries"] = {
+        r.name: int((present[i] ^ present[base]).sum()) for i, r in enumerate(result.runs) if i != base
+    }
+    if sets:
+        settings["strata"] = [s.describe() for s in sets]
+        settings["min_stratum"] = min_stratum
+    if texts_source:
+        settings["queries"] = texts_source
+    settings["curves_k"] = ks
+    settings["curve_measures"] = list(curves)
+    settings["pr_rel"] = rel
+    settings["proc_k"] = pk if proc_result is not None else None
+
+    curves_out = curves_from_result(result, curves, ks) if ks and curves else None
+    pr_out = pr_from_result(result, rel)
+    proc_out = None
+    if proc_result is not None:
+        pm, pp = proc_ms
+        series = []
+        for r in proc_result.runs:
+            verdicts = classify(r.values[pm], r.values[pp], PROC_THRESHOLD, PCT_THRESHOLD)
+            counts = np.bincount(verdicts, minlength=len(VERDICTS))
+            series.append(
+                {
+                    "run": r.name,
+                    "per_query": {
+                        q: [_num(float(r.values[pm][i])), _num(float(r.values[pp][i]))] for i, q in enumerate(r.qids)
+                    },
+                    "verdicts": dict(zip(VERDICTS, counts.tolist())),
+                }
+            )
+        proc_out = {"k": pk, "thresholds": {"PROC": PROC_THRESHOLD, "%PROC": PCT_THRESHOLD}, "series": series}
+    report = Report(names[base], user, result, overall, strata_out, curves_out, pr_out, proc_out, settings, notes)
+    if distraction_k is not None:
+        report.distraction = distraction_table(
+            qr,
+            [r.with_name(n) for r, n in zip(run_objs, names)],
+            distraction_k,
+            utility=session.utility,
+            policies=session.policies,
+            rag=RagConfig(grade_map=session.rag.grade_map),
+        )
+    return report

@@ -1,0 +1,714 @@
+"""Paired significance tests, bootstrap confidence intervals and multiple-comparison corrections.
+
+(One module of ~700 lines on purpose: the tests and the intervals share one resampling scheme, one
+random stream and one exactness device, :func:`exact_grid`, which must stay identical for both.)
+
+Everything works on a matrix ``x`` of shape ``(n_queries, n_columns)`` (a 1-D array is one column):
+each column is one comparison (paired differences) or one sample (per-query values), and NaN marks a
+query where that column's value is undefined (NA). The statistic of a column is its mean (or sum)
+over its defined queries.
+
+Resampling is over queries, shared by all columns. A random sign flip or a bootstrap resample draws
+over all ``n_queries`` rows; a column's statistic on the draw is computed over its defined rows
+(NaN rows flip to nothing; a bootstrap resample's mean of a column is Σ c_i x_i / Σ c_i over the
+column's defined rows, c_i the number of times query i was drawn), which is the statistic of the
+column applied to the resampled queries. Without NaN this is the plain bootstrap of the mean.
+
+Determinism. Randomness comes from ``numpy.random.default_rng(seed)`` only: random signs from whole
+64-bit outputs of the bit generator, resampling indices from ``integers(0, n, (chunk, n))`` chunk after
+chunk (the draws of ``scipy.stats.bootstrap`` with the same generator); neither depends on the
+chunk size or the number of threads. The resampled statistics are matrix products (``signs @ x``,
+``counts @ x``) over chunks of about 4 million random draws, so memory stays at a few tens of MB
+whatever the size. A multi-threaded BLAS adds up a matrix product in another order with another number
+of threads, so the values are first rounded to a grid on which every such sum is exact
+(:func:`exact_grid`; a value moves by at most n · max|x| · 2⁻⁵²): the products, and so every p-value
+and interval, are the same bits whatever the number of threads. A column's result depends only on its own values, the number of rows, the seed and
+the number of resamples, not on the other columns.
+
+Tests (two-sided; ``d`` = the paired differences of a column, ``n`` its length):
+
+* **Randomization** (sign-flip permutation test; Fisher 1935, Smucker, Allan & Carterette, CIKM 2007):
+  T = Σ d_i over the defined d_i; each of B random sign vectors s gives T* = Σ s_i d_i;
+  p = (b + 1) / (B + 1), b = #{|T*| ≥ |T|} (Phipson & Smyth 2010). Comparisons allow a relative
+  tolerance of 1e-9 · Σ|d_i| so that sums equal in exact arithmetic count as equal.
+* **Paired t-test** (Student 1908): t = mean(d) / (sd(d) / √n), df = n − 1, p = I_{df/(df+t²)}(df/2, 1/2)
+  (the regularized incomplete beta function, evaluated here by its continued fraction). Equals
+  ``scipy.stats.ttest_rel``. When every d_i is 0, p = 1 (scipy: NaN); n < 2 gives NaN.
+* **Wilcoxon signed-rank** (Wilcoxon 1945), with scipy's defaults (``scipy.stats.wilcoxon``,
+  ``zero_method="wilcox"``, ``correction=False``, ``method="auto"``): zero differences are dropped
+  before ranking, tied |d| get average ranks, W+ = sum of the ranks of the positive d. With n ≤ 50
+  differences (counting zeros), no zeros and no ties: the exact null distribution of W+. With n ≤ 13
+  and zeros or ties: the exact distribution over all 2^n sign flips of d. Otherwise the normal
+  approximation z = (W+ − n'(n'+1)/4) / σ, σ² = (n'(n'+1)(2n'+1) − Σ(t³ − t)/2) / 24 over the n'
+  non-zero differences and tie group sizes t, without continuity correction.
+* **Paired bootstrap** (studentized; Efron & Tibshirani 1993, Alg. 16.2; Sakai, SIGIR 2006): the
+  differences are shifted to mean 0, w = d − mean(d); each of B resamples w* of the queries gives
+  t* = mean(w*) / (sd(w*) / √n*) over its n* defined values; p = (b + 1) / (B' + 1), b = #{|t*| ≥ |t|},
+  B' the resamples with n* ≥ 2 (all of them unless the column has very few defined values).
+
+Confidence intervals of a mean (Efron & Tibshirani 1993, ch. 13 and 14): B resamples of the queries
+with replacement; **percentile**: the α/2 and 1 − α/2 quantiles (linear interpolation) of the
+resampled means; **BCa**: those quantiles at α₁ = Φ(z₀ + (z₀ + z_{α/2}) / (1 − a(z₀ + z_{α/2}))) and
+α₂ likewise with z_{1−α/2}, z₀ = Φ⁻¹(share of resampled statistics below the estimate, ties counted
+half), a = Σ U³ / (6 (Σ U²)^{3/2}) from the jackknife, U_i = (n − 1)(mean of the jackknife statistics −
+jackknife statistic i). Without NaN, the intervals equal ``scipy.stats.bootstrap(..., method=...,
+rng=numpy.random.default_rng(seed))``. Resamples that hold no defined value of a column (possible only
+when it has very few) are left out of its interval.
+
+Corrections of m p-values (NaN p-values are not counted in m and stay NaN): **Holm** (1979) step-down,
+p_(i) ← max_{j≤i} min(1, (m − j + 1) p_(j)); **Bonferroni** min(1, m p); **Benjamini–Hochberg** (1995)
+step-up, p_(i) ← min_{j≥i} min(1, m p_(j) / j); **none**.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from statistics import NormalDist
+
+import numpy as np
+
+from .._errors import ConfigError
+
+__all__ = [
+    "CI_METHODS",
+    "CORRECTIONS",
+    "TESTS",
+    "adjust_pvalues",
+    "bca_interval",
+    "betainc",
+    "bootstrap_ci",
+    "bootstrap_test",
+    "exact_grid",
+    "jackknife_means",
+    "jackknife_sums",
+    "normal_cdf",
+    "normal_ppf",
+    "percentile_interval",
+    "randomization_test",
+    "resample_means",
+    "resample_sums",
+    "t_sf",
+    "t_test",
+    "unique_masks",
+    "wilcoxon_test",
+]
+
+from .settings import CI_METHODS, CORRECTIONS, TESTS
+
+#: elements of one chunk of random signs / resampling counts (float64: 32 MB)
+CHUNK_ELEMENTS = 1 << 22
+#: relative tolerance of the randomization test's comparisons (times Σ|d|)
+PERM_RTOL = 1e-9
+
+Progress = Callable[[float], None] | None
+
+
+def _as_matrix(x: np.ndarray) -> tuple[np.ndarray, bool]:
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim == 1:
+        return a[:, None], True
+    if a.ndim != 2:
+        raise ConfigError(f"expected a vector or a matrix of per-query values, got an array of shape {a.shape}")
+    return a, False
+
+
+def _out(v: np.ndarray, vector: bool) -> np.ndarray:
+    return v[0] if vector else v
+
+
+def _check_count(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+def _check_seed(seed: int) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ConfigError(f"seed must be a whole number >= 0, got {seed!r}")
+    return int(seed)
+
+
+def unique_masks(valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct columns of a boolean matrix, in first-seen order, and each column's index among them.
+
+    >>> u, which = unique_masks(np.array([[1, 1, 0], [1, 1, 1]], dtype=bool))
+    >>> u.astype(int).tolist(), which.tolist()
+    ([[1, 0], [1, 1]], [0, 0, 1])
+    """
+    valid = np.asarray(valid, dtype=bool)
+    if valid.shape[1] == 0:
+        return valid, np.zeros(0, dtype=np.int64)
+    packed = np.packbits(valid, axis=0).T
+    _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return valid[:, first[order]], rank[inverse]
+
+
+def exact_grid(x: np.ndarray) -> np.ndarray:
+    """Round each column of ``x`` (finite values; shape ``(n, m)``) to a power-of-two grid on which every
+    sum of up to n of its values, each taken up to n times in all, is exact in float64.
+
+    The grid step of a column is 2^(e − 52) with 2^e > n · max|x|: every partial sum is then a whole
+    number of steps below 2^53 steps, so floating-point addition in any order (a multi-threaded BLAS
+    splits a matrix product differently with more threads) gives the same bits. A value moves by at
+    most half a step, ≤ n · max|x| · 2⁻⁵² (about the rounding error of one float sum over the column).
+
+    >>> g = exact_grid(np.array([[0.1], [0.2], [0.3]]))  # 3 · 0.3 < 2^0: steps of 2^-52
+    >>> bool(np.all(np.abs(g[:, 0] - [0.1, 0.2, 0.3]) <= 2.0**-53)), bool(np.all(g * 2.0**52 % 1 == 0))
+    (True, True)
+    """
+    a = np.asarray(x, dtype=np.float64)
+    n = a.shape[0]
+    if a.size == 0:
+        return a.copy()
+    top = np.abs(a).max(axis=0) * n
+    _, e = np.frexp(top)  # top < 2^e
+    step = np.ldexp(1.0, (e - 52).astype(np.int64))
+    step = np.where(top > 0, np.maximum(step, np.finfo(np.float64).tiny), 1.0)
+    return np.round(a / step) * step
+
+
+def _chunks(total: int, n: int) -> list[int]:
+    size = max(1, CHUNK_ELEMENTS // max(n, 1))
+    return [min(size, total - start) for start in range(0, total, size)]
+
+
+# --------------------------------------------------------------------------------------------------
+# randomization (sign-flip permutation) test
+# --------------------------------------------------------------------------------------------------
+
+
+def _sign_bits(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """``float64[rows, n]`` of independent fair 0/1 draws (1 = flip the sign): the bits of whole 64-bit
+    outputs of the bit generator, so the stream does not depend on how the draws are chunked."""
+    words = (n + 63) // 64
+    raw = rng.bit_generator.random_raw(rows * words).astype("<u8", copy=False)
+    bits = raw.view(np.uint8).reshape(rows, words * 8)
+    return np.unpackbits(bits, axis=1, count=n, bitorder="little").astype(np.float64)
+
+
+def randomization_test(
+    d: np.ndarray, *, permutations: int = 10000, seed: int = 0, progress: Progress = None
+) -> np.ndarray:
+    """Two-sided paired randomization (sign-flip) test of mean(d) = 0, per column.
+
+    p = (b + 1) / (B + 1) with b the number of the B random sign flips whose |Σ s_i d_i| reaches
+    |Σ d_i| (see the module docstring). Columns with no defined value give NaN.
+
+    >>> float(randomization_test(np.array([0.0, 0.0, 0.0]), permutations=99))
+    1.0
+    >>> p = randomization_test(np.r_[np.full(30, 0.2), [-0.1]], permutations=999, seed=1)
+    >>> bool(p == 1 / 1000)
+    True
+    """
+    x, vector = _as_matrix(d)
+    B = _check_count("permutations", permutations)
+    seed = _check_seed(seed)
+    n, m = x.shape
+    valid = ~np.isnan(x)
+    dz = exact_grid(np.where(valid, x, 0.0))  # sums of any subset exact: the same bits on any BLAS
+    total = dz.sum(axis=0)
+    thresh = np.abs(total) - PERM_RTOL * np.abs(dz).sum(axis=0)
+    hits = np.zeros(m, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    if n and m:
+        for size in _chunks(B, n):
+            flips = _sign_bits(rng, size, n)
+            stat = total - 2.0 * (flips @ dz)  # Σ s_i d_i with s_i = 1 - 2 flip_i
+            hits += (np.abs(stat) >= thresh).sum(axis=0)
+            if progress:
+                progress(size / B)
+    p = (hits + 1.0) / (B + 1.0)
+    p[~valid.any(axis=0)] = np.nan
+    return _out(p, vector)
+
+
+# --------------------------------------------------------------------------------------------------
+# special functions: incomplete beta, t and normal distributions
+# --------------------------------------------------------------------------------------------------
+
+_lgamma = np.frompyfunc(math.lgamma, 1, 1)
+
+
+def _stirling_corr(x: np.ndarray) -> np.ndarray:
+    """ln Γ(x) − ((x − ½) ln x − x + ½ ln 2π), by its asymptotic series (error < 1e-15 for x ≥ 50)."""
+    x2 = x * x
+    return (1.0 / 12.0 - (1.0 / 360.0 - (1.0 / 1260.0 - 1.0 / (1680.0 * x2)) / x2) / x2) / x
+
+
+def _lbeta(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ln B(a, b). When the larger argument is ≥ 50, ln Γ(g + s) − ln Γ(g) is taken from Stirling's
+    series, s ln g + (g + s − ½) ln(1 + s/g) − s + corr(g + s) − corr(g), instead of as the difference of
+    two large logarithms (which would lose about 1e-9 of relative accuracy at g = 1e6)."""
+    big, small = np.maximum(a, b), np.minimum(a, b)
+    direct = (_lgamma(a) + _lgamma(b) - _lgamma(a + b)).astype(np.float64)
+    g = np.maximum(big, 50.0)
+    diff = (
+        small * np.log(g)
+        + (g + small - 0.5) * np.log1p(small / g)
+        - small
+        + _stirling_corr(g + small)
+        - _stirling_corr(g)
+    )
+    return np.where(big >= 50.0, _lgamma(small).astype(np.float64) - diff, direct)
+
+
+def _betacf(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Continued fraction of the incomplete beta function (modified Lentz; Numerical Recipes 6.4)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = np.ones_like(x)
+    dd = 1.0 - qab * x / qap
+    dd = np.where(np.abs(dd) < tiny, tiny, dd)
+    dd = 1.0 / dd
+    h = dd.copy()
+    done = np.zeros(x.shape, dtype=bool)
+    for m in range(1, 20001):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        dd = 1.0 + aa * dd
+        dd = np.where(np.abs(dd) < tiny, tiny, dd)
+        c = 1.0 + aa / c
+        c = np.where(np.abs(c) < tiny, tiny, c)
+        dd = 1.0 / dd
+        h = np.where(done, h, h * dd * c)
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        dd = 1.0 + aa * dd
+        dd = np.where(np.abs(dd) < tiny, tiny, dd)
+        c = 1.0 + aa / c
+        c = np.where(np.abs(c) < tiny, tiny, c)
+        dd = 1.0 / dd
+        delta = dd * c
+        h = np.where(done, h, h * delta)
+        done |= np.abs(delta - 1.0) < 1e-15
+        if done.all():
+            break
+    return h
+
+
+def betainc(a: np.ndarray | float, b: np.ndarray | float, x: np.ndarray | float) -> np.ndarray:
+    """Regularized incomplete beta function I_x(a, b) for a, b > 0 and 0 ≤ x ≤ 1.
+
+    I_x(a, b) = x^a (1 − x)^b / (a B(a, b)) · CF(a, b, x), with the continued fraction CF evaluated
+    where it converges fast (x < (a + 1) / (a + b + 2)) and I_x(a, b) = 1 − I_{1−x}(b, a) elsewhere.
+
+    >>> round(float(betainc(2.0, 3.0, 0.4)), 12)  # 1 - (0.6^4 + 4 * 0.4 * 0.6^3)
+    0.5248
+    """
+    a, b, x = np.broadcast_arrays(
+        np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), np.asarray(x, dtype=np.float64)
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _betainc(a, b, x, 1.0 - x, np.log(x), np.log1p(-x))
+
+
+def _betainc(
+    a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray, log_x: np.ndarray, log_y: np.ndarray
+) -> np.ndarray:
+    """I_x(a, b) given x, y = 1 − x and their logarithms, each computed as precisely as the caller can
+    (for Student's t, ln x = −ln(1 + t²/df) keeps full accuracy when df is large)."""
+    shape = x.shape
+    a, b, x, y, log_x, log_y = (np.ravel(v) for v in (a, b, x, y, log_x, log_y))
+    out = np.full(x.shape, np.nan)
+    out[x <= 0] = 0.0
+    out[y <= 0] = 1.0
+    inner = (x > 0) & (y > 0) & (a > 0) & (b > 0)
+    if inner.any():
+        ai, bi, xi, yi, lx, ly = a[inner], b[inner], x[inner], y[inner], log_x[inner], log_y[inner]
+        flip = xi >= (ai + 1.0) / (ai + bi + 2.0)
+        aa, bb = np.where(flip, bi, ai), np.where(flip, ai, bi)
+        xx = np.where(flip, yi, xi)
+        lxx, lyy = np.where(flip, ly, lx), np.where(flip, lx, ly)
+        front = np.exp(aa * lxx + bb * lyy - _lbeta(aa, bb)) / aa
+        val = front * _betacf(aa, bb, xx)
+        out[inner] = np.where(flip, 1.0 - val, val)
+    return out.reshape(shape)
+
+
+def t_sf(t: np.ndarray | float, df: np.ndarray | float) -> np.ndarray:
+    """Two-sided tail P(|T| ≥ |t|) of Student's t with df degrees of freedom: I_{df/(df+t²)}(df/2, 1/2).
+
+    >>> round(float(t_sf(2.0, 10.0)), 10)  # scipy.stats.t.sf(2, 10) * 2
+    0.0733880348
+    """
+    t, df = np.broadcast_arrays(np.abs(np.asarray(t, dtype=np.float64)), np.asarray(df, dtype=np.float64))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        u = t * t / df  # x = 1 / (1 + u), 1 - x = u / (1 + u)
+        x = np.where(np.isinf(t), 0.0, 1.0 / (1.0 + u))
+        y = np.where(np.isinf(t), 1.0, u / (1.0 + u))
+        log_x = -np.log1p(u)
+        log_y = np.log(u) - np.log1p(u)
+        return _betainc(df / 2.0, np.full(x.shape, 0.5), x, y, log_x, log_y)
+
+
+_NORMAL = NormalDist()
+
+
+def normal_cdf(z: float) -> float:
+    """Φ(z) = erfc(−z/√2) / 2."""
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
+def normal_ppf(p: float) -> float:
+    """Φ⁻¹(p); ±inf at 0 and 1."""
+    if p <= 0.0:
+        return -math.inf
+    if p >= 1.0:
+        return math.inf
+    return _NORMAL.inv_cdf(p)
+
+
+# --------------------------------------------------------------------------------------------------
+# t-test and Wilcoxon
+# --------------------------------------------------------------------------------------------------
+
+
+def t_test(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Paired t-test per column: ``(t, p)``. See the module docstring for the edge cases.
+
+    >>> t, p = t_test(np.array([0.1, 0.2, 0.3, 0.4]))
+    >>> round(float(t), 6), round(float(p), 6)
+    (3.872983, 0.030466)
+    """
+    x, vector = _as_matrix(d)
+    m = x.shape[1]
+    tt, pp = np.full(m, np.nan), np.full(m, np.nan)
+    for j in range(m):
+        v = x[:, j][~np.isnan(x[:, j])]
+        n = v.size
+        if n < 2:
+            continue
+        mean = float(v.mean())
+        sd = float(v.std(ddof=1))
+        if sd == 0.0:
+            if mean == 0.0:
+                tt[j], pp[j] = 0.0, 1.0
+            else:
+                tt[j], pp[j] = math.copysign(math.inf, mean), 0.0
+            continue
+        tt[j] = mean / (sd / math.sqrt(n))
+    todo = ~np.isnan(tt) & np.isnan(pp)
+    if todo.any():
+        df = (~np.isnan(x)).sum(axis=0)[todo] - 1.0
+        pp[todo] = np.minimum(1.0, t_sf(tt[todo], df))
+    return _out(tt, vector), _out(pp, vector)
+
+
+def _rank_abs(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Average ranks of |v| (1-based) and the sizes of the tie groups."""
+    a = np.abs(v)
+    order = np.argsort(a, kind="stable")
+    s = a[order]
+    start = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    sizes = np.diff(np.r_[start, s.size])
+    avg = start + (sizes + 1) / 2.0
+    ranks = np.empty(v.size)
+    ranks[order] = np.repeat(avg, sizes)
+    return ranks, sizes
+
+
+def _wilcoxon_pmf(n: int) -> np.ndarray:
+    """P(W+ = k), k = 0..n(n+1)/2, for n untied non-zero differences (each sign equally likely)."""
+    c = np.ones(1)
+    for k in range(1, n + 1):
+        prev = c
+        c = np.zeros(k * (k + 1) // 2 + 1)
+        c[: prev.size] = prev * 0.5
+        c[-prev.size :] += prev * 0.5
+    return c
+
+
+def wilcoxon_test(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Wilcoxon signed-rank test per column: ``(W+, p, method)``, method ``exact``, ``exact-flips``,
+    ``normal`` or ``none`` (no non-zero difference: p = 1; no difference at all: NaN).
+
+    >>> w, p, how = wilcoxon_test(np.array([0.5, 1.5, -0.25, 2.0, 3.0, 1.0]))
+    >>> float(w), round(float(p), 6), how
+    (20.0, 0.0625, ['exact'])
+    """
+    x, vector = _as_matrix(d)
+    m = x.shape[1]
+    stat, pv = np.full(m, np.nan), np.full(m, np.nan)
+    methods: list[str] = []
+    for j in range(m):
+        v = x[:, j][~np.isnan(x[:, j])]
+        n_all = v.size
+        nz = v[v != 0]
+        n = nz.size
+        if n_all == 0:
+            methods.append("none")
+            continue
+        if n == 0:
+            stat[j], pv[j] = 0.0, 1.0
+            methods.append("none")
+            continue
+        ranks, sizes = _rank_abs(nz)
+        wp = float(ranks[nz > 0].sum())
+        stat[j] = wp
+        ties = bool((sizes > 1).any())
+        zeros = n < n_all
+        if n_all <= 50 and not ties and not zeros:
+            pmf = _wilcoxon_pmf(n)
+            k = round(wp)
+            pv[j] = min(1.0, 2.0 * min(float(pmf[k:].sum()), float(pmf[: k + 1].sum())))
+            methods.append("exact")
+        elif n_all <= 13:
+            # every sign flip of all n_all differences (zeros included, as scipy's permutation test)
+            flips = ((np.arange(2**n_all)[:, None] >> np.arange(n_all)) & 1).astype(bool)
+            signed = np.where(flips, -v, v)
+            full = np.zeros(n_all)
+            full[v != 0] = ranks
+            null = ((signed > 0) * full).sum(axis=1)
+            gamma = abs(np.finfo(np.float64).eps * 100 * wp)
+            less = np.count_nonzero(null <= wp + gamma) / null.size
+            greater = np.count_nonzero(null >= wp - gamma) / null.size
+            pv[j] = min(1.0, 2.0 * min(less, greater))
+            methods.append("exact-flips")
+        else:
+            mean = n * (n + 1) / 4.0
+            var = (n * (n + 1) * (2 * n + 1) - float((sizes**3 - sizes).sum()) / 2.0) / 24.0
+            z = (wp - mean) / math.sqrt(var)
+            pv[j] = min(1.0, 2.0 * normal_cdf(-abs(z)))
+            methods.append("normal")
+    return _out(stat, vector), _out(pv, vector), methods
+
+
+# --------------------------------------------------------------------------------------------------
+# bootstrap
+# --------------------------------------------------------------------------------------------------
+
+
+def resample_sums(
+    x: np.ndarray, *, resamples: int = 10000, seed: int = 0, progress: Progress = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(sums, counts)``, both ``float64[B, m]``: for each of B bootstrap resamples of the rows, the sum of
+    each column's defined values over the resample (a row drawn c times counts c times) and how many
+    defined values it holds. Rows are drawn by ``integers(0, n, (chunk, n))`` from
+    ``default_rng(seed)``, the draws of ``scipy.stats.bootstrap``.
+    """
+    a, _ = _as_matrix(x)
+    B = _check_count("resamples", resamples)
+    seed = _check_seed(seed)
+    n, m = a.shape
+    sums, counts = np.zeros((B, m)), np.zeros((B, m))
+    if n == 0 or m == 0:
+        return sums, counts
+    valid = ~np.isnan(a)
+    xz = exact_grid(np.where(valid, a, 0.0))  # exact resampled sums: the same bits on any BLAS
+    masks, which = unique_masks(valid)
+    maskf = masks.astype(np.float64)
+    full = masks.all(axis=0)
+    rng = np.random.default_rng(seed)
+    at = 0
+    for size in _chunks(B, n):
+        idx = rng.integers(0, n, (size, n))
+        idx += (np.arange(size, dtype=np.int64) * n)[:, None]
+        c = np.bincount(idx.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        sums[at : at + size] = c @ xz
+        per_mask = c @ maskf
+        per_mask[:, full] = n  # every row defined: the resample holds n values
+        counts[at : at + size] = per_mask[:, which]
+        at += size
+        if progress:
+            progress(size / B)
+    return sums, counts
+
+
+def resample_means(x: np.ndarray, *, resamples: int = 10000, seed: int = 0, progress: Progress = None) -> np.ndarray:
+    """``float64[B, m]``: each column's mean over its defined values in each of B bootstrap resamples
+    of the rows (NaN for a resample without any of its defined values). See :func:`resample_sums`."""
+    sums, counts = resample_sums(x, resamples=resamples, seed=seed, progress=progress)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
+
+
+def _check_level(confidence: float) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 < float(confidence) < 1.0:
+        raise ConfigError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
+    return float(confidence)
+
+
+def percentile_interval(boot: np.ndarray, confidence: float = 0.95) -> np.ndarray:
+    """``[lo, hi]`` per column of ``boot`` (resamples along axis 0, NaN resamples left out): its α/2
+    and 1 − α/2 quantiles (linear interpolation)."""
+    level = _check_level(confidence)
+    b, vector = _as_matrix(boot)
+    alpha = (1.0 - level) / 2.0
+    out = np.full((b.shape[1], 2), np.nan)
+    for j in range(b.shape[1]):
+        col = b[:, j]
+        col = col[~np.isnan(col)] if np.isnan(col).any() else col
+        if col.size:
+            out[j] = np.quantile(col, [alpha, 1.0 - alpha])
+    return out[0] if vector else out
+
+
+def bca_interval(boot: np.ndarray, estimate: float, jackknife: np.ndarray, confidence: float = 0.95) -> np.ndarray:
+    """BCa interval ``[lo, hi]`` of one statistic from its bootstrap distribution (NaN resamples left
+    out), its estimate and its jackknife values (see the module docstring). When z₀ is infinite (every
+    resampled value on one side of the estimate) it is the percentile interval; an undefined
+    acceleration (a jackknife value is NaN, or all are equal) counts as 0."""
+    level = _check_level(confidence)
+    b = np.asarray(boot, dtype=np.float64)
+    b = b[~np.isnan(b)]
+    if b.size == 0 or math.isnan(estimate):
+        return np.array([np.nan, np.nan])
+    share = (np.count_nonzero(b < estimate) + np.count_nonzero(b <= estimate)) / (2.0 * b.size)
+    z0 = normal_ppf(share)
+    if not math.isfinite(z0):
+        return percentile_interval(b, level)
+    jack = np.asarray(jackknife, dtype=np.float64)
+    a_hat = 0.0
+    if jack.size > 1 and not np.isnan(jack).any():
+        u = (jack.size - 1) * (jack.mean() - jack)
+        den = float((u**2).sum())
+        if den > 0:
+            a_hat = float((u**3).sum()) / (6.0 * den**1.5)
+    alpha = (1.0 - level) / 2.0
+    qs = []
+    for z in (normal_ppf(alpha), normal_ppf(1.0 - alpha)):
+        num = z0 + z
+        qs.append(normal_cdf(z0 + num / (1.0 - a_hat * num)))
+    return np.quantile(b, qs)
+
+
+def bootstrap_ci(
+    x: np.ndarray,
+    *,
+    resamples: int = 10000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    method: str = "percentile",
+    progress: Progress = None,
+) -> np.ndarray:
+    """Bootstrap confidence interval of the mean of each column (over its defined values): ``[lo, hi]``.
+
+    >>> ci = bootstrap_ci(np.array([1.0, 1.0, 1.0]), resamples=50)
+    >>> ci.tolist()
+    [1.0, 1.0]
+    """
+    if method not in CI_METHODS:
+        raise ConfigError(f"ci method must be one of {', '.join(CI_METHODS)}, got {method!r}")
+    a, vector = _as_matrix(x)
+    boot = resample_means(a, resamples=resamples, seed=seed, progress=progress)
+    if method == "percentile":
+        out = percentile_interval(boot, confidence)
+        return out[0] if vector else out
+    out = np.full((a.shape[1], 2), np.nan)
+    for j in range(a.shape[1]):
+        col = a[:, j]
+        if np.isnan(col).all():
+            continue
+        out[j] = bca_interval(boot[:, j], float(np.nanmean(col)), jackknife_means(col), confidence)
+    return out[0] if vector else out
+
+
+def jackknife_sums(x: np.ndarray) -> np.ndarray:
+    """Leave-one-out sums of the defined values of a column, one per row (a NaN row: the full sum)."""
+    v = np.asarray(x, dtype=np.float64)
+    valid = ~np.isnan(v)
+    total = v[valid].sum()
+    return np.where(valid, total - np.where(valid, v, 0.0), total)
+
+
+def jackknife_means(x: np.ndarray) -> np.ndarray:
+    """Leave-one-out means of the defined values of a column, one per row: (Σv − v_i) / (k − 1) for a
+    defined row, the mean itself for a NaN row (leaving it out changes nothing); NaN when k = 1."""
+    v = np.asarray(x, dtype=np.float64)
+    valid = ~np.isnan(v)
+    k = int(valid.sum())
+    if k == 0:
+        return np.full(v.shape, np.nan)
+    total = v[valid].sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        left = (total - np.where(valid, v, 0.0)) / (k - 1) if k > 1 else np.full(v.shape, np.nan)
+    return np.where(valid, left, total / k)
+
+
+def studentized_p(sums: np.ndarray, sums2: np.ndarray, counts: np.ndarray, d: np.ndarray) -> float:
+    """p of the paired bootstrap test from the resampled sums of d and of d² and the resampled counts
+    of defined values (same resamples); ``d``: the defined differences.
+
+    With w = d − mean(d) and n* defined values in a resample: mean(w*) = sums/n* − mean(d) and
+    var(w*) = n*/(n*−1) (sums2/n* − (sums/n*)²) (the shift does not change the variance).
+    """
+    n = d.size
+    if n < 2:
+        return math.nan
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1))
+    ok = counts >= 2
+    used = int(ok.sum())
+    if sd == 0.0:
+        return 1.0 if mean == 0.0 else 1.0 / (used + 1.0)
+    t_obs = abs(mean / (sd / math.sqrt(n)))
+    k = np.where(ok, counts, 2.0)
+    m_star = sums / k
+    num = m_star - mean
+    var = np.maximum(sums2 / k - m_star**2, 0.0) * k / (k - 1.0)
+    se = np.sqrt(var / k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_star = np.where(num == 0.0, 0.0, np.abs(num) / se)
+    hits = np.count_nonzero(ok & (t_star >= t_obs * (1.0 - 1e-12)))
+    return (hits + 1.0) / (used + 1.0)
+
+
+def bootstrap_test(d: np.ndarray, *, resamples: int = 10000, seed: int = 0, progress: Progress = None) -> np.ndarray:
+    """Two-sided paired (studentized) bootstrap test of mean(d) = 0, per column.
+
+    >>> bool(bootstrap_test(np.full(20, 0.3) + np.linspace(0, 0.01, 20), resamples=199) == 1 / 200)
+    True
+    """
+    a, vector = _as_matrix(d)
+    m = a.shape[1]
+    sums, counts = resample_sums(np.hstack([a, a**2]), resamples=resamples, seed=seed, progress=progress)
+    p = np.full(m, np.nan)
+    for j in range(m):
+        v = a[:, j][~np.isnan(a[:, j])]
+        if v.size:
+            p[j] = studentized_p(sums[:, j], sums[:, m + j], counts[:, j], v)
+    return _out(p, vector)
+
+
+# --------------------------------------------------------------------------------------------------
+# multiple comparisons
+# --------------------------------------------------------------------------------------------------
+
+
+def adjust_pvalues(p: np.ndarray, method: str = "holm") -> np.ndarray:
+    """Adjusted p-values for the family of all non-NaN entries of ``p``.
+
+    >>> adjust_pvalues(np.array([0.01, 0.04, 0.03]), "holm").round(6).tolist()
+    [0.03, 0.06, 0.06]
+    >>> adjust_pvalues(np.array([0.01, 0.04, 0.03]), "bh").round(6).tolist()
+    [0.03, 0.04, 0.04]
+    """
+    if method not in CORRECTIONS:
+        raise ConfigError(f"correction must be one of {', '.join(CORRECTIONS)}, got {method!r}")
+    p = np.asarray(p, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = ok.size
+    if m == 0:
+        return out
+    v = p[ok]
+    if method == "none":
+        adj = v.copy()
+    elif method == "bonferroni":
+        adj = np.minimum(1.0, v * m)
+    else:
+        order = np.argsort(v, kind="stable")
+        s = v[order]
+        i = np.arange(1, m + 1)
+        if method == "holm":
+            steps = np.maximum.accumulate(np.minimum(1.0, (m - i + 1) * s))
+        else:  # bh
+            steps = np.minimum.accumulate(np.minimum(1.0, m * s / i)[::-1])[::-1]
+        adj = np.empty(m)
+        adj[order] = steps
+    out[ok] = adj
+    return out

@@ -1,0 +1,78 @@
+"""The settings of the set-based RAG measures, and the settings every side data provider reads.
+
+:class:`RagConfig` is what a user passes (``evaluate(..., rag=RagConfig(grade_map="trec-dl",
+pool="bm25.run", pool_depth=50))``): the grade map onto the 1–5 utility scale, the retrieval pool (a
+run, cut at ``pool_depth``; without it each run is its own pool), whether a run may hold docs outside
+its pool, and the doc -> group mapping of ``RA-nWG(novelty=...)``. :class:`Settings` is what the
+session resolved: the values read and validated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .._core.grademap import GradeMap
+from .._errors import ConfigError
+from .._policies import coerce_settings
+
+if TYPE_CHECKING:
+    from .._io.model import Run
+    from .._io.side import DocGroups
+    from .utility import UtilityConfig
+
+__all__ = ["RagConfig", "Settings"]
+
+
+@dataclass(frozen=True)
+class RagConfig:
+    """Settings of the set-based RAG measures (see the module docstring).
+
+    >>> RagConfig(grade_map="trec-dl", pool_depth=20).grade_map
+    GradeMap('trec-dl (3:5,2:4,1:3,0:2)')
+    >>> RagConfig(pool_depth=0)
+    Traceback (most recent call last):
+    ctxeval._errors.ConfigError: pool_depth must be a whole number >= 1, got 0
+    """
+
+    grade_map: Any = None  #: a GradeMap, a preset name (trec-dl), 'FROM:TO,...' or a mapping
+    pool: Any = None  #: the retrieval pool: a run (path, mapping, frame or Run)
+    pool_depth: int | None = None
+    allow_outside_pool: bool = False
+    groups: Any = None  #: doc id -> group: a mapping or a file of 'doc_id group' lines
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "grade_map", GradeMap.coerce(self.grade_map))
+        d = self.pool_depth
+        if d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1):
+            raise ConfigError(f"pool_depth must be a whole number >= 1, got {d!r}")
+        if not isinstance(self.allow_outside_pool, bool):
+            raise ConfigError(f"allow_outside_pool must be true or false, got {self.allow_outside_pool!r}")
+
+    @classmethod
+    def coerce(cls, value: RagConfig | Mapping[str, Any] | None) -> RagConfig:
+        return coerce_settings(cls, value, "RAG settings")
+
+    @property
+    def configured(self) -> bool:
+        """Whether anything beyond the defaults is set (then the side data is built for every run)."""
+        return (
+            self.grade_map is not None
+            or self.pool is not None
+            or self.pool_depth is not None
+            or self.groups is not None
+        )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the providers read: the RAG settings with the pool run and the groups read, the utility
+    configuration, the fitted weights by hash, and the ranking rule of the evaluation."""
+
+    rag: RagConfig = field(default_factory=RagConfig)
+    pool: Run | None = None
+    groups: DocGroups | None = None
+    utility: UtilityConfig | None = None
+    fits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ties: str = "trec"

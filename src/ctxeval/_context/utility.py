@@ -1,0 +1,525 @@
+"""Per-passage utility: how much each retrieved passage helps (u > 0) or hurts (u < 0) an LLM reader.
+
+(~520 lines on purpose: the utility rules, their per-row resolution and the lines that describe
+them in reports are one definition and must change together.)
+
+A human skips an off-topic result; an LLM reads everything it is given, and a plausible-but-wrong
+passage pulls its answer off. Every ranked row of a run gets a utility ``u``:
+
+1. **Labels.** The judged grade (after the grade map in force, see :mod:`ctxeval._context.grades`) through a
+   utility map; default on the 1–5 scale ``{5: 1.0, 4: 1.0, 3: 0.5, 2: 0.0, 1: -1.0}``. Every grade of
+   the qrels must be in the map (other scales: give a grade map, e.g. ``trec-dl``, or a utility map
+   on their own grades). Unjudged rows have label utility 0. Utilities lie in [-1, 1].
+2. **Known distractors.** A list of ``qid docid`` pairs sets u = -1.0 whatever the label.
+3. **Detection rules** for rows whose utility is still 0 (judged with utility 0, e.g. grade 2, or
+   unlabelled), and only those: a row whose *relative score* is >= ``tau`` is a hard negative
+   (u = ``penalty``); otherwise a row at rank <= ``top_rank`` is a hard negative too, judged or
+   unlabelled alike (an unlabelled passage is not relevant as far as the qrels know, and the LLM
+   reads it all the same). Otherwise the label
+   utility stands (0 if unlabelled). Rows of non-zero utility (relevant grades, grade 1's -1, known
+   distractors) are never touched.
+   The relative score of a row is s / s_max over its query's retrieved list when all the query's
+   scores are > 0, else (s - s_min) / (s_max - s_min); a query whose scores are all equal gets 1.0
+   on every row. It is never an absolute threshold: RRF scores live near 0.03, where any absolute
+   threshold silently flags nothing.
+   Presets (:class:`DistractorRules`): ``default`` tau 0.7, top_rank 3, penalty -0.5; ``strict``
+   tau 0.5, top_rank 3, penalty -1.0; ``lenient`` tau 0.9, top_rank 3, penalty -0.2; ``off`` (labels
+   and the known list only). Any value can be overridden (the preset is then reported as ``custom``).
+4. **LLM utilities** (``qid docid u`` lines, u in [0, 1], e.g. u = 1 - P(first token of
+   "NO-RESPONSE") with the passage alone in the prompt, Trappolini et al. 2025) replace the above
+   for every row that has one. They are unsigned, so the sign comes from relevance, as in the
+   positional UDCG's u+ / u- split: u for a relevant row (positive label utility, not a known
+   distractor); for the others u measures how strongly the passage makes the LLM answer (the
+   *distracting effect*, Amiraz et al., ACL 2025), and such a passage is a distractor, utility -u,
+   only when u >= ``llm_threshold`` (default 0.5: the LLM is more likely to answer from it than to
+   decline). Below the threshold it is junk the LLM ignores: utility 0, not a distractor (with a
+   threshold of 0 every irrelevant passage with u > 0 counts). A known distractor is one whatever
+   its LLM utility: -u. Rows without an LLM utility keep the label-derived value;
+   :meth:`~ctxeval._core.extras.Utilities.counts` says how many. The threshold shapes ``u`` and so every measure built
+   on it (dDCG, ndDCG, DistractorRate, DistractorHarm, the optimal k, calibration); Trappolini et
+   al.'s UDCG and positional UDCG read the LLM utilities as given (``u_raw``: +u / -u by relevance,
+   no threshold).
+
+``why`` codes say which step set each row: 0 label, 1 known distractor, 2 hard negative by relative
+score, 3 hard negative by rank, 4 LLM utility (:data:`~ctxeval._core.extras.WHY_NAMES`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from .._core.extras import WHY_KNOWN, WHY_LABEL, WHY_LLM, WHY_RANK, WHY_SCORE, Grades, Utilities
+from .._core.join import judged_docs, pair_lookup
+from .._core.relscore import relative_scores
+from .._errors import ConfigError
+from .._io.side import Pairs, read_distractors, read_utilities
+from . import Inputs, register
+
+if TYPE_CHECKING:
+    from .._core.evaldata import EvalData
+    from .._core.grademap import GradeMap
+    from .._io.model import Qrels
+
+__all__ = [
+    "DEFAULT_LLM_THRESHOLD",
+    "DEFAULT_UTILITY_MAP",
+    "RELATIVE_SCORE_RULE",
+    "DistractorRules",
+    "UtilityConfig",
+    "UtilityProvider",
+    "describe_lines",
+    "llm_rule",
+    "parse_utility_map",
+    "row_utilities",
+]
+
+DEFAULT_UTILITY_MAP: dict[int, float] = {5: 1.0, 4: 1.0, 3: 0.5, 2: 0.0, 1: -1.0}
+DEFAULT_LLM_THRESHOLD = 0.5
+
+
+def llm_rule(threshold: float) -> str:
+    """How LLM utilities become signed utilities, for reports.
+
+    >>> llm_rule(0.5)
+    'relevant: u; other passages: -u when u >= 0.5, else 0; known distractors: -u'
+    """
+    return f"relevant: u; other passages: -u when u >= {threshold:g}, else 0; known distractors: -u"
+
+
+RELATIVE_SCORE_RULE = (
+    "s / s_max when all scores of the query are > 0, else (s - s_min) / (s_max - s_min); all equal: 1.0"
+)
+
+
+# --------------------------------------------------------------------------------------------------
+# settings
+# --------------------------------------------------------------------------------------------------
+
+
+def _check_unit(name: str, value: Any, lo: float, hi: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{name} must be a number in [{lo:g}, {hi:g}], got {value!r}")
+    if not lo <= value <= hi:
+        raise ConfigError(f"{name} must be in [{lo:g}, {hi:g}], got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class DistractorRules:
+    """Detection rules for hard negatives (see the module docstring).
+
+    ``tau``: relative-score threshold (None: no score rule); ``top_rank``: rows of utility 0 (judged
+    or unlabelled) at rank <= top_rank are hard negatives (0: no rank rule); ``penalty``: the utility
+    they get, in [-1, 0).
+
+    >>> DistractorRules.resolve("strict").describe()["tau"]
+    0.5
+    >>> r = DistractorRules.resolve("default", tau=0.8)
+    >>> r.preset, r.based_on, r.tau, r.top_rank, r.penalty
+    ('custom', 'default', 0.8, 3, -0.5)
+    """
+
+    preset: str = "default"
+    tau: float | None = 0.7
+    top_rank: int = 3
+    penalty: float = -0.5
+    based_on: str = "default"
+
+    PRESETS: ClassVar[dict[str, tuple[float | None, int, float]]] = {
+        "default": (0.7, 3, -0.5),
+        "strict": (0.5, 3, -1.0),
+        "lenient": (0.9, 3, -0.2),
+        "off": (None, 0, -0.5),
+    }
+
+    @classmethod
+    def resolve(
+        cls,
+        preset: str | DistractorRules | None = "default",
+        tau: float | None = None,
+        top_rank: int | None = None,
+        penalty: float | None = None,
+    ) -> DistractorRules:
+        """A preset (``default``, ``strict``, ``lenient``, ``off``) with optional overrides."""
+        if isinstance(preset, DistractorRules):
+            base_name, (b_tau, b_rank, b_pen) = preset.preset, (preset.tau, preset.top_rank, preset.penalty)
+            based_on = preset.based_on
+        else:
+            name = "default" if preset is None else str(preset).strip().lower()
+            if name not in cls.PRESETS:
+                raise ConfigError(f"distractor rules must be one of {', '.join(cls.PRESETS)}, got {preset!r}")
+            base_name, (b_tau, b_rank, b_pen), based_on = name, cls.PRESETS[name], name
+        new_tau = b_tau if tau is None else _check_unit("tau (relative-score threshold)", tau, 0.0, 1.0)
+        if top_rank is None:
+            new_rank = b_rank
+        elif isinstance(top_rank, bool) or not isinstance(top_rank, int) or top_rank < 0:
+            raise ConfigError(f"top_rank must be a whole number >= 0 (0 turns the rank rule off), got {top_rank!r}")
+        else:
+            new_rank = int(top_rank)
+        if penalty is None:
+            new_pen = b_pen
+        else:
+            new_pen = _check_unit("penalty (utility of a hard negative)", penalty, -1.0, 0.0)
+            if new_pen == 0.0:
+                raise ConfigError(
+                    "penalty must be < 0 (a hard negative hurts); use --distractor-rules off to turn detection off"
+                )
+        changed = (new_tau, new_rank, new_pen) != (b_tau, b_rank, b_pen)
+        return cls(
+            preset="custom" if changed else base_name,
+            tau=new_tau,
+            top_rank=new_rank,
+            penalty=new_pen,
+            based_on=based_on,
+        )
+
+    @property
+    def active(self) -> bool:
+        return self.tau is not None or self.top_rank > 0
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "preset": self.preset,
+            "based_on": self.based_on,
+            "tau": self.tau,
+            "top_rank": self.top_rank,
+            "penalty": self.penalty,
+            "relative_score": RELATIVE_SCORE_RULE,
+        }
+
+    def __str__(self) -> str:
+        if not self.active:
+            return f"{self.preset}: no detection (labels and the known list only)"
+        parts = []
+        if self.tau is not None:
+            parts.append(f"relative score >= {self.tau:g}")
+        if self.top_rank > 0:
+            parts.append(f"rank <= {self.top_rank}")
+        name = self.preset if self.preset != "custom" else f"custom (based on {self.based_on})"
+        return f"{name}: a passage of utility 0 (judged or unlabelled) is a hard negative if {' or '.join(parts)}; penalty {self.penalty:g}"
+
+
+def describe_lines(u: Mapping[str, Any]) -> list[str]:
+    """Text lines for a :meth:`UtilityConfig.describe` dict: the utility map, the rules in force, the
+    known list and the utility source (with the LLM threshold), as every text report prints them.
+
+    >>> describe_lines(UtilityConfig().describe())[0]
+    'utility map: 5:1,4:1,3:0.5,2:0,1:-1 (unjudged: 0); distractor rules default: a passage of utility 0 (judged or unlabelled) is a hard negative if relative score >= 0.7 or rank <= 3, penalty -0.5'
+    """
+    r = u["rules"]
+    umap = ",".join(f"{g}:{v:g}" for g, v in u["utility_map"].items())
+    if r["tau"] is None and not r["top_rank"]:
+        rules = "no detection (labels and the known list only)"
+    else:
+        parts = ([f"relative score >= {r['tau']:g}"] if r["tau"] is not None else []) + (
+            [f"rank <= {r['top_rank']}"] if r["top_rank"] else []
+        )
+        rules = f"a passage of utility 0 (judged or unlabelled) is a hard negative if {' or '.join(parts)}, penalty {r['penalty']:g}"
+    name = r["preset"] if r["preset"] != "custom" else f"custom (based on {r['based_on']})"
+    out = [f"utility map: {umap} (unjudged: 0); distractor rules {name}: {rules}"]
+    if u.get("known_distractors"):
+        kd = u["known_distractors"]
+        dup = f" ({kd['duplicate_lines']} duplicate lines ignored)" if kd.get("duplicate_lines") else ""
+        out.append(f"known distractors: {kd['pairs']} pairs from {kd['source']}{dup}")
+    if u.get("utilities"):
+        ut = u["utilities"]
+        src = f"LLM utilities from {ut['source']} ({llm_rule(ut.get('threshold', DEFAULT_LLM_THRESHOLD))}; UDCG reads u as given)"
+    else:
+        src = "labels (UDCG: label-derived stand-ins)"
+    out.append(f"utility source: {src}")
+    return out
+
+
+def parse_utility_map(value: Any) -> dict[int, float]:
+    """A utility map from None (the default), ``"default"``, ``"5:1,4:1,3:0.5,2:0,1:-1"`` or a mapping.
+
+    >>> parse_utility_map("3:1,2:0.5,1:0,0:-1")
+    {3: 1.0, 2: 0.5, 1: 0.0, 0: -1.0}
+    """
+    if value is None or (isinstance(value, str) and value.strip().lower() == "default"):
+        return dict(DEFAULT_UTILITY_MAP)
+    items: list[tuple[Any, Any]]
+    if isinstance(value, str):
+        items = []
+        for part in value.split(","):
+            if not part.strip():
+                continue
+            src, sep, dst = part.partition(":")
+            try:
+                if not sep:
+                    raise ValueError
+                items.append((int(src), float(dst)))
+            except ValueError:
+                raise ConfigError(
+                    f"utility map {value!r}: {part.strip()!r} is not GRADE:UTILITY (integer grade, number), "
+                    "e.g. 5:1,4:1,3:0.5,2:0,1:-1"
+                ) from None
+    elif isinstance(value, Mapping):
+        items = list(value.items())
+    else:
+        raise ConfigError(f"utility map must be 'GRADE:UTILITY,...' or a mapping, got {type(value).__name__}")
+    out: dict[int, float] = {}
+    for k, v in items:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+            raise ConfigError(f"utility map: grade {k!r} is not an integer")
+        if int(k) in out:
+            raise ConfigError(f"utility map {value!r}: grade {int(k)} is given twice")
+        out[int(k)] = _check_unit(f"utility map: utility of grade {k}", v, -1.0, 1.0)
+    if not out:
+        raise ConfigError("utility map is empty")
+    return dict(sorted(out.items(), key=lambda kv: -kv[0]))
+
+
+def _map_text(m: Mapping[int, float]) -> str:
+    return ",".join(f"{k}:{v:g}" for k, v in m.items())
+
+
+@dataclass(frozen=True, eq=False)
+class UtilityConfig:
+    """Everything that decides the per-row utilities; :meth:`describe` is printed in every report."""
+
+    utility_map: tuple[tuple[int, float], ...] = tuple(DEFAULT_UTILITY_MAP.items())
+    rules: DistractorRules = field(default_factory=DistractorRules)
+    known: Pairs | None = field(default=None, repr=False)  #: the known distractors
+    known_source: str | None = None
+    known_duplicates: int = 0  #: lines (or pairs) of the known list repeating an earlier pair, counted once
+    llm: Pairs | None = field(default=None, repr=False)  #: the LLM utilities (values: u)
+    llm_source: str | None = None
+    llm_threshold: float = DEFAULT_LLM_THRESHOLD  #: an irrelevant passage distracts when its LLM utility is >= this
+
+    @classmethod
+    def resolve(
+        cls,
+        utility_map: Any = None,
+        distractors: Any = None,
+        utilities: Any = None,
+        rules: str | DistractorRules | None = "default",
+        tau: float | None = None,
+        top_rank: int | None = None,
+        penalty: float | None = None,
+        llm_threshold: float | None = None,
+    ) -> UtilityConfig:
+        """Build a configuration from user-facing values (paths, texts, mappings); ``llm_threshold``
+        None means the default, 0.5."""
+        if isinstance(utility_map, UtilityConfig):
+            return utility_map
+        th = (
+            DEFAULT_LLM_THRESHOLD
+            if llm_threshold is None
+            else _check_unit(
+                "llm_threshold (LLM utility from which an irrelevant passage distracts)", llm_threshold, 0.0, 1.0
+            )
+        )
+        umap = tuple(parse_utility_map(utility_map).items())
+        drules = DistractorRules.resolve(rules, tau, top_rank, penalty)
+        known = read_distractors(distractors) if distractors is not None else None
+        llm = read_utilities(utilities) if utilities is not None else None
+        return cls(
+            utility_map=umap,
+            rules=drules,
+            known=known,
+            known_source=known.source if known is not None else None,
+            known_duplicates=known.duplicates if known is not None else 0,
+            llm=llm,
+            llm_source=llm.source if llm is not None else None,
+            llm_threshold=th,
+        )
+
+    @property
+    def map(self) -> dict[int, float]:
+        return dict(self.utility_map)
+
+    @property
+    def source(self) -> str:
+        """``llm`` when LLM utilities were given, else ``labels``."""
+        return "llm" if self.llm is not None else "labels"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "utility_map": {str(k): v for k, v in self.utility_map},
+            "rules": self.rules.describe(),
+            "known_distractors": None
+            if self.known is None
+            else {"source": self.known_source, "pairs": self.known.height, "duplicate_lines": self.known_duplicates},
+            "utilities": None
+            if self.llm is None
+            else {"source": self.llm_source, "pairs": self.llm.height, "threshold": self.llm_threshold},
+            "utility_source": self.source,
+        }
+
+    def lines(self) -> list[str]:
+        """Human-readable lines for text reports."""
+        out = [f"utility map: {_map_text(self.map)} (unjudged: 0)", f"distractor rules: {self.rules}"]
+        if self.known is not None:
+            dup = (
+                f"; {self.known_duplicates} duplicate line{'s' if self.known_duplicates != 1 else ''} ignored"
+                if self.known_duplicates
+                else ""
+            )
+            out.append(f"known distractors: {self.known.height} pairs from {self.known_source} (u = -1{dup})")
+        if self.llm is not None:
+            out.append(
+                f"utilities: LLM, {self.llm.height} pairs from {self.llm_source} ({llm_rule(self.llm_threshold)})"
+            )
+        else:
+            out.append("utilities: from the labels (no LLM utilities file)")
+        return out
+
+
+# --------------------------------------------------------------------------------------------------
+# per-row utilities
+# --------------------------------------------------------------------------------------------------
+
+
+def _lookup_map(grades: np.ndarray, umap: Mapping[int, float]) -> np.ndarray:
+    keys = np.array(sorted(umap), dtype=np.int64)
+    vals = np.array([umap[k] for k in keys.tolist()], dtype=np.float64)
+    pos = np.clip(np.searchsorted(keys, grades), 0, max(keys.size - 1, 0))
+    return vals[pos]
+
+
+def _check_grades(grades: Grades, umap: Mapping[int, float]) -> None:
+    present = np.unique(np.asarray(grades.q_util))
+    missing = sorted(set(present.tolist()) - set(umap))
+    if missing:
+        after = (
+            f" after the grade map {grades.grade_map}" if grades.grade_map and grades.grade_map != "identity" else ""
+        )
+        raise ConfigError(
+            f"the utility map {_map_text(umap)} gives no utility for grade(s) {missing} of the qrels{after}; "
+            "map the grades onto the 1-5 scale (--grade-map, e.g. trec-dl) or give a utility map covering them "
+            "(--utility-map GRADE:UTILITY,..., e.g. 3:1,2:1,1:0.5,0:0)"
+        )
+
+
+def _qids(data: EvalData) -> np.ndarray:
+    return np.array(data.qids, dtype=str) if data.qids else np.zeros(0, dtype="U1")
+
+
+def _values(q: np.ndarray, ids: Any, pairs: Pairs, qids: np.ndarray, n: int) -> np.ndarray:
+    """Per row (query positions ``q``, doc ids ``ids``): the value of its pair in ``pairs``, NaN if absent."""
+    out = np.full(n, np.nan)
+    if n:
+        i, row = pair_lookup(q, ids, pairs.columns, qids)
+        out[i] = pairs.columns.values[row]
+    return out
+
+
+def row_utilities(
+    data: EvalData, config: UtilityConfig | None = None, qrels: Qrels | None = None, grade_map: GradeMap | None = None
+) -> Utilities:
+    """Utilities of every ranked row of ``data`` (joined with its rows kept, with the ``grades`` side
+    data built).
+
+    ``qrels`` gives the ideal of ndDCG doc by doc, so that known distractors and LLM utilities of judged
+    docs the run did not retrieve count; without it the ideal comes from the grades alone, and is
+    unavailable (``pos_u`` None) when a known list or LLM utilities are in force.
+    """
+    config = config or UtilityConfig()
+    if data.rows is None:
+        raise ConfigError("per-passage utilities need the run's rows and scores (keep_rows)")
+    grades: Grades = data.extra("grades")
+    umap = config.map
+    _check_grades(grades, umap)
+    n = data.n_rows
+    qids = _qids(data)
+    label = np.zeros(n, dtype=np.float64)
+    if data.j_idx.size:
+        label[data.j_idx] = _lookup_map(np.asarray(grades.j_util), umap)
+    u = label.copy()
+    why = np.zeros(n, dtype=np.int8)
+    known = np.zeros(n, dtype=bool)
+    if config.known is not None and n:
+        known = ~np.isnan(_values(data.r_seg, data.rows.doc, config.known, qids, n))
+        u[known] = -1.0
+        why[known] = WHY_KNOWN
+    rel = relative_scores(data.r_off, data.r_score) if n else np.zeros(0)
+    rules = config.rules
+    cand = (u == 0.0) & (why == WHY_LABEL)
+    if rules.tau is not None:
+        by_score = cand & (rel >= rules.tau)
+        u[by_score] = rules.penalty
+        why[by_score] = WHY_SCORE
+        cand &= ~by_score
+    if rules.top_rank > 0:
+        by_rank = cand & (data.r_rank <= rules.top_rank)
+        u[by_rank] = rules.penalty
+        why[by_rank] = WHY_RANK
+    llm_u = None
+    u_raw = None
+    if config.llm is not None:
+        llm_u = _values(data.r_seg, data.rows.doc, config.llm, qids, n)
+        has = ~np.isnan(llm_u)
+        relevant = (label > 0) & ~known
+        u[has] = np.where(relevant[has], llm_u[has], -llm_u[has])
+        u_raw = u.copy()
+        ignored = has & ~relevant & ~known & (llm_u < config.llm_threshold)
+        u[ignored] = 0.0
+        why[has] = WHY_LLM
+    pos_off, pos_u = _ideal(data, grades, config, qrels, grade_map)
+    return Utilities(
+        u,
+        rel,
+        why,
+        label,
+        llm_u,
+        pos_off,
+        pos_u,
+        known,
+        u_raw,
+        config.source,
+        config.llm.height if config.llm is not None else None,
+        config.known.height if config.known is not None else None,
+    )
+
+
+def _ideal(
+    data: EvalData, grades: Grades, config: UtilityConfig, qrels: Qrels | None, grade_map: GradeMap | None
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    umap = config.map
+    if qrels is None:
+        if config.known is not None or config.llm is not None:
+            return None, None
+        seg = data.q_seg
+        util = _lookup_map(np.asarray(grades.q_util), umap)
+    else:
+        qids = _qids(data)
+        cols = qrels.columns
+        seg, rows = judged_docs(cols, qids)
+        grade = cols.values[rows].astype(np.int64)
+        label = _lookup_map(grade_map.apply(grade) if grade_map is not None else grade, umap)
+        util = label.copy()
+        docs = cols.doc.take(rows)
+        known = np.zeros(util.size, dtype=bool)
+        if config.known is not None and util.size:
+            known = ~np.isnan(_values(seg, docs, config.known, qids, util.size))
+            util[known] = -1.0
+        if config.llm is not None and util.size:
+            v = _values(seg, docs, config.llm, qids, util.size)
+            has = ~np.isnan(v)
+            relevant = (label > 0) & ~known
+            util[has] = np.where(relevant[has], v[has], -v[has])
+    keep = util > 0
+    seg, util = seg[keep], util[keep]
+    order = np.lexsort((-util, seg))
+    pos_off = np.zeros(data.n_queries + 1, dtype=np.int64)
+    pos_off[1:] = np.cumsum(np.bincount(seg, minlength=data.n_queries))
+    return pos_off, util[order]
+
+
+@dataclass(frozen=True)
+class UtilityProvider:
+    name: str = "utility"
+    after: tuple[str, ...] = ("grades",)
+    needs_rows: bool = True
+
+    def build(self, data: EvalData, inputs: Inputs) -> Utilities:
+        return row_utilities(data, inputs.settings.utility, inputs.qrels, inputs.settings.rag.grade_map)
+
+
+register(UtilityProvider())

@@ -1,0 +1,261 @@
+"""EvalData: a run joined with its qrels, query by query, and the side data its measures need.
+
+Every measure kernel is a pure function of an :class:`EvalData` (plus its parameters) returning one
+float per query. Queries are ordered byte-wise by id; within a query, rows are in rank order.
+
+The run is held sparsely: for each query a segment ``[r_off[i], r_off[i+1])`` of ranked rows, of
+which only the *judged* rows are materialised (``j_idx``: their row index in rank order, ``j_grade``:
+their grade); unjudged rows carry nothing for qrels-based measures, so kernels cost O(judged
+retrieved). ``rows`` (the doc id and score of every ranked row) is kept when side data needs it.
+
+Side data (utility grades after a grade map, the retrieval pool, doc groups, per-passage utilities,
+fitted weights) comes through one seam: ``extras``, typed values (:mod:`.extras`) keyed by name that
+the session builds for the measures that require them; a kernel asks ``data.extra("pool")``. An
+EvalData never changes after it is built: :meth:`with_extras` and :meth:`prefix` return new ones, and
+derived arrays are cached through :meth:`memo` (or as cached properties).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+
+from .._errors import ConfigError
+from .ids import Ids
+from .segments import offsets, seg_sum
+
+__all__ = ["Cut", "EvalData", "Extra", "QueryAccounting", "RankedRows"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class QueryAccounting:
+    """How the queries of a run and of the qrels were treated."""
+
+    evaluated: int  #: queries present in both the run and the qrels
+    missing: int  #: judged queries absent from the run (handled by the ``missing`` policy)
+    unjudged: int  #: run queries without judgments (always ignored, as trec_eval does)
+    missing_policy: str
+    missing_ids: tuple[str, ...] = field(default=(), repr=False)
+    unjudged_ids: tuple[str, ...] = field(default=(), repr=False)
+    #: scores beyond the float32 range, which rank as ±inf under ``ties="trec"`` (as in trec_eval 9)
+    beyond_float32: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "evaluated": self.evaluated,
+            "missing_from_run": self.missing,
+            "missing_policy": self.missing_policy,
+            "scored_as_zero": self.missing if self.missing_policy == "zero" else 0,
+            "ignored_missing": self.missing if self.missing_policy == "ignore" else 0,
+            "unjudged_in_run": self.unjudged,
+        }
+        if self.beyond_float32:
+            out["scores_beyond_float32"] = self.beyond_float32
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class RankedRows:
+    """The doc id and score of every ranked row of the evaluated queries, in rank order."""
+
+    doc: Ids
+    score: np.ndarray
+
+    def take(self, rows: np.ndarray) -> RankedRows:
+        return RankedRows(self.doc.take(rows), self.score[rows])
+
+
+@dataclass(frozen=True)
+class Cut:
+    """How :meth:`EvalData.prefix` maps the old data onto the new: ``j_keep`` (mask over the judged
+    rows kept), ``rows`` (old index of every kept ranked row) and the new ``r_off``."""
+
+    j_keep: np.ndarray
+    rows: np.ndarray
+    r_off: np.ndarray
+
+
+class Extra(Protocol):
+    """Side data a measure requires (see :mod:`.extras`)."""
+
+    def cut(self, cut: Cut) -> Extra:
+        """The same side data for the run cut to a prefix of every ranking."""
+        ...
+
+
+@dataclass(frozen=True, eq=False)
+class EvalData:
+    """A run and its qrels as per-query segments (see the module docstring).
+
+    ``qids``: the evaluated query ids, byte-wise ascending; ``r_off``: ``int64[n_q + 1]`` offsets of
+    the ranked rows; ``j_idx``, ``j_grade``: judged retrieved rows (row index, ascending) and their
+    grades; ``q_off``, ``q_grade``: every query's judged grades, descending; ``has_run``: whether the
+    query occurs in the run; ``max_grade``: the highest grade of the whole qrels.
+    """
+
+    qids: list[str]
+    r_off: np.ndarray
+    j_idx: np.ndarray
+    j_grade: np.ndarray
+    q_off: np.ndarray
+    q_grade: np.ndarray
+    has_run: np.ndarray
+    accounting: QueryAccounting
+    ties: str = "trec"
+    max_grade: int = 0
+    rows: RankedRows | None = None
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    # -- side data ----------------------------------------------------------------------------------
+    def extra(self, name: str) -> Any:
+        """The side data ``name`` (``grades``, ``pool``, ``groups``, ``utility``, ...); a
+        :class:`ConfigError` saying what is missing when the session did not build it."""
+        found = self.extras.get(name)
+        if found is None:
+            raise ConfigError(
+                f"this evaluation holds no {name!r} side data; evaluate through ctxeval.evaluate (or a Session), "
+                "which builds the side data every requested measure requires"
+            )
+        return found
+
+    def has(self, name: str) -> bool:
+        return name in self.extras
+
+    def with_extras(self, **extras: Any) -> EvalData:
+        """A copy with more side data (cached derived arrays carried over)."""
+        out = replace(self, extras={**self.extras, **extras}, _memo=self._memo)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in out.__dict__})
+        return out
+
+    def memo(self, key: Any, compute: Callable[[], T]) -> T:
+        """``compute()`` once per key (derived arrays kernels share)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    # -- sizes ----------------------------------------------------------------------------------------
+    @property
+    def n_queries(self) -> int:
+        return len(self.qids)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.r_off[-1])
+
+    @cached_property
+    def n_ret(self) -> np.ndarray:
+        return np.diff(self.r_off)
+
+    # -- judged rows ----------------------------------------------------------------------------------
+    @cached_property
+    def j_seg(self) -> np.ndarray:
+        """Query index of every judged retrieved row."""
+        return np.searchsorted(self.r_off, self.j_idx, side="right").astype(np.int64) - 1
+
+    @cached_property
+    def j_rank(self) -> np.ndarray:
+        """1-based rank of every judged retrieved row."""
+        return self.j_idx - self.r_off[:-1][self.j_seg] + 1
+
+    def j_relevant(self, rel: int) -> np.ndarray:
+        """Mask over judged rows: grade >= rel."""
+        return self.memo(("j_rel", rel), lambda: self.j_grade >= rel)
+
+    def seg_count(self, mask: np.ndarray) -> np.ndarray:
+        """Per query: how many judged rows satisfy ``mask``."""
+        return np.bincount(self.j_seg[mask], minlength=self.n_queries)
+
+    def seg_total(self, values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Per query: the sum of ``values`` (one per judged row) over rows satisfying ``mask``."""
+        seg = self.j_seg if mask is None else self.j_seg[mask]
+        w = values if mask is None else values[mask]
+        return np.bincount(seg, weights=w, minlength=self.n_queries).astype(np.float64)
+
+    # -- every ranked row -----------------------------------------------------------------------------
+    @cached_property
+    def r_judged(self) -> np.ndarray:
+        out = np.zeros(self.n_rows, dtype=bool)
+        out[self.j_idx] = True
+        return out
+
+    @cached_property
+    def r_grade(self) -> np.ndarray:
+        """Grade of every ranked row (0 where unjudged; see ``r_judged``)."""
+        out = np.zeros(self.n_rows, dtype=np.int64)
+        out[self.j_idx] = self.j_grade
+        return out
+
+    @property
+    def r_score(self) -> np.ndarray:
+        if self.rows is None:
+            raise ConfigError("this evaluation was built without the run's rows (keep_rows=False)")
+        return self.rows.score
+
+    @cached_property
+    def r_seg(self) -> np.ndarray:
+        """Query index of every ranked row."""
+        return np.repeat(np.arange(self.n_queries, dtype=np.int64), np.diff(self.r_off))
+
+    @cached_property
+    def r_rank(self) -> np.ndarray:
+        """1-based rank of every ranked row within its query."""
+        return np.arange(self.n_rows, dtype=np.int64) - self.r_off[:-1][self.r_seg] + 1
+
+    # -- judged docs of every query -------------------------------------------------------------------
+    @cached_property
+    def q_seg(self) -> np.ndarray:
+        return np.repeat(np.arange(self.n_queries, dtype=np.int64), np.diff(self.q_off))
+
+    @cached_property
+    def q_pos(self) -> np.ndarray:
+        """1-based position of each judged grade in its query's descending (ideal) order."""
+        pos = np.arange(1, self.q_grade.shape[0] + 1, dtype=np.int64)
+        pos -= np.repeat(self.q_off[:-1], np.diff(self.q_off))
+        return pos
+
+    def num_rel(self, rel: int) -> np.ndarray:
+        """Per query: judged docs with grade >= rel (retrieved or not)."""
+
+        def compute() -> np.ndarray:
+            counts = self._memo.get("grade_counts")
+            if counts is not None:  # from the join: judged docs per (query, grade), grades descending
+                table, gmax = counts
+                return table[:, : min(max(gmax - rel + 1, 0), table.shape[1])].sum(axis=1, dtype=np.int64)
+            return seg_sum((self.q_grade >= rel).astype(np.int64), self.q_off)
+
+        return self.memo(("num_rel", rel), compute)
+
+    # -- a prefix of every ranking --------------------------------------------------------------------
+    def prefix(self, length: int) -> EvalData:
+        """Every query's ranking cut to its first ``length`` rows. The qrels side, the accounting and
+        the side data that does not depend on the run (the pool of a run that is its own pool stays
+        the *untruncated* run) are kept; per-row side data is cut the same way."""
+        n = np.minimum(np.diff(self.r_off), length)
+        off = offsets(n)
+        rows = np.arange(int(off[-1]), dtype=np.int64) - np.repeat(off[:-1] - self.r_off[:-1], n)
+        keep = self.j_rank <= length
+        seg = self.j_seg[keep]
+        j_idx = self.j_idx[keep] - self.r_off[:-1][seg] + off[:-1][seg]
+        cut = Cut(keep, rows, off)
+        out = replace(
+            self,
+            r_off=off,
+            j_idx=j_idx,
+            j_grade=self.j_grade[keep],
+            rows=None if self.rows is None else self.rows.take(rows),
+            extras={name: value.cut(cut) for name, value in self.extras.items()},
+            _memo={
+                k: v
+                for k, v in self._memo.items()
+                if k == "grade_counts" or (isinstance(k, tuple) and k[0] == "num_rel")
+            },
+        )
+        out.__dict__.update({"j_seg": seg, "j_rank": self.j_rank[keep], "q_seg": self.q_seg, "q_pos": self.q_pos})
+        return out

@@ -1,0 +1,176 @@
+"""The typed side data of an :class:`~.evaldata.EvalData` (built by ``ctxeval._context``).
+
+Each value is frozen numpy data aligned with the EvalData it belongs to, knows how to follow a cut of
+the rankings to a prefix (:meth:`cut`), and nothing else: how it is built (from files, configurations
+or a judge) lives in ``ctxeval._context``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import numpy as np
+
+from .evaldata import Cut, EvalData
+from .ids import Ids
+
+__all__ = ["UTIL_MAX", "UTIL_MIN", "Fits", "Grades", "Groups", "JudgmentGroups", "Pool", "Utilities"]
+
+UTIL_MIN, UTIL_MAX = 1, 5
+
+
+@dataclass(frozen=True, eq=False)
+class Grades:
+    """The qrels grades on the scale of the set-based RAG measures (after the grade map in force):
+    ``j_util`` per judged retrieved row, ``q_util`` per judged doc (aligned with ``q_grade``);
+    ``original``: grade on that scale -> the qrels' own grades mapped onto it."""
+
+    j_util: np.ndarray
+    q_util: np.ndarray
+    grade_map: str | None = None  #: the grade map's description (None: the qrels' own grades)
+
+    def cut(self, cut: Cut) -> Grades:
+        return replace(self, j_util=self.j_util[cut.j_keep])
+
+
+@dataclass(frozen=True, eq=False)
+class Pool:
+    """The retrieval pool of every evaluated query: its judged docs (``p_seg``, ``p_util``,
+    ``p_rank``), which judged run rows it holds (``j_in_pool``) and every pool row within the depth
+    (``m_seg``, ``m_rank``, ``m_doc``), for diagnosis."""
+
+    source: str  #: the pool run's name, or ``(the run itself)``
+    own: bool  #: the run is its own pool
+    depth: int | None  #: pool depth (None: the full pool run)
+    p_seg: np.ndarray
+    p_util: np.ndarray
+    p_rank: np.ndarray
+    j_in_pool: np.ndarray
+    m_seg: np.ndarray
+    m_rank: np.ndarray
+    m_doc: Ids | None
+    outside_rows: int = 0  #: run rows outside the pool (explicit pools only)
+    outside_queries: int = 0
+    allow_outside: bool = False
+
+    def cut(self, cut: Cut) -> Pool:
+        return replace(self, j_in_pool=self.j_in_pool[cut.j_keep])
+
+    def report(self) -> dict[str, Any]:
+        return {"outside_pool_docs": self.outside_rows, "outside_pool_queries": self.outside_queries}
+
+
+@dataclass(frozen=True, eq=False)
+class Groups:
+    """Group codes of the judged run rows (``j_group``) and of every judged doc of every query
+    (``q_seg``, ``q_util``, ``q_group``, in no particular order); a doc without a group has a code
+    of its own (negative)."""
+
+    j_group: np.ndarray
+    q_seg: np.ndarray
+    q_util: np.ndarray
+    q_group: np.ndarray
+    source: str
+
+    def cut(self, cut: Cut) -> Groups:
+        return replace(self, j_group=self.j_group[cut.j_keep])
+
+
+#: why a row has its utility: label, known distractor, hard negative by score / by rank, LLM utility
+WHY_LABEL, WHY_KNOWN, WHY_SCORE, WHY_RANK, WHY_LLM = 0, 1, 2, 3, 4
+WHY_NAMES: tuple[str, ...] = (
+    "label",
+    "known distractor",
+    "hard negative (score)",
+    "hard negative (rank)",
+    "LLM utility",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Utilities:
+    """Per ranked row: utility ``u``, relative score ``rel``, the rule that set it (``why``), the
+    label utility, the LLM utility (NaN where none; None without them), ``u_raw`` (LLM utilities
+    read as given), ``known`` (on the known-distractor list); per query: the positive utilities of
+    its judged docs, descending (``pos_off``, ``pos_u``: the ideal of ndDCG; None when unknown).
+    ``llm_pairs`` / ``known_pairs``: pairs in the LLM utilities file / the known list."""
+
+    u: np.ndarray
+    rel: np.ndarray
+    why: np.ndarray
+    label: np.ndarray
+    llm_u: np.ndarray | None
+    pos_off: np.ndarray | None
+    pos_u: np.ndarray | None
+    known: np.ndarray | None = None
+    u_raw: np.ndarray | None = None
+    source: str = "labels"
+    llm_pairs: int | None = None
+    known_pairs: int | None = None
+
+    _PER_QUERY = ("pos_off", "pos_u")
+
+    @property
+    def u_direct(self) -> np.ndarray:
+        """The utilities with LLM utilities read as given (no threshold): ``u_raw``, or ``u``."""
+        return self.u if self.u_raw is None else self.u_raw
+
+    def cut(self, cut: Cut) -> Utilities:
+        changed = {
+            f.name: getattr(self, f.name)[cut.rows]
+            for f in fields(self)
+            if f.name not in self._PER_QUERY and isinstance(getattr(self, f.name), np.ndarray)
+        }
+        return replace(self, **changed)
+
+    def counts(self) -> dict[str, int]:
+        """Rows set by each rule, negative rows, rows without an LLM utility and pairs of the LLM
+        utilities file matching no ranked row (LLM source only), pairs of the known list matching no
+        ranked row (with a known list)."""
+        c = np.bincount(self.why.astype(np.int64), minlength=len(WHY_NAMES))
+        out = {name: int(n) for name, n in zip(WHY_NAMES, c.tolist())}
+        out["negative"] = int((self.u < 0).sum())
+        if self.llm_u is not None:
+            out["without LLM utility"] = int(np.isnan(self.llm_u).sum())
+            if self.u_raw is not None:
+                out["LLM utility below threshold"] = int(((self.u_raw < 0) & (self.u == 0)).sum())
+            if self.llm_pairs is not None:
+                # run rows are unique (query, doc) pairs, so each matched row uses one pair of the file
+                out["LLM pairs not retrieved"] = int(self.llm_pairs - int((~np.isnan(self.llm_u)).sum()))
+        if self.known is not None and self.known_pairs is not None:
+            out["known pairs not retrieved"] = int(self.known_pairs - int(self.known.sum()))
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class Fits:
+    """Fitted weights of the positional UDCG by content hash: ``{hash: {"alpha", "beta", "bias", "k"}}``."""
+
+    by_hash: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def cut(self, cut: Cut) -> Fits:
+        return self
+
+
+@dataclass(frozen=True, eq=False)
+class JudgmentGroups:
+    """trec_eval's judgment groups (``-R qrels_jg``): one evaluation per group of judgments (the run
+    against that group's qrels), and for each the position of every evaluated query in it (-1: the
+    query has no judgments in that group). Groups in trec_eval's order (their labels byte-wise)."""
+
+    labels: tuple[str, ...]
+    groups: tuple[EvalData, ...]
+    where: tuple[np.ndarray, ...]
+
+    def mean(self, n_queries: int, per_group: Any) -> np.ndarray:
+        """Per query, ``per_group(data)`` summed over the query's groups in order and divided by their
+        number when there are several (trec_eval's ``*_avgjg``)."""
+        total = np.zeros(n_queries)
+        count = np.zeros(n_queries, dtype=np.int64)
+        for data, where in zip(self.groups, self.where):
+            values = np.asarray(per_group(data), dtype=np.float64)
+            has = where >= 0
+            total[has] += values[where[has]]
+            count[has] += 1
+        return np.where(count > 1, total / np.maximum(count, 1), total)

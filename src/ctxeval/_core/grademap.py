@@ -1,0 +1,97 @@
+"""A mapping of qrels grades onto another scale (e.g. TREC DL 0–3 onto the 1–5 utility scale)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._errors import ConfigError
+from .segments import distinct
+
+__all__ = ["GradeMap"]
+
+
+class GradeMap:
+    """A mapping of qrels grades onto another scale (e.g. TREC DL 0–3 onto the 1–5 utility scale).
+
+    >>> GradeMap.parse("trec-dl").mapping
+    {3: 5, 2: 4, 1: 3, 0: 2}
+    >>> str(GradeMap.parse("3:5,2:4"))
+    '3:5,2:4'
+    >>> GradeMap.parse("trec-dl").apply(np.array([0, 3, 1])).tolist()
+    [2, 5, 3]
+    """
+
+    PRESETS: ClassVar[dict[str, dict[int, int]]] = {
+        "trec-dl": {3: 5, 2: 4, 1: 3, 0: 2},
+        "identity": {},
+    }
+
+    __slots__ = ("mapping", "name")
+
+    def __init__(self, mapping: Mapping[int, int], name: str | None = None) -> None:
+        self.mapping = {int(k): int(v) for k, v in mapping.items()}
+        self.name = name
+
+    @classmethod
+    def parse(cls, text: str) -> GradeMap:
+        text = text.strip()
+        if text in cls.PRESETS:
+            return cls(cls.PRESETS[text], text)
+        mapping: dict[int, int] = {}
+        for part in text.split(","):
+            if not part.strip():
+                continue
+            src, sep, dst = part.partition(":")
+            try:
+                if not sep:
+                    raise ValueError
+                mapping[int(src)] = int(dst)
+            except ValueError:
+                raise ConfigError(
+                    f"grade map {text!r}: {part.strip()!r} is not of the form FROM:TO with integer grades "
+                    f"(or use a preset: {', '.join(cls.PRESETS)})"
+                ) from None
+        return cls(mapping)
+
+    @classmethod
+    def coerce(cls, value: Any) -> GradeMap | None:
+        """None, a :class:`GradeMap`, a preset name / ``FROM:TO,...`` text, or a mapping."""
+        if value is None or isinstance(value, GradeMap):
+            return value
+        if isinstance(value, str):
+            return cls.parse(value)
+        if isinstance(value, Mapping):
+            return cls(value)
+        raise ConfigError(
+            f"grade_map must be a preset name, a 'FROM:TO,...' text or a mapping, got {type(value).__name__}"
+        )
+
+    def __str__(self) -> str:
+        if self.name:
+            return self.name
+        return ",".join(f"{k}:{v}" for k, v in self.mapping.items())
+
+    def __repr__(self) -> str:
+        return f"GradeMap({self.describe()!r})"
+
+    def describe(self) -> str:
+        body = ",".join(f"{k}:{v}" for k, v in self.mapping.items()) or "identity"
+        return f"{self.name} ({body})" if self.name and self.mapping else body
+
+    def unmapped(self, grades: np.ndarray) -> list[int]:
+        """The grades of ``grades`` the map has no entry for (none for the identity)."""
+        if not self.mapping:
+            return []
+        return sorted(set(distinct(grades).tolist()) - set(self.mapping))
+
+    def apply(self, grades: np.ndarray) -> np.ndarray:
+        """The grades mapped (every grade must be in the map; the identity maps nothing)."""
+        if not self.mapping:
+            return grades
+        keys = np.array(sorted(self.mapping), dtype=np.int64)
+        vals = np.array([self.mapping[k] for k in keys.tolist()], dtype=np.int64)
+        pos = np.clip(np.searchsorted(keys, grades), 0, keys.size - 1)
+        return vals[pos]

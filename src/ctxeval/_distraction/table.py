@@ -1,0 +1,269 @@
+"""Comparing ranking profiles by the harm they do to an LLM reader: ``ctxeval distraction``.
+
+:func:`distraction_table` evaluates every run at one k and returns the ``distraction`` object of the
+report contract: per run RR, R@k, nDCG@k, dDCG@k, ndDCG@k, UDCG@k, the distractor rate and harm, the
+safety verdict, the optimal k (mean, median, histogram, best fixed K), the gap nDCG@k - ndDCG@k
+("harm the rank metrics do not see") and the worst distractors with the reason each was flagged,
+plus the utility map and the detection rules in force.
+
+Safety verdict from the mean DistractorRate@k over queries: SAFE when <= ``safe`` (0.10), RISKY when
+<= ``risky`` (0.50), DANGEROUS above. A mean within 1e-9 of a threshold counts as equal to it: the mean
+of per-query rates carries float noise (0.2, 0.1 and 0.0 average to 0.10000000000000002, not 0.1), and
+a rate is a multiple of 1/(k·queries), far coarser than that.
+
+>>> safety_verdict(0.1), safety_verdict(0.2), safety_verdict(0.51), safety_verdict(0.3, safe=0.3)
+('SAFE', 'RISKY', 'DANGEROUS', 'SAFE')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .._context.settings import RagConfig
+from .._context.utility import UtilityConfig
+from .._core.extras import WHY_KNOWN, WHY_LLM, WHY_RANK, WHY_SCORE, Utilities
+from .._errors import ConfigError
+from .._io.model import Qrels
+from .._measures import Measure, make
+from .._measures.distraction import top_rows
+from .._policies import Policies
+from .._session import open_session, unique_names
+from .dynamic_k import dynamic_k_summary
+
+__all__ = ["RISKY", "SAFE", "VERDICTS", "auto_rel", "distraction_table", "safety_verdict"]
+
+SAFE, RISKY = 0.10, 0.50
+_VERDICT_TOL = 1e-9
+VERDICTS = ("SAFE", "RISKY", "DANGEROUS")
+
+
+def _check_thresholds(safe: float, risky: float) -> None:
+    for name, v in (("safe", safe), ("risky", risky)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+            raise ConfigError(f"verdict threshold {name} must be a number in [0, 1], got {v!r}")
+    if safe > risky:
+        raise ConfigError(f"verdict thresholds: safe ({safe:g}) must not exceed risky ({risky:g})")
+
+
+def safety_verdict(rate: float | None, safe: float = SAFE, risky: float = RISKY) -> str:
+    """SAFE when rate <= safe, RISKY when safe < rate <= risky, DANGEROUS above; NA when undefined."""
+    _check_thresholds(safe, risky)
+    if rate is None or (isinstance(rate, float) and math.isnan(rate)):
+        return "NA"
+    return "SAFE" if rate <= safe + _VERDICT_TOL else "RISKY" if rate <= risky + _VERDICT_TOL else "DANGEROUS"
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+def _mean(v: np.ndarray) -> float:
+    ok = v[~np.isnan(v)]
+    return float(ok.mean()) if ok.size else math.nan
+
+
+def auto_rel(qrels: Qrels, config: UtilityConfig, gm: Any) -> tuple[int, list[str]]:
+    """The smallest qrels grade whose utility (after the grade map) is positive, for RR and R@k; a note
+    when a higher grade has a utility <= 0 (a non-monotone map)."""
+    grades = sorted(set(np.unique(qrels.columns.values).tolist()))
+    umap = config.map
+    notes: list[str] = []
+
+    def util(g: int) -> float | None:
+        mapped = gm.mapping.get(g, g) if gm is not None and gm.mapping else g
+        return umap.get(mapped)
+
+    positive = [g for g in grades if (util(g) or 0.0) > 0]
+    if not positive:
+        raise ConfigError(
+            f"no qrels grade has a positive utility under the utility map {config.map}; nothing is relevant"
+        )
+    rel = min(positive)
+    odd = [g for g in grades if g > rel and (util(g) or 0.0) <= 0]
+    if odd:
+        notes.append(f"grades {odd} lie above rel={rel} but have utility <= 0: RR and R count them as relevant")
+    return rel, notes
+
+
+def _why_text(
+    code: int,
+    grade: int | None,
+    rel_score: float,
+    rank: int,
+    llm: float | None,
+    known: bool,
+    label: float,
+    config: UtilityConfig,
+) -> str:
+    rules = config.rules
+    if code == WHY_KNOWN:
+        return "known distractor" + (f" (grade {grade})" if grade is not None else " (unjudged)")
+    if code == WHY_SCORE:
+        judged = f"grade {grade}" if grade is not None else "unjudged"
+        return f"hard negative: relative score {rel_score:.3f} >= tau {rules.tau:g} ({judged})"
+    if code == WHY_RANK:
+        what = f"utility 0 (grade {grade})" if grade is not None else "unlabelled passage"
+        return f"hard negative: {what} at rank {rank} <= {rules.top_rank}"
+    if code == WHY_LLM:
+        if known:
+            return f"LLM utility {llm:.3g} of a known distractor"
+        what = f"grade {grade}" if grade is not None else "unjudged"
+        return f"LLM utility {llm:.3g} >= {config.llm_threshold:g} of a non-relevant passage ({what})"
+    return f"label: grade {grade} has utility {label:g}" if grade is not None else "label"
+
+
+def distraction_table(
+    qrels: Any,
+    runs: Any,
+    k: int = 5,
+    *,
+    utility: UtilityConfig | Mapping[str, Any] | None = None,
+    rel: int | None = None,
+    safe: float = SAFE,
+    risky: float = RISKY,
+    worst: int = 5,
+    discount: bool = False,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: RagConfig | Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One row per run: rank measures next to the distraction-aware ones, the safety verdict, the
+    optimal k and the worst distractors. Returns the ``distraction`` object of the report contract
+    (``k``, ``rules``, ``utility_map``, ``utility_source``, ``rows``) plus the settings that shaped it
+    (``rel``, ``verdict_thresholds``, ``known_distractors``, ``utilities``, ``notes``).
+
+    ``utility`` (a :class:`~ctxeval.UtilityConfig`) decides the per-passage utilities; with LLM
+    utilities an irrelevant passage counts as a distractor (u = -LLM utility) only when its LLM
+    utility is >= the configuration's ``llm_threshold`` (default 0.5), else its utility is 0; UDCG
+    reads the LLM utilities as given. ``rel`` (for RR and R@k; also passed to UDCG when given)
+    defaults to the smallest grade whose utility is positive. ``rag.grade_map`` maps the grades first. ``ndcg_minus_nddcg`` is the mean over queries where ndDCG@k is defined of
+    nDCG@k - ndDCG@k. Every row says how many queries its means cover (``queries``: with
+    ``missing="zero"`` the judged queries absent from the run count, with an empty list), how the
+    run's queries were treated (``accounting``), the duplicate rows dropped, on how many queries
+    ndDCG and the gap are defined (``valid``) and which rule set how many utilities
+    (``utility_counts``); the text table prints the same. The optimal k is computed over the whole ranked list (``discount``: U(k) with
+    log2 discounts).
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
+    if isinstance(worst, bool) or not isinstance(worst, int) or worst < 0:
+        raise ConfigError(f"worst must be a whole number >= 0, got {worst!r}")
+    _check_thresholds(safe, risky)
+    session, run_objs = open_session(qrels, runs, policies=policies, rag=rag, utility=utility)
+    if not run_objs:
+        raise ConfigError("distraction needs at least one run")
+    qr = session.qrels
+    config = session.utility
+    gm = session.rag.grade_map
+    notes: list[str] = []
+    if rel is None:
+        rel_used, notes = auto_rel(qr, config, gm)
+    else:
+        rel_used = rel
+    ms: dict[str, Measure] = {
+        "RR": make("RR", {"rel": rel_used}),
+        "R": make("R", {"rel": rel_used}, k),
+        "nDCG": make("nDCG", None, k),
+        "dDCG": make("dDCG", None, k),
+        "ndDCG": make("ndDCG", None, k),
+        "UDCG": make("UDCG", {"rel": rel} if rel is not None else None, k),
+        "DistractorRate": make("DistractorRate", None, k),
+        "DistractorHarm": make("DistractorHarm", None, k),
+    }
+    if config.llm is None:
+        notes.append(
+            "UDCG uses label-derived stand-in utilities (relevant 1, others the size of their negative utility): no LLM utilities file"
+        )
+    else:
+        notes.append(
+            f"UDCG reads the LLM utilities as given; the threshold {config.llm_threshold:g} only decides which irrelevant passages count as distractors"
+        )
+    rows_out = []
+    for run, name in zip(run_objs, unique_names(run_objs)):
+        data = session.prepare(run, list(ms.values()), keep_rows=True)
+        urows: Utilities = data.extra("utility")
+        values = {key: m.compute(data) for key, m in ms.items()}
+        rate = _mean(values["DistractorRate"])
+        both = ~np.isnan(values["ndDCG"]) & ~np.isnan(values["nDCG"])
+        gap = float(np.mean(values["nDCG"][both] - values["ndDCG"][both])) if both.any() else math.nan
+        dyn = dynamic_k_summary(data.r_off, urows.u, discount=discount)
+        tidx, tseg, trank = top_rows(data, k)
+        neg = urows.u[tidx] < 0
+        idx, qseg, nrank = tidx[neg], tseg[neg], trank[neg]
+        rows = data.rows
+        if rows is None:
+            raise ConfigError("the distraction table needs the run's ranked rows (keep_rows)")
+        docs = (
+            np.array([d.encode("utf-8") for d in rows.doc.to_list(idx)], dtype=object)
+            if idx.size
+            else np.zeros(0, dtype=object)
+        )
+        order = np.lexsort((docs, qseg, nrank, urows.u[idx]))
+        worst_rows = []
+        grades = data.r_grade
+        judged = data.r_judged
+        for j in idx[order[:worst]].tolist():
+            g = int(grades[j]) if judged[j] else None
+            llm = None if urows.llm_u is None or math.isnan(urows.llm_u[j]) else float(urows.llm_u[j])
+            known = bool(urows.known[j]) if urows.known is not None else False
+            worst_rows.append(
+                {
+                    "query": data.qids[int(data.r_seg[j])],
+                    "doc": data.rows.doc.to_list(np.array([j]))[0],  # type: ignore[union-attr]
+                    "rank": int(data.r_rank[j]),
+                    "utility": float(urows.u[j]),
+                    "why": _why_text(
+                        int(urows.why[j]),
+                        g,
+                        float(urows.rel[j]),
+                        int(data.r_rank[j]),
+                        llm,
+                        known,
+                        float(urows.label[j]),
+                        config,
+                    ),
+                    "grade": g,
+                }
+            )
+        rows_out.append(
+            {
+                "run": name,
+                "measures": {str(m): _num(_mean(values[key])) for key, m in ms.items()},
+                "distractor_rate": _num(rate),
+                "distractor_harm": _num(_mean(values["DistractorHarm"])),
+                "verdict": safety_verdict(rate, safe, risky),
+                "optimal_k": {
+                    "mean": dyn["mean"],
+                    "median": dyn["median"],
+                    "histogram": dyn["histogram"],
+                    "best_fixed_k": dyn["best_fixed_k"],
+                    "mean_utility_at_best_fixed_k": dyn["mean_utility_at_best_fixed_k"],
+                    "mean_utility_at_optimal_k": dyn["mean_utility_at_optimal_k"],
+                },
+                "ndcg_minus_nddcg": _num(gap),
+                "worst_distractors": worst_rows,
+                "queries": int(data.n_queries),
+                "accounting": data.accounting.to_dict(),
+                "dropped_duplicates": int(run.dropped_duplicates),
+                "valid": {str(ms["ndDCG"]): int((~np.isnan(values["ndDCG"])).sum()), "nDCG-ndDCG": int(both.sum())},
+                "utility_counts": urows.counts(),
+            }
+        )
+    return {
+        "k": k,
+        "rules": config.rules.describe(),
+        "utility_map": {str(g): u for g, u in config.utility_map},
+        "utility_source": config.source,
+        "rel": rel_used,
+        "verdict_thresholds": {"safe": float(safe), "risky": float(risky)},
+        "known_distractors": config.describe()["known_distractors"],
+        "utilities": config.describe()["utilities"],
+        "grade_map": gm.describe() if gm is not None else None,
+        "qrels_dropped_duplicates": int(qr.dropped_duplicates),
+        "discount": bool(discount),
+        "notes": notes,
+        "rows": rows_out,
+    }

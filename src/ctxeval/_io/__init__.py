@@ -1,0 +1,7 @@
+"""The edge: bytes and frames in, core columns out, and writers.
+
+``model`` (:class:`Qrels`, :class:`Run`), ``read`` (the format registry and the duplicate rule),
+``trec`` and ``light`` (TREC text), ``tables`` (CSV/TSV/JSONL/Parquet/frames/dicts), ``side`` (every
+other file), ``ids`` (ids held in a polars column), ``frames`` (frames <-> columns), ``writers``.
+polars is imported here only, and only when first used.
+"""

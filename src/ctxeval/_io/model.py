@@ -1,0 +1,280 @@
+"""The data model: :class:`Qrels` (judgments) and :class:`Run` (a scored result list with a name).
+
+Both hold core :class:`~ctxeval._core.columns.Columns` (rows grouped by query, ids behind an
+``Ids`` column, values in numpy), read by any registered format (:mod:`.read`) or built from a
+mapping or a frame; nothing else is hidden inside. ``frame`` gives a polars frame of the rows in input
+order, for users.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._core.columns import Columns
+from .._core.grademap import GradeMap
+from .._core.ranking import score_key, segment_order, tie_memo
+from .._errors import ConfigError
+from . import tables, writers
+from .frames import frame_of
+from .read import check_duplicate_policy, read_file, resolve_duplicates
+from .trec import Kind
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = ["Qrels", "Run"]
+
+
+def split_named(arg: str) -> tuple[str | None, str]:
+    """``"NAME=PATH"`` -> (NAME, PATH) when PATH is a file and ``arg`` itself is not; else (None, arg).
+
+    >>> split_named("no-such=file")
+    (None, 'no-such=file')
+    """
+    name, sep, path = arg.partition("=")
+    if sep and name and not os.path.exists(arg) and os.path.exists(path):
+        return name, path
+    return None, arg
+
+
+def _stem(path: str | os.PathLike[str]) -> str:
+    name = Path(path).name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    return os.path.splitext(name)[0] or name
+
+
+class _Rows:
+    """What judgments and runs share: core columns, a source, the rows a duplicate policy dropped."""
+
+    __slots__ = ("columns", "dropped_duplicates", "source")
+    _kind: Kind
+    _value: str
+
+    columns: Columns
+    source: str
+    dropped_duplicates: int
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The rows as a polars frame (``query_id``, ``doc_id`` and ``relevance`` or ``score``) in input order."""
+        return frame_of(self.columns, self._value)
+
+    @property
+    def query_ids(self) -> list[str]:
+        """The query ids, sorted byte-wise."""
+        return sorted(self.columns.layout.heads.tolist())
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for q, d, v in self.frame.iter_rows():
+            out.setdefault(q, {})[d] = v
+        return out
+
+    @classmethod
+    def _of_mapping(cls, mapping: Mapping[str, Mapping[str, Any]], source: str, duplicates: str) -> tuple[Columns, int]:
+        return resolve_duplicates(tables.from_mapping(mapping, cls._kind, source), cls._kind, source, duplicates)
+
+    @classmethod
+    def _of_frame(cls, frame: Any, source: str, duplicates: str) -> tuple[Columns, int, str | None]:
+        check_duplicate_policy(duplicates)
+        cols, tag = tables.from_table(frame, cls._kind, source)
+        cols, dropped = resolve_duplicates(cols, cls._kind, f"{source} (row)", duplicates)
+        return cols, dropped, tag
+
+
+class Qrels(_Rows):
+    """Relevance judgments: one integer grade per (query id, doc id); grades may be negative.
+
+    >>> q = Qrels.from_dict({"q1": {"d1": 2, "d2": 0}})
+    >>> len(q), q.query_ids
+    (2, ['q1'])
+    """
+
+    __slots__ = ()
+    _kind = "qrels"
+    _value = "relevance"
+
+    def __init__(self, columns: Columns, source: str = "<qrels>", *, dropped_duplicates: int = 0) -> None:
+        if not isinstance(columns, Columns):
+            raise ConfigError("Qrels holds core Columns; build one with Qrels.from_file, from_dict or from_frame")
+        self.columns = columns
+        self.source = source
+        self.dropped_duplicates = dropped_duplicates
+
+    # construction ---------------------------------------------------------------------------------
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], *, format: str | None = None, duplicates: str = "error") -> Qrels:
+        """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet."""
+        read = read_file(path, "qrels", format, duplicates)
+        return cls(read.columns, str(path), dropped_duplicates=read.dropped)
+
+    @classmethod
+    def from_dict(
+        cls, mapping: Mapping[str, Mapping[str, int]], *, source: str = "<qrels dict>", duplicates: str = "error"
+    ) -> Qrels:
+        """From ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape)."""
+        cols, dropped = cls._of_mapping(mapping, source, duplicates)
+        return cls(cols, source, dropped_duplicates=dropped)
+
+    @classmethod
+    def from_frame(cls, frame: Any, *, source: str = "<qrels frame>", duplicates: str = "error") -> Qrels:
+        """From a pandas or polars frame with query id, doc id and relevance columns."""
+        cols, dropped, _ = cls._of_frame(frame, source, duplicates)
+        return cls(cols, source, dropped_duplicates=dropped)
+
+    @classmethod
+    def coerce(cls, obj: Any, *, duplicates: str = "error") -> Qrels:
+        """Accept a :class:`Qrels`, a path, a dict-of-dicts or a frame."""
+        if isinstance(obj, Qrels):
+            return obj
+        if isinstance(obj, (str, os.PathLike)):
+            return cls.from_file(obj, duplicates=duplicates)
+        if isinstance(obj, Mapping):
+            return cls.from_dict(obj, duplicates=duplicates)
+        return cls.from_frame(obj, duplicates=duplicates)
+
+    def __repr__(self) -> str:
+        return f"Qrels({self.source!r}, {self.columns.layout.n_segments} queries, {len(self)} judgments)"
+
+    def map_grades(self, grade_map: GradeMap | Mapping[int, int] | str) -> Qrels:
+        """Qrels with every grade mapped through ``grade_map`` (unmapped grades are an error)."""
+        gm = GradeMap.coerce(grade_map)
+        if gm is None:
+            raise ConfigError("map_grades needs a grade map")
+        bad = gm.unmapped(self.columns.values)
+        if bad:
+            raise ConfigError(
+                f"{self.source}: grade map {gm.describe()} does not map grade(s) {bad}; add them to the map"
+            )
+        c = self.columns
+        return Qrels(Columns(c.layout, c.doc, gm.apply(c.values), c.source_rows), self.source)
+
+    def write_trec(self, path: str | os.PathLike[str]) -> None:
+        writers.write_trec_qrels(self.frame, path)
+
+    def write_parquet(self, path: str | os.PathLike[str]) -> None:
+        writers.write_parquet(self.frame, path)
+
+
+class Run(_Rows):
+    """A run: a score per (query id, doc id) with a name.
+
+    The rank column of a TREC file is ignored; ranking is decided at evaluation time by the ``ties``
+    policy (trec_eval's by default: score descending, then doc id descending).
+
+    >>> r = Run.from_dict({"q1": {"d1": 0.5, "d2": 0.9}}, name="bm25")
+    >>> r.name, len(r)
+    ('bm25', 2)
+    """
+
+    __slots__ = ("name",)
+    _kind = "run"
+    _value = "score"
+
+    def __init__(
+        self, columns: Columns, name: str = "run", source: str = "<run>", *, dropped_duplicates: int = 0
+    ) -> None:
+        if not isinstance(columns, Columns):
+            raise ConfigError("Run holds core Columns; build one with Run.from_file, from_dict or from_frame")
+        self.columns = columns
+        self.name = name
+        self.source = source
+        self.dropped_duplicates = dropped_duplicates
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        name: str | None = None,
+        format: str | None = None,
+        duplicates: str = "error",
+    ) -> Run:
+        """Read a TREC run (``qid Q0 docid rank score tag``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
+
+        The run's name is ``name`` if given, else its tag when one tag is used throughout, else the
+        file name without extension.
+        """
+        read = read_file(path, "run", format, duplicates)
+        return cls(read.columns, name or read.tag or _stem(path), str(path), dropped_duplicates=read.dropped)
+
+    @classmethod
+    def from_dict(
+        cls,
+        mapping: Mapping[str, Mapping[str, float]],
+        *,
+        name: str = "run",
+        source: str = "<run dict>",
+        duplicates: str = "error",
+    ) -> Run:
+        """From ``{query_id: {doc_id: score}}`` (the pytrec_eval / ranx shape)."""
+        cols, dropped = cls._of_mapping(mapping, source, duplicates)
+        return cls(cols, name, source, dropped_duplicates=dropped)
+
+    @classmethod
+    def from_frame(
+        cls, frame: Any, *, name: str | None = None, source: str = "<run frame>", duplicates: str = "error"
+    ) -> Run:
+        """From a pandas or polars frame with query id, doc id and score columns (and optionally a tag)."""
+        cols, dropped, tag = cls._of_frame(frame, source, duplicates)
+        return cls(cols, name or tag or "run", source, dropped_duplicates=dropped)
+
+    @classmethod
+    def coerce(cls, obj: Any, *, name: str | None = None, duplicates: str = "error") -> Run:
+        """Accept a :class:`Run`, a path, ``"NAME=PATH"`` (a path named NAME), a dict-of-dicts or a frame."""
+        if isinstance(obj, Run):
+            return obj
+        if isinstance(obj, str) and name is None:
+            given, path = split_named(obj)
+            if given is not None:
+                return cls.from_file(path, name=given, duplicates=duplicates)
+        if isinstance(obj, (str, os.PathLike)):
+            return cls.from_file(obj, name=name, duplicates=duplicates)
+        if isinstance(obj, Mapping):
+            return cls.from_dict(obj, name=name or "run", duplicates=duplicates)
+        return cls.from_frame(obj, name=name, duplicates=duplicates)
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, {self.columns.layout.n_segments} queries, {len(self)} rows)"
+
+    def with_name(self, name: str) -> Run:
+        return Run(self.columns, name, self.source, dropped_duplicates=self.dropped_duplicates)
+
+    def ranked_rows(self, ties: str = "trec") -> np.ndarray:
+        """Every row in rank order: queries by id ascending, then the ``ties`` rule within each."""
+        c = self.columns
+        lay = c.layout
+        order = segment_order(
+            score_key(c.values, ties),
+            c.doc,
+            lay.starts,
+            lay.lengths,
+            ties,
+            c.memo.get(memo) if (memo := tie_memo(ties)) else None,
+        )
+        segs = np.argsort(lay.heads, kind="stable")
+        from .._core.segments import segment_rows
+
+        rows = segment_rows(lay.starts[segs], lay.lengths[segs])
+        return order.rows(lay.n_rows)[rows]
+
+    def write_trec(self, path: str | os.PathLike[str], *, ties: str = "trec") -> None:
+        """Write in TREC format, ranked by the ``ties`` policy (ranks 1..n per query)."""
+        c = self.columns
+        rows = self.ranked_rows(ties)
+        q = c.query_of_rows()[rows]
+        writers.write_trec_run(q.tolist(), c.doc.to_list(rows), c.values[rows].tolist(), path, self.name)
+
+    def write_parquet(self, path: str | os.PathLike[str]) -> None:
+        import polars as pl
+
+        writers.write_parquet(self.frame.with_columns(pl.lit(self.name).alias("tag")), path)

@@ -1,0 +1,487 @@
+"""TREC text (plain or gzip): ``qid iter docid grade`` (qrels) and ``qid Q0 docid rank score tag``
+(runs), into core :class:`~ctxeval._core.columns.Columns`.
+
+The rule, which every tier follows (``tests/io/test_reader_rule.py`` runs each case through each):
+
+* Lines end at ``\n`` (a ``\r`` before it is dropped); a UTF-8 byte order mark at the start is
+  skipped; lines that are blank or start with ``#`` are skipped.
+* Fields are separated by ASCII spaces and tabs, any run of them one separator; leading and trailing
+  ones are ignored. Every other character (a no-break space, U+3000, a vertical tab ...) belongs to a
+  field, except NUL, which is an error.
+* Every line holds exactly the format's fields (4 or 6); anything else is an error naming the file
+  and the line (a run given where qrels belong is named as such).
+* A grade is a whole number in ASCII digits (``2`` or ``2.0``) that fits in 64 bits; a score is a
+  finite decimal number in ASCII (``0.5``, ``-1e3``). Underscores, other digits (``٣``), ``inf``
+  and ``nan`` are errors.
+
+Four tiers, the first that accepts a file reads it: numpy alone for small plain files
+(:mod:`.light`); polars straight from the file, in pieces of whole lines, each reduced as soon as it
+is parsed (its query ids to runs, its tags to one name); polars after folding white space; and the
+line-by-line parser, which is the rule written out and names the line of any error. A fast tier that
+meets anything it cannot vouch for gives the file to the next.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import math
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+import numpy as np
+
+from .._core.columns import Columns
+from .._errors import EmptyInputError, FormatError
+from . import light
+from .frames import columns_from_frame, columns_from_runs, query_array
+from .ids import SeriesIds
+
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    from ._lazy import pl
+
+__all__ = [
+    "Kind",
+    "Parsed",
+    "decode",
+    "locate_in_trec",
+    "open_bytes",
+    "parse_grade",
+    "parse_score",
+    "read_qrels_jg",
+    "read_tags",
+    "read_trec",
+    "split_fields",
+]
+
+Kind = Literal["qrels", "run"]
+_TREC_COLUMNS = {"qrels": 4, "run": 6}
+_VALUE = {"run": "score", "qrels": "relevance"}
+
+
+class Parsed(NamedTuple):
+    """A file read into columns, and for a run the tag when one non-empty tag is used throughout."""
+
+    columns: Columns
+    tag: str | None
+
+
+def open_bytes(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+    if head == b"\x1f\x8b":
+        try:
+            with gzip.open(path, "rb") as gz:
+                return gz.read()
+        except (OSError, EOFError) as exc:
+            raise FormatError(str(path), None, f"cannot decompress gzip data: {exc}") from exc
+    return path.read_bytes()
+
+
+_WS_RUN = re.compile(rb"[ \t]+")
+_LEAD_WS = re.compile(rb"(?m)^[ \t]+")
+_TRAIL_WS = re.compile(rb"(?m)[ \t]*\r?$")
+
+
+def _first_data_line(data: bytes) -> bytes | None:
+    for line in io.BytesIO(data[: 1 << 16]):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(b"#"):
+            return line
+    return None
+
+
+def _trec_schema(kind: Kind) -> dict[str, Any]:
+    if kind == "run":
+        return {
+            "query_id": pl.String,
+            "q0": pl.String,
+            "doc_id": pl.String,
+            "rank": pl.String,
+            "score": pl.Float64,
+            "tag": pl.String,
+        }
+    return {"query_id": pl.String, "iter": pl.String, "doc_id": pl.String, "relevance": pl.Int64}
+
+
+_TREC_KEEP = {"run": ["query_id", "doc_id", "score", "tag"], "qrels": ["query_id", "doc_id", "relevance"]}
+
+
+_EXTRA = "_extra"  # one column past the format's: a line with too many fields fills it
+
+
+def _checked_schema(kind: Kind) -> dict[str, Any]:
+    return {**_trec_schema(kind), _EXTRA: pl.String}
+
+
+def _frame_valid(df: pl.DataFrame, kind: Kind) -> bool:
+    """No null in the format's columns (an empty field reads as null: polars' missing_is_null),
+    nothing past them and, in a run, finite scores (a NUL byte is looked for in the bytes)."""
+    data_cols = [c for c in df.columns if c != _EXTRA]
+    checks = [pl.sum_horizontal([pl.col(c).null_count() for c in data_cols]).alias("nulls")]
+    if _EXTRA in df.columns:
+        checks.append((pl.col(_EXTRA).null_count() == pl.len()).alias("no_extra"))
+    if kind == "run":
+        checks.append(pl.col("score").is_finite().all().alias("finite"))
+    row = df.select(checks).row(0)
+    return bool(row[0] == 0 and all(row[1:]))
+
+
+def _tag_of(tags: pl.Series) -> str | None:
+    """The tag when one non-empty tag is used throughout, else None."""
+    if tags.len() == 0:
+        return None
+    first = tags[0]
+    if first and tags.null_count() == 0 and bool((tags == first).all()):
+        return str(first)
+    return None
+
+
+def _polars_trec(data: bytes, kind: Kind) -> Parsed | None:
+    """polars over white-space-folded text (comment lines allowed); None when anything looks off
+    (the exact tier then explains)."""
+    if b"\x00" in data or b"\r" in data:  # a NUL, or a \r inside a line (line-end ones are folded away)
+        return None
+    try:
+        df = (
+            pl.scan_csv(
+                data,
+                separator=" ",
+                has_header=False,
+                comment_prefix="#",
+                quote_char=None,
+                schema=_checked_schema(kind),
+                missing_columns="insert",
+            )
+            .select([*_TREC_KEEP[kind], _EXTRA])
+            .collect()
+        )
+    except (pl.exceptions.PolarsError, UnicodeDecodeError, OSError):
+        return None
+    if df.height == 0 or not _frame_valid(df, kind):
+        return None
+    df = df.drop(_EXTRA)
+    if bool(df["query_id"].str.starts_with("#").any()):
+        return None
+    tag = _tag_of(df["tag"]) if kind == "run" else None
+    return Parsed(columns_from_frame(df, _VALUE[kind]), tag)
+
+
+_READ_CHUNK = 16 << 20
+
+
+def _pread(fd: int, n: int, offset: int) -> bytes:
+    """Exactly ``n`` bytes at ``offset`` (fewer only at the end of the file)."""
+    data = os.pread(fd, n, offset)
+    while len(data) < n:
+        more = os.pread(fd, n - len(data), offset + len(data))
+        if not more:
+            break
+        data += more
+    return data
+
+
+def _line_pieces(path: Path) -> Iterator[bytes]:
+    """The file in pieces of about ``_READ_CHUNK`` bytes that end at a line end (the last may lack
+    its newline). Each piece is read straight into its own bytes object: the line end is found in a
+    small read of the piece's last bytes first, so no piece is copied after it is read (a 16 MB copy
+    costs 2.5 ms, during which polars' threads would wait). A line longer than the chunk makes the
+    piece longer."""
+    with open(path, "rb", buffering=0) as fh:
+        fd = fh.fileno()
+        total = os.fstat(fd).st_size
+        at, size = 0, _READ_CHUNK
+        while at < total:
+            end = at + size
+            if end >= total:
+                piece = _pread(fd, total - at, at)
+                if piece:
+                    yield piece
+                return
+            window, cut = 4096, -1
+            while cut < 0:
+                lo = max(at, end - window)
+                nl = _pread(fd, end - lo, lo).rfind(b"\n")
+                if nl >= 0:
+                    cut = lo + nl + 1
+                elif lo == at:  # no line end in the piece: a longer piece
+                    break
+                window *= 8
+            if cut < 0:
+                size *= 2
+                continue
+            yield _pread(fd, cut - at, at)
+            at, size = cut, _READ_CHUNK
+
+
+class _Reduced:
+    """Each piece of a file read in pieces, reduced as soon as it is parsed: its query ids to runs
+    of equal ids (joined across pieces), its tags to whether one tag is used throughout, its values
+    to a numpy array; only the doc ids stay a polars column."""
+
+    def __init__(self, kind: Kind) -> None:
+        self.kind = kind
+        self.heads: list[pl.Series] = []
+        self.lengths: list[np.ndarray] = []
+        self.docs: list[pl.Series] = []
+        self.values: list[pl.Series] = []
+        self.first_tag: str | None = None
+        self.one_tag = kind == "run"
+
+    def add(self, part: pl.DataFrame) -> bool:
+        if part.height == 0:
+            return True
+        if not _frame_valid(part, self.kind):
+            return False
+        rle = part.select(pl.col("query_id").rle()).to_series().struct.unnest()
+        self.heads.append(rle["value"])
+        self.lengths.append(rle["len"].to_numpy().astype(np.int64))
+        self.docs.append(part["doc_id"])
+        self.values.append(part[_VALUE[self.kind]])
+        if self.one_tag:
+            tags = part["tag"]
+            first = tags[0]
+            if self.first_tag is None:
+                self.first_tag = first
+            self.one_tag = bool(first) and first == self.first_tag and bool((tags == first).all())
+        return True
+
+    def columns(self) -> Columns | None:
+        if not self.heads:
+            return None
+        heads = pl.concat(self.heads, rechunk=True)
+        lengths = np.concatenate(self.lengths)
+        # a query spanning two pieces: its two runs are one
+        first = np.cumsum([0] + [h.len() for h in self.heads[:-1]])[1:]  # first run of each later piece
+        new = np.ones(lengths.size, dtype=bool)
+        if first.size:
+            new[first] = (heads.gather(first) != heads.gather(first - 1)).to_numpy()
+        at = np.flatnonzero(new)
+        heads_u = query_array(heads.gather(at))
+        if heads_u.size and bool(np.char.startswith(heads_u, "#").any()):
+            return None  # a comment line read as a query: the next tier skips it
+        doc = SeriesIds(pl.concat(self.docs, rechunk=False))
+        # one copy, by polars, into a single chunk that numpy then views
+        values = pl.concat(self.values, rechunk=True).to_numpy()
+        return columns_from_runs(heads_u, np.add.reduceat(lengths, at), doc, values)
+
+    def tag(self) -> str | None:
+        return self.first_tag if self.one_tag and self.first_tag else None
+
+
+def _polars_chunks(path: Path, kind: Kind, sep: bytes) -> Parsed | None:
+    """polars over the file read in pieces of whole lines (see :func:`_line_pieces`), each reduced as
+    soon as it is parsed (:class:`_Reduced`); None when a piece fails the fast path's checks (a
+    line with more fields than the format's fails it, so a doubled separator can never shift
+    columns silently).
+
+    Peak memory is the columns plus one piece (a mapped 400 MB file counts fully in the resident
+    set), and ten million rows never hold two columns of id strings.
+    """
+    schema = _checked_schema(kind)
+    names = list(schema)
+    keep = [names.index(c) for c in [*_TREC_KEEP[kind], _EXTRA]]
+    other = b" " if sep == b"\t" else b"\t"
+    reduced = _Reduced(kind)
+    try:
+        for piece in _line_pieces(path):
+            if piece.find(other) >= 0 or piece.find(b"\x00") >= 0:
+                return None  # a space next to a tab, or a NUL: the next tiers decide (polars keeps a
+                # \r inside a field, as the rule does, and drops the one before a line end)
+            part = pl.read_csv(
+                piece,
+                separator=sep.decode(),
+                has_header=False,
+                quote_char=None,
+                schema=schema,
+                columns=keep,
+                missing_columns="insert",
+            )
+            del piece
+            if not reduced.add(part):
+                return None
+    except (pl.exceptions.PolarsError, UnicodeDecodeError, OSError):
+        return None
+    cols = reduced.columns()
+    return None if cols is None else Parsed(cols, reduced.tag())
+
+
+_SEPARATORS = re.compile(r"[ \t]+")
+_GRADE = re.compile(r"[+-]?[0-9]+(?:\.0*)?")
+_FLOAT_GRADE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NOT_FINITE = re.compile(r"[+-]?(?:inf(?:inity)?|nan)", re.IGNORECASE)
+_INT64 = 1 << 63
+
+
+def split_fields(line: str) -> list[str]:
+    """The fields of a line under the rule (see the module docstring).
+
+    >>> split_fields(" q1 \t0\td\u00a01  1 ")
+    ['q1', '0', 'd\xa01', '1']
+    """
+    core = line.strip(" \t")
+    return _SEPARATORS.split(core) if core else []
+
+
+def _slow_trec(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
+    """The rule written out, line by line (see the module docstring): names the line of any error."""
+    ncols = _TREC_COLUMNS[kind]
+    qids: list[str] = []
+    docs: list[str] = []
+    vals: list[Any] = []
+    tags: list[str] = []
+    text = data.decode("utf-8", errors="strict") if data.isascii() else decode(data, source)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        fields = split_fields(line)
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != ncols:
+            expect = "qid iter docid grade" if kind == "qrels" else "qid Q0 docid rank score tag"
+            hint = ""
+            if kind == "qrels" and len(fields) == 6 and _DECIMAL.fullmatch(fields[4]):
+                hint = "; this looks like a run (qid Q0 docid rank score tag), not qrels"
+            raise FormatError(source, lineno, f"expected {ncols} fields ({expect}), found {len(fields)}{hint}", line)
+        if "\x00" in line:
+            raise FormatError(source, lineno, "a NUL byte in a field", line)
+        qids.append(fields[0])
+        docs.append(fields[2])
+        if kind == "run":
+            vals.append(parse_score(fields[4], source, lineno, line))
+            tags.append(fields[5])
+        else:
+            vals.append(parse_grade(fields[3], source, lineno, line))
+    if not qids:
+        raise EmptyInputError(f"{source}: no {kind} lines found (the file is empty or only comments)")
+    cols: dict[str, Any] = {
+        "query_id": pl.Series(qids, dtype=pl.String),
+        "doc_id": pl.Series(docs, dtype=pl.String),
+    }
+    if kind == "run":
+        cols["score"] = pl.Series(vals, dtype=pl.Float64)
+        cols["tag"] = pl.Series(tags, dtype=pl.String)
+    else:
+        cols["relevance"] = pl.Series(vals, dtype=pl.Int64)
+    return pl.DataFrame(cols)
+
+
+def decode(data: bytes, source: str) -> str:
+    """UTF-8 text, without a byte order mark; an error names the line of a bad byte."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FormatError(source, line, f"not valid UTF-8 (byte {data[exc.start]:#04x})") from exc
+
+
+def parse_score(token: str, source: str, lineno: int | None, line: str | None) -> float:
+    """A score: a finite decimal number in ASCII (see the module docstring)."""
+    if not _DECIMAL.fullmatch(token):
+        problem = "is not finite" if _NOT_FINITE.fullmatch(token) else "is not a number"
+        raise FormatError(source, lineno, f"score {token!r} {problem}", line)
+    value = float(token)
+    if not math.isfinite(value):
+        raise FormatError(source, lineno, f"score {token!r} is not finite", line)
+    return value
+
+
+def parse_grade(token: Any, source: str, lineno: int | None, line: str | None) -> int:
+    """A grade: a whole number (``2``, ``2.0``, an int or an integral float) within 64 bits."""
+    if isinstance(token, bool):
+        raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line)
+    value: int | None = None
+    if isinstance(token, int):
+        value = token
+    elif isinstance(token, float):
+        if math.isfinite(token) and token.is_integer():
+            value = int(token)
+    else:
+        text = str(token)
+        if _GRADE.fullmatch(text):
+            value = int(text.split(".")[0])
+        elif _FLOAT_GRADE.fullmatch(text):
+            as_float = float(text)
+            if math.isfinite(as_float) and as_float.is_integer():
+                value = int(as_float)
+    if value is None:
+        raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line)
+    if not -_INT64 < value < _INT64:
+        raise FormatError(source, lineno, f"relevance {token!r} is out of range (a grade must fit in 64 bits)", line)
+    return value
+
+
+def read_trec(path: Path, kind: Kind, source: str) -> Parsed:
+    """Read a TREC qrels or run file (see the module docstring)."""
+    small = light.read_trec(path, kind)
+    if small is not None:
+        return Parsed(small.columns, small.tag)
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    if head[:2] != b"\x1f\x8b":
+        first = _first_data_line(head)
+        if first is not None:
+            found = _polars_chunks(path, kind, b"\t" if b"\t" in first else b" ")
+            if found is not None:
+                return found
+    data = open_bytes(path)
+    if not data or data.isspace():
+        raise EmptyInputError(f"{source}: the file is empty")
+    if _first_data_line(data) is None:
+        raise EmptyInputError(f"{source}: no {kind} lines found (the file is empty or only comments)")
+    normal = _TRAIL_WS.sub(b"", _LEAD_WS.sub(b"", _WS_RUN.sub(b" ", data)))
+    found = _polars_trec(normal, kind) if normal and not normal.isspace() else None
+    if found is not None:
+        return found
+    df = _slow_trec(data, kind, source)
+    return Parsed(columns_from_frame(df, _VALUE[kind]), _tag_of(df["tag"]) if kind == "run" else None)
+
+
+def read_tags(path: Path, source: str) -> list[str]:
+    """The tag of every run record, in file order (the exact tier's reading)."""
+    return _slow_trec(open_bytes(path), "run", source)["tag"].to_list()
+
+
+def locate_in_trec(path: Path, q: str, d: str) -> list[int]:
+    """Line numbers at which (q, d) occurs in a TREC file (used only to explain a duplicate)."""
+    lines: list[int] = []
+    data = open_bytes(path)
+    for lineno, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
+        f = line.split()
+        if len(f) >= 3 and f[0] == q and f[2] == d:
+            lines.append(lineno)
+            if len(lines) == 2:
+                break
+    return lines
+
+
+def read_qrels_jg(path: Path, source: str) -> dict[str, dict[str, dict[str, int]]]:
+    """trec_eval's judgment-group qrels (``-R qrels_jg``): ``qid jg docid grade`` lines ->
+    {jg: {qid: {docid: grade}}}, the groups in byte-wise order. Blank lines and lines starting with
+    ``#`` are skipped; a doc judged twice in one group of one query is an error (as in trec_eval)."""
+    text = decode(open_bytes(path), source)
+    groups: dict[str, dict[str, dict[str, int]]] = {}
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != 4:
+            raise FormatError(source, lineno, f"expected 4 fields (qid jg docid grade), found {len(fields)}", line)
+        qid, jg, doc = fields[0], fields[1], fields[2]
+        docs = groups.setdefault(jg, {}).setdefault(qid, {})
+        if doc in docs:
+            raise FormatError(source, lineno, f"doc {doc!r} is judged twice for query {qid!r} in group {jg!r}", line)
+        docs[doc] = parse_grade(fields[3], source, lineno, line)
+    if not groups:
+        raise EmptyInputError(f"{source}: no qrels lines found (the file is empty or only comments)")
+    return {jg: groups[jg] for jg in sorted(groups, key=lambda g: g.encode())}

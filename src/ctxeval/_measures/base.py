@@ -1,0 +1,387 @@
+"""Measures as values and their registry.
+
+A :class:`Measure` is an immutable, hashable value with one canonical name, e.g. ``nDCG@10``,
+``P(rel=2)@5`` or ``RA-nWG(alpha=0.5,cap3=0.33)@10``. Its *family* (a :class:`Family`) holds the
+parameters with their defaults and bounds, the formula, the citation, the vectorised kernel, the
+side data it requires (``requires``: names of :class:`~ctxeval._core.evaldata.EvalData` extras the
+session builds) and, for trec_eval's measures, how ``ctxeval trec_eval`` prints it
+(:class:`TrecSpec`, declared beside the kernel). Parameters equal to their default are dropped from
+the canonical name, so ``AP(rel=1)`` is ``AP``. The names are parsed by :mod:`.grammar`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._errors import MeasureError
+
+if TYPE_CHECKING:
+    from .._core.evaldata import EvalData
+
+__all__ = [
+    "REGISTRY",
+    "Family",
+    "Measure",
+    "Param",
+    "TrecArgs",
+    "TrecSpec",
+    "add_alias",
+    "add_trec_param",
+    "families",
+    "fmt_num",
+    "fmt_value",
+    "lookup",
+    "make",
+    "register",
+    "register_trec",
+    "trec_specs",
+    "with_trec_value",
+]
+
+_NAME_RE = re.compile(r"^(?P<name>[^()@\s]+?)(?:\((?P<params>.*)\))?(?:@(?P<cut>[^@()\s]+))?$", re.S)
+_BARE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.+\-]*$")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a measure family."""
+
+    name: str
+    kind: str  # "int" | "float" | "str" | "bool" | "gains"
+    default: Any
+    doc: str
+    choices: tuple[Any, ...] | None = None
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+
+    def coerce(self, value: Any, measure: str) -> Any:
+        where = f"measure {measure}: parameter {self.name}"
+        if value is None and self.default is None:
+            return None
+        if self.kind == "int":
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or (isinstance(value, float) and not value.is_integer())
+            ):
+                raise MeasureError(f"{where} must be an integer, got {value!r}")
+            value = int(value)
+        elif self.kind == "float":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise MeasureError(f"{where} must be a finite number, got {value!r}")
+            value = float(value)
+        elif self.kind == "bool":
+            if not isinstance(value, bool):
+                raise MeasureError(f"{where} must be true or false, got {value!r}")
+        elif self.kind == "str":
+            if not isinstance(value, str):
+                raise MeasureError(f"{where} must be a word, got {value!r}")
+        elif self.kind == "gains":
+            if not isinstance(value, Mapping) or not value:
+                raise MeasureError(f"{where} must be a mapping of grade to gain like {{0:0,1:1,2:3}}, got {value!r}")
+            out = {}
+            for k, v in value.items():
+                if isinstance(k, bool) or not isinstance(k, int):
+                    raise MeasureError(f"{where}: grade {k!r} is not an integer")
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                    raise MeasureError(f"{where}: gain {v!r} of grade {k} is not a finite number")
+                out[int(k)] = float(v)
+            value = tuple(sorted(out.items()))
+        if self.choices is not None and value not in self.choices:
+            raise MeasureError(f"{where} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
+        if self.lo is not None and (value < self.lo or (self.lo_open and value == self.lo)):
+            op = ">" if self.lo_open else ">="
+            raise MeasureError(f"{where} must be {op} {self.lo:g}, got {value!r}")
+        if self.hi is not None and (value > self.hi or (self.hi_open and value == self.hi)):
+            op = "<" if self.hi_open else "<="
+            raise MeasureError(f"{where} must be {op} {self.hi:g}, got {value!r}")
+        return value
+
+
+Kernel = Callable[["EvalData", "Measure"], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A measure family: name, parameters, semantics and the kernel computing it per query."""
+
+    name: str
+    summary: str
+    formula: str
+    citation: str
+    kernel: Kernel = field(repr=False)
+    params: tuple[Param, ...] = ()
+    cutoff: str = "optional"  # "none" | "optional" | "required"
+    cutoff_kind: str = "int"  # "int" | "float" (IPrec's recall level)
+    aggregate: str = "mean"  # "mean" | "sum" | "gmean"
+    bounds: tuple[float, float] | None = (0.0, 1.0)
+    aliases: tuple[str, ...] = ()
+    group: str = "classical"
+    requires: frozenset[str] = frozenset()  #: side data (EvalData extras) every measure of the family reads
+    perfect_is_one: bool = False  #: a run that ranks the judged docs ideally scores 1 where defined
+    higher_is_better: bool = True  #: False for harm-like measures (best = lowest)
+    #: side data a measure needs beyond ``requires``, from its parameters (e.g. RA-nWG's novelty)
+    requires_for: Callable[[Measure], frozenset[str]] | None = field(default=None, repr=False)
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def signature(self) -> str:
+        inner = ",".join(f"{p.name}={fmt_value(p.default)}" for p in self.params)
+        out = self.name + (f"({inner})" if inner else "")
+        if self.cutoff == "required":
+            out += "@k"
+        elif self.cutoff == "optional":
+            out += "[@k]"
+        return out
+
+
+REGISTRY: dict[str, Family] = {}
+_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}
+
+
+def register(family: Family) -> Family:
+    if family.name in REGISTRY:
+        raise RuntimeError(f"measure family {family.name!r} registered twice")
+    REGISTRY[family.name] = family
+    for alias in family.aliases:
+        add_alias(alias, family.name)
+    return family
+
+
+def add_alias(alias: str, family: str, **fixed: Any) -> None:
+    _ALIASES[alias.lower()] = (family, fixed)
+
+
+def lookup(name: str) -> tuple[str | None, dict[str, Any]]:
+    """The family a name (canonical or alias, case-insensitive for aliases) denotes, with the
+    parameters the alias fixes."""
+    if name in REGISTRY:
+        return name, {}
+    hit = _ALIASES.get(name.lower())
+    if hit is not None:
+        return hit[0], dict(hit[1])
+    return None, {}
+
+
+def known_names() -> list[str]:
+    """Every canonical name and alias (for suggestions)."""
+    return sorted(set(REGISTRY) | set(_ALIASES))
+
+
+_TREC_PARAM: dict[str, tuple[str, Callable[[Any], Any] | None]] = {}
+
+
+def add_trec_param(family: str, param: str, convert: Callable[[Any], Any] | None = None) -> None:
+    """In trec_eval syntax, ``name.v`` and ``name_v`` set ``param`` of ``family`` instead of its cutoff
+    (``rbp.0.5`` is ``RBP(p=0.5)``, ``Rprec_mult.0.2`` is ``Rprec_mult(mult=0.2)``); ``convert`` maps
+    trec_eval's value onto the parameter (``set_F.x`` weighs recall by x = β², so β = √x)."""
+    _TREC_PARAM[family] = (param, convert)
+
+
+def with_trec_value(family: str, fixed: dict[str, Any], value: Any) -> Measure:
+    target = _TREC_PARAM.get(family)
+    if target is None:
+        return make(family, fixed, value)
+    param, convert = target
+    return make(family, {**fixed, param: convert(value) if convert is not None else value})
+
+
+def families(group: str | None = None) -> list[Family]:
+    return [f for f in REGISTRY.values() if group is None or f.group == group]
+
+
+def fmt_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, tuple):  # gains
+        return "{" + ",".join(f"{k}:{fmt_num(g)}" for k, g in v) + "}"
+    if isinstance(v, (int, float)):
+        return fmt_num(v)
+    if v is None:
+        return "none"
+    s = str(v)
+    return s if _BARE_RE.match(s) else repr(s)
+
+
+def fmt_num(x: float | int) -> str:
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return repr(x) if isinstance(x, float) else str(x)
+
+
+@dataclass(frozen=True, order=False)
+class Measure:
+    """An immutable measure value. ``str(m)`` is its canonical name; equal names mean equal measures.
+
+    >>> m = make("nDCG", cutoff=10)
+    >>> str(m), m == make("nDCG", {"gains": None}, 10), str(m @ 5), str(make("AP", {"rel": 1}))
+    ('nDCG@10', True, 'nDCG@5', 'AP')
+    """
+
+    family: str
+    params: tuple[tuple[str, Any], ...] = ()
+    cutoff: int | float | None = None
+
+    @property
+    def spec(self) -> Family:
+        return REGISTRY[self.family]
+
+    def __getitem__(self, name: str) -> Any:
+        for k, v in self.params:
+            if k == name:
+                return v
+        return self.spec.param(name).default
+
+    def __str__(self) -> str:
+        out = self.family
+        if self.params:
+            out += "(" + ",".join(f"{k}={fmt_value(v)}" for k, v in self.params) + ")"
+        if self.cutoff is not None:
+            out += "@" + fmt_num(self.cutoff)
+        return out
+
+    def __repr__(self) -> str:
+        return f"Measure({str(self)!r})"
+
+    def __matmul__(self, cutoff: int | float) -> Measure:
+        return make(self.family, dict(self.params), cutoff)
+
+    def __call__(self, **params: Any) -> Measure:
+        merged = dict(self.params)
+        merged.update(params)
+        return make(self.family, merged, self.cutoff)
+
+    @property
+    def k(self) -> int:
+        """The cutoff as a whole number (measures whose cutoff is required or given)."""
+        if self.cutoff is None:
+            raise MeasureError(f"measure {self} has no cutoff")
+        return int(self.cutoff)
+
+    @property
+    def level(self) -> float:
+        """The cutoff as a number (IPrec's recall level)."""
+        if self.cutoff is None:
+            raise MeasureError(f"measure {self} has no cutoff")
+        return float(self.cutoff)
+
+    @property
+    def requires(self) -> frozenset[str]:
+        """The side data (EvalData extras) this measure reads."""
+        spec = self.spec
+        return spec.requires | (spec.requires_for(self) if spec.requires_for is not None else frozenset())
+
+    def compute(self, data: EvalData) -> np.ndarray:
+        """Per-query values (float64, NaN where the measure is undefined for a query)."""
+        return np.asarray(self.spec.kernel(data, self), dtype=np.float64)
+
+
+def make(family: str, params: Mapping[str, Any] | None = None, cutoff: int | float | None = None) -> Measure:
+    """Build a validated measure; parameters equal to their defaults are dropped."""
+    spec = REGISTRY.get(family)
+    if spec is None:
+        raise MeasureError(f"unknown measure {family!r}; run 'ctxeval measures' for the list")
+    params = dict(params or {})
+    known = {p.name: p for p in spec.params}
+    clean: list[tuple[str, Any]] = []
+    for key in params:
+        if key not in known:
+            allowed = ", ".join(known) or "none"
+            raise MeasureError(f"measure {family}: unknown parameter {key!r} (parameters: {allowed})")
+    for p in spec.params:
+        if p.name in params:
+            value = p.coerce(params[p.name], family)
+            default = p.coerce(p.default, family) if p.default is not None else None
+            if value != default:
+                clean.append((p.name, value))
+    if cutoff is not None:
+        if spec.cutoff == "none":
+            raise MeasureError(f"measure {family} takes no @cutoff, got @{cutoff}")
+        if spec.cutoff_kind == "int":
+            if (
+                isinstance(cutoff, bool)
+                or not isinstance(cutoff, (int, float))
+                or float(cutoff) != int(cutoff)
+                or cutoff < 1
+            ):
+                raise MeasureError(f"measure {family}: cutoff must be a whole number >= 1, got {cutoff!r}")
+            cutoff = int(cutoff)
+        else:
+            if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or not 0.0 <= float(cutoff) <= 1.0:
+                raise MeasureError(f"measure {family}: cutoff must be a recall level in [0, 1], got {cutoff!r}")
+            cutoff = float(cutoff)
+    elif spec.cutoff == "required":
+        raise MeasureError(f"measure {family} needs a cutoff, e.g. {family}@10")
+    return Measure(family, tuple(clean), cutoff)
+
+
+# --------------------------------------------------------------------------------------------------
+# trec_eval's measures, as ``ctxeval trec_eval`` prints them
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrecArgs:
+    """trec_eval's command-line settings a measure reads: ``-l`` (level), ``-N`` (n_docs), the version."""
+
+    level: int = 1
+    version: int = 10
+    n_docs: int = 0
+
+
+@dataclass(frozen=True)
+class TrecSpec:
+    """How trec_eval reads, computes, prints and summarises one of its measures.
+
+    ``kind`` says how its parameter (``-m name.PARAM``) is read and its columns named: ``double`` /
+    ``long`` (no parameter; long values print as integers), ``gm`` (per-query values printed only as
+    a geometric mean), ``cut_long`` / ``cut_double`` (cut-offs: one column each, ``name_k``),
+    ``p_double`` (a list of numbers), ``p_pair`` (``key=value`` pairs), and the pseudo-measures
+    ``runid``, ``num_q`` and ``relstring``. ``compute(data, args, param)`` gets one cut-off (cut_long),
+    the list of cut-offs (cut_double), the numbers (p_double), the pairs (p_pair) or nothing, and
+    returns per-query values (a list of them for cut_double). ``reset_missing``: under ``-c``,
+    trec_eval 10 resets this measure to 0 for a topic without results. ``order`` is trec_eval's
+    printing order; ``sets`` the nicknames that select it (``official``, ``set``, ``all_trec``,
+    ``qrels_jg``).
+    """
+
+    name: str
+    order: int
+    kind: str
+    compute: Callable[..., Any] | None = field(default=None, repr=False)
+    default: tuple[Any, ...] = ()
+    summary: str = "mean"  # "mean" | "sum" | "gm" | "none"
+    versions: tuple[int, ...] = (9, 10)
+    reset_missing: bool = False
+    family: str | None = None  #: the registry family computing it, when there is one
+    sets: tuple[str, ...] = ("all_trec",)  #: trec_eval's measure sets (nicknames) it belongs to
+    #: the relevance file format it reads (trec_eval's -R): qrels, or qrels_jg (judgment groups,
+    #: given to the kernel as the EvalData extra ``judgment_groups``); None: any (runid, num_q)
+    rel_format: str | None = "qrels"
+
+
+_TREC: dict[str, TrecSpec] = {}
+
+
+def register_trec(spec: TrecSpec) -> TrecSpec:
+    if spec.name in _TREC:
+        raise RuntimeError(f"trec_eval measure {spec.name!r} registered twice")
+    _TREC[spec.name] = spec
+    return spec
+
+
+def trec_specs(version: int = 10) -> list[TrecSpec]:
+    """trec_eval's measures of a version, in its printing order."""
+    return sorted((s for s in _TREC.values() if version in s.versions), key=lambda s: s.order)

@@ -1,0 +1,613 @@
+"""trec_eval's measures in the registry: the families, their parameters and aliases, and the specs
+that ``ctxeval trec_eval`` prints them by (the kernels are in ``trec_kernels``)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .._core.evaldata import EvalData
+from .._errors import MeasureError
+from .base import Family, Measure, Param, TrecArgs, TrecSpec, add_alias, add_trec_param, make, register, register_trec
+from .classical import ROUNDING
+from .trec_kernels import (
+    bing_values,
+    eleven_pt_values,
+    g_values,
+    ideal_dcg_values,
+    infap_values,
+    iprec_cuts,
+    ndcg_rel_values,
+    nonrel_judged_ret_values,
+    rbp_resid_values,
+    rbp_values,
+    relative_p_values,
+    relstrings,
+    rndcg_values,
+    rprec_mult_values,
+    set_f_values,
+    set_map_values,
+    set_relative_p_values,
+    unj_values,
+    utility_values,
+    yaap_values,
+)
+from .trec_support import ELEVEN, with_trec_levels
+
+TREC = "trec_eval 10.0 (NIST), https://github.com/usnistgov/trec_eval"
+REL = Param("rel", "int", 1, "minimum grade counted as relevant (inclusive)", lo=0)
+GAINS = Param(
+    "gains", "gains", None, "custom gain per grade, e.g. {0:0,1:1,2:3,3:7}; unlisted grades keep the grade as gain"
+)
+
+
+# --------------------------------------------------------------------------------------------------
+# registry
+# --------------------------------------------------------------------------------------------------
+
+
+def _k_gm_map(d: EvalData, m: Measure) -> np.ndarray:
+    return make("AP", {"rel": m["rel"]}).compute(d)
+
+
+def _k_gm_bpref(d: EvalData, m: Measure) -> np.ndarray:
+    return make("Bpref", {"rel": m["rel"]}).compute(d)
+
+
+def _k_infap(d: EvalData, m: Measure) -> np.ndarray:
+    return infap_values(d, m["rel"])
+
+
+def _k_rprec_mult(d: EvalData, m: Measure) -> np.ndarray:
+    return rprec_mult_values(d, m["rel"], m["mult"])
+
+
+def _k_utility(d: EvalData, m: Measure) -> np.ndarray:
+    return utility_values(d, m["rel"], m["a"], m["b"], m["c"], m["d"], m["n_docs"])
+
+
+def _k_11pt(d: EvalData, m: Measure) -> np.ndarray:
+    return eleven_pt_values(d, m["rel"], rounding=m["rounding"])
+
+
+def _k_bing(d: EvalData, m: Measure) -> np.ndarray:
+    return bing_values(d, m["rel"])
+
+
+def _k_g(d: EvalData, m: Measure) -> np.ndarray:
+    return g_values(d, m["gains"])
+
+
+def _k_ndcg_rel(d: EvalData, m: Measure) -> np.ndarray:
+    return ndcg_rel_values(d, m["gains"])
+
+
+def _k_rndcg(d: EvalData, m: Measure) -> np.ndarray:
+    return rndcg_values(d, m["rel"], m["gains"])
+
+
+def _k_ideal_dcg(d: EvalData, m: Measure) -> np.ndarray:
+    return ideal_dcg_values(d, m["gains"])
+
+
+def _k_relative_p(d: EvalData, m: Measure) -> np.ndarray:
+    return relative_p_values(d, m["rel"], m.k)
+
+
+def _k_set_relative_p(d: EvalData, m: Measure) -> np.ndarray:
+    return set_relative_p_values(d, m["rel"])
+
+
+def _k_set_map(d: EvalData, m: Measure) -> np.ndarray:
+    return set_map_values(d, m["rel"])
+
+
+def _k_nonrel_judged_ret(d: EvalData, m: Measure) -> np.ndarray:
+    return nonrel_judged_ret_values(d, m["rel"])
+
+
+def _k_yaap(d: EvalData, m: Measure) -> np.ndarray:
+    return yaap_values(d, m["rel"])
+
+
+def _k_rbp(d: EvalData, m: Measure) -> np.ndarray:
+    return rbp_values(d, m["p"], m["rel"], m["gains"], None if m.cutoff is None else m.k)
+
+
+def _k_rbp_resid(d: EvalData, m: Measure) -> np.ndarray:
+    return rbp_resid_values(d, m["p"])
+
+
+def _k_unj(d: EvalData, m: Measure) -> np.ndarray:
+    return unj_values(d, m.k)
+
+
+_P = Param(
+    "p",
+    "float",
+    0.8,
+    "persistence: the probability of reading on to the next rank, 0 < p < 1",
+    lo=0.0,
+    hi=1.0,
+    lo_open=True,
+    hi_open=True,
+)
+_P_RESID = Param("p", "float", 0.9, "persistence, 0 < p < 1", lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+_BIN_REL = Param(
+    "rel", "int", None, "binary gain (grade >= rel); none = trec_eval's graded gain rescaled to [0, 1]", lo=0
+)
+G_T = "trec_eval 10.0 (NIST); experimental measure of Chris Buckley, 2008"
+
+for fam in (
+    Family(
+        "gm_map",
+        "Geometric mean of average precision",
+        "per query AP; summary exp(mean(log(max(AP, 0.00001))))",
+        "Robertson, 'On GMAP', CIKM 2006; " + TREC,
+        _k_gm_map,
+        (REL,),
+        cutoff="none",
+        aggregate="gmean",
+        aliases=("gm_ap", "GMAP"),
+        group="trec_eval",
+        perfect_is_one=True,
+    ),
+    Family(
+        "gm_bpref",
+        "Geometric mean of bpref",
+        "per query bpref; summary exp(mean(log(max(bpref, 0.00001))))",
+        TREC,
+        _k_gm_bpref,
+        (REL,),
+        cutoff="none",
+        aggregate="gmean",
+        group="trec_eval",
+        perfect_is_one=True,
+    ),
+    Family(
+        "infAP",
+        "Inferred average precision",
+        "infAP = (1/R) Σ_{judged relevant at rank k} [1/k + ((k−1)/k) · (pooled_above/(k−1)) · (rel_above + ε)/(rel_above + nonrel_above + 2ε)]; pooled = in the qrels (judged, or unjudged with grade < 0), ε = 0.00001; 1 at rank 1",
+        "Yilmaz & Aslam, CIKM 2006; " + TREC,
+        _k_infap,
+        (REL,),
+        cutoff="none",
+        aliases=("infap",),
+        group="trec_eval",
+    ),
+    Family(
+        "Rprec_mult",
+        "Precision at a multiple of R",
+        "Rprec_mult = P@c, c = (long)(mult·R + 0.9) (0 when c < 1)",
+        TREC,
+        _k_rprec_mult,
+        (REL, Param("mult", "float", 1.0, "multiple of R (the number of relevant docs)", lo=0.0)),
+        cutoff="none",
+        group="trec_eval",
+    ),
+    Family(
+        "utility",
+        "Set utility",
+        "utility = a·relret + b·(ret − relret) + c·(R − relret) + d·(N + relret − ret − R)",
+        TREC,
+        _k_utility,
+        (
+            REL,
+            Param("a", "float", 1.0, "worth of a relevant retrieved doc"),
+            Param("b", "float", -1.0, "worth of a non-relevant retrieved doc"),
+            Param("c", "float", 0.0, "worth of a relevant doc not retrieved"),
+            Param("d", "float", 0.0, "worth of a non-relevant doc not retrieved"),
+            Param("n_docs", "int", 0, "N, the number of docs in the collection (trec_eval -N)", lo=0),
+        ),
+        cutoff="none",
+        bounds=None,
+        group="trec_eval",
+    ),
+    Family(
+        "11pt_avg",
+        "Interpolated precision averaged over 11 recall levels",
+        "11pt_avg = (1/11) Σ_{p=0,0.1,..,1} IPrec@p, the cut-off at lround(p·R) relevant docs (trec_eval 10.0); "
+        "rounding=v9: (long)(p·R + 0.9) (trec_eval 9.x)",
+        TREC,
+        _k_11pt,
+        (REL, ROUNDING),
+        cutoff="none",
+        aliases=("11-pt_avg",),
+        group="trec_eval",
+        perfect_is_one=True,
+    ),
+    Family(
+        "binG",
+        "Binary G",
+        "binG = (1/R) Σ_{relevant retrieved} 1 / log2(2 + non-relevant ranked above)",
+        G_T,
+        _k_bing,
+        (REL,),
+        cutoff="none",
+        aliases=("bing",),
+        group="trec_eval",
+        perfect_is_one=True,
+    ),
+    Family(
+        "G",
+        "Normalised gain G",
+        "G = Σ_i g_i / log2(2 + cost_i − gain_i) / Σ ideal gains; cost_i = Σ_{j≤i} max(ideal g_j, 1), gain_i = Σ_{j≤i} g_j",
+        G_T,
+        _k_g,
+        (GAINS,),
+        cutoff="none",
+        bounds=None,
+        group="trec_eval",
+    ),
+    Family(
+        "ndcg_rel",
+        "nDCG averaged over the relevant docs",
+        "ndcg_rel = (1/I) [Σ_{retrieved d, g_d>0} DCG@rank(d) / IDCG@min(rank(d), I) + (I − relret) · DCG / IDCG], I = judged docs with gain > 0",
+        G_T,
+        _k_ndcg_rel,
+        (GAINS,),
+        cutoff="none",
+        bounds=None,
+        group="trec_eval",
+        perfect_is_one=True,
+    ),
+    Family(
+        "Rndcg",
+        "nDCG averaged at the R levels",
+        "Rndcg = mean of nDCG@b over the ranks b where the ideal gain drops (and at the end of the ranking if it runs past the ideal); 0 when R = 0",
+        G_T,
+        _k_rndcg,
+        (REL, GAINS),
+        cutoff="none",
+        bounds=None,
+        aliases=("rndcg",),
+        group="trec_eval",
+        perfect_is_one=True,
+    ),
+    Family(
+        "ideal_dcg",
+        "Ideal discounted cumulative gain",
+        "IDCG = Σ_i g*_i / log2(i + 1) over the judged gains sorted decreasingly (positive gains only)",
+        TREC,
+        _k_ideal_dcg,
+        (GAINS,),
+        cutoff="none",
+        bounds=None,
+        aliases=("idcg",),
+        group="trec_eval",
+    ),
+    Family(
+        "relative_P",
+        "Relative precision at k",
+        "relative_P@k = |relevant ∩ top k| / min(k, R); 0 when R = 0",
+        TREC,
+        _k_relative_p,
+        (REL,),
+        cutoff="required",
+        group="trec_eval",
+        perfect_is_one=True,
+    ),
+    Family(
+        "set_relative_P",
+        "Relative precision of the retrieved set",
+        "set_relative_P = relret / min(ret, R)",
+        TREC,
+        _k_set_relative_p,
+        (REL,),
+        cutoff="none",
+        group="trec_eval",
+        perfect_is_one=True,
+    ),
+    Family(
+        "SetAP",
+        "Unranked average precision of the retrieved set",
+        "SetAP = relret² / (ret · R) = SetP · SetR",
+        TREC,
+        _k_set_map,
+        (REL,),
+        cutoff="none",
+        aliases=("set_map",),
+        group="trec_eval",
+    ),
+    Family(
+        "num_nonrel_judged_ret",
+        "Number of judged non-relevant docs retrieved",
+        "Σ_q |retrieved ∩ judged, 0 ≤ grade < rel|",
+        TREC,
+        _k_nonrel_judged_ret,
+        (REL,),
+        cutoff="none",
+        aggregate="sum",
+        bounds=None,
+        aliases=("NumNonRelJudgedRet",),
+        group="trec_eval",
+    ),
+    Family(
+        "yaap",
+        "Yet another average precision",
+        "yaap = log((1 + s) / (1 + R − s)), s = Σ_{relevant retrieved} precision at its rank",
+        "Robertson, ECIR 2012; " + TREC,
+        _k_yaap,
+        (REL,),
+        cutoff="none",
+        bounds=None,
+        group="trec_eval",
+    ),
+    Family(
+        "RBP",
+        "Rank-biased precision",
+        "RBP = (1 − p) Σ_i gain_i · p^(i−1); gain binary (grade ≥ rel) or, without rel, trec_eval's graded gain rescaled to [0, 1]",
+        "Moffat & Zobel, TOIS 2008; " + TREC,
+        _k_rbp,
+        (_P, _BIN_REL, GAINS),
+        cutoff="optional",
+        group="trec_eval",
+    ),
+    Family(
+        "rbp_resid",
+        "Residual of rank-biased precision",
+        "rbp_resid = p^ret + (1 − p) Σ_{unjudged retrieved at rank i} p^(i−1); 0 when every retrieved doc is judged",
+        "Moffat & Zobel, TOIS 2008; " + TREC,
+        _k_rbp_resid,
+        (_P_RESID,),
+        cutoff="none",
+        group="trec_eval",
+    ),
+    Family(
+        "unj",
+        "Fraction of the top k that is unjudged",
+        "unj@k = |top k not judged (or judged < 0)| / k, missing ranks counting as judged",
+        TREC,
+        _k_unj,
+        (),
+        cutoff="required",
+        aliases=("Unj",),
+        group="trec_eval",
+    ),
+):
+    register(fam)
+
+add_alias("rbp", "RBP", p=0.9)
+add_trec_param("RBP", "p")
+add_trec_param("rbp_resid", "p")
+add_trec_param("Rprec_mult", "mult")
+
+
+# --------------------------------------------------------------------------------------------------
+# trec_eval's printing of its measures (ctxeval trec_eval): the specs of the measures computed here
+# --------------------------------------------------------------------------------------------------
+
+_INT_NAME = re.compile(r"[+-]?\d+")
+
+
+def _rounding(a: TrecArgs) -> str:
+    """How recall levels become counts of relevant docs: lround in 10.0, (long)(p·R + 0.9) in 9.x."""
+    return "lround" if a.version >= 10 else "v9"
+
+
+def trec_gains(pairs: Sequence[tuple[str, float]]) -> dict[int, float] | None:
+    """The custom gains of ``-m name.1=3,2=9`` pairs (integer keys; the first per grade wins)."""
+    gains: dict[int, float] = {}
+    for name, value in pairs:
+        if _INT_NAME.fullmatch(name):
+            gains.setdefault(int(name), value)
+    return gains or None
+
+
+def trec_p(pairs: Sequence[tuple[str, float]]) -> float:
+    """The persistence ``p=`` of rbp's pairs (the last given wins; 0.9 by default)."""
+    p = 0.9
+    for name, value in pairs:
+        if name == "p":
+            p = value
+    return p
+
+
+def _utility(d: EvalData, a: TrecArgs, values: list[float]) -> np.ndarray:
+    if len(values) != 4:
+        raise MeasureError("trec_eval.calc_utility: improper number of coefficients")
+    ca, cb, cc, ce = values
+    return utility_values(d, a.level, ca, cb, cc, ce, a.n_docs)
+
+
+def _set_f(d: EvalData, a: TrecArgs, values: list[float]) -> np.ndarray:
+    x = values[0]
+    return make("SetF", {"rel": a.level}).compute(d) if x == 1.0 else set_f_values(d, a.level, x)
+
+
+def _gains_measure(name: str) -> Callable[[EvalData, TrecArgs, list[tuple[str, float]]], np.ndarray]:
+    def compute(d: EvalData, a: TrecArgs, pairs: list[tuple[str, float]]) -> np.ndarray:
+        gains = trec_gains(pairs)
+        return make(name, {"gains": gains} if gains else None).compute(d)
+
+    return compute
+
+
+PairKernel = Callable[[EvalData, TrecArgs, list[tuple[str, float]]], np.ndarray]
+
+
+def _levels(kernel: PairKernel) -> PairKernel:
+    """``kernel`` seeing trec_eval's levels -1 (not in the qrels) and -2 (negative grade) when a gain
+    is given for a negative level (``-m ndcg.-1=3``: trec_eval gives every retrieved doc outside the
+    qrels that gain). ``evaluate`` keeps its own reading: a gain for grade -1 applies to the docs
+    the qrels grade -1."""
+
+    def compute(d: EvalData, a: TrecArgs, pairs: list[tuple[str, float]]) -> np.ndarray:
+        gains = trec_gains(pairs)
+        return kernel(with_trec_levels(d) if gains and min(gains) < 0 else d, a, pairs)
+
+    return compute
+
+
+def _avgjg(per_group: Callable[[EvalData], np.ndarray]) -> Callable[[EvalData], np.ndarray]:
+    """A measure averaged over the judgment groups of each query (trec_eval's ``*_avgjg``)."""
+    return lambda d: d.extra("judgment_groups").mean(d.n_queries, per_group)
+
+
+def _rprec_mult_avgjg(d: EvalData, a: TrecArgs, cuts: list[float]) -> list[np.ndarray]:
+    jg = d.extra("judgment_groups")
+    return [jg.mean(d.n_queries, functools.partial(rprec_mult_values, rel=a.level, mult=c)) for c in cuts]
+
+
+_JG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
+for spec in (
+    TrecSpec("runid", 0, "runid", summary="none", sets=("official", "set", "all_trec", "qrels_jg"), rel_format=None),
+    TrecSpec("num_q", 1, "num_q", summary="sum", sets=("official", "set", "all_trec", "qrels_jg"), rel_format=None),
+    TrecSpec(
+        "gm_map",
+        6,
+        "gm",
+        lambda d, a: make("AP", {"rel": a.level}).compute(d),
+        summary="gm",
+        family="gm_map",
+        sets=("official", "all_trec"),
+    ),
+    TrecSpec(
+        "iprec_at_recall",
+        10,
+        "cut_double",
+        lambda d, a, cuts: iprec_cuts(d, a.level, cuts, _rounding(a)),
+        ELEVEN,
+        family="IPrec",
+        sets=("official", "all_trec"),
+    ),
+    TrecSpec("relstring", 12, "relstring", lambda d, a, length: relstrings(d, length), (10.0,), summary="none"),
+    TrecSpec("infAP", 14, "double", lambda d, a: infap_values(d, a.level), family="infAP"),
+    TrecSpec(
+        "gm_bpref", 15, "gm", lambda d, a: make("Bpref", {"rel": a.level}).compute(d), summary="gm", family="gm_bpref"
+    ),
+    TrecSpec(
+        "Rprec_mult",
+        16,
+        "cut_double",
+        lambda d, a, cuts: [rprec_mult_values(d, a.level, c) for c in cuts],
+        (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+        family="Rprec_mult",
+    ),
+    TrecSpec(
+        "utility",
+        17,
+        "p_double",
+        _utility,
+        (1.0, -1.0, 0.0, 0.0),
+        reset_missing=True,
+        family="utility",
+        sets=("set", "all_trec"),
+    ),
+    TrecSpec(
+        "11pt_avg",
+        18,
+        "p_double",
+        lambda d, a, values: eleven_pt_values(d, a.level, values, _rounding(a)),
+        ELEVEN,
+        family="11pt_avg",
+    ),
+    TrecSpec("binG", 19, "double", lambda d, a: bing_values(d, a.level), family="binG"),
+    TrecSpec("G", 20, "p_pair", _levels(lambda d, a, pairs: g_values(d, trec_gains(pairs))), family="G"),
+    TrecSpec("dcg", 21, "p_pair", _levels(_gains_measure("DCG")), versions=(10,), family="DCG", sets=()),
+    TrecSpec(
+        "ideal_dcg",
+        22,
+        "p_pair",
+        _levels(lambda d, a, pairs: ideal_dcg_values(d, trec_gains(pairs))),
+        versions=(10,),
+        family="ideal_dcg",
+        sets=(),
+    ),
+    TrecSpec("ndcg", 23, "p_pair", _levels(_gains_measure("nDCG")), family="nDCG"),
+    TrecSpec(
+        "ndcg_rel", 24, "p_pair", _levels(lambda d, a, pairs: ndcg_rel_values(d, trec_gains(pairs))), family="ndcg_rel"
+    ),
+    TrecSpec(
+        "Rndcg", 25, "p_pair", _levels(lambda d, a, pairs: rndcg_values(d, a.level, trec_gains(pairs))), family="Rndcg"
+    ),
+    TrecSpec(
+        "relative_P",
+        28,
+        "cut_long",
+        lambda d, a, k: relative_p_values(d, a.level, k),
+        (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+        family="relative_P",
+    ),
+    TrecSpec(
+        "set_relative_P",
+        31,
+        "double",
+        lambda d, a: set_relative_p_values(d, a.level),
+        family="set_relative_P",
+        sets=("set", "all_trec"),
+    ),
+    TrecSpec(
+        "set_map", 33, "double", lambda d, a: set_map_values(d, a.level), family="SetAP", sets=("set", "all_trec")
+    ),
+    TrecSpec("set_F", 34, "p_double", _set_f, (1.0,), family="SetF", sets=("set", "all_trec")),
+    TrecSpec(
+        "num_nonrel_judged_ret",
+        35,
+        "long",
+        lambda d, a: nonrel_judged_ret_values(d, a.level),
+        summary="sum",
+        family="num_nonrel_judged_ret",
+    ),
+    TrecSpec("yaap", 36, "double", lambda d, a: yaap_values(d, a.level), family="yaap", sets=()),
+    TrecSpec(
+        "rbp",
+        37,
+        "p_pair",
+        _levels(lambda d, a, pairs: rbp_values(d, trec_p(pairs), None, trec_gains(pairs))),
+        versions=(10,),
+        family="RBP",
+    ),
+    TrecSpec(
+        "rbp_resid",
+        38,
+        "p_pair",
+        lambda d, a, pairs: rbp_resid_values(d, trec_p(pairs)),
+        versions=(10,),
+        reset_missing=True,
+        family="rbp_resid",
+    ),
+    TrecSpec(
+        "unj",
+        39,
+        "cut_long",
+        lambda d, a, k: unj_values(d, k),
+        (5, 10, 20),
+        versions=(10,),
+        reset_missing=True,
+        family="unj",
+    ),
+    # judgment groups (-R qrels_jg): trec_eval's m_map_avgjg.c, m_P_avgjg.c, m_Rprec_mult_avgjg.c
+    TrecSpec(
+        "map_avgjg",
+        112,
+        "double",
+        lambda d, a: _avgjg(lambda g: make("AP", {"rel": a.level}).compute(g))(d),
+        sets=("qrels_jg",),
+        rel_format="qrels_jg",
+    ),
+    TrecSpec(
+        "P_avgjg",
+        113,
+        "cut_long",
+        lambda d, a, k: _avgjg(lambda g: make("P", {"rel": a.level}, k).compute(g))(d),
+        _JG_CUTS,
+        sets=("qrels_jg",),
+        rel_format="qrels_jg",
+    ),
+    TrecSpec(
+        "Rprec_mult_avgjg",
+        114,
+        "cut_double",
+        _rprec_mult_avgjg,
+        _RPREC_MULTS,
+        sets=("qrels_jg",),
+        rel_format="qrels_jg",
+    ),
+):
+    register_trec(spec)

@@ -1,0 +1,33 @@
+"""Measure documentation generated from the registry (CLI help and the README's measure list)."""
+
+from __future__ import annotations
+
+from .._measures import families
+
+
+def measure_list(fmt: str = "text") -> str:
+    out: list[str] = []
+    groups: dict[str, list] = {}
+    for fam in families():
+        groups.setdefault(fam.group, []).append(fam)
+    for group, fams in groups.items():
+        if fmt == "markdown":
+            out.append(f"\n### {group}\n")
+            out.append("| measure | definition | parameters | source |")
+            out.append("|---|---|---|---|")
+            for f in fams:
+                params = "; ".join(f"`{p.name}` = {p.default!r}: {p.doc}" for p in f.params) or "–"
+                aliases = f" (aliases: {', '.join(f.aliases)})" if f.aliases else ""
+                out.append(f"| `{f.signature()}`{aliases} | {f.summary}: {f.formula} | {params} | {f.citation} |")
+        else:
+            out.append(f"[{group}]")
+            for f in fams:
+                out.append(f"  {f.signature()}")
+                out.append(f"      {f.summary}. {f.formula}")
+                for p in f.params:
+                    out.append(f"      {p.name} (default {p.default!r}): {p.doc}")
+                if f.aliases:
+                    out.append(f"      aliases: {', '.join(f.aliases)}")
+                out.append(f"      source: {f.citation}")
+            out.append("")
+    return "\n".join(out).lstrip("\n") + "\n"

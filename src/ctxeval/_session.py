@@ -1,0 +1,272 @@
+"""The session every verb runs on: settings validated once, the qrels read once, runs prepared.
+
+:func:`open_session` validates the policies, parses the measure names and checks the RAG and utility
+settings *before* any file is read (a typo fails at once, not after minutes of reading), then reads
+the side files, the qrels and the runs (a large qrels file on a second thread while the runs are
+read; its error, if any, still comes first). :meth:`Session.prepare` joins one run with the qrels
+and builds the side data its measures require (``ctxeval._context``), nothing more.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ._context.settings import RagConfig, Settings
+from ._core.join import join
+from ._errors import ConfigError
+from ._io.model import Qrels, Run
+from ._measures import Measure, make, parse_measures
+from ._policies import Policies
+
+if TYPE_CHECKING:
+    from ._context.utility import UtilityConfig
+    from ._core.evaldata import EvalData
+
+__all__ = ["Session", "coerce_utility", "measure_list", "naming_notes", "open_session", "prepare", "unique_names"]
+
+_OVERLAP_QRELS_BYTES = 2 << 20  # below this, a second thread costs more than it saves
+
+
+def measure_list(measures: Iterable[str | Measure] | str | Measure) -> list[Measure]:
+    """Parsed, distinct measures in the order given (a name may denote several: ``P.5,10``)."""
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    out: list[Measure] = []
+    for m in measures:
+        for parsed in parse_measures(m):
+            if parsed not in out:
+                out.append(parsed)
+    if not out:
+        raise ConfigError("no measures given")
+    return out
+
+
+def unique_names(runs: Sequence[Run]) -> list[str]:
+    """Run names made distinct: runs that share a name (often a tag such as ``rank`` used by every
+    run of a system) take their file names instead when those differ (:func:`naming_notes` says so);
+    whatever still repeats gets ``#2``, ``#3`` ..."""
+    names = [r.name for r in runs]
+    out = list(names)
+    for name in dict.fromkeys(names):
+        at = [i for i, x in enumerate(names) if x == name]
+        stems = [_file_stem(runs[i]) for i in at]
+        others = set(names) - {name}
+        if len(at) > 1 and all(stems) and len(set(stems)) == len(stems) and not set(stems) & others:
+            for i, stem in zip(at, stems):
+                out[i] = stem  # type: ignore[assignment]
+    seen: dict[str, int] = {}
+    final = []
+    for n in out:
+        k = seen.get(n, 0) + 1
+        seen[n] = k
+        final.append(n if k == 1 else f"{n}#{k}")
+    return final
+
+
+def naming_notes(runs: Sequence[Run], names: Sequence[str]) -> list[str]:
+    """What :func:`unique_names` did, for the report."""
+    notes = []
+    for name in dict.fromkeys(r.name for r in runs):
+        renamed = [n for r, n in zip(runs, names) if r.name == name and n != name]
+        if renamed:
+            shared = sum(r.name == name for r in runs)
+            how = "named by their files" if all("#" not in n for n in renamed) else "numbered"
+            notes.append(f"{shared} runs share the name {name!r} (their tag): {how} instead ({', '.join(renamed)})")
+    return notes
+
+
+def _file_stem(run: Run) -> str | None:
+    src = run.source
+    if not src or not os.path.isfile(src):
+        return None
+    base = os.path.basename(src)
+    if base.lower().endswith(".gz"):
+        base = base[:-3]
+    return os.path.splitext(base)[0] or base
+
+
+def coerce_utility(value: UtilityConfig | Mapping[str, Any] | None) -> UtilityConfig:
+    """A :class:`UtilityConfig`, a mapping of :meth:`UtilityConfig.resolve`'s arguments, or None (the
+    defaults)."""
+    from ._context.utility import UtilityConfig
+
+    if value is None:
+        return UtilityConfig()
+    if isinstance(value, UtilityConfig):
+        return value
+    if isinstance(value, Mapping):
+        return UtilityConfig.resolve(**value)
+    raise ConfigError(f"utility must be a UtilityConfig or a mapping of its settings, got {type(value).__name__}")
+
+
+def _resolve_fits(measures: list[Measure]) -> tuple[list[Measure], dict[str, dict[str, Any]]]:
+    """Measures naming a fit file renamed by the fit's content hash, and the fits by hash."""
+    fits: dict[str, dict[str, Any]] = {}
+    out = []
+    for m in measures:
+        name = m["fit"] if "fits" in m.requires else None
+        if isinstance(name, str) and not name.startswith("sha256:"):
+            from ._io.side import fit_hash, read_fit
+
+            fit = read_fit(name)
+            h = fit_hash(fit)
+            fits[h] = fit
+            m = make(m.family, {**dict(m.params), "fit": h}, m.cutoff)
+        out.append(m)
+    return out, fits
+
+
+def _large_file(obj: Any, size: int) -> bool:
+    if not isinstance(obj, (str, os.PathLike)):
+        return False
+    try:
+        return os.stat(obj).st_size >= size
+    except OSError:
+        return False  # the reader reports it
+
+
+def _read(qrels: Any, runs: list[Any], duplicates: str) -> tuple[Qrels, list[Run]]:
+    """The qrels and the runs; a large qrels file is read on a second thread while the runs are read
+    (the parsers release the GIL and leave part of a core idle). The qrels' error comes first."""
+    if not _large_file(qrels, _OVERLAP_QRELS_BYTES):
+        qr = Qrels.coerce(qrels, duplicates=duplicates)
+        return qr, [Run.coerce(r, duplicates=duplicates) for r in runs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates)
+        try:
+            read = [Run.coerce(r, duplicates=duplicates) for r in runs]
+        except BaseException:
+            pending.result()  # a qrels error wins, as in sequential order
+            raise
+        return pending.result(), read
+
+
+@dataclass
+class Session:
+    """Validated settings and the qrels, read once (see the module docstring)."""
+
+    qrels: Qrels
+    policies: Policies
+    settings: Settings
+    measures: list[Measure] = field(default_factory=list)
+
+    @property
+    def rag(self) -> RagConfig:
+        return self.settings.rag
+
+    @property
+    def utility(self) -> UtilityConfig:
+        return self.settings.utility or coerce_utility(None)
+
+    def needs(self, measures: Iterable[Measure]) -> set[str]:
+        """The side data ``measures`` require, and what the RAG settings ask for."""
+        out: set[str] = set()
+        for m in measures:
+            out |= m.requires
+        rag = self.rag
+        if rag.grade_map is not None:
+            out.add("grades")
+        if rag.pool is not None or rag.pool_depth is not None:
+            out.add("pool")
+        if rag.groups is not None:
+            out.add("groups")
+        return out
+
+    def prepare(
+        self,
+        run: Run,
+        measures: Iterable[Measure] | None = None,
+        *,
+        keep_rows: bool = False,
+        extras: Iterable[str] = (),
+    ) -> EvalData:
+        """``run`` joined with the qrels, with the side data of ``measures`` (default: the session's)
+        and ``extras`` built; ``keep_rows`` keeps every ranked row's doc id and score."""
+        ms = list(self.measures if measures is None else measures)
+        names = self.needs(ms) | set(extras)
+        if names:
+            from ._context import needs_rows
+
+        rows = keep_rows or (bool(names) and needs_rows(names))
+        p = self.policies
+        data = join(self.qrels.columns, run.columns, ties=p.ties, missing=p.missing, run_name=run.name, keep_rows=rows)
+        if names:
+            from ._context import Inputs, build
+            from ._context.grades import check_scale
+
+            data = build(data, names, Inputs(self.qrels, run, self.settings))
+            if data.has("grades"):
+                check_scale(data, ms)
+        return data
+
+    def describe(self) -> dict[str, Any]:
+        """The settings every report prints."""
+        gm = self.rag.grade_map
+        return {
+            "qrels": self.qrels.source,
+            "ties": self.policies.ties,
+            "missing": self.policies.missing,
+            "duplicates": self.policies.duplicates,
+            "qrels_dropped_duplicates": self.qrels.dropped_duplicates,
+            "grade_map": gm.describe() if gm is not None else None,
+        }
+
+    def pool_settings(self) -> dict[str, Any]:
+        from ._context.pool import settings_of
+
+        return settings_of(self.settings)
+
+
+def open_session(
+    qrels: Any,
+    runs: Any = (),
+    measures: Iterable[str | Measure] | str | Measure = (),
+    *,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: RagConfig | Mapping[str, Any] | None = None,
+    utility: UtilityConfig | Mapping[str, Any] | None = None,
+) -> tuple[Session, list[Run]]:
+    """Validate everything, then read the qrels and the runs (see the module docstring). ``runs`` may
+    be one run or a list; an empty list reads the qrels alone."""
+    pol = Policies.coerce(policies)
+    ms = measure_list(measures) if (measures if not isinstance(measures, (str, Measure)) else [measures]) else []
+    rcfg = RagConfig.coerce(rag)
+    run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
+    ms, fits = _resolve_fits(ms)
+    ucfg = coerce_utility(utility) if utility is not None else None
+    qr, read = _read(qrels, run_list, pol.duplicates)
+    pool = Run.coerce(rcfg.pool, duplicates=pol.duplicates) if rcfg.pool is not None else None
+    groups = None
+    if rcfg.groups is not None:
+        from ._io.side import read_groups
+
+        groups = read_groups(rcfg.groups)
+    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties)
+    return Session(qr, pol, settings, ms), read
+
+
+def with_settings(session: Session, **changes: Any) -> Session:
+    """The session with some settings replaced (e.g. another utility configuration)."""
+    return replace(session, settings=replace(session.settings, **changes))
+
+
+def prepare(
+    qrels: Any,
+    run: Any,
+    measures: Iterable[str | Measure] | str | Measure = (),
+    *,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: RagConfig | Mapping[str, Any] | None = None,
+    utility: UtilityConfig | Mapping[str, Any] | None = None,
+    keep_rows: bool = False,
+    extras: Iterable[str] = (),
+) -> EvalData:
+    """One run joined with the qrels, with the side data of ``measures`` and ``extras`` built: what
+    a verb computes its measures on (for tests and for measures of one's own)."""
+    session, (r,) = open_session(qrels, [run], measures, policies=policies, rag=rag, utility=utility)
+    return session.prepare(r, keep_rows=keep_rows, extras=extras)

@@ -1,0 +1,55 @@
+"""TREC files read by polars in pieces of whole lines (the light reader off): a query may span
+pieces; the result must be what the oracle gives, and a duplicate names both of its lines."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxeval import DuplicateError, Qrels, Run
+from ctxeval._io import light, trec
+from ctxeval._session import prepare
+from oracle import oracle
+from strategies import cases
+
+
+@given(cases(), st.sampled_from([1, 24, 1 << 20]))
+def test_files_read_in_pieces_match_the_oracle(case: tuple[pl.DataFrame, pl.DataFrame, str], chunk: int) -> None:
+    run, qrels, missing = case
+    old = (trec._READ_CHUNK, light.LIGHT_MAX_BYTES)
+    trec._READ_CHUNK, light.LIGHT_MAX_BYTES = chunk, 0
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            rp, qp = Path(tmp) / "run.txt", Path(tmp) / "qrels.txt"
+            rp.write_text(
+                "".join(f"{q} Q0 {d} {i + 1} {s!r} tag\n" for i, (q, d, s) in enumerate(run.iter_rows())),
+                encoding="utf-8",
+            )
+            qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels.iter_rows()), encoding="utf-8")
+            r, qr = Run.from_file(rp), Qrels.from_file(qp)
+            assert r.name == "tag" and r.frame.equals(run) and qr.frame.equals(qrels)
+            data = prepare(qr, r, policies={"missing": missing, "ties": "trec"})
+    finally:
+        trec._READ_CHUNK, light.LIGHT_MAX_BYTES = old
+    got = {
+        name: np.asarray(getattr(data, name)).tolist()
+        for name in ("r_off", "j_idx", "j_grade", "q_off", "q_grade", "has_run")
+    }
+    got["qids"] = data.qids
+    assert got == oracle(run, qrels, missing, "trec")
+
+
+def test_duplicate_error_names_both_lines_in_a_large_grouped_run(tmp_path: Path) -> None:
+    lines = [f"q{q} Q0 d{d} {d + 1} {100 - d} tag\n" for q in range(50) for d in range(40)]
+    lines.insert(1234, "q30 Q0 d7 99 -1.0 tag\n")  # q30/d7 again, inside q30's block
+    path = tmp_path / "run.txt"
+    path.write_text("".join(lines))
+    with pytest.raises(DuplicateError) as info:
+        Run.from_file(path)
+    assert "duplicate run entry for query 'q30', doc 'd7' on lines 1208 and 1235" in str(info.value)

@@ -1,0 +1,72 @@
+"""The public surface: ``ctxeval.__all__`` is exactly the names the README documents, every one of them
+resolves, the exceptions form one tree, and ``import ctxeval`` / the serving-time selector load
+neither polars nor click."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ctxeval
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _documented_names() -> set[str]:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("The package exports exactly these names")
+    block = text[start : text.index("\n\n", text.index("\n- ", start))]
+    return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", block))
+
+
+def test_all_is_exactly_the_documented_names() -> None:
+    assert len(ctxeval.__all__) == len(set(ctxeval.__all__)), "a name is listed twice in __all__"
+    assert set(ctxeval.__all__) == _documented_names()
+
+
+def test_every_exported_name_resolves_and_no_other_public_name_exists() -> None:
+    for name in ctxeval.__all__:
+        assert getattr(ctxeval, name) is not None, name
+    public = {n for n in vars(ctxeval) if not n.startswith("_")}
+    public -= {"annotations"}  # ``from __future__ import annotations``
+    assert public <= set(ctxeval.__all__), f"public but not exported: {sorted(public - set(ctxeval.__all__))}"
+
+
+ERRORS = ["InputError", "FormatError", "DuplicateError", "EmptyInputError", "QueryMismatchError",
+          "ConfigError", "MeasureError", "PoolError", "OutputError", "DependencyError"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_every_exception_is_in_one_tree(name: str) -> None:
+    cls = getattr(ctxeval, name)
+    assert issubclass(cls, ctxeval.CtxevalError)
+    assert cls.__module__ == "ctxeval._errors"
+
+
+def test_input_errors_are_value_errors_and_missing_extras_import_errors() -> None:
+    # callers that catch the builtin categories keep working
+    for name in ["InputError", "FormatError", "DuplicateError", "EmptyInputError", "PoolError", "ConfigError"]:
+        assert issubclass(getattr(ctxeval, name), ValueError), name
+    assert issubclass(ctxeval.DependencyError, ImportError)
+    assert issubclass(ctxeval.FormatError, ctxeval.InputError)
+    assert issubclass(ctxeval.PoolError, ctxeval.InputError)
+
+
+def _fresh(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_import_and_selector_load_neither_polars_nor_click() -> None:
+    out = _fresh(
+        "import sys, ctxeval\n"
+        "sel = ctxeval.ContextSelector.from_dict({'policy_format': 1, 'k_max': 2, 'tau': 0.5})\n"
+        "print(sel.select(['a', 'b', 'c'], [0.9, 0.2, 0.8]))\n"
+        "print(sorted(m for m in ('polars', 'click', 'pandas', 'matplotlib', 'scipy') if m in sys.modules))\n"
+    )
+    # rel = s / 0.9: a 1.0, c 0.889 are kept (>= 0.5); b 0.222 is not; at most 2
+    assert out.splitlines() == ["['a', 'c']", "[]"]
