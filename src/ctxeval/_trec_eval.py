@@ -41,10 +41,11 @@ import numpy as np
 from ._core.evaldata import EvalData
 from ._core.extras import JudgmentGroups
 from ._core.join import join, pair_lookup, positions
-from ._errors import ConfigError, FormatError, InputError, MeasureError, QueryMismatchError, did_you_mean
+from ._errors import ConfigError, MeasureError, QueryMismatchError, did_you_mean
 from ._io.model import Qrels, Run
 from ._io.read import read_file
-from ._io.trec import decode, open_bytes, read_qrels_jg
+from ._io.side import read_zscores
+from ._io.trec import open_bytes, read_qrels_jg
 from ._measures import TrecArgs, TrecSpec, trec_specs
 from ._measures.trec_support import MIN_GEO_MEAN
 
@@ -328,33 +329,6 @@ def _judgment_groups(groups: dict[str, Qrels], run: Run, data: EvalData, ties: s
 
 
 MISSING_ZSCORE = -1000000.0  # trec_eval.h: MISSING_ZSCORE_VALUE
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-
-
-def read_zscores(path: str | os.PathLike[str]) -> dict[tuple[str, str], tuple[float, float]]:
-    """``-Z``'s file: ``qid measure mean stddev`` per line (blank lines skipped) -> {(qid, measure):
-    (mean, stddev)}; a malformed line is an error naming the file and the line."""
-    source = os.fspath(path)
-    try:
-        text = Path(source).read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{source}: no such file (z-scores)") from None
-    except IsADirectoryError:
-        raise InputError(f"{source}: is a directory, expected a z-scores file") from None
-    table: dict[tuple[str, str], tuple[float, float]] = {}
-    for lineno, line in enumerate(decode(text, source).splitlines(), start=1):
-        fields = line.split()
-        if not fields:
-            continue
-        if len(fields) != 4:
-            raise FormatError(source, lineno, f"expected 4 fields (qid measure mean stddev), found {len(fields)}", line)
-        numbers = []
-        for what, token in (("mean", fields[2]), ("stddev", fields[3])):
-            if not _DECIMAL.fullmatch(token):
-                raise FormatError(source, lineno, f"{what} {token!r} is not a number", line)
-            numbers.append(float(token))
-        table[(fields[0], fields[1])] = (numbers[0], numbers[1])
-    return table
 
 
 def _to_zscores(

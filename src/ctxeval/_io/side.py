@@ -1,6 +1,6 @@
 """Side files: everything read besides runs and qrels, with one line reader and one error style.
 
-(~510 lines on purpose: seven small side formats sharing one line reader and one error style;
+(~530 lines on purpose: eight small side formats sharing one line reader and one error style;
 each reader is 30-60 lines.)
 
 * known distractors: ``qid docid`` lines (a pair listed twice counts once);
@@ -8,6 +8,7 @@ each reader is 30-60 lines.)
 * doc groups: ``doc_id group`` lines;
 * answer correctness: CSV/TSV with a header (query id, run, correct);
 * strata: ``qid category`` lines (the category is the rest of the line);
+* trec_eval's z-scores (``-Z``): ``qid measure mean stddev`` lines;
 * query texts: ``qid<TAB>text`` lines, or JSON lines with ``qid`` and ``text``;
 * fitted weights of the positional UDCG: JSON (``alpha``, ``beta``, ``bias``), named by a hash of
   their content.
@@ -24,6 +25,7 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +57,7 @@ __all__ = [
     "read_query_texts",
     "read_strata",
     "read_utilities",
+    "read_zscores",
     "text_lines",
 ]
 
@@ -516,3 +519,24 @@ def read_fit(path: Any) -> dict[str, Any]:
         "k": len(alpha),  # type: ignore[arg-type]
         "source": str(path),
     }
+
+
+_ZNUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def read_zscores(path: Any) -> dict[tuple[str, str], tuple[float, float]]:
+    """trec_eval's ``-Z`` file: ``qid measure mean stddev`` per line (blank lines skipped) ->
+    {(qid, measure): (mean, stddev)}; a malformed line is an error naming the file and the line."""
+    source = str(path)
+    table: dict[tuple[str, str], tuple[float, float]] = {}
+    for lineno, line in text_lines(path, "z-scores", comments=False):
+        fields = line.split()
+        if len(fields) != 4:
+            raise FormatError(source, lineno, f"expected 4 fields (qid measure mean stddev), found {len(fields)}", line)
+        numbers = []
+        for what, token in (("mean", fields[2]), ("stddev", fields[3])):
+            if not _ZNUMBER.fullmatch(token):
+                raise FormatError(source, lineno, f"{what} {token!r} is not a number", line)
+            numbers.append(float(token))
+        table[(fields[0], fields[1])] = (numbers[0], numbers[1])
+    return table

@@ -8,6 +8,7 @@ Kernels read the core only (:mod:`ctxeval._core`): an ``EvalData`` and the measu
 from . import classical as classical
 from . import rag as rag
 from . import trec as trec
+from . import trec_table as trec_table
 from . import distraction as distraction
 
 # isort: on
