@@ -70,3 +70,25 @@ def test_import_and_selector_load_neither_polars_nor_click() -> None:
     )
     # rel = s / 0.9: a 1.0, c 0.889 are kept (>= 0.5); b 0.222 is not; at most 2
     assert out.splitlines() == ["['a', 'c']", "[]"]
+
+
+def test_result_and_report_frames_have_one_shape_and_keep_summaries_apart(tmp_path) -> None:
+    import pandas as pd
+
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("all 0 a 1\nq2 0 b 1\n")  # a query named "all" is a query like any other
+    run = tmp_path / "r.txt"
+    run.write_text("all Q0 a 1 2 t\nall Q0 x 2 1 t\nq2 Q0 x 1 2 t\nq2 Q0 b 2 1 t\n")
+    res = ctxeval.evaluate(qrels, run, ["RR", "P@1"])
+    per_query = res.to_pandas(per_query=True)
+    assert list(per_query.columns) == ["run", "query", "measure", "value"]
+    # RR: "all" has a at rank 1 -> 1; q2 has b at rank 2 -> 1/2; P@1: 1 and 0
+    assert per_query.values.tolist() == [
+        ["t", "all", "RR", 1.0], ["t", "all", "P@1", 1.0], ["t", "q2", "RR", 0.5], ["t", "q2", "P@1", 0.0]
+    ]  # fmt: skip
+    means = res.to_pandas()
+    assert means.values.tolist() == [["t", "RR", 0.75, 2], ["t", "P@1", 0.5, 2]]
+    rep = ctxeval.compare(qrels, [run], ["RR", "P@1"], curves_k=0, stats={"permutations": 10, "resamples": 10})
+    assert rep.to_pandas(per_query=True).equals(per_query)
+    from_csv = pd.read_csv(__import__("io").StringIO(rep.to_csv()), dtype={"query": str})
+    assert list(from_csv.columns) == list(per_query.columns) and from_csv.values.tolist() == per_query.values.tolist()

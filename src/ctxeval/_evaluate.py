@@ -130,19 +130,25 @@ class Result:
         return out
 
     def to_pandas(self, per_query: bool = False) -> Any:
-        """Long format: run, query (``all`` for the summary), measure, value."""
+        """The means, one row per (run, measure): ``run, measure, value, valid_queries``; with
+        ``per_query=True`` the per-query values instead, ``run, query, measure, value`` (NaN = NA),
+        the shape of :meth:`Report.to_pandas(per_query=True) <ctxeval.Report.to_pandas>` and of the
+        report's CSV. The two never share a frame, so a query named ``all`` stays a query."""
         try:
             import pandas as pd
         except ImportError:
             raise DependencyError("Result.to_pandas", "pandas", "pandas") from None
 
-        rows = []
-        for r in self.runs:
-            for m in self.measures:
-                rows.append((r.name, "all", str(m), r.summary[m][0]))
-                if per_query:
-                    rows.extend((r.name, q, str(m), float(v)) for q, v in zip(r.qids, r.values[m]))
-        return pd.DataFrame(rows, columns=["run", "query", "measure", "value"])
+        if per_query:
+            rows = [
+                (r.name, q, str(m), float(r.values[m][i]))
+                for r in self.runs
+                for i, q in enumerate(r.qids)
+                for m in self.measures
+            ]
+            return pd.DataFrame(rows, columns=["run", "query", "measure", "value"])
+        summary = [(r.name, str(m), r.summary[m][0], r.summary[m][1]) for r in self.runs for m in self.measures]
+        return pd.DataFrame(summary, columns=["run", "measure", "value", "valid_queries"])
 
 
 def with_judged(measures: list[Measure]) -> list[Measure]:
