@@ -8,11 +8,14 @@
   out (trec_eval's default); ``error``: refused.
 * ``duplicates``: a (query, doc) pair given twice. ``error``; ``first``: keep the first line;
   ``best``: keep the highest score (runs) or grade (qrels).
+* ``columns``: which columns of tabular input (CSV/TSV, JSON lines, Parquet, frames) hold what, for
+  names the readers do not know: ``"qid=query-id,doc=corpus-id,grade=score"`` or a mapping of the roles
+  ``qid``, ``doc``, ``grade`` (qrels), ``score`` and ``tag`` (runs) to column names.
 
 The command line reads its choices and help texts from :data:`CHOICES` and :data:`HELP`.
 
 >>> Policies(missing="ignore")
-Policies(ties='trec', missing='ignore', duplicates='error')
+Policies(ties='trec', missing='ignore', duplicates='error', columns=None)
 >>> Policies(ties="tre")
 Traceback (most recent call last):
 ctxeval._errors.ConfigError: ties must be one of 'trec', 'trec10', 'input', got 'tre'
@@ -22,11 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from ._errors import ConfigError
+from ._errors import ConfigError, did_you_mean
 
-__all__ = ["CHOICES", "HELP", "Policies", "coerce_settings"]
+__all__ = ["CANONICAL", "CHOICES", "HELP", "Policies", "coerce_settings", "parse_columns"]
 
 S = TypeVar("S")
 
@@ -69,9 +72,13 @@ class Policies:
     ties: str = "trec"
     missing: str = "zero"
     duplicates: str = "error"
+    columns: tuple[tuple[str, str], ...] | str | Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", parse_columns(self.columns))
         for f in fields(self):
+            if f.name == "columns":
+                continue
             value = getattr(self, f.name)
             allowed = CHOICES[f.name]
             if value not in allowed:
@@ -82,5 +89,56 @@ class Policies:
         """A :class:`Policies`, a mapping of its fields, or None (the defaults)."""
         return coerce_settings(cls, value, "policies")
 
-    def describe(self) -> dict[str, str]:
-        return {"ties": self.ties, "missing": self.missing, "duplicates": self.duplicates}
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ties": self.ties, "missing": self.missing, "duplicates": self.duplicates}
+        if self.columns:
+            out["columns"] = dict(self._column_pairs())
+        return out
+
+    def renames(self) -> dict[str, str]:
+        """Column name -> the readers' name for it (``query_id``, ``doc_id``, ``relevance``, ``score``,
+        ``tag``), from :attr:`columns`."""
+        return {column: CANONICAL[role] for role, column in self._column_pairs()}
+
+    def _column_pairs(self) -> tuple[tuple[str, str], ...]:
+        return cast("tuple[tuple[str, str], ...]", self.columns or ())
+
+
+#: the roles of ``columns`` and the column names the table readers know them by
+CANONICAL = {"qid": "query_id", "doc": "doc_id", "grade": "relevance", "score": "score", "tag": "tag"}
+
+
+def parse_columns(value: Any) -> tuple[tuple[str, str], ...] | None:
+    """``"qid=query-id,doc=corpus-id"`` or ``{"qid": "query-id"}`` -> ``(("doc", "corpus-id"), ("qid",
+    "query-id"))`` (sorted by role), validated; None or empty -> None.
+
+    >>> parse_columns("qid=query-id, doc=corpus-id")
+    (('doc', 'corpus-id'), ('qid', 'query-id'))
+    """
+    if value is None or value == "" or value == ():
+        return None
+    if isinstance(value, str):
+        pairs = []
+        for part in value.split(","):
+            role, sep, column = part.partition("=")
+            if not sep or not role.strip() or not column.strip():
+                raise ConfigError(f"columns: {part.strip()!r} is not ROLE=COLUMN (roles: {', '.join(CANONICAL)})")
+            pairs.append((role.strip(), column.strip()))
+    elif isinstance(value, Mapping):
+        pairs = [(str(k), str(v)) for k, v in value.items()]
+    elif isinstance(value, tuple):
+        pairs = [(str(k), str(v)) for k, v in value]
+    else:
+        raise ConfigError(f"columns must be 'ROLE=COLUMN,...' or a mapping, got {type(value).__name__}")
+    seen: dict[str, str] = {}
+    for role, column in pairs:
+        if role not in CANONICAL:
+            raise ConfigError(
+                f"columns: unknown role {role!r}{did_you_mean(role, CANONICAL)}; roles: {', '.join(CANONICAL)}"
+            )
+        if role in seen:
+            raise ConfigError(f"columns: role {role!r} given twice")
+        seen[role] = column
+    if len(set(seen.values())) != len(seen):
+        raise ConfigError("columns: one column named for two roles")
+    return tuple(sorted(seen.items()))

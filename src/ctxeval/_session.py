@@ -128,18 +128,18 @@ def _large_file(obj: Any, size: int) -> bool:
         return False  # the reader reports it
 
 
-def _read(qrels: Any, runs: list[Any], duplicates: str) -> tuple[Qrels, list[Run]]:
+def _read(qrels: Any, runs: list[Any], duplicates: str, columns: Any = None) -> tuple[Qrels, list[Run]]:
     """The qrels and the runs; a large qrels file is read on a second thread while the runs are read
     (the parsers release the GIL and leave part of a core idle). The qrels' error comes first."""
     if not _large_file(qrels, _OVERLAP_QRELS_BYTES):
-        qr = Qrels.coerce(qrels, duplicates=duplicates)
-        return qr, [Run.coerce(r, duplicates=duplicates) for r in runs]
+        qr = Qrels.coerce(qrels, duplicates=duplicates, columns=columns)
+        return qr, [Run.coerce(r, duplicates=duplicates, columns=columns) for r in runs]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates)
+        pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates, columns=columns)
         try:
-            read = [Run.coerce(r, duplicates=duplicates) for r in runs]
+            read = [Run.coerce(r, duplicates=duplicates, columns=columns) for r in runs]
         except BaseException:
             pending.result()  # a qrels error wins, as in sequential order
             raise
@@ -207,7 +207,7 @@ class Session:
     def describe(self) -> dict[str, Any]:
         """The settings every report prints."""
         gm = self.rag.grade_map
-        return {
+        out = {
             "qrels": self.qrels.source,
             "ties": self.policies.ties,
             "missing": self.policies.missing,
@@ -215,6 +215,9 @@ class Session:
             "qrels_dropped_duplicates": self.qrels.dropped_duplicates,
             "grade_map": gm.describe() if gm is not None else None,
         }
+        if self.policies.columns:
+            out["columns"] = self.policies.describe()["columns"]
+        return out
 
     def pool_settings(self) -> dict[str, Any]:
         from ._context.pool import settings_of
@@ -239,7 +242,7 @@ def open_session(
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     ms, fits = _resolve_fits(ms)
     ucfg = coerce_utility(utility) if utility is not None else None
-    qr, read = _read(qrels, run_list, pol.duplicates)
+    qr, read = _read(qrels, run_list, pol.duplicates, pol.columns)
     pool = Run.coerce(rcfg.pool, duplicates=pol.duplicates) if rcfg.pool is not None else None
     groups = None
     if rcfg.groups is not None:

@@ -88,3 +88,44 @@ def test_arbitrary_table_bytes_give_a_result_or_a_ctxeval_error(
         except ctxeval.CtxevalError as exc:
             message = str(exc)
     assert "\n" not in message  # one line
+
+
+def test_a_column_mapping_names_the_columns_of_any_table(tmp_path: Path) -> None:
+    qrels = tmp_path / "q.tsv"
+    qrels.write_text("topic\tpassage\tlabel_x\nq1\td1\t1\nq1\td2\t0\n")
+    run = tmp_path / "r.csv"
+    run.write_text("topic,passage,sim\nq1,d2,0.9\nq1,d1,0.5\n")
+    columns = "qid=topic,doc=passage,grade=label_x,score=sim"
+    assert ctxeval.Qrels.from_file(qrels, columns=columns).to_dict() == {"q1": {"d1": 1, "d2": 0}}
+    assert ctxeval.Run.from_file(run, columns={"qid": "topic", "doc": "passage", "score": "sim"}).to_dict() == {
+        "q1": {"d2": 0.9, "d1": 0.5}
+    }
+    # one mapping for both files: RR = 1/2 (d2, grade 0, ranks first); the settings say which mapping
+    res = ctxeval.evaluate(qrels, run, "RR", policies={"columns": columns})
+    assert res.runs[0].mean("RR") == 0.5
+    assert res.settings["columns"] == {"doc": "passage", "grade": "label_x", "qid": "topic", "score": "sim"}
+    jl = tmp_path / "r.jsonl"
+    jl.write_text('{"topic": "q1", "passage": "d2", "sim": 0.9}\n')
+    assert ctxeval.Run.from_file(jl, columns=columns).to_dict() == {"q1": {"d2": 0.9}}
+
+
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        ("dok=passage", "columns: unknown role 'dok' (did you mean 'doc'?)"),
+        ("qid", "columns: 'qid' is not ROLE=COLUMN"),
+        ("qid=a,qid=b", "columns: role 'qid' given twice"),
+        ("qid=a,doc=a", "columns: one column named for two roles"),
+    ],
+)
+def test_a_bad_column_mapping_is_refused_before_reading(columns: str, message: str, tmp_path: Path) -> None:
+    with pytest.raises(ctxeval.ConfigError) as err:
+        ctxeval.evaluate(tmp_path / "none.tsv", tmp_path / "none.csv", "RR", policies={"columns": columns})
+    assert message in str(err.value)
+
+
+def test_a_column_mapping_is_refused_for_trec_text(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 d1 1\n")
+    with pytest.raises(ctxeval.ConfigError, match="not of TREC text"):
+        ctxeval.Qrels.from_file(path, columns="qid=topic")

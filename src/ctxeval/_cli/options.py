@@ -38,26 +38,33 @@ def policy_options(ties: bool = True) -> Callable[[F], F]:
     names = ("missing", "ties", "duplicates") if ties else ("missing", "duplicates")
 
     def deco(f: F) -> F:
-        return _apply(
-            f,
-            [
-                click.option(
-                    f"--{n}",
-                    type=click.Choice(list(CHOICES[n])),
-                    default=CHOICES[n][0],
-                    show_default=True,
-                    help=HELP[n],
-                )
-                for n in names
-            ],
+        options: list[Callable[[Any], Any]] = [
+            click.option(
+                f"--{n}",
+                type=click.Choice(list(CHOICES[n])),
+                default=CHOICES[n][0],
+                show_default=True,
+                help=HELP[n],
+            )
+            for n in names
+        ]
+        options.append(
+            click.option(
+                "--columns",
+                default=None,
+                metavar="ROLE=COLUMN,...",
+                help="tabular input: the columns holding qid, doc, grade (qrels), score and tag (runs), "
+                "e.g. qid=query-id,doc=corpus-id,grade=score",
+            )
         )
+        return _apply(f, options)
 
     return deco
 
 
 def policies_from(kw: dict[str, Any]) -> Policies:
     """The policies among parsed options (removed from ``kw``)."""
-    return Policies(**{n: kw.pop(n) for n in ("ties", "missing", "duplicates") if n in kw})
+    return Policies(**{n: kw.pop(n) for n in ("ties", "missing", "duplicates", "columns") if n in kw})
 
 
 GRADE_MAP_HELP = (

@@ -19,6 +19,7 @@ from .._core.columns import Columns
 from .._core.grademap import GradeMap
 from .._core.ranking import score_key, segment_order, tie_memo
 from .._errors import ConfigError
+from .._policies import Policies
 from . import tables, writers
 from .frames import frame_of
 from .read import check_duplicate_policy, read_file, resolve_duplicates
@@ -112,9 +113,17 @@ class Qrels(_Rows):
 
     # construction ---------------------------------------------------------------------------------
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, format: str | None = None, duplicates: str = "error") -> Qrels:
-        """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet."""
-        read = read_file(path, "qrels", format, duplicates)
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        format: str | None = None,
+        duplicates: str = "error",
+        columns: Any = None,
+    ) -> Qrels:
+        """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
+        ``columns``: which columns hold what, for names the reader does not know (see :class:`Policies`)."""
+        read = read_file(path, "qrels", format, duplicates, Policies(columns=columns).renames())
         return cls(read.columns, str(path), dropped_duplicates=read.dropped)
 
     @classmethod
@@ -132,12 +141,12 @@ class Qrels(_Rows):
         return cls(cols, source, dropped_duplicates=dropped)
 
     @classmethod
-    def coerce(cls, obj: Any, *, duplicates: str = "error") -> Qrels:
+    def coerce(cls, obj: Any, *, duplicates: str = "error", columns: Any = None) -> Qrels:
         """Accept a :class:`Qrels`, a path, a dict-of-dicts or a frame."""
         if isinstance(obj, Qrels):
             return obj
         if isinstance(obj, (str, os.PathLike)):
-            return cls.from_file(obj, duplicates=duplicates)
+            return cls.from_file(obj, duplicates=duplicates, columns=columns)
         if isinstance(obj, Mapping):
             return cls.from_dict(obj, duplicates=duplicates)
         return cls.from_frame(obj, duplicates=duplicates)
@@ -198,13 +207,14 @@ class Run(_Rows):
         name: str | None = None,
         format: str | None = None,
         duplicates: str = "error",
+        columns: Any = None,
     ) -> Run:
         """Read a TREC run (``qid Q0 docid rank score tag``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
 
         The run's name is ``name`` if given, else its tag when one tag is used throughout, else the
-        file name without extension.
+        file name without extension. ``columns``: as for :meth:`Qrels.from_file`.
         """
-        read = read_file(path, "run", format, duplicates)
+        read = read_file(path, "run", format, duplicates, Policies(columns=columns).renames())
         return cls(read.columns, name or read.tag or _stem(path), str(path), dropped_duplicates=read.dropped)
 
     @classmethod
@@ -229,16 +239,16 @@ class Run(_Rows):
         return cls(cols, name or tag or "run", source, dropped_duplicates=dropped)
 
     @classmethod
-    def coerce(cls, obj: Any, *, name: str | None = None, duplicates: str = "error") -> Run:
+    def coerce(cls, obj: Any, *, name: str | None = None, duplicates: str = "error", columns: Any = None) -> Run:
         """Accept a :class:`Run`, a path, ``"NAME=PATH"`` (a path named NAME), a dict-of-dicts or a frame."""
         if isinstance(obj, Run):
             return obj
         if isinstance(obj, str) and name is None:
             given, path = split_named(obj)
             if given is not None:
-                return cls.from_file(path, name=given, duplicates=duplicates)
+                return cls.from_file(path, name=given, duplicates=duplicates, columns=columns)
         if isinstance(obj, (str, os.PathLike)):
-            return cls.from_file(obj, name=name, duplicates=duplicates)
+            return cls.from_file(obj, name=name, duplicates=duplicates, columns=columns)
         if isinstance(obj, Mapping):
             return cls.from_dict(obj, name=name or "run", duplicates=duplicates)
         return cls.from_frame(obj, name=name, duplicates=duplicates)

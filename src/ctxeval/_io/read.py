@@ -10,7 +10,7 @@ the duplicate policy decides: ``error`` (naming both lines, or both records), ``
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -41,32 +41,36 @@ class Read(NamedTuple):
     tag: str | None
 
 
-def _read_trec(path: Path, kind: Kind, source: str) -> tuple[Columns, str | None]:
+def _read_trec(path: Path, kind: Kind, source: str, renames: Mapping[str, str] | None) -> tuple[Columns, str | None]:
+    if renames:
+        raise ConfigError(
+            f"{source}: the columns setting names columns of tabular input (CSV, TSV, JSON lines, Parquet), not of TREC text"
+        )
     parsed = trec.read_trec(path, kind, source)
     return parsed.columns, parsed.tag
 
 
 def _text(
-    reader: Callable[[bytes, Kind, str], tuple[Columns, str | None]],
-) -> Callable[[Path, Kind, str], tuple[Columns, str | None]]:
-    def read(path: Path, kind: Kind, source: str) -> tuple[Columns, str | None]:
+    reader: Callable[[bytes, Kind, str, Mapping[str, str] | None], tuple[Columns, str | None]],
+) -> Callable[[Path, Kind, str, Mapping[str, str] | None], tuple[Columns, str | None]]:
+    def read(path: Path, kind: Kind, source: str, renames: Mapping[str, str] | None) -> tuple[Columns, str | None]:
         data = trec.open_bytes(path)
         if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark is not data
             data = data[3:]
         if not data or data.isspace():  # (isspace stops at the first other byte; strip would copy)
             raise EmptyInputError(f"{source}: the file is empty")
-        return reader(data, kind, source)
+        return reader(data, kind, source, renames)
 
     return read
 
 
 #: format name -> reader of a file of that format
-FORMATS: dict[str, Callable[[Path, Kind, str], tuple[Columns, str | None]]] = {
+FORMATS: dict[str, Callable[[Path, Kind, str, Mapping[str, str] | None], tuple[Columns, str | None]]] = {
     "trec": _read_trec,
-    "csv": _text(lambda data, kind, source: tables.read_delimited(data, kind, source, ",")),
-    "tsv": _text(lambda data, kind, source: tables.read_delimited(data, kind, source, "\t")),
+    "csv": _text(lambda data, kind, source, renames: tables.read_delimited(data, kind, source, ",", renames)),
+    "tsv": _text(lambda data, kind, source, renames: tables.read_delimited(data, kind, source, "\t", renames)),
     "jsonl": _text(tables.read_jsonl),
-    "parquet": lambda path, kind, source: tables.read_parquet(path, kind, source),
+    "parquet": tables.read_parquet,
 }
 
 
@@ -83,8 +87,15 @@ def check_duplicate_policy(policy: str) -> None:
         raise ConfigError(f"duplicates policy must be 'error', 'first' or 'best', got {policy!r}")
 
 
-def read_file(path: str | os.PathLike[str], kind: Kind, fmt: str | None = None, duplicates: str = "error") -> Read:
-    """Read a run or qrels file of any registered format and apply the duplicate policy."""
+def read_file(
+    path: str | os.PathLike[str],
+    kind: Kind,
+    fmt: str | None = None,
+    duplicates: str = "error",
+    renames: Mapping[str, str] | None = None,
+) -> Read:
+    """Read a run or qrels file of any registered format and apply the duplicate policy; ``renames``:
+    column name -> the readers' name (:meth:`ctxeval.Policies.renames`), for tabular formats."""
     check_duplicate_policy(duplicates)
     p = Path(path)
     source = str(path)
@@ -96,7 +107,7 @@ def read_file(path: str | os.PathLike[str], kind: Kind, fmt: str | None = None, 
     reader = FORMATS.get(fmt)
     if reader is None:
         raise ConfigError(f"unknown input format {fmt!r}: use {', '.join(FORMATS)}")
-    cols, tag = reader(p, kind, source)
+    cols, tag = reader(p, kind, source, renames)
     locate = (lambda q, d: trec.locate_in_trec(p, q, d)) if fmt == "trec" else None
     cols, dropped = resolve_duplicates(cols, kind, source, duplicates, locate)
     if dropped and kind == "run" and fmt == "trec" and tag is None:

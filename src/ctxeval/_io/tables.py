@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 else:
     from ._lazy import pl
 
-__all__ = ["from_mapping", "from_table", "pick", "read_delimited", "read_jsonl", "read_parquet"]
+__all__ = ["from_mapping", "from_table", "pick", "read_delimited", "read_jsonl", "read_parquet", "renamed"]
 
 _QID_NAMES = ("query_id", "qid", "query", "q_id", "topic", "topic_id", "query-id")
 _DOC_NAMES = ("doc_id", "docid", "docno", "doc", "pid", "passage_id", "document_id", "corpus-id", "corpus_id")
@@ -52,6 +52,15 @@ def pick(names: Iterable[str], candidates: tuple[str, ...], what: str, source: s
             f"no {what} column: expected one of {', '.join(candidates)}; found {', '.join(map(str, names)) or 'none'}",
         )
     return None
+
+
+def renamed(names: list[str], renames: Mapping[str, str] | None, source: str) -> list[str]:
+    """Header names with the columns of a ``columns`` mapping renamed to the readers' names (one
+    mapping serves the qrels and the runs: a column a file lacks is not looked for in it; a role that
+    is then missing is reported as any missing column is)."""
+    if not renames:
+        return names
+    return [renames.get(n, n) for n in names]
 
 
 def _records_from_rows(
@@ -118,7 +127,9 @@ def _show(rec: Any) -> str:
         return repr(rec)
 
 
-def parse_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> pl.DataFrame:
+def parse_delimited(
+    data: bytes, kind: Kind, source: str, delimiter: str, renames: Mapping[str, str] | None = None
+) -> pl.DataFrame:
     text = decode(data, source)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     header: list[str] | None = None
@@ -129,7 +140,7 @@ def parse_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> pl.
         if not fields or all(not f.strip() for f in fields):
             continue
         if header is None:
-            header = [f.strip() for f in fields]
+            header = renamed([f.strip() for f in fields], renames, source)
             header_line = lineno
             seen: set[str] = set()
             for name in header:
@@ -152,7 +163,7 @@ def parse_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> pl.
     return _records_from_rows(iter(rows), header, kind, source)
 
 
-def parse_jsonl(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
+def parse_jsonl(data: bytes, kind: Kind, source: str, renames: Mapping[str, str] | None = None) -> pl.DataFrame:
     text = decode(data, source)
     rows: list[tuple[int, dict[str, Any]]] = []
     keys: dict[str, None] = {}
@@ -165,6 +176,8 @@ def parse_jsonl(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
             raise FormatError(source, lineno, f"invalid JSON ({exc.msg} at column {exc.colno})", line) from None
         if not isinstance(rec, dict):
             raise FormatError(source, lineno, "expected a JSON object", line)
+        if renames:
+            rec = {renames.get(k, k): v for k, v in rec.items()}
         for k in rec:
             keys.setdefault(k, None)
         rows.append((lineno, rec))
@@ -318,7 +331,9 @@ def _headerless_qrels(first: str, delimiter: str) -> bool:
     )
 
 
-def read_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> tuple[Columns, str | None]:
+def read_delimited(
+    data: bytes, kind: Kind, source: str, delimiter: str, renames: Mapping[str, str] | None = None
+) -> tuple[Columns, str | None]:
     """CSV (``,``) or TSV (``\t``) with a header line (a TSV qrels of three columns may have none).
     Blank lines (and lines of delimiters only) are skipped, as the exact reader skips them; any other
     line it cannot vouch for sends the file there."""
@@ -329,6 +344,11 @@ def read_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> tupl
         first = "query_id\tdoc_id\trelevance"
     raw = first.split(delimiter)
     names = [c.strip() for c in raw]
+    if renames:  # the header line rewritten with the readers' names (one copy, only when asked)
+        names = renamed(names, renames, source)
+        first = delimiter.join(names)
+        raw = list(names)
+        data = first.encode() + (b"" if end < 0 else data[end:])
     if b'"' not in data and first.strip() and len({n.lower() for n in names}) == len(names):
         vcol = pick(names, _SCORE_NAMES if kind == "run" else _REL_NAMES, "value", source, False)
         types = {raw[names.index(vcol)]: pl.Float64 if kind == "run" else pl.Int64} if vcol is not None else {}
@@ -344,7 +364,7 @@ def read_delimited(data: bytes, kind: Kind, source: str, delimiter: str) -> tupl
                 df = _validated(table, kind, source, plain_text(data, delimiter))
                 if df is not None:
                     return _parsed(df, kind)
-    return _parsed(parse_delimited(data, kind, source, delimiter), kind)
+    return _parsed(parse_delimited(data, kind, source, delimiter), kind)  # (renamed already)
 
 
 def _mapping_document(data: bytes) -> Mapping[str, Any] | None:
@@ -369,7 +389,9 @@ def _mapping_document(data: bytes) -> Mapping[str, Any] | None:
     return None
 
 
-def read_jsonl(data: bytes, kind: Kind, source: str) -> tuple[Columns, str | None]:
+def read_jsonl(
+    data: bytes, kind: Kind, source: str, renames: Mapping[str, str] | None = None
+) -> tuple[Columns, str | None]:
     """JSON lines, one object per line; or one JSON object ``{qid: {docid: score or grade}}``."""
     mapping = _mapping_document(data)
     if mapping is not None:
@@ -378,24 +400,30 @@ def read_jsonl(data: bytes, kind: Kind, source: str) -> tuple[Columns, str | Non
         table = pl.read_ndjson(io.BytesIO(data))
     except (pl.exceptions.PolarsError, UnicodeDecodeError, ValueError):
         table = None
+    if table is not None and renames:
+        table = table.rename(dict(zip(table.columns, renamed(list(table.columns), renames, source))))
     if table is not None and table.height:
         # compact ASCII JSON without escapes or blanks cannot hold a padded id or a NUL
         plain = plain_text(data, "\n") and data.find(b"\\") < 0
         df = _validated(table, kind, source, plain)
         if df is not None:
             return _parsed(df, kind)
-    return _parsed(parse_jsonl(data, kind, source), kind)
+    return _parsed(parse_jsonl(data, kind, source, renames), kind)
 
 
-def read_parquet(path: Any, kind: Kind, source: str) -> tuple[Columns, str | None]:
+def read_parquet(
+    path: Any, kind: Kind, source: str, renames: Mapping[str, str] | None = None
+) -> tuple[Columns, str | None]:
     try:
         table = pl.read_parquet(path)
     except Exception as exc:
         raise FormatError(source, None, f"cannot read Parquet: {exc}") from exc
-    return from_table(table, kind, source)
+    return from_table(table, kind, source, renames)
 
 
-def from_table(table: Any, kind: Kind, source: str) -> tuple[Columns, str | None]:
+def from_table(
+    table: Any, kind: Kind, source: str, renames: Mapping[str, str] | None = None
+) -> tuple[Columns, str | None]:
     """A polars or pandas frame with named columns."""
     if not isinstance(table, pl.DataFrame):
         if not (hasattr(table, "to_dict") and hasattr(table, "columns")):
@@ -406,6 +434,8 @@ def from_table(table: Any, kind: Kind, source: str) -> tuple[Columns, str | None
             table = pl.DataFrame({str(c): list(table[c]) for c in table.columns}, strict=False)
     if table.height == 0:
         raise EmptyInputError(f"{source}: the frame has no rows")
+    if renames:
+        table = table.rename(dict(zip(table.columns, renamed([str(c) for c in table.columns], renames, source))))
     df = _validated(table, kind, source)
     if df is None:
         df = frame_from_table(table, kind, source)
