@@ -149,8 +149,10 @@ def scan(cols: Columns, ties: bool) -> Scan:
     dup = np.concatenate(cand) if cand else np.zeros(0, dtype=np.int64)
     out = Scan(dh, dup, tie)
     cols.memo["doc_hash"] = dh
-    if ties:
+    if key is not None:
         cols.memo[tie_memo("trec")] = tie
+        # values are finite (the readers refuse others): an infinite key is a score beyond float32
+        cols.memo["beyond_float32"] = int(np.count_nonzero(np.isinf(key)))
     return out
 
 

@@ -234,13 +234,23 @@ def join(
     """``run`` joined with ``qrels`` into per-query segments (see the module docstring); ``keep_rows``
     keeps the doc id and score of every ranked row (for side data)."""
     qids, qseg_q, seg_q, acc, has_run = _query_sets(qrels, run, missing, run_name)
-    if ties == "trec" and (beyond := _beyond_float32(run.values)):
-        acc = dataclasses.replace(acc, beyond_float32=beyond)
+    if ties == "trec":
+        beyond = run.memo.get("beyond_float32")  # counted by the reader's scan, else here
+        if beyond is None:
+            beyond = _beyond_float32(run.values)
+        if beyond:
+            acc = dataclasses.replace(acc, beyond_float32=int(beyond))
     n_q = qids.size
     lay = run.layout
-    key = score_key(run.values, ties)
     memo = tie_memo(ties)
-    order = segment_order(key, run.doc, lay.starts, lay.lengths, ties, run.memo.get(memo) if memo else None)
+    order = segment_order(
+        lambda: score_key(run.values, ties),
+        run.doc,
+        lay.starts,
+        lay.lengths,
+        ties,
+        run.memo.get(memo) if memo else None,
+    )
     kept = seg_q >= 0
     lengths = np.zeros(n_q, dtype=np.int64)
     lengths[seg_q[kept]] = lay.lengths[kept]

@@ -14,6 +14,8 @@ is sorted whole. The evaluation engine, the serving-time selector and every verb
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .ids import Ids
@@ -140,7 +142,7 @@ def _block_tie_orders(
 
 
 def segment_order(
-    key: np.ndarray,
+    key: np.ndarray | Callable[[], np.ndarray],
     ids: Ids,
     starts: np.ndarray,
     lengths: np.ndarray,
@@ -149,12 +151,17 @@ def segment_order(
 ) -> SegmentOrder:
     """The rank order of rows in segments (see :class:`SegmentOrder`) under ``ties``.
 
-    ``key``: the score keys (:func:`score_key`); ``known``: the tie order the reader's scan found
-    (``(rows, src)``, or False when some segment is out of score order), which saves the pass.
+    ``key``: the score keys (:func:`score_key`), or a function giving them, called only when they
+    are needed; ``known``: the tie order the reader's scan found (``(rows, src)``, or False when some
+    segment is out of score order), which saves the pass and the keys.
     """
-    n = key.size
+    n = int(lengths.sum())
     if ties == "input" or n < 2:
         return SegmentOrder(None)
+    if known is not None and known is not False:
+        rows, src = known  # type: ignore[misc]
+        return SegmentOrder(None, rows, src)
+    key = key() if callable(key) else key
     if known is None:
         parts = _block_tie_orders(key, ids, starts, lengths)
         known = False if any(p is None for p in parts) else _join(parts)  # type: ignore[arg-type]
