@@ -274,6 +274,22 @@ class _Reduced:
         return self.first_tag if self.one_tag and self.first_tag else None
 
 
+def _doubled(piece: bytes, sep: bytes) -> bool:
+    """Whether two separator bytes follow each other anywhere in ``piece``: the 16-bit words at
+    even and at odd offsets compared with the doubled byte (2 ms per 16 MB, where ``bytes.find`` of
+    two bytes takes 14 ms on text dense in separators).
+
+    >>> _doubled(b"q1 Q0  d1", b" "), _doubled(b"q1 Q0 d1  ", b" "), _doubled(b"q1 Q0 d1", b" ")
+    (True, True, False)
+    """
+    pair = sep[0] * 0x0101
+    even = np.frombuffer(piece, dtype=np.uint16, count=len(piece) // 2)
+    if bool((even == pair).any()):
+        return True
+    odd = np.frombuffer(piece, dtype=np.uint16, offset=1, count=(len(piece) - 1) // 2) if len(piece) > 1 else even[:0]
+    return bool((odd == pair).any())
+
+
 def _polars_chunks(path: Path, kind: Kind, sep: bytes) -> Parsed | None:
     """polars over the file read in pieces of whole lines (see :func:`_line_pieces`), each reduced as
     soon as it is parsed (:class:`_Reduced`); None when a piece fails the fast path's checks (a
@@ -290,9 +306,10 @@ def _polars_chunks(path: Path, kind: Kind, sep: bytes) -> Parsed | None:
     reduced = _Reduced(kind)
     try:
         for piece in _line_pieces(path):
-            if piece.find(other) >= 0 or piece.find(b"\x00") >= 0:
-                return None  # a space next to a tab, or a NUL: the next tiers decide (polars keeps a
-                # \r inside a field, as the rule does, and drops the one before a line end)
+            if piece.find(other) >= 0 or piece.find(b"\x00") >= 0 or _doubled(piece, sep):
+                return None  # a space next to a tab, a NUL, or two separators in a row (an empty
+                # field that polars would read where the rule folds the run): the next tiers decide
+                # (polars keeps a \r inside a field, as the rule does, and drops one before a line end)
             part = pl.read_csv(
                 piece,
                 separator=sep.decode(),
