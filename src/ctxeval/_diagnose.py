@@ -29,7 +29,7 @@ from ._core.join import judged_docs, match_pairs
 from ._errors import ConfigError
 from ._measures import make
 from ._policies import Policies
-from ._session import open_session
+from ._session import depth_note, open_session
 
 __all__ = [
     "PCT_THRESHOLD",
@@ -110,6 +110,7 @@ class Diagnosis:
     accounting: QueryAccounting
     pool_report: dict[str, Any] | None = None
     n_worst: int = 10
+    notes: list[str] = field(default_factory=list)  #: where a verdict rests on a fragile setting
     _means: dict[str, tuple[float, int]] = field(default_factory=dict, repr=False)
 
     @property
@@ -170,6 +171,7 @@ class Diagnosis:
             "accounting": self.accounting.to_dict(),
             **({"pool": dict(self.pool_report)} if self.pool_report is not None else {}),
             "settings": dict(self.settings),
+            "notes": list(self.notes),
         }
 
 
@@ -248,8 +250,18 @@ def diagnose(
         "duplicates": session.policies.duplicates,
     }
     report = data.extra("pool").report() if pool_run is not None else None
+    notes = []
+    note = depth_note(
+        rn.name,
+        data,
+        k,
+        "the whole list lies inside the top k, so %PROC is 1 by construction and no query can be a selection "
+        "failure: choose a k within the run's depth",
+    )
+    if note:
+        notes.append(note)
     return Diagnosis(
-        rn.name, k, float(proc_threshold), float(pct_threshold), rows, settings, data.accounting, report, worst
+        rn.name, k, float(proc_threshold), float(pct_threshold), rows, settings, data.accounting, report, worst, notes
     )
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ._errors import ConfigError, DependencyError
 from ._measures import Measure, make, parse_measures
-from ._session import Session, naming_notes, open_session, unique_names
+from ._session import Session, depth_note, naming_notes, open_session, unique_names
 
 if TYPE_CHECKING:
     from ._context.settings import RagConfig
@@ -109,7 +109,7 @@ class Result:
     measures: list[Measure]
     runs: list[RunResult]
     settings: dict[str, Any]
-    notes: list[str] = field(default_factory=list)  #: how runs were named, when it needed saying
+    notes: list[str] = field(default_factory=list)  #: how runs were named, k beyond a run's depth
 
     def __getitem__(self, name: str) -> RunResult:
         for r in self.runs:
@@ -212,8 +212,14 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     need_u = any("utility" in m.requires for m in ms)
     results = []
     names = unique_names(run_objs)
+    notes = naming_notes(run_objs, names)
+    rates = sorted({m.k for m in ms if m.family == "DistractorRate"})
     for run, name in zip(run_objs, names):
         data = session.prepare(run, ms)
+        for k in rates:
+            note = depth_note(name, data, k, f"DistractorRate@{k} is the share of the passages given (min(k, depth))")
+            if note:
+                notes.append(note)
         ucounts = data.extra("utility").counts() if need_u else None
         values = {m: m.compute(data) for m in ms}
         pool_report = data.extra("pool").report() if session.settings.pool is not None else None
@@ -234,4 +240,4 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
         settings["pool"] = session.pool_settings()
     if need_u:
         settings["utility"] = session.utility.describe()
-    return Result(ms, results, settings, naming_notes(run_objs, names))
+    return Result(ms, results, settings, notes)

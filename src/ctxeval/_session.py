@@ -14,7 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ._context.settings import RagConfig, Settings
+from ._core.evaldata import EvalData
 from ._core.join import join
 from ._errors import ConfigError
 from ._io.model import Qrels, Run
@@ -76,6 +79,22 @@ def naming_notes(runs: Sequence[Run], names: Sequence[str]) -> list[str]:
             how = "named by their files" if all("#" not in n for n in renamed) else "numbered"
             notes.append(f"{shared} runs share the name {name!r} (their tag): {how} instead ({', '.join(renamed)})")
     return notes
+
+
+def depth_note(name: str, data: EvalData, k: int, consequence: str) -> str | None:
+    """A note when ``k`` exceeds the depth of the run's ranked list on most of its queries (more than
+    half of those the run retrieved for), naming the counts and the median depth; None otherwise.
+
+    ``consequence`` says what that does to the numbers that follow (e.g. that a rate is taken over the
+    passages actually given)."""
+    depth = data.n_ret[data.has_run]
+    short = int((depth < k).sum())
+    if depth.size == 0 or 2 * short <= depth.size:
+        return None
+    return (
+        f"{name}: k={k} exceeds the ranked list's depth on {short} of {depth.size} queries "
+        f"(median depth {float(np.median(depth)):g}); {consequence}"
+    )
 
 
 def _file_stem(run: Run) -> str | None:

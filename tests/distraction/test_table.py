@@ -204,8 +204,10 @@ def test_distraction_table_accounts_for_every_query_and_row(tmp_path: Path) -> N
     }
     assert row["queries"] == 3  # the queries every mean is taken over
     assert row["dropped_duplicates"] == 1
-    # q1: u = [1, -0.5 (grade 2 at rank 2)], q2: d grade 2 at rank 1 -> -0.5, q3: nothing -> rate (1/5 + 1/5 + 0) / 3
-    assert row["distractor_rate"] == pytest.approx((1 / 5 + 1 / 5) / 3)
+    # q1: u = [1, -0.5 (grade 2 at rank 2)], q2: d grade 2 at rank 1 -> -0.5, q3: nothing; the rate is over the
+    # passages given (2, 1 and 0 of the 5 slots): (1/2 + 1/1 + 0) / 3
+    assert row["distractor_rate"] == pytest.approx((1 / 2 + 1 / 1 + 0) / 3)
+    assert any("k=5 exceeds the ranked list's depth on 2 of 2 queries (median depth 1.5)" in n for n in t["notes"])
     # ndDCG@5 is NA on q2 (no judged doc of positive utility): the gap is over q1 and q3 only
     assert row["valid"] == {"ndDCG@5": 2, "nDCG-ndDCG": 2}
     out = CliRunner().invoke(cli, ["distraction", str(qrels), str(run), "--duplicates", "first", "--missing", "zero"])

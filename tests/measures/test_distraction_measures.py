@@ -124,7 +124,10 @@ def test_distraction_measure_invariants(case: tuple, k: int, rules: str, use_llm
             sum(x / math.log2(j + 2) for j, x in enumerate(top))
         )
         assert r.values[parse_measure("dDCG")][i] == pytest.approx(sum(x / math.log2(j + 2) for j, x in enumerate(u)))
-        assert r.values[parse_measure(f"DistractorRate@{k}")][i] == sum(x < 0 for x in top) / k
+        # over the passages given: min(k, the list's length), 0 for an empty list
+        given = len(top)
+        expected_rate = sum(x < 0 for x in top) / given if given else 0.0
+        assert r.values[parse_measure(f"DistractorRate@{k}")][i] == pytest.approx(expected_rate, abs=1e-15)
         assert r.values[parse_measure(f"DistractorHarm@{k}")][i] == pytest.approx(sum(max(0.0, -x) for x in top))
         assert 0 <= r.values[parse_measure(f"DistractorHarm@{k}")][i] <= k
         nd = r.values[parse_measure(f"ndDCG@{k}")][i]

@@ -31,7 +31,7 @@ from .._io.model import Qrels
 from .._measures import Measure, make
 from .._measures.distraction import top_rows
 from .._policies import Policies
-from .._session import open_session, unique_names
+from .._session import depth_note, open_session, unique_names
 from .dynamic_k import dynamic_k_summary
 
 __all__ = ["RISKY", "SAFE", "VERDICTS", "auto_rel", "distraction_table", "safety_verdict"]
@@ -184,6 +184,14 @@ def distraction_table(
     rows_out = []
     for run, name in zip(run_objs, unique_names(run_objs)):
         data = session.prepare(run, list(ms.values()), keep_rows=True)
+        note = depth_note(
+            name,
+            data,
+            k,
+            f"DistractorRate@{k} and the verdict are over the passages given (min(k, depth)), not k slots",
+        )
+        if note:
+            notes.append(note)
         urows: Utilities = data.extra("utility")
         values = {key: m.compute(data) for key, m in ms.items()}
         rate = _mean(values["DistractorRate"])

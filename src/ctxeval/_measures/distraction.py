@@ -31,7 +31,10 @@ when needed. u_i is the utility of the passage at rank i; without @k the whole r
   hash, so results are keyed by the weights, not by where they were stored); b = 0 gives the paper's form. k defaults to the fit's length and cannot exceed it.
   Like UDCG it reads LLM utilities as given (u for relevant passages, -u for the others, whatever the
   LLM threshold that decides which irrelevant passages count as distractors elsewhere).
-* ``DistractorRate@k`` = #(u_i < 0, i <= k) / k; ``DistractorHarm@k`` = Σ_{i<=k} max(0, -u_i) (lower is
+* ``DistractorRate@k`` = #(u_i < 0, i <= k) / min(k, n), n the number of passages the run retrieved
+  for the query: the share of the passages actually given to the reader (0 for an empty list). A
+  run of depth 100 read at k = 400 is judged on its 100 passages, not diluted by 300 empty slots
+  (the verbs note when k exceeds the depth of most of a run's lists). ``DistractorHarm@k`` = Σ_{i<=k} max(0, -u_i) (lower is
   better for both).
 
 A grade-5 passage above a grade-1 one: u = [1, -1], dDCG@2 = 1 - 1/log2(3) = 0.3691, rate 1/2, harm 1,
@@ -218,7 +221,8 @@ def _udcg_pos(d: EvalData, m: Measure) -> np.ndarray:
 def _rate(d: EvalData, m: Measure) -> np.ndarray:
     idx, seg, _ = top_rows(d, _cut(m))
     neg = seg[utilities_of(d).u[idx] < 0]
-    return np.bincount(neg, minlength=d.n_queries) / m.level
+    given = np.minimum(d.n_ret, m.k).astype(np.float64)
+    return div0(np.bincount(neg, minlength=d.n_queries).astype(np.float64), given)
 
 
 def _harm(d: EvalData, m: Measure) -> np.ndarray:
@@ -285,8 +289,8 @@ for fam in (
     ),
     Family(
         "DistractorRate",
-        "Share of the k slots holding a passage of negative utility",
-        "DistractorRate@k = #(u_i < 0, i ≤ k) / k",
+        "Share of the passages given (the top k, or fewer when the list is shorter) that have negative utility",
+        "DistractorRate@k = #(u_i < 0, i ≤ k) / min(k, n), n = passages retrieved for the query (0 for an empty list)",
         UTIL_CITE,
         _rate,
         cutoff="required",

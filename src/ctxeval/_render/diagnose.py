@@ -61,6 +61,8 @@ def _table(d: Diagnosis, per_query: bool) -> str:
         soft_wrap=True,
     )
     console.print(f"advice: {d.advice}")
+    for note in d.notes:
+        console.print(f"note: {note}", soft_wrap=True)
     if d.pool_report and d.pool_report.get("outside_pool_docs"):
         console.print(
             f"{d.pool_report['outside_pool_docs']} docs in {d.pool_report['outside_pool_queries']} queries outside the pool (allowed)"
