@@ -260,6 +260,7 @@ def diagnose(
     )
     if note:
         notes.append(note)
+    notes += session.notes
     return Diagnosis(
         rn.name, k, float(proc_threshold), float(pct_threshold), rows, settings, data.accounting, report, worst, notes
     )

@@ -240,4 +240,4 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
         settings["pool"] = session.pool_settings()
     if need_u:
         settings["utility"] = session.utility.describe()
-    return Result(ms, results, settings, notes)
+    return Result(ms, results, settings, notes + [n for n in session.notes if n not in notes])

@@ -292,7 +292,7 @@ def fit_udcg(
         "held_out": held,
         "fit": {"alpha": fit["alpha"], "beta": fit["beta"], "bias": fit["bias"]},
         "utility": config.describe(),
-        "notes": notes,
+        "notes": notes + session.notes,
         "output": None,
     }
     return FitResult(fit, report)

@@ -8,6 +8,10 @@
   out (trec_eval's default); ``error``: refused.
 * ``duplicates``: a (query, doc) pair given twice. ``error``; ``first``: keep the first line;
   ``best``: keep the highest score (runs) or grade (qrels).
+* ``overlap``: a run that shares no query with the qrels. ``require`` (the default): an error, as it
+  is almost always the wrong file (every measure would be 0 under ``missing="zero"``), and an overlap
+  below a tenth of the run's or of the qrels' queries is noted with its counts; ``any``: scored as it
+  is, without the note.
 * ``columns``: which columns of tabular input (CSV/TSV, JSON lines, Parquet, frames) hold what, for
   names the readers do not know: ``"qid=query-id,doc=corpus-id,grade=score"`` or a mapping of the roles
   ``qid``, ``doc``, ``grade`` (qrels), ``score`` and ``tag`` (runs) to column names.
@@ -15,7 +19,7 @@
 The command line reads its choices and help texts from :data:`CHOICES` and :data:`HELP`.
 
 >>> Policies(missing="ignore")
-Policies(ties='trec', missing='ignore', duplicates='error', columns=None)
+Policies(ties='trec', missing='ignore', duplicates='error', overlap='require', columns=None)
 >>> Policies(ties="tre")
 Traceback (most recent call last):
 ctxeval._errors.ConfigError: ties must be one of 'trec', 'trec10', 'input', got 'tre'
@@ -54,6 +58,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "ties": ("trec", "trec10", "input"),
     "missing": ("zero", "ignore", "error"),
     "duplicates": ("error", "first", "best"),
+    "overlap": ("require", "any"),
 }
 
 HELP: dict[str, str] = {
@@ -62,6 +67,8 @@ HELP: dict[str, str] = {
     "missing": "judged queries absent from a run: zero = score them 0 (trec_eval -c; default), "
     "ignore = leave them out (trec_eval's default), error = fail",
     "duplicates": "a repeated (query, doc) pair: fail, or keep the first / the best-scored",
+    "overlap": "require: a run sharing no query with the qrels is an error (almost always the wrong file) and a "
+    "small overlap is noted; any: score it as it is",
 }
 
 
@@ -72,6 +79,7 @@ class Policies:
     ties: str = "trec"
     missing: str = "zero"
     duplicates: str = "error"
+    overlap: str = "require"
     columns: tuple[tuple[str, str], ...] | str | Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
@@ -91,6 +99,8 @@ class Policies:
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ties": self.ties, "missing": self.missing, "duplicates": self.duplicates}
+        if self.overlap != "require":
+            out["overlap"] = self.overlap
         if self.columns:
             out["columns"] = dict(self._column_pairs())
         return out

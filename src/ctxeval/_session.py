@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._context.settings import RagConfig, Settings
-from ._core.evaldata import EvalData
+from ._core.evaldata import EvalData, QueryAccounting
 from ._core.join import join
-from ._errors import ConfigError
+from ._errors import ConfigError, QueryMismatchError
 from ._io.model import Qrels, Run
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
 
 if TYPE_CHECKING:
     from ._context.utility import UtilityConfig
-    from ._core.evaldata import EvalData
+    from ._core.evaldata import EvalData, QueryAccounting
 
 __all__ = ["Session", "coerce_utility", "measure_list", "naming_notes", "open_session", "prepare", "unique_names"]
 
@@ -79,6 +79,33 @@ def naming_notes(runs: Sequence[Run], names: Sequence[str]) -> list[str]:
             how = "named by their files" if all("#" not in n for n in renamed) else "numbered"
             notes.append(f"{shared} runs share the name {name!r} (their tag): {how} instead ({', '.join(renamed)})")
     return notes
+
+
+#: an overlap below this share of the run's or of the qrels' queries is noted
+SMALL_OVERLAP = 0.1
+
+
+def overlap_check(name: str, acc: QueryAccounting, source: str | None = None) -> str | None:
+    """A :class:`QueryMismatchError` when the run and the qrels share no query (almost always the
+    wrong file: under ``missing="zero"`` every measure would read 0); a note naming the counts when
+    they share less than :data:`SMALL_OVERLAP` of the run's or of the qrels' queries; else None."""
+    shared = acc.evaluated
+    in_run = shared + acc.unjudged
+    judged = shared + acc.missing
+    if shared == 0:
+        run_ids = ", ".join(repr(q) for q in acc.unjudged_ids[:3])
+        qrels_ids = ", ".join(repr(q) for q in acc.missing_ids[:3])
+        raise QueryMismatchError(
+            f"{source + ': ' if source else ''}run {name!r} shares no query with the qrels (the run's {in_run} queries, e.g. {run_ids or 'none'}; "
+            f"the qrels' {judged}, e.g. {qrels_ids or 'none'}): probably the wrong file; "
+            "--overlap any (overlap='any') scores it anyway"
+        )
+    if shared < SMALL_OVERLAP * in_run or shared < SMALL_OVERLAP * judged:
+        return (
+            f"{name}: the run and the qrels share only {shared} of their queries (the run has {in_run}, "
+            f"the qrels {judged}): check that the files belong together"
+        )
+    return None
 
 
 def depth_note(name: str, data: EvalData, k: int, consequence: str) -> str | None:
@@ -173,6 +200,8 @@ class Session:
     policies: Policies
     settings: Settings
     measures: list[Measure] = field(default_factory=list)
+    #: what reading the runs found that the reports should say (a small query overlap), once per run
+    notes: list[str] = field(default_factory=list)
 
     @property
     def rag(self) -> RagConfig:
@@ -214,6 +243,10 @@ class Session:
         rows = keep_rows or (bool(names) and needs_rows(names))
         p = self.policies
         data = join(self.qrels.columns, run.columns, ties=p.ties, missing=p.missing, run_name=run.name, keep_rows=rows)
+        if p.overlap == "require":
+            note = overlap_check(run.name, data.accounting, run.source)
+            if note and note not in self.notes:
+                self.notes.append(note)
         if names:
             from ._context import Inputs, build
             from ._context.grades import check_scale
@@ -234,6 +267,8 @@ class Session:
             "qrels_dropped_duplicates": self.qrels.dropped_duplicates,
             "grade_map": gm.describe() if gm is not None else None,
         }
+        if self.policies.overlap != "require":
+            out["overlap"] = self.policies.overlap
         if self.policies.columns:
             out["columns"] = self.policies.describe()["columns"]
         return out

@@ -21,7 +21,17 @@ from click.testing import CliRunner
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ctxeval import ConfigError, ContextSelector, FormatError, InputError, MeasureError, Qrels, Run, evaluate
+from ctxeval import (
+    ConfigError,
+    ContextSelector,
+    FormatError,
+    InputError,
+    MeasureError,
+    Qrels,
+    QueryMismatchError,
+    Run,
+    evaluate,
+)
 from ctxeval._calibrate import TAUS, assign_folds, calibrate, fit, lead_lengths, prefix_measure, prefix_utility
 from ctxeval._cli import cli
 from ctxeval._context.utility import UtilityConfig, row_utilities
@@ -407,7 +417,11 @@ def test_prefix_measure_equals_evaluate_on_cut_runs(coll: tuple[dict, dict], k: 
             if len(cut.get(q, {})) < length:
                 cut.setdefault(q, {})[d] = s
         if not cut:  # L = 0: every ranking empty; every query counts as missing from the run
-            want = evaluate(qrels, {"zz-none": {"x": 1.0}}, [name], rag={"pool": rn}).runs[0].values[m]
+            want = (
+                evaluate(qrels, {"zz-none": {"x": 1.0}}, [name], rag={"pool": rn}, policies={"overlap": "any"})
+                .runs[0]
+                .values[m]
+            )
         else:
             want = evaluate(qrels, Run.from_dict(cut), [name], rag={"pool": rn}).runs[0].values[m]
         np.testing.assert_allclose(got[:, length], want, rtol=1e-12, atol=1e-15, err_msg=f"L={length}")
@@ -617,8 +631,10 @@ def test_calibrate_rejects_bad_settings() -> None:
         calibrate(qrels, run, k=0)
     with pytest.raises(MeasureError):
         calibrate(qrels, run, objective="nDCG@0")
-    with pytest.raises(ConfigError, match="share no query"):
+    with pytest.raises(QueryMismatchError, match="shares no query with the qrels"):
         calibrate({"x": {"a": 5}}, run, policies={"missing": "ignore"})
+    with pytest.raises(ConfigError, match="share no query; nothing to calibrate"):
+        calibrate({"x": {"a": 5}}, run, policies={"missing": "ignore", "overlap": "any"})
 
 
 # --- README -----------------------------------------------------------------------------------------------

@@ -30,7 +30,9 @@ def observed(run: pl.DataFrame, qrels: pl.DataFrame, missing: str, ties: str, sc
     r = Run.from_frame(run, name="r")
     if scanned:  # as the file reader does: the duplicate scan also records doc hashes and the tie order
         scan(r.columns, ties=True)
-    data = prepare(Qrels.from_frame(qrels), r, keep_rows=True, policies={"missing": missing, "ties": ties})
+    data = prepare(
+        Qrels.from_frame(qrels), r, keep_rows=True, policies={"missing": missing, "ties": ties, "overlap": "any"}
+    )
     out = {name: np.asarray(getattr(data, name)).tolist() for name in FIELDS}
     out["qids"] = data.qids
     # the kept rows are the ranked rows, consistent with the offsets

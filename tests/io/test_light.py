@@ -210,7 +210,7 @@ def test_light_prepare_matches_oracle(tmp_path_factory: pytest.TempPathFactory, 
     (d / "qrels.txt").write_text("".join(f"{q} 0 {doc} {g}\n" for q, doc, g in qrels.iter_rows()))
     r, q = Run.from_file(d / "run.txt"), Qrels.from_file(d / "qrels.txt")
     assert isinstance(r.columns.doc, ArrayIds) and isinstance(q.columns.doc, ArrayIds)  # read by numpy alone
-    got = prepare(q, r, policies={"missing": missing, "ties": ties})
+    got = prepare(q, r, policies={"missing": missing, "ties": ties, "overlap": "any"})
     assert got.rows is None
     expected = oracle(run, qrels, missing, ties)
     observed = {
@@ -221,7 +221,9 @@ def test_light_prepare_matches_oracle(tmp_path_factory: pytest.TempPathFactory, 
     assert observed == expected
     # and the polars columns of the same data agree
     std = prepare(
-        Qrels.from_frame(q.frame), Run.from_frame(r.frame, name="r"), policies={"missing": missing, "ties": ties}
+        Qrels.from_frame(q.frame),
+        Run.from_frame(r.frame, name="r"),
+        policies={"missing": missing, "ties": ties, "overlap": "any"},
     )
     assert (
         std.qids == got.qids and std.j_idx.tolist() == got.j_idx.tolist() and std.r_off.tolist() == got.r_off.tolist()

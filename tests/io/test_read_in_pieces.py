@@ -34,7 +34,7 @@ def test_files_read_in_pieces_match_the_oracle(case: tuple[pl.DataFrame, pl.Data
             qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels.iter_rows()), encoding="utf-8")
             r, qr = Run.from_file(rp), Qrels.from_file(qp)
             assert r.name == "tag" and r.frame.equals(run) and qr.frame.equals(qrels)
-            data = prepare(qr, r, policies={"missing": missing, "ties": "trec"})
+            data = prepare(qr, r, policies={"missing": missing, "ties": "trec", "overlap": "any"})
     finally:
         trec._READ_CHUNK, light.LIGHT_MAX_BYTES = old
     got = {

@@ -34,8 +34,9 @@ def _apply(f: F, opts: list[Callable[[F], F]]) -> F:
 
 
 def policy_options(ties: bool = True) -> Callable[[F], F]:
-    """``--missing``, ``--ties`` (unless ``ties=False``) and ``--duplicates``, from :mod:`ctxeval._policies`."""
-    names = ("missing", "ties", "duplicates") if ties else ("missing", "duplicates")
+    """``--missing``, ``--ties`` (unless ``ties=False``), ``--duplicates`` and ``--overlap``, from
+    :mod:`ctxeval._policies`."""
+    names = ("missing", "ties", "duplicates", "overlap") if ties else ("missing", "duplicates", "overlap")
 
     def deco(f: F) -> F:
         options: list[Callable[[Any], Any]] = [
@@ -64,7 +65,7 @@ def policy_options(ties: bool = True) -> Callable[[F], F]:
 
 def policies_from(kw: dict[str, Any]) -> Policies:
     """The policies among parsed options (removed from ``kw``)."""
-    return Policies(**{n: kw.pop(n) for n in ("ties", "missing", "duplicates", "columns") if n in kw})
+    return Policies(**{n: kw.pop(n) for n in ("ties", "missing", "duplicates", "overlap", "columns") if n in kw})
 
 
 GRADE_MAP_HELP = (

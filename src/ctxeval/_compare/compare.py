@@ -400,6 +400,7 @@ def compare(
                 }
             )
         proc_out = {"k": pk, "thresholds": {"PROC": PROC_THRESHOLD, "%PROC": PCT_THRESHOLD}, "series": series}
+    notes += [n for n in session.notes if n not in notes]
     report = Report(names[base], user, result, overall, strata_out, curves_out, pr_out, proc_out, settings, notes)
     if distraction_k is not None:
         report.distraction = distraction_table(

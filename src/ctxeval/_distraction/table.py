@@ -272,6 +272,6 @@ def distraction_table(
         "grade_map": gm.describe() if gm is not None else None,
         "qrels_dropped_duplicates": int(qr.dropped_duplicates),
         "discount": bool(discount),
-        "notes": notes,
+        "notes": notes + session.notes,
         "rows": rows_out,
     }
