@@ -33,10 +33,10 @@ def means(qrels: dict, run: dict, names: list[str], **kw: object) -> dict[str, f
 
 # --- the hand calculation of the issue ------------------------------------------------------------------
 
-# Ranks 1-5 hold grades 5, 3, 2, 4, 2 with scores 1.0 .. 0.3, so relative scores s / s_max = 1, .9, .5, .4, .3.
+# Ranks 1-5 hold grades 5, 3, 2, 4, 2 with scores 1.0 .. 0.3, so relative scores (s - 0.3) / 0.7 = 1, .857, .286, .143, 0.
 # Default rules (tau 0.7, top_rank 3, penalty -0.5):
-#   rank 1 grade 5 -> 1;  rank 2 grade 3 -> 0.5;  rank 3 grade 2 (utility 0, relative score 0.5 < 0.7,
-#   judged, rank 3 <= 3) -> hard negative -0.5;  rank 4 grade 4 -> 1;  rank 5 grade 2 (0.3 < 0.7, rank 5 > 3) -> 0.
+#   rank 1 grade 5 -> 1;  rank 2 grade 3 -> 0.5;  rank 3 grade 2 (utility 0, relative score .286 < 0.7,
+#   judged, rank 3 <= 3) -> hard negative -0.5;  rank 4 grade 4 -> 1;  rank 5 grade 2 (0 < 0.7, rank 5 > 3) -> 0.
 # An unretrieved grade-5 doc "x5" belongs to the ideal.
 HAND_QRELS = {"q": {"a": 5, "b": 3, "c": 2, "d": 4, "e": 2, "x5": 5}}
 HAND_RUN = {"q": {"a": 1.0, "b": 0.9, "c": 0.5, "d": 0.4, "e": 0.3}}

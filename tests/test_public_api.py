@@ -64,11 +64,11 @@ def _fresh(code: str) -> str:
 def test_import_and_selector_load_neither_polars_nor_click() -> None:
     out = _fresh(
         "import sys, ctxeval\n"
-        "sel = ctxeval.ContextSelector.from_dict({'policy_format': 1, 'k_max': 2, 'tau': 0.5})\n"
+        "sel = ctxeval.ContextSelector.from_dict({'policy_format': 2, 'k_max': 2, 'tau': 0.5})\n"
         "print(sel.select(['a', 'b', 'c'], [0.9, 0.2, 0.8]))\n"
         "print(sorted(m for m in ('polars', 'click', 'pandas', 'matplotlib', 'scipy') if m in sys.modules))\n"
     )
-    # rel = s / 0.9: a 1.0, c 0.889 are kept (>= 0.5); b 0.222 is not; at most 2
+    # rel = (s - 0.2) / 0.7: a 1.0, c 0.857 are kept (>= 0.5); b 0.0 is not; at most 2
     assert out.splitlines() == ["['a', 'c']", "[]"]
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._context.utility import flag_counts, flag_note
 from ._errors import ConfigError, DependencyError
 from ._measures import Measure, make, parse_measures
 from ._session import Session, depth_note, naming_notes, open_session, unique_names
@@ -221,6 +222,10 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
             if note:
                 notes.append(note)
         ucounts = data.extra("utility").counts() if need_u else None
+        if need_u:
+            note = flag_note(name, flag_counts(data.extra("utility"), data.r_judged), session.utility.rules)
+            if note:
+                notes.append(note)
         values = {m: m.compute(data) for m in ms}
         pool_report = data.extra("pool").report() if session.settings.pool is not None else None
         results.append(

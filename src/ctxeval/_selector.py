@@ -9,8 +9,9 @@ The policy (written by ``ctxeval calibrate``, see :mod:`ctxeval._calibrate`):
    (trec_eval's precision), ties broken by doc id descending (ids compared as strings, which for
    str ids is byte-wise UTF-8 order, as the evaluation compares them);
 2. compute every candidate's relative score over the whole candidate list
-   (:func:`ctxeval._core.relscore.relative_scores`: ``s / s_max`` when all scores are > 0, else
-   ``(s - s_min) / (s_max - s_min)``; 1.0 everywhere when all scores are equal);
+   (:func:`ctxeval._core.relscore.relative_scores`: ``(s - s_min) / (s_max - s_min)``, 1.0 everywhere
+   when all scores are equal; the same under any increasing affine change of the scores). Pass the
+   candidate list of the depth you calibrated on: ``s_min`` is the list's lowest score;
 3. keep the candidates in rank order while their relative score is ≥ τ, at most ``K_max`` of them.
 
 Because a relative score never increases down the ranking, step 3 is "drop those with relative
@@ -43,13 +44,14 @@ from typing import Any
 import numpy as np
 
 from ._core.ranking import RANKING_RULE, score_key
-from ._core.relscore import relative_scores_one
+from ._core.relscore import RELATIVE_SCORE_RULE, relative_scores_one
 from ._errors import ConfigError, FormatError, InputError
 
 __all__ = ["POLICY_FORMAT", "RANKING_RULE", "RELATIVE_SCORE_RULE", "ContextSelector"]
 
-POLICY_FORMAT = 1  #: the version of the policy JSON layout; ``from_dict`` rejects other versions
-RELATIVE_SCORE_RULE = "s/s_max if every score of the candidate list > 0, else (s-s_min)/(s_max-s_min); all equal -> 1"
+#: the version of the policy JSON layout; ``from_dict`` rejects other versions. 2: the relative score
+#: is min-max within the candidate list (1 used s / s_max when every score was > 0)
+POLICY_FORMAT = 2
 
 
 class ContextSelector:
@@ -57,7 +59,7 @@ class ContextSelector:
     at most ``k_max`` of them (see the module docstring for the exact rule).
 
     >>> sel = ContextSelector(k_max=3, tau=0.5)
-    >>> sel.select(["a", "b", "c", "d", "e"], [0.9, 0.2, 0.8, 0.7, 0.85])   # rel = s / 0.9
+    >>> sel.select(["a", "b", "c", "d", "e"], [0.9, 0.2, 0.8, 0.7, 0.85])   # rel = (s - 0.2) / 0.7
     ['a', 'e', 'c']
     >>> sel.select(["x", "y", "z"], [0.0325, 0.0161, 0.0159])             # RRF-like scores
     ['x']
@@ -87,6 +89,11 @@ class ContextSelector:
         if not isinstance(d, Mapping):
             raise ConfigError(f"a policy must be a JSON object / mapping, got {type(d).__name__}")
         fmt = d.get("policy_format")
+        if fmt == 1:
+            raise ConfigError(
+                "policy_format 1 was written by an earlier ctxeval whose relative score was s / s_max; its tau "
+                f"means something else under this version's rule ({RELATIVE_SCORE_RULE}): run 'ctxeval calibrate' again"
+            )
         if fmt != POLICY_FORMAT:
             raise ConfigError(f"policy_format must be {POLICY_FORMAT} (written by 'ctxeval calibrate'), got {fmt!r}")
         for key in ("k_max", "tau"):

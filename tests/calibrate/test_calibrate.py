@@ -96,8 +96,6 @@ def _rel_lists(lists: list[tuple[list[float], list[float]]]) -> list[list[float]
             out.append([])
         elif max(s) == min(s):
             out.append([1.0] * len(s))
-        elif min(s) > 0:
-            out.append([x / max(s) for x in s])
         else:
             out.append([(x - min(s)) / (max(s) - min(s)) for x in s])
     return out
@@ -219,8 +217,9 @@ def test_assign_folds_properties() -> None:
 
 
 def _planted(n_q: int = 60, seed: int = 11) -> tuple[dict, dict, list[int]]:
-    """Queries whose m useful passages (grade 5) sit above a relative-score gap: rel in [0.8, 1] for
-    the useful ones, <= 0.4 for the distractors (grade 1) and the unjudged filler below them. The
+    """Queries whose m useful passages (grade 5) sit above a relative-score gap: rel >= (8 - 0.99) /
+    (10 - 0.1) = 0.778 for the useful ones, <= (4 - 0.1) / (10 - 0.1) = 0.394 for the distractors
+    (grade 1) and the unjudged filler below them. The
     best possible selection is exactly the useful passages, total utility m."""
     rng = random.Random(seed)
     qrels: dict = {}
@@ -240,7 +239,7 @@ def _planted(n_q: int = 60, seed: int = 11) -> tuple[dict, dict, list[int]]:
             d = f"{q}-bad{j}"
             qrels[q][d] = 1
             run[q][d] = rng.uniform(1.0, 4.0)
-        for j in range(rng.randint(0, 6)):
+        for j in range(rng.randint(1, 6)):  # every list reaches down to filler, as a real depth does
             run[q][f"{q}-filler{j}"] = rng.uniform(0.1, 0.99)
     return qrels, run, ms
 
@@ -438,10 +437,12 @@ def test_selector_edge_cases() -> None:
     assert ContextSelector(9, 0.95).select(["x", "y"], [-3.0, -3.0]) == ["y", "x"]
     # negative scores: (s - min) / (max - min) = (s + 4) / 6 -> 1, 0.5, 0.33, 0
     assert sel.select(["p", "q", "r", "s"], [2.0, -1.0, -2.0, -4.0]) == ["p", "q"]
-    # RRF-like scores near 0.03: rel = s / s_max = 1, 0.984, 0.953, 0.508, 0.492
+    # RRF-like scores near 0.016: rel = (s - 1/124) / (1/61 - 1/124) = 1, 0.968, 0.908, 0.032, 0
     rrf = [1 / 61, 1 / 62, 1 / 64, 1 / 120, 1 / 124]
-    assert ContextSelector(5, 0.5).select(list("abcde"), rrf) == ["a", "b", "c", "d"]
-    assert ContextSelector(5, 0.95).select(list("abcde"), rrf) == ["a", "b", "c"]
+    assert ContextSelector(5, 0.5).select(list("abcde"), rrf) == ["a", "b", "c"]
+    assert ContextSelector(5, 0.95).select(list("abcde"), rrf) == ["a", "b"]
+    # the same scores after any increasing affine change select the same passages
+    assert ContextSelector(5, 0.95).select(list("abcde"), [3 * x + 0.8 for x in rrf]) == ["a", "b"]
     # an absolute threshold of 0.5 would select nothing; K_max caps
     assert ContextSelector(2, 0.0).select(list("abcde"), rrf) == ["a", "b"]
     # one candidate is always selected (its relative score is 1)
@@ -466,7 +467,7 @@ def test_selector_errors(tmp_path: Path) -> None:
         sel.select(["a"], ["high"])
     # a passage listed twice (e.g. by two retrievers) would take two prompt slots
     with pytest.raises(InputError, match=r"candidate id 'b' is given twice \(positions 1 and 3\)"):
-        sel.select(["a", "b", "c", "b"], [0.9, 0.8, 0.7, 0.75])
+        sel.select(["a", "b", "c", "b"], [0.9, 0.8, 0.1, 0.75])  # rel 1, .875, 0, .8125
     with pytest.raises(InputError, match=r"candidate id \['x'\] is given twice \(positions 0 and 2\)"):
         sel.select_indices([["x"], ["y"], ["x"]], [1.0, 1.0, 1.0])  # unhashable ids: compared as strings
     # a repeat below the cut selects nothing twice: the selection stands (only the selected are compared)
@@ -481,7 +482,12 @@ def test_selector_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="policy_format"):
         ContextSelector.from_dict({"k_max": 3, "tau": 0.5})
     with pytest.raises(ConfigError, match="'tau'"):
-        ContextSelector.from_dict({"policy_format": 1, "k_max": 3})
+        ContextSelector.from_dict({"policy_format": 2, "k_max": 3})
+    # a policy of the earlier s / s_max rule: its tau means something else now
+    with pytest.raises(
+        ConfigError, match=r"policy_format 1 was written by an earlier ctxeval whose relative score was s / s_max"
+    ):
+        ContextSelector.from_dict({"policy_format": 1, "k_max": 3, "tau": 0.5})
     with pytest.raises(ConfigError, match="JSON object"):
         ContextSelector.from_dict([1, 2])  # type: ignore[arg-type]
     bad = tmp_path / "bad.json"
@@ -490,7 +496,7 @@ def test_selector_errors(tmp_path: Path) -> None:
         ContextSelector.from_json(bad)
     assert exc.value.line == 3
     wrong = tmp_path / "wrong.json"
-    wrong.write_text('{"policy_format": 1, "k_max": true, "tau": 0.5}')
+    wrong.write_text('{"policy_format": 2, "k_max": true, "tau": 0.5}')
     with pytest.raises(ConfigError, match=r"wrong\.json: policy: k_max"):
         ContextSelector.from_json(wrong)
     with pytest.raises(
@@ -500,7 +506,7 @@ def test_selector_errors(tmp_path: Path) -> None:
 
 
 def test_selector_round_trip() -> None:
-    sel = ContextSelector.from_dict({"policy_format": 1, "k_max": 4, "tau": 0.35, "objective": "utility"})
+    sel = ContextSelector.from_dict({"policy_format": 2, "k_max": 4, "tau": 0.35, "objective": "utility"})
     again = ContextSelector.from_dict(sel.to_dict())
     assert again == sel and again.policy["objective"] == "utility" and repr(sel) == "ContextSelector(k_max=4, tau=0.35)"
 
@@ -556,16 +562,17 @@ def test_float32_tie_stops_at_first_passage_below_tau() -> None:
     """Scores equal as float32 but not as float64 are ordered by doc id, so a later passage can have a
     hair higher relative score; selector and calibrate both stop at the first one below tau."""
     v = float(np.float32(0.3))
-    ids, scores = ["t", "z", "a"], [2 * v, v - 1e-9, v]  # z and a tie in float32; z > a by id
+    # z and a tie in float32; z > a by id; b (score 0) makes the relative score s / (2v)
+    ids, scores = ["t", "z", "a", "b"], [2 * v, v - 1e-9, v, 0.0]
     assert np.float32(scores[1]) == np.float32(scores[2])
-    rel = relative_scores(np.array([0, 3]), np.array(scores))
+    rel = relative_scores(np.array([0, 4]), np.array(scores))
     assert rel[1] < 0.5 <= rel[2]
     assert ContextSelector(3, 0.5).select(ids, scores) == ["t"]
     assert ContextSelector(3, 0.45).select(ids, scores) == ["t", "z", "a"]
     data = prepare(
         Qrels.from_dict({"q": {"t": 5, "a": 5}}), Run.from_dict({"q": dict(zip(ids, scores))}), keep_rows=True
     )
-    assert data.rows.doc.to_list() == ["t", "z", "a"]
+    assert data.rows.doc.to_list() == ["t", "z", "a", "b"]
     lead = lead_lengths(data.r_off, relative_scores(data.r_off, data.r_score), 3, [0.45, 0.5])
     assert lead.tolist() == [[3, 1]]
 
@@ -574,8 +581,8 @@ def test_selector_imports_numpy_only() -> None:
     code = (
         "import sys\n"
         "from ctxeval import ContextSelector\n"
-        "sel = ContextSelector.from_dict({'policy_format': 1, 'k_max': 2, 'tau': 0.5})\n"
-        "assert sel.select(['a', 'b', 'c'], [0.3, 0.9, 0.5]) == ['b', 'c']\n"
+        "sel = ContextSelector.from_dict({'policy_format': 2, 'k_max': 2, 'tau': 0.3})\n"
+        "assert sel.select(['a', 'b', 'c'], [0.3, 0.9, 0.5]) == ['b', 'c']  # rel 0, 1, 1/3\n"
         "heavy = ('polars', 'click', 'rich', 'pandas', 'pyarrow')\n"
         "machinery = ('ctxeval._engine', 'ctxeval._evaluate', 'ctxeval._data', 'ctxeval._io', 'ctxeval._measures',\n"
         "             'ctxeval._utility', 'ctxeval._calibrate', 'ctxeval._pool', 'ctxeval._cli')\n"
@@ -605,7 +612,7 @@ def test_cli_calibrate(tmp_path: Path) -> None:
     res = runner.invoke(cli, [*args, "--distractor-rules", "strict", "--penalty", "-0.25"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    assert doc["policy_format"] == 1 and doc["grid"] == {"k_max": [1, 12], "tau": list(TAUS)}
+    assert doc["policy_format"] == 2 and doc["grid"] == {"k_max": [1, 12], "tau": list(TAUS)}
     assert doc["utility"]["rules"]["tau"] == 0.5 and doc["utility"]["rules"]["penalty"] == -0.25
     assert doc["cross_validation"]["folds"] == 3 and len(doc["cross_validation"]["per_fold"]) == 3
     assert sum(f["n_queries"] for f in doc["cross_validation"]["per_fold"]) == doc["in_sample"]["n_queries"] == 50

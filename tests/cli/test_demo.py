@@ -15,7 +15,7 @@ from ctxeval._demo import demo_report, example_path, example_runs
 def _distractor_rate_by_hand(run_path: str) -> float:
     """DistractorRate@5 with the default rules written out: u < 0 when the doc is a known distractor,
     has grade 1, or has utility 0 (grade 2 or unlabelled) and either ranks <= 3 or has relative
-    score >= 0.7 (s / s_max when every score of the query is > 0, else min-max)."""
+    score >= 0.7 ((s - s_min) / (s_max - s_min) over the query's list)."""
     qrels = {
         (q, d): int(g)
         for q, _, d, g in (line.split() for line in example_path("qrels.txt").read_text().splitlines() if line.strip())
@@ -26,7 +26,7 @@ def _distractor_rate_by_hand(run_path: str) -> float:
     for (q,), grp in run.group_by(["q"], maintain_order=True):
         grp = grp.with_columns(pl.col("s").cast(pl.Float32).alias("s32")).sort(["s32", "d"], descending=[True, True])
         s = grp["s"].to_numpy().astype(float)
-        rel = s / s.max() if s.min() > 0 else (s - s.min()) / (s.max() - s.min())
+        rel = (s - s.min()) / (s.max() - s.min())
         bad = 0
         for i, (d, rs) in enumerate(zip(grp["d"].to_list()[:5], rel[:5]), start=1):
             g = qrels.get((q, d))

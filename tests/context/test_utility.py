@@ -52,36 +52,37 @@ def test_presets_and_overrides() -> None:
 
 
 def test_presets_change_detection() -> None:
-    # rank 1 grade 5; then judged non-relevant docs with relative scores .8, .6, .4 at ranks 2-4
+    # rank 1 grade 5; then judged non-relevant docs with relative scores .8, .6, .4 at ranks 2-4 and an
+    # unlabelled passage of score 0 at rank 5 (so (s - s_min) / (s_max - s_min) = s)
     qrels = {"q": {"a": 5, "b": 2, "c": 2, "d": 2}}
-    run = {"q": {"a": 1.0, "b": 0.8, "c": 0.6, "d": 0.4}}
+    run = {"q": {"a": 1.0, "b": 0.8, "c": 0.6, "d": 0.4, "e": 0.0}}
     got = {}
     for preset in ["default", "strict", "lenient", "off"]:
         _, rows = rows_for(qrels, run, UtilityConfig.resolve(rules=preset))
         got[preset] = rows.u.tolist()
-    assert got["default"] == [1.0, -0.5, -0.5, 0.0]  # b by score (.8 >= .7), c by rank (3 <= 3)
-    assert got["strict"] == [1.0, -1.0, -1.0, 0.0]  # b, c by score (>= .5), d: rank 4 > 3
-    assert got["lenient"] == [1.0, -0.2, -0.2, 0.0]  # b, c by rank only (.8 < .9)
-    assert got["off"] == [1.0, 0.0, 0.0, 0.0]
+    assert got["default"] == [1.0, -0.5, -0.5, 0.0, 0.0]  # b by score (.8 >= .7), c by rank (3 <= 3)
+    assert got["strict"] == [1.0, -1.0, -1.0, 0.0, 0.0]  # b, c by score (>= .5), d: rank 4 > 3
+    assert got["lenient"] == [1.0, -0.2, -0.2, 0.0, 0.0]  # b, c by rank only (.8 < .9)
+    assert got["off"] == [1.0, 0.0, 0.0, 0.0, 0.0]
     _, rows = rows_for(qrels, run, UtilityConfig.resolve(rules="off", tau=0.5))
-    assert rows.u.tolist() == [1.0, -0.5, -0.5, 0.0]  # off + tau: the score rule alone, default penalty
+    assert rows.u.tolist() == [1.0, -0.5, -0.5, 0.0, 0.0]  # off + tau: the score rule alone, default penalty
 
 
 def test_rank_rule_touches_every_passage_of_utility_0_judged_or_unlabelled() -> None:
     # The issue: "For passages whose utility is still 0 (judged not relevant, or unlabelled), detection
     # rules ...: a passage whose relative score is >= tau is a hard negative; a non-relevant passage at
     # rank <= r is a hard negative too; otherwise its labelled utility stands (0 if unlabelled)."
-    # Ranks 1-5: a (grade 5), u1 (unlabelled, rel .5), j2 (grade 2, rel .4), u3 (unlabelled, rank 4, rel .3),
+    # Ranks 1-5: a (grade 5), u1 (unlabelled, rel .375), j2 (grade 2, rel .25), u3 (unlabelled, rank 4, rel .125),
     # c (grade 3, utility .5, rank 5). Default rules: tau .7, r = 3, penalty -.5.
     qrels = {"q": {"a": 5, "j2": 2, "c": 3}}
     run = {"q": {"a": 1.0, "u1": 0.5, "j2": 0.4, "u3": 0.3, "c": 0.2}}
     _, rows = rows_for(qrels, run)
     #  a: utility 1, untouched;  u1: unlabelled, rank 2 <= 3 -> -0.5;  j2: grade 2 (utility 0), rank 3 -> -0.5
-    #  u3: unlabelled, rank 4 > 3, relative score .3 < .7 -> 0 (unlabelled);  c: utility 0.5, never touched
+    #  u3: unlabelled, rank 4 > 3, relative score .125 < .7 -> 0 (unlabelled);  c: utility 0.5, never touched
     assert rows.u.tolist() == [1.0, -0.5, -0.5, 0.0, 0.5]
     assert rows.why.tolist() == [WHY_LABEL, WHY_RANK, WHY_RANK, WHY_LABEL, WHY_LABEL]
-    _, rows = rows_for({"q": {"a": 5}}, {"q": {"a": 1.0, "u1": 0.9}})
-    assert rows.why.tolist() == [WHY_LABEL, WHY_SCORE]  # the score rule applies to unlabelled rows as well
+    _, rows = rows_for({"q": {"a": 5}}, {"q": {"a": 1.0, "u1": 0.9, "z": 0.0}})
+    assert rows.why.tolist() == [WHY_LABEL, WHY_SCORE, WHY_RANK]  # the score rule applies to unlabelled rows as well
     # passages whose utility is not 0 are never touched: grade 1 (-1), grade 3 (0.5), at any score or rank
     _, rows = rows_for({"q": {"b": 1, "c": 3}}, {"q": {"b": 1.0, "c": 0.99}}, UtilityConfig.resolve(rules="strict"))
     assert rows.u.tolist() == [-1.0, 0.5] and rows.why.tolist() == [WHY_LABEL, WHY_LABEL]

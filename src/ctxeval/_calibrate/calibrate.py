@@ -92,11 +92,15 @@ def calibrate(
     ``policies`` and ``rag`` are as for :func:`ctxeval.evaluate`; the ranking is always trec_eval's
     (``ties="trec"``), the one :class:`ctxeval.ContextSelector` applies.
 
+    Relative scores: q1 a 1, b 0.143, x 0; q2 c 1, d 0.857, y 0. Utilities: a, c, d 1; b (grade 1) -1;
+    x, y (unlabelled at rank 3) -0.5. Best: keep a, c and d (mean 1.5) with K_max = 2 and τ in
+    (0.143, 0.857]; of the 15 tied grid values 0.15 .. 0.85 the middle one, 0.5:
+
     >>> qrels = {"q1": {"a": 5, "b": 1}, "q2": {"c": 5, "d": 5}}
     >>> run = {"q1": {"a": 0.9, "b": 0.3, "x": 0.2}, "q2": {"c": 0.8, "d": 0.7, "y": 0.1}}
     >>> cal = calibrate(qrels, run, k=3, folds=2)
     >>> cal.k_max, cal.tau, cal.policy["in_sample"]["objective"]
-    (2, 0.6, 1.5)
+    (2, 0.5, 1.5)
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ConfigError(f"k (the largest K_max tried) must be a whole number >= 1, got {k!r}")

@@ -18,10 +18,13 @@ passage pulls its answer off. Every ranked row of a run gets a utility ``u``:
    reads it all the same). Otherwise the label
    utility stands (0 if unlabelled). Rows of non-zero utility (relevant grades, grade 1's -1, known
    distractors) are never touched.
-   The relative score of a row is s / s_max over its query's retrieved list when all the query's
-   scores are > 0, else (s - s_min) / (s_max - s_min); a query whose scores are all equal gets 1.0
-   on every row. It is never an absolute threshold: RRF scores live near 0.03, where any absolute
-   threshold silently flags nothing.
+   The relative score of a row is (s - s_min) / (s_max - s_min) over its query's retrieved list (a
+   query whose scores are all equal gets 1.0 on every row): the same under any increasing affine
+   change of a run's scores, so the rule reads a BM25 run, a dense run whose cosine scores sit in
+   [0.86, 1] and RRF scores near 0.03 alike (an absolute threshold flags nothing at 0.03; s / s_max
+   flags every passage of the dense run; see :mod:`ctxeval._core.relscore`). A rule that still flags
+   more than :data:`FLAG_SHARE` of a run's utility-0 passages is noted (:func:`flag_note`): its
+   verdict then rests on tau rather than on the run.
    Presets (:class:`DistractorRules`): ``default`` tau 0.7, top_rank 3, penalty -0.5; ``strict``
    tau 0.5, top_rank 3, penalty -1.0; ``lenient`` tau 0.9, top_rank 3, penalty -0.2; ``off`` (labels
    and the known list only). Any value can be overridden (the preset is then reported as ``custom``).
@@ -55,7 +58,7 @@ import numpy as np
 
 from .._core.extras import WHY_KNOWN, WHY_LABEL, WHY_LLM, WHY_RANK, WHY_SCORE, Grades, Utilities
 from .._core.join import judged_docs, pair_lookup
-from .._core.relscore import relative_scores
+from .._core.relscore import RELATIVE_SCORE_RULE, relative_scores
 from .._errors import ConfigError
 from .._io.side import Pairs, read_distractors, read_utilities
 from . import Inputs, register
@@ -68,11 +71,14 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_LLM_THRESHOLD",
     "DEFAULT_UTILITY_MAP",
+    "FLAG_SHARE",
     "RELATIVE_SCORE_RULE",
     "DistractorRules",
     "UtilityConfig",
     "UtilityProvider",
     "describe_lines",
+    "flag_counts",
+    "flag_note",
     "llm_rule",
     "parse_utility_map",
     "row_utilities",
@@ -89,11 +95,6 @@ def llm_rule(threshold: float) -> str:
     'relevant: u; other passages: -u when u >= 0.5, else 0; known distractors: -u'
     """
     return f"relevant: u; other passages: -u when u >= {threshold:g}, else 0; known distractors: -u"
-
-
-RELATIVE_SCORE_RULE = (
-    "s / s_max when all scores of the query are > 0, else (s - s_min) / (s_max - s_min); all equal: 1.0"
-)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -202,6 +203,58 @@ class DistractorRules:
             parts.append(f"rank <= {self.top_rank}")
         name = self.preset if self.preset != "custom" else f"custom (based on {self.based_on})"
         return f"{name}: a passage of utility 0 (judged or unlabelled) is a hard negative if {' or '.join(parts)}; penalty {self.penalty:g}"
+
+
+#: above this share of a run's utility-0 passages flagged by the relative-score rule, the rule is noted
+#: as deciding the verdict (the run's scores sit close to the top of each list)
+FLAG_SHARE = 0.5
+
+
+def flag_counts(urows: Utilities, judged: np.ndarray, rows: np.ndarray | None = None) -> dict[str, int]:
+    """The hard negatives the detection rules flagged among ``rows`` (default: every ranked row), split
+    into ``judged`` (a grade of utility 0) and ``unlabelled`` passages; ``by_score``: those the
+    relative-score rule flagged; ``utility_0``: the passages the rules chose from (label utility 0, not
+    a known distractor, no LLM utility).
+
+    >>> from ctxeval._core.extras import Utilities
+    >>> u = Utilities(np.array([1.0, -0.5, -0.5, 0.0]), np.array([1.0, 0.9, 0.2, 0.1]),
+    ...               np.array([WHY_LABEL, WHY_SCORE, WHY_RANK, WHY_LABEL]), np.zeros(4), None, None, None)
+    >>> flag_counts(u, np.array([True, True, False, False]))
+    {'judged': 1, 'unlabelled': 1, 'by_score': 1, 'utility_0': 4}
+    """
+    sel = slice(None) if rows is None else rows
+    why = urows.why[sel]
+    flagged = (why == WHY_SCORE) | (why == WHY_RANK)
+    jd = np.asarray(judged, dtype=bool)[sel]
+    eligible = urows.label[sel] == 0.0
+    if urows.known is not None:
+        eligible &= ~urows.known[sel]
+    if urows.llm_u is not None:
+        eligible &= np.isnan(urows.llm_u[sel])
+    return {
+        "judged": int((flagged & jd).sum()),
+        "unlabelled": int((flagged & ~jd).sum()),
+        "by_score": int((why == WHY_SCORE).sum()),
+        "utility_0": int(eligible.sum()),
+    }
+
+
+def flag_note(name: str, counts: Mapping[str, int], rules: DistractorRules) -> str | None:
+    """A note when the relative-score rule flags more than :data:`FLAG_SHARE` of a run's utility-0
+    passages (``counts`` from :func:`flag_counts` over the whole ranked lists); None otherwise.
+
+    >>> flag_note("dense", {"judged": 10, "unlabelled": 70, "by_score": 80, "utility_0": 100}, DistractorRules())
+    "dense: the relative-score rule (>= 0.7) flags 80 of the run's 100 utility-0 passages (80 %) as hard negatives: its scores sit close to the top of each list, so its distractor figures rest on tau more than on the run (LLM utilities, --utilities, do not)"
+    """
+    n, s = counts["utility_0"], counts["by_score"]
+    if rules.tau is None or n == 0 or s <= FLAG_SHARE * n:
+        return None
+    return (
+        f"{name}: the relative-score rule (>= {rules.tau:g}) flags {s} of the run's {n} utility-0 passages "
+        f"({100 * s / n:.0f} %) as hard negatives: "
+        "its scores sit close to the top of each list, so its distractor figures rest on tau more than on the run "
+        "(LLM utilities, --utilities, do not)"
+    )
 
 
 def describe_lines(u: Mapping[str, Any]) -> list[str]:

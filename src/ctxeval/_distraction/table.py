@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._context.settings import RagConfig
-from .._context.utility import UtilityConfig
+from .._context.utility import UtilityConfig, flag_counts, flag_note
 from .._core.extras import WHY_KNOWN, WHY_LLM, WHY_RANK, WHY_SCORE, Utilities
 from .._errors import ConfigError
 from .._io.model import Qrels
@@ -199,6 +199,11 @@ def distraction_table(
         gap = float(np.mean(values["nDCG"][both] - values["ndDCG"][both])) if both.any() else math.nan
         dyn = dynamic_k_summary(data.r_off, urows.u, discount=discount)
         tidx, tseg, trank = top_rows(data, k)
+        in_list = flag_counts(urows, data.r_judged)
+        in_top = flag_counts(urows, data.r_judged, tidx)
+        note = flag_note(name, in_list, config.rules)
+        if note:
+            notes.append(note)
         neg = urows.u[tidx] < 0
         idx, qseg, nrank = tidx[neg], tseg[neg], trank[neg]
         rows = data.rows
@@ -258,6 +263,10 @@ def distraction_table(
                 "dropped_duplicates": int(run.dropped_duplicates),
                 "valid": {str(ms["ndDCG"]): int((~np.isnan(values["ndDCG"])).sum()), "nDCG-ndDCG": int(both.sum())},
                 "utility_counts": urows.counts(),
+                "hard_negatives": {
+                    "top_k": {key: in_top[key] for key in ("judged", "unlabelled")},
+                    "whole_list": in_list,
+                },
             }
         )
     return {

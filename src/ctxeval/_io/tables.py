@@ -459,8 +459,14 @@ def from_mapping(mapping: Mapping[str, Mapping[str, Any]], kind: Kind, source: s
         for d, v in inner.items():
             loc = f"{source}[{q!r}][{d!r}]"
             if kind == "run":
+                if isinstance(v, Mapping):
+                    raise InputError(
+                        f"{source}: {q!r} maps to a mapping of mappings: several runs are given as a list "
+                        "(Run.from_dict(run, name=...) names each), not as a mapping"
+                    )
                 if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
-                    raise InputError(f"{loc}: score {v!r} is not a finite number")
+                    shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
+                    raise InputError(f"{loc}: score {shown} is not a finite number")
                 vals.append(float(v))
             else:
                 vals.append(parse_grade(v, loc, None, None))

@@ -69,8 +69,19 @@ def _accounting_lines(t: dict[str, Any]) -> list[str]:
         out.append(f"{row['run']}: " + "; ".join(parts))
     for row in t["rows"]:
         c = row.get("utility_counts")
-        if c:
-            out.append(f"{row['run']}: passages by utility rule: " + ", ".join(f"{name} {n}" for name, n in c.items()))
+        line = (
+            f"{row['run']}: passages by utility rule: " + ", ".join(f"{name} {n}" for name, n in c.items()) if c else ""
+        )
+        hn = row.get("hard_negatives")
+        if hn:
+            top, whole = hn["top_k"], hn["whole_list"]
+            line += (
+                f"{'; ' if line else row['run'] + ': '}hard negatives in the top {t['k']}: {top['judged']} judged, "
+                f"{top['unlabelled']} unlabelled (whole lists: {whole['judged']} judged, {whole['unlabelled']} "
+                f"unlabelled, of {whole['utility_0']} passages of utility 0)"
+            )
+        if line:
+            out.append(line)
     for row in t["rows"]:
         valid = row.get("valid") or {}
         n_nd = next((v for name, v in valid.items() if name.startswith("ndDCG")), None)
