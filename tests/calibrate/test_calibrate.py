@@ -619,10 +619,14 @@ def test_cli_calibrate(tmp_path: Path) -> None:
     assert 1 <= doc["k_max"] <= 12 and doc["tau"] in TAUS
     out = tmp_path / "p.json"
     res = runner.invoke(cli, [*args, "--objective", "nDCG@10", "-o", str(out)])
+    # nDCG@10 of the selection is best with the most passages: the policy has no held-out gain
+    assert res.exit_code == 1 and "policy not written" in res.stderr and not out.exists()
+    assert "note: the policy does not beat the best fixed K" in res.stdout
+    res = runner.invoke(cli, [*args, "--objective", "nDCG@10", "-o", str(out), "--force"])
     assert res.exit_code == 0 and "policy written to" in res.output and re.search(r"k_max=\d+ tau=", res.output)
     doc = json.loads(out.read_text())
     assert doc["objective"] == "nDCG@10" and doc["utility"] is None  # nDCG reads no utilities
-    res = runner.invoke(cli, [*args, "--objective", "DistractorHarm@5"])
+    res = runner.invoke(cli, [*args, "--objective", "DistractorHarm@5", "--force"])
     assert res.exit_code == 0 and json.loads(res.output)["objective_direction"] == "minimise"
     res = runner.invoke(cli, [*args, "--objective", "nope"])
     assert res.exit_code == 2 and "objective must be 'utility' or a measure name" in res.output

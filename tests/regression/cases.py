@@ -498,8 +498,19 @@ def _cases() -> list[Case]:
             files=("policy.json",),
         )
     )
-    add(Case("calibrate-example-measure", ("calibrate", Q, RUNS[3], "-k", "10", "--objective", "nDCG", "--folds", "3")))
-    add(Case("calibrate-gen-rag", ("calibrate", GQ, GRUNS[0], "-k", "8", "--objective", "RA-nWG@8", "--seed", "3")))
+    add(
+        Case(
+            "calibrate-example-measure",
+            ("calibrate", Q, RUNS[3], "-k", "10", "--objective", "nDCG", "--folds", "3", "--force"),
+        )
+    )
+    add(
+        Case(
+            "calibrate-gen-rag",
+            ("calibrate", GQ, GRUNS[0], "-k", "8", "--objective", "RA-nWG@8", "--seed", "3"),
+            exit_code=1,
+        )
+    )
     # the rest
     add(Case("measures-text", ("measures",)))
     add(Case("measures-markdown", ("measures", "--format", "markdown")))

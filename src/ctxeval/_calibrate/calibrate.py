@@ -24,7 +24,7 @@ from .._policies import Policies
 from .._selector import POLICY_FORMAT, RANKING_RULE, RELATIVE_SCORE_RULE, ContextSelector
 from .._session import open_session
 from .._version import __version__
-from .grid import POLICY_RULE, TAUS, Fit, fit, lead_lengths, prefix_utility
+from .grid import POLICY_RULE, TAUS, Checks, Fit, checks, fit, lead_lengths, prefix_utility
 
 __all__ = ["Calibration", "calibrate", "prefix_measure"]
 
@@ -54,6 +54,17 @@ class Calibration:
     qids: list[str]
     values: np.ndarray = field(repr=False)  #: ``C[n_q, K + 1]``: objective of every prefix length
     lead: np.ndarray = field(repr=False)  #: ``[n_q, n_tau]`` leading passages with rel >= τ
+    checks: Checks | None = None  #: the optimum on the grid's edge, a no-op τ, no held-out gain
+
+    @property
+    def notes(self) -> list[str]:
+        """What the policy rests on, in words (empty when it has a real, held-out optimum)."""
+        return list(self.checks.notes) if self.checks is not None else []
+
+    @property
+    def beats_fixed_k(self) -> bool:
+        """Whether the policy beats the best fixed K on held-out queries (else use that fixed K)."""
+        return self.checks is None or self.checks.beats_best_fixed_k
 
     @property
     def k_max(self) -> int:
@@ -140,6 +151,7 @@ def calibrate(
         values = prefix_measure(data, measure, k)
         sign = 1.0 if measure.spec.higher_is_better else -1.0
     result = fit(values, lead, folds=folds, seed=seed, sign=sign)
+    found = checks(result, lead, sign)
     rcfg = session.rag
     gm = rcfg.grade_map
     pool_run = session.settings.pool
@@ -156,6 +168,8 @@ def calibrate(
         "grid": {"k_max": [1, k], "tau": list(TAUS)},
         "in_sample": result.in_sample,
         "cross_validation": result.cross_validation,
+        "checks": found.to_dict(),
+        "notes": list(found.notes),
         "utility": cfg.describe() if used_utilities else None,
         "data": {
             "qrels": qr.source,
@@ -171,4 +185,4 @@ def calibrate(
         },
         "ctxeval_version": __version__,
     }
-    return Calibration(policy, result, list(data.qids), values, lead)
+    return Calibration(policy, result, list(data.qids), values, lead, found)

@@ -38,6 +38,18 @@ queries of all folds (each query is scored once, by the policy chosen without it
 ``gain`` is the cross-validated objective of the policy minus that of the best fixed K (signed so
 that positive = better). The policy written is the one fitted on all queries.
 
+**Checks** (:func:`checks`), because a grid search always returns *some* cell:
+
+* *edge*: the optimum lies on the grid's edge when the policy's K_max or the best fixed K is the
+  largest K tried, or the fixed-K objective at that largest K is within :data:`EDGE_SHARE` of the
+  fixed-K column's range of its best: more passages keep helping (or cost nothing) up to ``k``, and
+  the true optimum may lie beyond it;
+* *no-op threshold*: τ selects exactly what τ = 0 selects at the same K_max on every query (the policy
+  is the fixed K = K_max);
+* *no held-out gain*: the cross-validated objective of the policy is not better than that of the
+  best fixed K (gain <= 0 or undefined); the fixed K (fitted on all queries) is then the
+  recommendation.
+
 **Ties** between grid cells (means within 1e-12, relative) go to the smallest K_max, then to the
 middle of the tied thresholds at that K_max (the threshold farthest from both ends of the plateau;
 the lower middle for an even count); the best fixed K is the smallest among ties.
@@ -55,12 +67,27 @@ import numpy as np
 from .._core.segments import ratio
 from .._errors import ConfigError
 
-__all__ = ["POLICY_RULE", "TAUS", "Fit", "assign_folds", "fit", "grid_sums", "lead_lengths", "prefix_utility"]
+__all__ = [
+    "EDGE_SHARE",
+    "POLICY_RULE",
+    "TAUS",
+    "Checks",
+    "Fit",
+    "assign_folds",
+    "checks",
+    "fit",
+    "grid_sums",
+    "lead_lengths",
+    "prefix_utility",
+]
 
 #: the τ grid: 0, 0.05, ..., 0.95 (each i / 20, so every τ is the double nearest to its decimal)
 TAUS: tuple[float, ...] = tuple(i / 20 for i in range(20))
 POLICY_RULE = "rank the candidates; keep them in rank order while their relative score >= tau; keep at most k_max"
 _TIE_TOL = 1e-12
+#: the fixed-K objective at the largest K tried counts as "as good as the best" within this share of
+#: the fixed-K column's range
+EDGE_SHARE = 0.01
 
 
 # --------------------------------------------------------------------------------------------------
@@ -279,3 +306,64 @@ def fit(
         "per_fold": per_fold,
     }
     return Fit(ki + 1, float(taus[tj]), grid, n_all, fixed + 1, in_sample, cross_validation, tuple(taus), fold)
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What the grid's answer rests on (see the module docstring); ``notes`` say it in words."""
+
+    at_edge: bool
+    tau_changes_selection: bool
+    beats_best_fixed_k: bool
+    recommended_fixed_k: int | None  #: the fixed K to use instead of the policy, when it does not beat it
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "optimum_at_grid_edge": self.at_edge,
+            "tau_changes_selection": self.tau_changes_selection,
+            "beats_best_fixed_k_held_out": self.beats_best_fixed_k,
+            "recommended_fixed_k": self.recommended_fixed_k,
+        }
+
+
+def checks(f: Fit, lead: np.ndarray, sign: float = 1.0) -> Checks:
+    """The three checks of a fit: the optimum on the grid's edge, a threshold that changes nothing, no
+    held-out gain over the best fixed K.
+
+    >>> values = np.array([[0.0, 1.0, 2.0, 3.0]] * 4)     # every passage adds 1: more always helps
+    >>> lead = np.full((4, len(TAUS)), 3)                 # every relative score >= 0.95: tau cuts nothing
+    >>> c = checks(fit(values, lead, folds=2), lead)
+    >>> c.at_edge, c.tau_changes_selection, c.beats_best_fixed_k, c.recommended_fixed_k
+    (True, False, False, 3)
+    """
+    k = f.grid.shape[0]
+    col = np.where(np.isnan(f.grid[:, 0]), -np.inf, sign * f.grid[:, 0])
+    finite = col[np.isfinite(col)]
+    best_fixed = col[f.best_fixed_k - 1]
+    spread = float(finite.max() - finite.min()) if finite.size else 0.0
+    edge_fixed = bool(col[k - 1] >= best_fixed - EDGE_SHARE * spread)
+    at_edge = f.k_max == k or f.best_fixed_k == k or edge_fixed
+    tj = f.taus.index(f.tau)
+    chosen = np.minimum(f.k_max, lead[:, tj])
+    changes = bool(np.any(chosen != np.minimum(f.k_max, lead[:, 0])))
+    gain = f.cross_validation.get("gain")
+    beats = gain is not None and gain > 0
+    notes = []
+    if at_edge:
+        notes.append(
+            f"the optimum lies on the grid's edge: {k} passages, the most tried (-k {k}), do as well as any fewer, "
+            "so more passages keep helping or cost nothing; try a larger -k before trusting K_max"
+        )
+    if not changes:
+        notes.append(
+            f"the threshold tau={f.tau:g} changes nothing: on every query it keeps what tau=0 keeps, "
+            f"so the policy is the fixed K={f.k_max}"
+        )
+    if not beats:
+        shown = "undefined" if gain is None else f"{gain:.4f}"
+        notes.append(
+            f"the policy does not beat the best fixed K on held-out queries (gain {shown}): use the fixed "
+            f"K={f.best_fixed_k} (the top {f.best_fixed_k} passages); the policy file is written only with --force"
+        )
+    return Checks(at_edge, changes, beats, None if beats else f.best_fixed_k, tuple(notes))

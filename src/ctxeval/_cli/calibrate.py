@@ -33,16 +33,25 @@ _OBJECTIVE_HELP = (
     default=None,
     help="write the policy JSON here (and a summary to stdout); default: the JSON to stdout",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="write the policy even when it does not beat the best fixed K on held-out queries",
+)
 @utility_options
 @rag_options()
 @policy_options(ties=False)
-def command(qrels: str, run: str, objective: str, k: int, folds: int, seed: int, output: str | None, **kw: Any) -> None:
+def command(
+    qrels: str, run: str, objective: str, k: int, folds: int, seed: int, output: str | None, force: bool, **kw: Any
+) -> None:
     """Fit how many passages to pass (K_max) and from which relative score (tau) on RUN.
 
     Grid search over K_max = 1..k and tau = 0, 0.05, ..., 0.95 (keep the candidates in rank order
-    while their relative score s/s_max is >= tau, at most K_max), maximising the mean objective over
-    queries, with k-fold cross-validation: the gain over the best fixed K is measured on held-out
-    queries. The policy JSON is read by ctxeval.ContextSelector.from_json at serving time.
+    while their relative score (s - s_min) / (s_max - s_min) is >= tau, at most K_max), maximising the
+    mean objective over queries, with k-fold cross-validation: the gain over the best fixed K is
+    measured on held-out queries. The policy JSON is read by ctxeval.ContextSelector.from_json at
+    serving time. A policy that does not beat the best fixed K on held-out queries is not written
+    (exit status 1; the fixed K is recommended) unless --force is given.
 
     The per-passage utilities take the options of 'ctxeval distraction' (--tau there is the
     hard-negative threshold of the rules; the policy's tau is searched on the grid).
@@ -63,6 +72,15 @@ def command(qrels: str, run: str, objective: str, k: int, folds: int, seed: int,
         rag=rag_from(kw),
     )
     text = cal.to_json()
+    if not cal.beats_fixed_k and not force:
+        click.echo("\n".join(calibration_lines(cal)))
+        fixed = cal.policy["checks"]["recommended_fixed_k"]
+        click.echo(
+            f"ctxeval: policy not written: it does not beat the best fixed K on held-out queries; use the top "
+            f"{fixed} passages, or --force to write the policy anyway",
+            err=True,
+        )
+        raise SystemExit(1)
     if output and output != "-":
         write_text(output, text)
         click.echo("\n".join([*calibration_lines(cal), f"policy written to {output}"]))
