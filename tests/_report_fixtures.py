@@ -139,12 +139,12 @@ def hand_report() -> dict[str, Any]:
                 {
                     "run": BASE,
                     "per_query": {"q1": [1.0, 0.9], "q2": [0.5, 1.0], "q3": [0.8, 0.4], "q4": [None, None]},
-                    "verdicts": {"retrieval": 1, "selection": 1, "healthy": 1, "undefined": 1},
+                    "verdicts": {"retrieval": 1, "selection": 1, "both": 0, "healthy": 1, "undefined": 1},
                 },
                 {
                     "run": GOOD,
                     "per_query": {"q1": [1.0, 1.0], "q2": [0.9, 0.85], "q3": [0.0, None], "q4": [1.0, 0.1]},
-                    "verdicts": {"retrieval": 1, "selection": 1, "healthy": 2, "undefined": 0},
+                    "verdicts": {"retrieval": 1, "selection": 1, "both": 0, "healthy": 2, "undefined": 0},
                 },
             ],
         },
@@ -272,14 +272,18 @@ def _holm(comps: list[dict[str, Any]], alpha: float) -> None:
 
 @functools.lru_cache(maxsize=1)
 def _verdicts(pairs) -> dict[str, int]:
-    """diagnose's rule written out: PROC NA undefined; PROC < 0.8 retrieval; %PROC < 0.8 selection."""
-    out = {"retrieval": 0, "selection": 0, "healthy": 0, "undefined": 0}
+    """diagnose's rule written out: PROC NA undefined; PROC < 0.8 and %PROC < 0.8 both; PROC < 0.8
+    retrieval; %PROC < 0.8 selection."""
+    out = {"retrieval": 0, "selection": 0, "both": 0, "healthy": 0, "undefined": 0}
     for p, pct in pairs:
+        low_pct = pct is not None and pct < 0.8
         if p is None:
             out["undefined"] += 1
+        elif p < 0.8 and low_pct:
+            out["both"] += 1
         elif p < 0.8:
             out["retrieval"] += 1
-        elif pct is not None and pct < 0.8:
+        elif low_pct:
             out["selection"] += 1
         else:
             out["healthy"] += 1

@@ -3,14 +3,25 @@
 Per query, at one K: PROC@K (how much of the ideal top-K gain the retrieval pool holds at all) and
 %PROC@K (how much of that the final top K realised). A query is a
 
-* **retrieval** failure when PROC@K < ``proc_threshold``: the best evidence never reached the pool;
+* **retrieval** failure when PROC@K < ``proc_threshold`` and %PROC@K >= ``pct_threshold`` (or NA: the
+  pool holds nothing of value): the best evidence never reached the pool, and the top K kept what did;
 * **selection** failure when PROC@K >= ``proc_threshold`` and %PROC@K < ``pct_threshold``: the pool
   had it, the reranker (or the cut at K) lost it;
+* **both** when PROC@K < ``proc_threshold`` and %PROC@K < ``pct_threshold``: the pool lacked part of
+  the evidence and the top K lost much of what it had (a grade-3 doc at pool rank 2 that the reranker
+  moved below K is a selection loss even in a thin pool);
 * **healthy** otherwise; **undefined** when PROC@K is NA (no judged doc with a positive weight).
 
-For every query the grade-5 docs missing from the final top K are listed with where they sat: not in
-the pool, or in the pool at rank r (and at rank r' of the final run, when it ranked them below K).
-The verdicts are decided here only (:func:`classify`); reports read them.
+The advice compares the pure retrieval and selection failures with an exact two-sided sign test
+(:func:`ctxeval._core.signtest.sign_test`): under "neither stage is the more common cause" each
+failing query is a fair coin. Below :data:`ADVICE_ALPHA` the more frequent stage is named; otherwise
+the advice says there is no clear winner. Queries that failed at both stages count for neither and
+are reported beside.
+
+For every query the top-grade docs (grade 5 on the 1-5 scale; with a grade map, the qrels grades that
+map to 5, named in reports) missing from the final top K are listed with where they sat: not in the
+pool, or in the pool at rank r (and at rank r' of the final run, when it ranked them below K). The
+verdicts are decided here only (:func:`classify`); reports read them.
 """
 
 from __future__ import annotations
@@ -26,12 +37,14 @@ from ._context.settings import RagConfig
 from ._core.evaldata import EvalData, QueryAccounting
 from ._core.extras import UTIL_MAX, Pool
 from ._core.join import judged_docs, match_pairs
+from ._core.signtest import sign_test
 from ._errors import ConfigError
 from ._measures import make
 from ._policies import Policies
 from ._session import depth_note, open_session
 
 __all__ = [
+    "ADVICE_ALPHA",
     "PCT_THRESHOLD",
     "PROC_THRESHOLD",
     "VERDICTS",
@@ -42,7 +55,8 @@ __all__ = [
     "diagnose",
 ]
 
-VERDICTS = ("retrieval", "selection", "healthy", "undefined")
+VERDICTS = ("retrieval", "selection", "both", "healthy", "undefined")
+ADVICE_ALPHA = 0.05  #: the sign test's p-value below which the advice names a stage
 PROC_THRESHOLD = 0.8  #: default: PROC below it is a retrieval failure
 PCT_THRESHOLD = 0.8  #: default: %PROC below it (PROC high) is a selection failure
 
@@ -141,21 +155,35 @@ class Diagnosis:
         return self._means
 
     def worst(self, n: int | None = None) -> list[QueryDiagnosis]:
-        """The failing queries (retrieval or selection) with the lowest RA-nWG@K first."""
+        """The failing queries (retrieval, selection or both) with the lowest RA-nWG@K first."""
         n = self.n_worst if n is None else n
-        bad = [q for q in self.queries if q.verdict in ("retrieval", "selection")]
+        bad = [q for q in self.queries if q.verdict in ("retrieval", "selection", "both")]
         bad.sort(key=lambda q: (q.ra_nwg, q.query_id))
         return bad[:n]
 
     @property
-    def advice(self) -> str:
+    def p_value(self) -> float:
+        """The exact two-sided sign test of the retrieval against the selection failures."""
         c = self.counts
-        r, s = c["retrieval"], c["selection"]
+        return sign_test(c["retrieval"], c["selection"])
+
+    @property
+    def advice(self) -> str:
+        """Which stage to fix first, with the counts and how sure that is (see the module docstring)."""
+        c = self.counts
+        r, s, b = c["retrieval"], c["selection"], c["both"]
+        both = f"; {b} failed at both stages" if b else ""
         if r == 0 and s == 0:
+            if b:
+                return f"fix both stages: all {b} failing queries failed at retrieval and at selection"
             return "no failing queries at these thresholds"
-        if r >= s:
-            return f"fix the retriever first: {r} retrieval vs {s} selection failures"
-        return f"fix the reranker first: {s} selection vs {r} retrieval failures"
+        p = self.p_value
+        test = f"sign test p = {p:.3f}" if p >= 0.001 else "sign test p < 0.001"
+        if p >= ADVICE_ALPHA:
+            return f"no clear winner: {r} retrieval vs {s} selection failures ({test}){both}"
+        if r > s:
+            return f"fix the retriever first: {r} retrieval vs {s} selection failures ({test}){both}"
+        return f"fix the reranker first: {s} selection vs {r} retrieval failures ({test}){both}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -164,6 +192,7 @@ class Diagnosis:
             "thresholds": {"PROC": self.proc_threshold, "%PROC": self.pct_threshold},
             "counts": self.counts,
             "advice": self.advice,
+            "sign_test_p": self.p_value,
             "aggregate": {f"{name}@{self.k}": _num(v) for name, (v, _) in self.means().items()},
             "valid_queries": {f"{name}@{self.k}": n for name, (_, n) in self.means().items()},
             "worst": [q.query_id for q in self.worst()],
@@ -176,17 +205,23 @@ class Diagnosis:
 
 
 def classify(proc: np.ndarray, pct: np.ndarray, proc_threshold: float, pct_threshold: float) -> np.ndarray:
-    """Per query the index of its verdict in :data:`VERDICTS`: retrieval (PROC < proc_threshold),
-    selection (PROC high, %PROC < pct_threshold), healthy, undefined (PROC NA).
+    """Per query the index of its verdict in :data:`VERDICTS`: retrieval (PROC low, %PROC high or NA),
+    selection (PROC high, %PROC low), both (both low), healthy, undefined (PROC NA).
 
-    >>> classify(np.array([0.5, 0.9, 0.9, np.nan]), np.array([1.0, 0.5, 0.9, np.nan]), 0.8, 0.8).tolist()
-    [0, 1, 2, 3]
+    >>> proc = np.array([0.5, 0.9, 0.5, 0.9, np.nan, 0.0])
+    >>> pct = np.array([1.0, 0.5, 0.0, 0.9, np.nan, np.nan])
+    >>> [VERDICTS[i] for i in classify(proc, pct, 0.8, 0.8)]
+    ['retrieval', 'selection', 'both', 'healthy', 'undefined', 'retrieval']
     """
     undefined = np.isnan(proc)
-    retrieval = ~undefined & (proc < proc_threshold)
+    low_proc = ~undefined & (proc < proc_threshold)
     with np.errstate(invalid="ignore"):
-        selection = ~undefined & ~retrieval & (pct < pct_threshold)
-    return np.where(undefined, 3, np.where(retrieval, 0, np.where(selection, 1, 2)))
+        low_pct = ~undefined & ~np.isnan(pct) & (pct < pct_threshold)
+    return np.select(
+        [undefined, low_proc & low_pct, low_proc, low_pct],
+        [VERDICTS.index("undefined"), VERDICTS.index("both"), VERDICTS.index("retrieval"), VERDICTS.index("selection")],
+        default=VERDICTS.index("healthy"),
+    )
 
 
 def diagnose(
@@ -236,7 +271,7 @@ def diagnose(
         )
         for i, q in enumerate(data.qids)
     ]
-    pool_run = session.settings.pool
+    pool_run = session.pool_for(rn)
     gm = rcfg.grade_map
     settings = {
         "qrels": session.qrels.source,
@@ -248,6 +283,7 @@ def diagnose(
         "ties": session.policies.ties,
         "missing": session.policies.missing,
         "duplicates": session.policies.duplicates,
+        "top_grade": top_grade(gm),
     }
     report = data.extra("pool").report() if pool_run is not None else None
     notes = []
@@ -264,6 +300,24 @@ def diagnose(
     return Diagnosis(
         rn.name, k, float(proc_threshold), float(pct_threshold), rows, settings, data.accounting, report, worst, notes
     )
+
+
+def top_grade(gm: Any) -> dict[str, Any]:
+    """The grade the missed-doc lists follow: 5 on the 1-5 scale, and the qrels grades that map to it.
+
+    >>> from ctxeval._core.grademap import GradeMap
+    >>> top_grade(GradeMap.parse("trec-dl"))["qrels_grades"], top_grade(None)["qrels_grades"]
+    ([3], [5])
+    """
+    if gm is None or not gm.mapping:
+        return {"utility_grade": UTIL_MAX, "qrels_grades": [UTIL_MAX], "label": f"grade-{UTIL_MAX}"}
+    src = sorted(g for g, v in gm.mapping.items() if v == UTIL_MAX)
+    shown = "/".join(str(g) for g in src) or "none"
+    return {
+        "utility_grade": UTIL_MAX,
+        "qrels_grades": src,
+        "label": f"qrels grade {shown} (= {UTIL_MAX})",
+    }
 
 
 def _missed_gold(data: EvalData, session: Any, k: int) -> dict[int, tuple[MissedDoc, ...]]:

@@ -182,7 +182,8 @@ def evaluate(
     Set-based RAG measures (``RA-nWG@10``, ``PROC@10``, ...; see :mod:`ctxeval._measures.rag`) read
     the qrels grades through ``rag.grade_map`` (a preset such as ``"trec-dl"``, ``"3:5,2:4,1:3,0:2"``,
     a mapping or a :class:`GradeMap`) and need them on the 1–5 scale; ``Judged@K`` is added beside
-    them. ``rag.pool`` is the retrieval pool (a run; with several runs, the same pool applies to all),
+    them. ``rag.pool`` is the retrieval pool (a run; with several runs, the same pool applies to all;
+    ``rag.pools`` gives runs pools of their own by name, so a comparison can mix first stages),
     cut at ``rag.pool_depth``; without it each run is its own pool. Docs of a run outside its pool
     raise :class:`~ctxeval.PoolError` unless ``rag.allow_outside_pool``. ``rag.groups`` (doc id →
     group) serves ``RA-nWG(novelty=...)``.
@@ -227,7 +228,7 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
             if note:
                 notes.append(note)
         values = {m: m.compute(data) for m in ms}
-        pool_report = data.extra("pool").report() if session.settings.pool is not None else None
+        pool_report = data.extra("pool").report() if session.pool_for(run) is not None else None
         results.append(
             RunResult(
                 name,
@@ -241,7 +242,7 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
             )
         )
     settings = session.describe()
-    if rag_ms or session.rag.pool is not None or session.rag.pool_depth is not None:
+    if rag_ms or session.has_pool or session.rag.pool_depth is not None:
         settings["pool"] = session.pool_settings()
     if need_u:
         settings["utility"] = session.utility.describe()

@@ -219,7 +219,7 @@ class Session:
         rag = self.rag
         if rag.grade_map is not None:
             out.add("grades")
-        if rag.pool is not None or rag.pool_depth is not None:
+        if rag.pool is not None or rag.pools is not None or rag.pool_depth is not None:
             out.add("pool")
         if rag.groups is not None:
             out.add("groups")
@@ -251,7 +251,10 @@ class Session:
             from ._context import Inputs, build
             from ._context.grades import check_scale
 
-            data = build(data, names, Inputs(self.qrels, run, self.settings))
+            st = self.settings
+            if st.pools:
+                st = replace(st, pool=self.pool_for(run))
+            data = build(data, names, Inputs(self.qrels, run, st))
             if data.has("grades"):
                 check_scale(data, ms)
         return data
@@ -273,10 +276,25 @@ class Session:
             out["columns"] = self.policies.describe()["columns"]
         return out
 
+    def pool_for(self, run: Run) -> Run | None:
+        """The retrieval pool of ``run``: its own (``RagConfig.pools``), the shared one, or None (the
+        run is its own pool)."""
+        return self.settings.pools.get(run.name, self.settings.pool)
+
+    @property
+    def has_pool(self) -> bool:
+        """Whether any run has a pool other than itself."""
+        return self.settings.pool is not None or bool(self.settings.pools)
+
     def pool_settings(self) -> dict[str, Any]:
         from ._context.pool import settings_of
 
-        return settings_of(self.settings)
+        out = settings_of(self.settings)
+        if self.settings.pools:
+            out["per_run"] = {name: p.source for name, p in self.settings.pools.items()}
+            own = "; ".join(f"{name} <- {p.name}" for name, p in self.settings.pools.items())
+            out["name"] = f"{own}; other runs: {out['name']}"
+        return out
 
 
 def open_session(
@@ -298,13 +316,35 @@ def open_session(
     ucfg = coerce_utility(utility) if utility is not None else None
     qr, read = _read(qrels, run_list, pol.duplicates, pol.columns)
     pool = Run.coerce(rcfg.pool, duplicates=pol.duplicates) if rcfg.pool is not None else None
+    pools = _resolve_pools(rcfg.pools, read, pol.duplicates)
     groups = None
     if rcfg.groups is not None:
         from ._io.side import read_groups
 
         groups = read_groups(rcfg.groups)
-    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties)
+    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools)
     return Session(qr, pol, settings, ms), read
+
+
+def _resolve_pools(pools: Mapping[str, Any] | None, runs: list[Run], duplicates: str) -> dict[str, Run]:
+    """``RagConfig.pools`` keyed by the name of the run each key names (its name, its file path, or its
+    file name with or without extension); a key naming no run, or several, is an error."""
+    if not pools:
+        return {}
+    out: dict[str, Run] = {}
+    for key, value in pools.items():
+        hits = [
+            r
+            for r in runs
+            if key in (r.name, r.source, os.path.basename(r.source), os.path.splitext(os.path.basename(r.source))[0])
+        ]
+        names = ", ".join(repr(r.name) for r in runs)
+        if not hits:
+            raise ConfigError(f"pool {key}=...: no run is named {key!r} (the runs: {names})")
+        if len({r.name for r in hits}) > 1:
+            raise ConfigError(f"pool {key}=...: {key!r} names several runs ({', '.join(r.name for r in hits)})")
+        out[hits[0].name] = Run.coerce(value, duplicates=duplicates)
+    return out
 
 
 def with_settings(session: Session, **changes: Any) -> Session:

@@ -144,8 +144,8 @@ def test_proc_section_counts_by_hand(hand_page):
     sec = root.find(id="proc")
     rows = [[c.text().strip() for c in r.children if isinstance(c, Node)] for r in sec.find("tbody").find_all("tr")]
     # thresholds 0.8: base q1 (1, .9) healthy, q2 (.5, 1) retrieval, q3 (.8, .4) selection, q4 NA undefined;
-    # better q1 healthy, q2 (.9, .85) healthy, q3 (0, NA) retrieval, q4 (1, .1) selection
-    assert rows == [["base", "4", "1", "1", "1", "1"], ["better", "4", "1", "1", "2", "0"]]
+    # better q1 healthy, q2 (.9, .85) healthy, q3 (0, NA) retrieval, q4 (1, .1) selection; no query fails both
+    assert rows == [["base", "4", "1", "1", "0", "1", "1"], ["better", "4", "1", "1", "0", "2", "0"]]
     assert _captions(sec) == [
         "base: 3 queries plotted, 1 not plotted (PROC or %PROC NA)",
         "better: 3 queries plotted, 1 not plotted (PROC or %PROC NA)",
@@ -248,6 +248,7 @@ def test_example_proc_counts_match_diagnose(example_page):
             len(d.queries),
             verdicts["retrieval"],
             verdicts["selection"],
+            verdicts["both"],
             verdicts["healthy"],
             verdicts["undefined"],
         ]

@@ -154,7 +154,7 @@ def calibrate(
     found = checks(result, lead, sign)
     rcfg = session.rag
     gm = rcfg.grade_map
-    pool_run = session.settings.pool
+    pool_run = session.pool_for(rn)
     groups = session.settings.groups
     policy = {
         "policy_format": POLICY_FORMAT,

@@ -83,9 +83,10 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
             click.option(
                 "--pool",
                 "pool",
-                type=click.Path(dir_okay=False),
-                default=None,
-                help="the retrieval pool (a run) the runs were selected from, for PROC and %PROC; default: each run itself",
+                multiple=True,
+                metavar="[RUN=]POOL",
+                help="the retrieval pool (a run) the runs were selected from, for PROC and %PROC; RUN=POOL gives one "
+                "run its own pool (repeat per run, to mix first stages); default: each run itself",
             ),
             click.option(
                 "--pool-depth",
@@ -111,13 +112,38 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
     return lambda f: _apply(f, opts)
 
 
+def _pools(values: tuple[str, ...] | str) -> tuple[str | None, dict[str, str] | None]:
+    """``--pool`` values: at most one POOL for every run, and RUN=POOL pairs."""
+    from .._errors import ConfigError
+    from .._io.model import split_named
+
+    shared: str | None = None
+    per_run: dict[str, str] = {}
+    for v in [values] if isinstance(values, str) else values:
+        name, path = split_named(v)
+        if name is None:
+            if shared is not None:
+                raise ConfigError(
+                    f"--pool given twice without a run name ({shared}, {path}): one POOL for every run, "
+                    "or RUN=POOL per run"
+                )
+            shared = path
+        elif name in per_run:
+            raise ConfigError(f"--pool {name}=...: given twice")
+        else:
+            per_run[name] = path
+    return shared, per_run or None
+
+
 def rag_from(kw: dict[str, Any]) -> Any:
     """The RAG settings among parsed options (removed from ``kw``): a :class:`ctxeval.RagConfig`."""
     from .._context.settings import RagConfig
 
+    shared, per_run = _pools(kw.pop("pool", ()) or ())
     return RagConfig(
         grade_map=kw.pop("grade_map", None),
-        pool=kw.pop("pool", None),
+        pool=shared,
+        pools=per_run,
         pool_depth=kw.pop("pool_depth", None),
         allow_outside_pool=kw.pop("allow_outside_pool", False),
         groups=kw.pop("groups", None),

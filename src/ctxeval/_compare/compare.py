@@ -230,7 +230,6 @@ def compare(
         base = names.index(baseline)
     else:
         raise ConfigError(f"baseline {baseline!r} is not one of the runs ({', '.join(names)})")
-    pool_run = session.settings.pool
     rag_ms = any(is_rag(m) for m in user)
 
     # extra measures: curves, precision-recall, PROC
@@ -256,7 +255,7 @@ def compare(
     curves = _curve_measures(fams, ks) if ks and fams else {}
     rel = _pr_rel(user) if pr_rel is None else int(pr_rel)
     prs = pr_measures(rel)
-    want_proc = rag_ms or pool_run is not None
+    want_proc = rag_ms or session.has_pool
     pk = _proc_k(user) if proc_k is None else int(proc_k)
     proc_ms = [make("PROC", None, pk), make("%PROC", None, pk)] if want_proc else []
     extra = [m for ms in curves.values() for m in ms] + prs + (proc_ms if rag_ms else [])

@@ -38,6 +38,9 @@ class RagConfig:
 
     grade_map: Any = None  #: a GradeMap, a preset name (trec-dl), 'FROM:TO,...' or a mapping
     pool: Any = None  #: the retrieval pool: a run (path, mapping, frame or Run)
+    #: per-run pools, ``{run name: pool}`` (a run's name, file path or file name without extension);
+    #: runs not named there use ``pool``, or are their own pool
+    pools: Mapping[str, Any] | None = None
     pool_depth: int | None = None
     allow_outside_pool: bool = False
     groups: Any = None  #: doc id -> group: a mapping or a file of 'doc_id group' lines
@@ -47,6 +50,10 @@ class RagConfig:
         d = self.pool_depth
         if d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1):
             raise ConfigError(f"pool_depth must be a whole number >= 1, got {d!r}")
+        if self.pools is not None:
+            if not isinstance(self.pools, Mapping) or not all(isinstance(k, str) and k for k in self.pools):
+                raise ConfigError("pools must map run names to pools, e.g. {'rerank': 'bm25.run'}")
+            object.__setattr__(self, "pools", dict(self.pools) or None)
         if not isinstance(self.allow_outside_pool, bool):
             raise ConfigError(f"allow_outside_pool must be true or false, got {self.allow_outside_pool!r}")
 
@@ -60,6 +67,7 @@ class RagConfig:
         return (
             self.grade_map is not None
             or self.pool is not None
+            or self.pools is not None
             or self.pool_depth is not None
             or self.groups is not None
         )
@@ -76,3 +84,4 @@ class Settings:
     utility: UtilityConfig | None = None
     fits: dict[str, dict[str, Any]] = field(default_factory=dict)
     ties: str = "trec"
+    pools: Mapping[str, Run] = field(default_factory=dict)  #: per-run pools by run name (resolved)

@@ -17,8 +17,9 @@ def _num(x: float) -> float | None:
 
 
 _EXPLAIN = {
-    "retrieval": "PROC < {p}: the best evidence never reached the pool",
+    "retrieval": "PROC < {p}, %PROC >= {c}: the best evidence never reached the pool",
     "selection": "PROC >= {p}, %PROC < {c}: the pool had it, the top K lost it",
+    "both": "PROC < {p}, %PROC < {c}: the pool lacked some, the top K lost much of the rest",
     "healthy": "PROC >= {p}, %PROC >= {c}",
     "undefined": "no judged doc with a positive weight (PROC NA)",
 }
@@ -74,7 +75,8 @@ def _table(d: Diagnosis, per_query: bool) -> str:
         t.add_column("verdict")
         for name in ("RA-nWG", "PROC", "%PROC"):
             t.add_column(f"{name}@{d.k}", justify="right")
-        t.add_column("missed grade-5 docs")
+        top = d.settings.get("top_grade") or {"label": "grade-5"}
+        t.add_column(f"missed {top['label']} docs")
         for q in rows:
             shown = ", ".join(f"{m.doc_id} ({m.where})" for m in q.missed[:4]) + (
                 f", +{len(q.missed) - 4} more" if len(q.missed) > 4 else ""

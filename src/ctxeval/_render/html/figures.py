@@ -206,7 +206,7 @@ def _section_proc(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
         verdicts = _map(s.get("verdicts"), f"proc.series[{si}].verdicts", optional=False)
         counts = {
             c: _count(verdicts.get(c), f"proc.series[{si}].verdicts.{c}")
-            for c in ("retrieval", "selection", "healthy", "undefined")
+            for c in ("retrieval", "selection", "both", "healthy", "undefined")
         }
         xs, ys = [], []
         for q, pair in pq.items():
@@ -251,17 +251,26 @@ def _section_proc(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
         if not_plotted:
             cap += f", {not_plotted} not plotted (PROC or %PROC NA)"
         figs.append(_figure_html(plot.svg(fig, fid), fid, cap))
-        cells = "".join(f"<td>{counts[c]}</td>" for c in ("retrieval", "selection", "healthy", "undefined"))
+        cells = "".join(f"<td>{counts[c]}</td>" for c in ("retrieval", "selection", "both", "healthy", "undefined"))
         rows.append(f"<tr>{_row_head(idx, rep.names[idx])}<td>{len(pq)}</td>{cells}</tr>")
     head = "".join(
         f'<th scope="col">{h}</th>'
-        for h in ("run", "queries", "retrieval failures", "selection failures", "healthy", "undefined (PROC NA)")
+        for h in (
+            "run",
+            "queries",
+            "retrieval failures",
+            "selection failures",
+            "both",
+            "healthy",
+            "undefined (PROC NA)",
+        )
     )
     return (
         f'<section id="proc"><h2>PROC@{ktxt} vs %PROC@{ktxt}: fix the retriever or the reranker?</h2>'
         f'<p class="note">Each point is a query. PROC: share of the ideal top-{ktxt} value that the retrieval pool '
-        f"holds at all; %PROC: share of that the final top {ktxt} realised. Retrieval failure: PROC &lt; {_f(t_proc, 2)}; "
-        f"selection failure: PROC &ge; {_f(t_proc, 2)} and %PROC &lt; {_f(t_pct, 2)}; healthy otherwise.</p>"
+        f"holds at all; %PROC: share of that the final top {ktxt} realised. Retrieval failure: PROC &lt; {_f(t_proc, 2)} "
+        f"and %PROC &ge; {_f(t_pct, 2)}; selection failure: PROC &ge; {_f(t_proc, 2)} and %PROC &lt; {_f(t_pct, 2)}; "
+        "both: the two low; healthy otherwise.</p>"
         f'<div class="grid">{"".join(figs)}</div>'
         f'<table class="plain"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></section>'
     )

@@ -17,7 +17,8 @@ external fonts; the plots are SVG made with matplotlib and embedded inline. It s
   within the settings' ``tie_tolerance``, 1e-12 by default, as compare counts it);
 * PROC@K against %PROC@K per query (Dallaire 2025, arXiv:2511.09545): a query with PROC < t_PROC is a
   *retrieval* failure (the best evidence never reached the pool), one with PROC >= t_PROC and
-  %PROC < t_%PROC a *selection* failure (the reranker or the cut lost it), else *healthy*; undefined
+  %PROC < t_%PROC a *selection* failure (the reranker or the cut lost it), one with both low a failure
+  of *both* stages, else *healthy*; undefined
   where PROC is NA (the rule of :func:`ctxeval.diagnose`, default thresholds 0.8);
 * the distraction table with the safety verdict of every run, its worst distractors and the rules;
 * the same summary per stratum, flagged when a stratum has few queries;
