@@ -95,7 +95,6 @@ def _html_section(qrels: Path, runs: list[Path], out: Path) -> list[str]:
         baseline="bm25",
         strata=str(example_path("categories.tsv")),
         utility=UtilityConfig.resolve(distractors=str(example_path("distractors.txt"))),
-        num_rel_level=3,  # relevant on the 1-5 scale: grade >= 3, as the RAG measures count it
     )
     for c in report.to_dict()["comparisons"]:
         if c["significant"]:

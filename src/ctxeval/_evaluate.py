@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._context.grades import level_note
 from ._context.utility import flag_counts, flag_note
 from ._errors import ConfigError, DependencyError
 from ._measures import Measure, make, parse_measures
@@ -216,6 +217,9 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     names = unique_names(run_objs)
     notes = naming_notes(run_objs, names)
     rates = sorted({m.k for m in ms if m.family == "DistractorRate"})
+    level = level_note(measures, np.unique(session.qrels.columns.values).tolist(), session.rag.grade_map)
+    if level:
+        notes.append(level)
     for run, name in zip(run_objs, names):
         data = session.prepare(run, ms)
         for k in rates:

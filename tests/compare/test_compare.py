@@ -528,8 +528,19 @@ def test_report_curves_pr_and_proc():
     # interpolated precision: q1 of NEW retrieves a (rel) at 1, b (rel) at 2: precision 1 at every level
     pr = {s["run"]: s["precision"] for s in d["pr_curves"]["series"]}
     assert d["pr_curves"]["recall"] == [i / 10 for i in range(11)] and len(pr["run"]) == 11
-    ev = evaluate(QRELS, BASE, [f"IPrec@{r / 10:g}" for r in range(11)]).runs[0]
-    assert pr["run"] == pytest.approx([ev.mean(f"IPrec@{r / 10:g}") for r in range(11)])
+    # RA-nWG reads the 1-5 scale, so the curve counts grade >= 3 as relevant (grade 1 is a distractor)
+    assert d["settings"]["pr_rel"] == 3 and d["settings"]["pr_relevance"] == "grade >= 3 on the 1-5 scale"
+    ev = evaluate(QRELS, BASE, [f"IPrec(rel=3)@{r / 10:g}" for r in range(11)]).runs[0]
+    assert pr["run"] == pytest.approx([ev.mean(f"IPrec(rel=3)@{r / 10:g}") for r in range(11)])
+    ev1 = evaluate(QRELS, BASE, [f"IPrec@{r / 10:g}" for r in range(11)]).runs[0]
+    assert pr["run"] != pytest.approx([ev1.mean(f"IPrec@{r / 10:g}") for r in range(11)])  # the level matters here
+    # nDCG alone: no scale in force, trec_eval's default level 1; --pr-rel / pr_rel overrides
+    d1 = compare(QRELS, [BASE, NEW], ["nDCG@3"], **FAST).to_dict()
+    assert d1["settings"]["pr_rel"] == 1 and d1["settings"]["pr_relevance"] == "grade >= 1 (the qrels' own grades)"
+    d2 = compare(QRELS, [BASE, NEW], ["nDCG@3"], pr_rel=2, rag={"grade_map": "1:2,2:3,3:4,4:5,5:5"}, **FAST).to_dict()
+    assert d2["settings"]["pr_relevance"] == (
+        "qrels grade >= 2 (grade >= 3 on the 1-5 scale after the grade map 1:2,2:3,3:4,4:5,5:5)"
+    )
     # PROC at the RAG measure's k, per query
     assert d["proc"]["k"] == 2
     proc = evaluate(QRELS, NEW, ["PROC@2", "%PROC@2"]).runs[0]

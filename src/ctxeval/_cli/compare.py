@@ -84,9 +84,15 @@ def _progress_wanted(quiet: bool) -> bool:
 @click.option(
     "--num-rel-level",
     type=int,
-    default=1,
-    show_default=True,
-    help="num_rel strata count the judged docs with grade >= this",
+    default=None,
+    help="num_rel strata count the judged docs with qrels grade >= this (default: the level of the grade scale: "
+    "grade >= 3 on the 1-5 scale, through --grade-map; else 1)",
+)
+@click.option(
+    "--pr-rel",
+    type=int,
+    default=None,
+    help="the precision-recall curve counts qrels grade >= this as relevant (default: as --num-rel-level)",
 )
 @click.option(
     "--min-stratum",
@@ -152,7 +158,8 @@ def command(
     correction: str,
     strata: tuple[str, ...],
     queries: str | None,
-    num_rel_level: int,
+    num_rel_level: int | None,
+    pr_rel: int | None,
     min_stratum: int,
     permutations: int,
     resamples: int,
@@ -192,6 +199,7 @@ def command(
         strata=list(strata) or None,
         query_texts=queries,
         num_rel_level=num_rel_level,
+        pr_rel=pr_rel,
         min_stratum=min_stratum,
         curves_k=curves_k,
         distraction_k=distraction_k,

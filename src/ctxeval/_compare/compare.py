@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from .._context.grades import is_rag
+from .._context.grades import is_rag, relevance, scale_level
 from .._context.settings import RagConfig
 from .._context.utility import UtilityConfig
 from .._curve import curve_family, curves_from_result, parse_ks, pr_from_result, pr_measures
@@ -160,6 +160,12 @@ def _proc_k(measures: list[Measure]) -> int:
     return 10
 
 
+def _whole_level(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ConfigError(f"{name} must be a whole number (a grade), got {value!r}")
+    return int(value)
+
+
 def _pr_rel(measures: list[Measure]) -> int:
     for m in measures:
         if any(p.name == "rel" for p in m.spec.params):
@@ -176,7 +182,7 @@ def compare(
     stats: Stats | Mapping[str, Any] | None = None,
     strata: Any = None,
     query_texts: Any = None,
-    num_rel_level: int = 1,
+    num_rel_level: int | None = None,
     min_stratum: int = 10,
     curves_k: str | int | Iterable[int] | None = None,
     curve_measures: Sequence[str | Measure] | None = None,
@@ -195,11 +201,15 @@ def compare(
     | [categories]``, the built-in ``"num_rel"`` / ``"query_length"``, or a list of these;
     ``query_texts`` (a ``qid<TAB>text`` or JSONL file, or a mapping) adds the ``query_length`` strata.
     Every stratified report holds the ``num_rel`` strata (0, 1, 2–5, > 5 docs with grade ≥
-    ``num_rel_level``), named or not.
+    ``num_rel_level``), named or not. ``num_rel_level`` and ``pr_rel`` (the relevance level of the
+    precision–recall curve) default to the level of the grade scale in force
+    (:func:`ctxeval._context.grades.scale_level`): with a grade map, or with RAG or distraction
+    measures (which read the 1–5 scale), the smallest qrels grade that is grade >= 3 on the 1–5 scale
+    (grade 1 is a distractor, 2 useless); otherwise the ``rel`` of the first measure having one, else 1
+    (trec_eval's default). The settings say which scale each level is on.
     ``curves_k``: cutoffs of the metric@K curves (default 1..max(20, largest cutoff asked), at most
     100; 0 for none); ``curve_measures``: their families (default: those of ``measures`` that take a
-    cutoff; nDCG when none of them does). ``pr_rel``: relevance level of the precision–recall curve (default: the ``rel`` of the
-    first measure having one, else 1). ``proc_k``: the k of the PROC / %PROC data (default: the
+    cutoff; nDCG when none of them does). ``proc_k``: the k of the PROC / %PROC data (default: the
     cutoff of the first PROC, %PROC or other RAG measure, else 10). ``distraction_k``: add the
     distraction table of :func:`ctxeval.distraction_table` at this k (default: the cutoff of the first
     distraction-aware measure asked for, else none); ``utility`` serves it and the distraction-aware
@@ -253,7 +263,20 @@ def compare(
     else:
         fams = [curve_family(f) for f in curve_measures]
     curves = _curve_measures(fams, ks) if ks and fams else {}
-    rel = _pr_rel(user) if pr_rel is None else int(pr_rel)
+    gm = session.rag.grade_map
+    dist_k_given = distraction_k is not None
+    on_scale = (
+        (gm is not None and bool(gm.mapping))
+        or rag_ms
+        or dist_k_given
+        or any(m.spec.group == "distraction" for m in user)
+    )
+    implied = scale_level(np.unique(qr.columns.values).tolist(), gm) if on_scale else 1
+    if pr_rel is None:
+        rel = implied if on_scale else _pr_rel(user)
+    else:
+        rel = _whole_level("pr_rel", pr_rel)
+    nr_level = implied if num_rel_level is None else _whole_level("num_rel_level", num_rel_level)
     prs = pr_measures(rel)
     want_proc = rag_ms or session.has_pool
     pk = _proc_k(user) if proc_k is None else int(proc_k)
@@ -279,6 +302,7 @@ def compare(
             if tick:
                 tick()
         result = Result(parts[0].measures, [p.runs[0] for p in parts], parts[0].settings)
+        notes += [n for p in parts for n in p.notes if n not in notes]
         proc_result = result if (want_proc and rag_ms) else None
         if want_proc and not rag_ms:
             try:
@@ -311,7 +335,7 @@ def compare(
         for src in sources:
             if isinstance(src, str) and src in BUILTIN:
                 if src == "num_rel":
-                    sets.append(num_rel_strata(qr.columns, union, num_rel_level))
+                    sets.append(num_rel_strata(qr.columns, union, nr_level, relevance(nr_level, gm, on_scale)))
                 else:
                     if not texts:
                         raise ConfigError(
@@ -378,6 +402,10 @@ def compare(
     settings["curves_k"] = ks
     settings["curve_measures"] = list(curves)
     settings["pr_rel"] = rel
+    settings["pr_relevance"] = relevance(rel, gm, on_scale)
+    if sets:
+        settings["num_rel_level"] = nr_level
+        settings["num_rel_relevance"] = relevance(nr_level, gm, on_scale)
     settings["proc_k"] = pk if proc_result is not None else None
 
     curves_out = curves_from_result(result, curves, ks) if ks and curves else None

@@ -92,8 +92,9 @@ def _binned(
     return out
 
 
-def num_rel_strata(qrels: Columns, qids: Sequence[str], level: int = 1) -> StratumSet:
-    """Queries by their number of judged docs with grade ≥ ``level`` (empty bins are left out)."""
+def num_rel_strata(qrels: Columns, qids: Sequence[str], level: int = 1, what: str | None = None) -> StratumSet:
+    """Queries by their number of judged docs with grade ≥ ``level`` (empty bins are left out);
+    ``what`` says which scale the level is on (default: "grade >= level")."""
     lay = qrels.layout
     per_seg = (
         np.add.reduceat((qrels.values >= level).astype(np.int64), lay.starts)
@@ -104,7 +105,7 @@ def num_rel_strata(qrels: Columns, qids: Sequence[str], level: int = 1) -> Strat
     c = np.array([counts.get(q, 0) for q in qids], dtype=np.int64)
     members = _binned("num_rel", qids, c, NUM_REL_BINS)
     detail = {"level": level, "bins": [b[0] for b in NUM_REL_BINS]}
-    return StratumSet("num_rel", f"judged docs with grade >= {level}", members, detail=detail)
+    return StratumSet("num_rel", f"judged docs with {what or f'grade >= {level}'}", members, detail=detail)
 
 
 def query_length_strata(texts: Mapping[str, str], qids: Sequence[str], source: str) -> StratumSet:

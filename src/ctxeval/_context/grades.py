@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,7 +21,11 @@ if TYPE_CHECKING:
     from .._core.evaldata import EvalData
     from .._measures import Measure
 
-__all__ = ["GradesProvider", "check_scale", "is_rag"]
+__all__ = ["SCALE_REL", "GradesProvider", "check_scale", "is_rag", "level_note", "relevance", "scale_level"]
+
+#: the relevance level of the 1-5 utility scale: the lowest grade of positive utility in the default
+#: utility map (5 decisive, 4 useful, 3 partial; 2 on topic but useless, 1 a distractor)
+SCALE_REL = 3
 
 
 @dataclass(frozen=True)
@@ -66,3 +70,64 @@ def check_scale(data: EvalData, measures: Iterable[Measure]) -> None:
             f"hold grade(s) {bad}; give a grade map, e.g. --grade-map trec-dl / grade_map='trec-dl' for TREC DL's 0-3 "
             "scale, or --grade-map 3:5,2:4,1:3,0:2"
         )
+
+
+def scale_level(grades: Iterable[int], gm: Any) -> int:
+    """The relevance level the grade scale in force implies, on the qrels' own grades: the smallest
+    qrels grade that lands on :data:`SCALE_REL` or above on the 1-5 scale (through the grade map when
+    there is one). No such grade: :data:`SCALE_REL` itself (nothing is relevant).
+
+    >>> from ctxeval._core.grademap import GradeMap
+    >>> scale_level([0, 1, 2, 3], GradeMap.parse("trec-dl")), scale_level([1, 2, 3, 4, 5], None)
+    (1, 3)
+    >>> scale_level([0, 1, 2, 3], GradeMap.parse("3:5,2:4,1:2,0:1"))
+    2
+    """
+    mapped = gm.mapping if gm is not None and gm.mapping else {}
+    hits = [g for g in sorted(set(grades)) if mapped.get(g, g) >= SCALE_REL]
+    return hits[0] if hits else SCALE_REL
+
+
+def relevance(level: int, gm: Any, on_scale: bool) -> str:
+    """What "relevant" means in a report line, naming the scale each number is on.
+
+    >>> from ctxeval._core.grademap import GradeMap
+    >>> relevance(1, GradeMap.parse("trec-dl"), True)
+    'qrels grade >= 1 (grade >= 3 on the 1-5 scale after the grade map trec-dl)'
+    >>> relevance(3, None, True), relevance(1, None, False)
+    ('grade >= 3 on the 1-5 scale', "grade >= 1 (the qrels' own grades)")
+    """
+    if gm is not None and gm.mapping:
+        name = gm.name or gm.describe()
+        return f"qrels grade >= {level} (grade >= {gm.mapping.get(level, level)} on the 1-5 scale after the grade map {name})"
+    if on_scale:
+        return f"grade >= {level} on the 1-5 scale"
+    return f"grade >= {level} (the qrels' own grades)"
+
+
+def level_note(measures: Iterable[Measure], grades: Iterable[int], gm: Any) -> str | None:
+    """A note when binary measures count another level as relevant than the 1-5 scale in force (a grade
+    map, or RAG / distraction measures reading the qrels on that scale): their ``rel`` stays what was
+    asked (trec_eval's default 1 when not given), and the note says which level the scale implies."""
+    ms = list(measures)
+    on_scale = (gm is not None and bool(gm.mapping)) or any(m.spec.group in ("rag", "distraction") for m in ms)
+    if not on_scale:
+        return None
+    level = scale_level(grades, gm)
+    off = [m for m in ms if m.spec.group not in ("rag", "distraction") and _has_rel(m) and int(m["rel"]) != level]
+    if not off:
+        return None
+    names = ", ".join(str(m) for m in off[:4]) + (", ..." if len(off) > 4 else "")
+    rels = sorted({int(m["rel"]) for m in off})
+    asked = relevance(rels[0], gm, True) if len(rels) == 1 else "other grades"
+    implied = relevance(level, gm, True) if gm is not None and gm.mapping else f"grade >= {level}"
+    why = "" if gm is not None and gm.mapping else " (grade 1 is a distractor, 2 not useful)"
+    example = str(off[0](rel=level))
+    return (
+        f"{names} count{'s' if len(off) == 1 else ''} {asked} as relevant; the 1-5 scale in force calls "
+        f"{implied} relevant{why}: give rel={level}, e.g. {example}"
+    )
+
+
+def _has_rel(m: Measure) -> bool:
+    return any(p.name == "rel" for p in m.spec.params)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._context.grades import relevance
 from .._context.settings import RagConfig
 from .._context.utility import UtilityConfig, flag_counts, flag_note
 from .._core.extras import WHY_KNOWN, WHY_LLM, WHY_RANK, WHY_SCORE, Utilities
@@ -275,6 +276,7 @@ def distraction_table(
         "utility_map": {str(g): u for g, u in config.utility_map},
         "utility_source": config.source,
         "rel": rel_used,
+        "rel_relevance": relevance(rel_used, gm, True),
         "verdict_thresholds": {"safe": float(safe), "risky": float(risky)},
         "known_distractors": config.describe()["known_distractors"],
         "utilities": config.describe()["utilities"],

@@ -22,8 +22,7 @@ def _settings_lines(t: dict[str, Any]) -> list[str]:
     rules = DistractorRules(r["preset"], r["tau"], r["top_rank"], r["penalty"], r["based_on"])
     umap = ",".join(f"{g}:{u:g}" for g, u in t["utility_map"].items())
     out = [
-        f"k = {t['k']}; relevant for RR/R: grade >= {t['rel']}"
-        + (f"; grade map {t['grade_map']}" if t.get("grade_map") else ""),
+        f"k = {t['k']}; relevant for RR/R: {t.get('rel_relevance') or 'grade >= ' + str(t['rel'])}",
         f"utility map: {umap} (unjudged: 0)",
         f"distractor rules: {rules}; relative score = {r['relative_score']}",
     ]

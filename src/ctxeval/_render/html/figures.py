@@ -93,7 +93,10 @@ def _section_pr(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     fid = ids.next()
-    cap = "Interpolated precision at each recall level, averaged over queries (11-point curve)"
+    rel_text = rep.raw.get("settings", {}).get("pr_relevance")
+    cap = "Interpolated precision at each recall level, averaged over queries (11-point curve)" + (
+        f"; relevant: {_e(str(rel_text))}" if rel_text else ""
+    )
     return (
         '<section id="pr"><h2>Precision&ndash;recall curves</h2>'
         f'{_legend(rep, sorted(set(used)))}<div class="grid wide">{_figure_html(plot.svg(fig, fid), fid, cap)}</div></section>'
