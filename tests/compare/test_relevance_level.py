@@ -44,7 +44,7 @@ def test_pr_rel_overrides_from_the_cli() -> None:
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc["settings"]["pr_rel"] == 4
-    assert [s["precision"] for s in doc["pr_curves"]["series"]][0] == pytest.approx(_iprec(RUNS[0], 4))
+    assert doc["pr_curves"]["series"][0]["precision"] == pytest.approx(_iprec(RUNS[0], 4))
 
 
 def test_binary_measures_on_the_1_5_scale_are_noted() -> None:
