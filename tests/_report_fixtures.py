@@ -163,7 +163,7 @@ def hand_report() -> dict[str, Any]:
                     "distractor_harm": 0.9,
                     "verdict": "RISKY",
                     "optimal_k": {"mean": 3.25, "median": 3.0},
-                    "ndcg_minus_nddcg": 0.12,
+                    "hidden_harm": 0.12,
                     "worst_distractors": [{"query": "q4", "doc": "d9", "rank": 1, "utility": -1.0, "why": "label"}],
                 },
                 {
@@ -173,7 +173,7 @@ def hand_report() -> dict[str, Any]:
                     "distractor_harm": 0.2,
                     "verdict": "SAFE",
                     "optimal_k": {"mean": 4.0, "median": 4.0, "best_fixed_k": 4, "histogram": [0, 1, 0, 3]},
-                    "ndcg_minus_nddcg": 0.02,
+                    "hidden_harm": 0.02,
                     "worst_distractors": [],
                 },
                 {
@@ -183,7 +183,7 @@ def hand_report() -> dict[str, Any]:
                     "distractor_harm": 1.8,
                     "verdict": "DANGEROUS",
                     "optimal_k": {"mean": 1.5, "median": 1.0},
-                    "ndcg_minus_nddcg": None,
+                    "hidden_harm": None,
                     "worst_distractors": [
                         {"query": "q1", "doc": "d3", "rank": 1, "utility": -1.0, "why": "known distractor"},
                         {"query": "q2", "doc": "d7", "rank": 2, "utility": -0.5, "why": "hard negative (score)"},
@@ -441,7 +441,7 @@ def _distraction(result: Any, k: int = 5) -> dict[str, Any]:
                 "distractor_harm": float(np.mean(harms)),
                 "verdict": verdict,
                 "optimal_k": {"mean": float(np.mean(opt)), "median": float(np.median(opt))},
-                "ndcg_minus_nddcg": None,
+                "hidden_harm": None,
                 "worst_distractors": [
                     {"query": q, "doc": doc, "rank": rank, "utility": u, "why": "label"}
                     for q, doc, rank, u in worst[:5]

@@ -37,9 +37,10 @@ SYSTEMS = {
 }
 
 
-def demo_report(html: str | Path | None = None) -> str:
+def demo_report(html: str | Path | None = None, policy: str | Path | None = None) -> str:
     """The demo's text. With ``html``, section 6 compares the runs with bm25 (paired randomization
-    tests, bootstrap CIs, strata by query category) and writes the self-contained HTML report there."""
+    tests, bootstrap CIs, strata by query category) and writes the self-contained HTML report there;
+    with ``policy``, section 5 writes the policy of the run with the best held-out objective there."""
     from ._context.settings import RagConfig
     from ._diagnose import diagnose
     from ._evaluate import Result, evaluate
@@ -73,7 +74,7 @@ def demo_report(html: str | Path | None = None) -> str:
     lines.append("3. Fix the retriever or the reranker? (rrf-rerank over the rrf pool, K = 5)")
     report = diagnose(qrels, str(example_path("runs/rrf-rerank.run")), pool=str(example_path("runs/rrf.run")), k=5)
     lines.append(render_diagnosis(report, "table"))
-    lines.extend(_distraction_section(qrels, runs))
+    lines.extend(_distraction_section(qrels, runs, Path(policy) if policy is not None else None))
     if html is not None:
         lines.extend(_html_section(qrels, runs, Path(html)))
     return "\n".join(lines)
@@ -112,19 +113,19 @@ def _html_section(qrels: Path, runs: list[Path], out: Path) -> list[str]:
     return [*lines, ""]
 
 
-def _distraction_section(qrels: Path, runs: list[Path]) -> list[str]:
+def _distraction_section(qrels: Path, runs: list[Path], policy_out: Path | None = None) -> list[str]:
     """Sections 4 and 5: distraction at K = 5 with the known distractors, and each run's calibrated
-    runtime policy (K_max, tau) with its cross-validated gain over the best fixed K."""
+    runtime policy (K_max, tau) with its cross-validated gain over the best fixed K; the policy of the
+    run with the best held-out objective is written to ``policy_out`` when it beats its fixed K."""
     from ._calibrate import calibrate
-    from ._context.utility import UtilityConfig, describe_lines
+    from ._context.utility import UtilityConfig
     from ._distraction import distraction_table
-    from ._render.calibrate import calibration_lines
     from ._render.distraction import render_distraction
 
     known = UtilityConfig.resolve(distractors=str(example_path("distractors.txt")))
     lines = ["4. Distraction: passages that pull the LLM off (utility < 0), which rank metrics do not see (K = 5)"]
     table = distraction_table(qrels, [str(p) for p in runs], 5, utility=known, worst=2)
-    lines.append(render_distraction(table, "table"))
+    lines.append(render_distraction(table, "table", brief=True))
     rows = table["rows"]
     worst = max(rows, key=lambda r: (r["distractor_rate"], r["run"]))
     recall = evaluate_recall(qrels, runs)
@@ -141,15 +142,34 @@ def _distraction_section(qrels: Path, runs: list[Path]) -> list[str]:
     lines.append(
         "   (objective: total utility of the selected passages; grid K_max 1..20 x tau 0..0.95; 5-fold CV, seed 0)"
     )
-    for i, path in enumerate(runs):
-        cal = calibrate(qrels, str(path), k=20, utility=known)
-        if i == 0 and cal.policy.get("utility"):
-            lines.extend("   " + line for line in describe_lines(cal.policy["utility"]))
-        lines.append(f"  {path.stem}:")
-        lines.extend("    " + line for line in calibration_lines(cal, settings=False))
-    lines.append(
-        "  Apply a policy at serving time: ctxeval.ContextSelector.from_json('policy.json').select(ids, scores)"
-    )
+    cals = {path.stem: calibrate(qrels, str(path), k=20, utility=known) for path in runs}
+    lines.append("   (per-passage utilities as in section 4)")
+    lines.append(f"  {'run':<12} {'K_max':>5} {'tau':>5}  {'held-out':>8}  {'best fixed K':>12}  {'gain':>7}  passages")
+    for name, cal in cals.items():
+        cv = cal.policy["cross_validation"]
+        fixed = f"{cv['objective_at_best_fixed_k']:.4f} (K={cal.policy['in_sample']['best_fixed_k']})"
+        lines.append(
+            f"  {name:<12} {cal.k_max:>5} {cal.tau:>5g}  {cv['objective']:>8.4f}  {fixed:>12}  {cv['gain']:>+7.4f}  "
+            f"{cv['mean_selected']:.2f}"
+        )
+    for name, cal in cals.items():
+        lines.extend(f"  note ({name}): {n}" for n in cal.notes)
+    best = max(cals, key=lambda n: (cals[n].policy["cross_validation"]["objective"], n))
+    chosen = cals[best]
+    if policy_out is not None and chosen.beats_fixed_k:
+        from ._io.writers import write_text
+
+        write_text(str(policy_out), chosen.to_json())
+        lines.append(
+            f"  The best held-out policy is {best}'s (K_max={chosen.k_max}, tau={chosen.tau:g}), written to "
+            f"{policy_out.resolve()};"
+        )
+        lines.append(f"  at serving time: ctxeval.ContextSelector.from_json({str(policy_out)!r}).select(ids, scores)")
+    else:
+        lines.append(
+            f"  The best held-out policy is {best}'s (K_max={chosen.k_max}, tau={chosen.tau:g}); "
+            f"'ctxeval calibrate QRELS RUN -k 20 -o policy.json' writes one for ContextSelector.from_json"
+        )
     lines.append("")
     return lines
 

@@ -75,12 +75,25 @@ def test_demo_policy_lines_match_the_calibrate_command(tmp_path, capsys) -> None
         == 0
     )
     policy = json.loads(out.read_text())
-    text = demo_report()
-    block = text.split("  bm25:\n", 1)[1]
-    assert (
-        block.splitlines()[0].strip()
-        == f"policy: k_max={policy['k_max']} tau={policy['tau']:g} (objective utility, higher is better)"
-    )
+    written = tmp_path / "demo-policy.json"
+    text = demo_report(policy=written)
+    row = next(line for line in text.splitlines() if line.startswith("  bm25 "))
+    cv = policy["cross_validation"]
+    assert row.split() == [
+        "bm25",
+        str(policy["k_max"]),
+        f"{policy['tau']:g}",
+        f"{cv['objective']:.4f}",
+        f"{cv['objective_at_best_fixed_k']:.4f}",
+        f"(K={policy['in_sample']['best_fixed_k']})",
+        f"{cv['gain']:+.4f}",
+        f"{cv['mean_selected']:.2f}",
+    ]
+    # bm25 has the best held-out objective of the five: the demo writes its policy, byte for byte the
+    # calibrate command's, and says where (no pointer to a file it did not write)
+    assert "The best held-out policy is bm25's" in text and f"written to {written.resolve()}" in text
+    assert written.read_bytes() == out.read_bytes()
+    assert "policy.json" not in demo_report().replace("-o policy.json", "")
 
 
 def test_demo_writes_the_html_report_of_a_real_comparison(tmp_path) -> None:
@@ -100,7 +113,6 @@ def test_demo_writes_the_html_report_of_a_real_comparison(tmp_path) -> None:
         baseline="bm25",
         strata=str(example_path("categories.tsv")),
         utility={"distractors": str(example_path("distractors.txt"))},
-        num_rel_level=3,
     ).to_dict()
     # the num_rel strata count the docs the RAG measures call relevant on the example's 1-5 scale
     # (grade >= 3); at the default level 1 every judged doc would count and all 50 queries fall in > 5
@@ -125,3 +137,18 @@ def example_runs_in_demo_order():
     from ctxeval._demo import SYSTEMS
 
     return [example_path(f"runs/{name}") for name in SYSTEMS]
+
+
+def test_demo_raises_no_warning_its_own_data_should_not(tmp_path) -> None:
+    """The example is a clean data set: the only note is the one that explains a choice (UDCG reads
+    label stand-ins without an LLM utilities file); no overlap, depth, scale, relevance-level or
+    calibration warning, no repeated per-run boilerplate."""
+    text = demo_report(tmp_path / "r.html", tmp_path / "p.json")
+    notes = [line for line in text.splitlines() if "note" in line.lower()]
+    assert notes == [
+        "note: UDCG uses label-derived stand-in utilities (relevant 1, others the size of their negative utility): "
+        "no LLM utilities file"
+    ]
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert not [line for line in lines if line.endswith(": 50 queries evaluated") and not line.startswith("all 5 runs")]
+    assert len(lines) < 140

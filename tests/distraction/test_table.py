@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxeval import ConfigError, evaluate, parse_measure
+from ctxeval import ConfigError, distraction_table, evaluate, parse_measure
 from ctxeval._distraction import dynamic_k_summary, optimal_k
 from distraction_cases import EXAMPLE
 
@@ -123,7 +123,7 @@ def test_distraction_cli_json(tmp_path: Path) -> None:
             "distractor_harm",
             "verdict",
             "optimal_k",
-            "ndcg_minus_nddcg",
+            "hidden_harm",
             "worst_distractors",
         } <= set(row)
         assert row["run"] == r.name
@@ -134,7 +134,9 @@ def test_distraction_cli_json(tmp_path: Path) -> None:
         assert row["verdict"] == ("SAFE" if rate <= 0.10 else "RISKY" if rate <= 0.45 else "DANGEROUS")
         nd = r.values[parse_measure("ndDCG@5")]
         ok = ~np.isnan(nd)
-        assert row["ndcg_minus_nddcg"] == pytest.approx(float(np.mean(r.values[parse_measure("nDCG@5")][ok] - nd[ok])))
+        # hidden harm: never negative, and 0 exactly when no query's top 5 holds a negative utility
+        assert row["hidden_harm"] >= 0 and (row["hidden_harm"] > 0) == (r.mean("DistractorHarm@5") > 0)
+        assert row["valid"]["hidden harm"] == int(ok.sum())
         wd = row["worst_distractors"]
         assert len(wd) == 5 and all(w["utility"] < 0 and 1 <= w["rank"] <= 5 for w in wd)
         assert [w["utility"] for w in wd] == sorted(w["utility"] for w in wd)
@@ -209,7 +211,7 @@ def test_distraction_table_accounts_for_every_query_and_row(tmp_path: Path) -> N
     assert row["distractor_rate"] == pytest.approx((1 / 2 + 1 / 1 + 0) / 3)
     assert any("k=5 exceeds the ranked list's depth on 2 of 2 queries (median depth 1.5)" in n for n in t["notes"])
     # ndDCG@5 is NA on q2 (no judged doc of positive utility): the gap is over q1 and q3 only
-    assert row["valid"] == {"ndDCG@5": 2, "nDCG-ndDCG": 2}
+    assert row["valid"] == {"ndDCG@5": 2, "hidden harm": 2}
     out = CliRunner().invoke(cli, ["distraction", str(qrels), str(run), "--duplicates", "first", "--missing", "zero"])
     assert out.exit_code == 0, out.output
     text = " ".join(out.output.split())
@@ -218,7 +220,7 @@ def test_distraction_table_accounts_for_every_query_and_row(tmp_path: Path) -> N
         in text
     )
     assert (
-        "r: ndDCG@5 and nDCG-ndDCG undefined (NA) on 1 queries (no judged passage of positive utility), excluded from their means"
+        "r: ndDCG@5 and the hidden harm undefined (NA) on 1 queries (no judged passage of positive utility), excluded from their means"
         in text
     )
     ignore = distraction_table(str(qrels), [str(run)], 5, policies={"duplicates": "first", "missing": "ignore"})[
@@ -310,7 +312,7 @@ def test_distraction_text_and_csv_report_the_whole_optimal_k_summary() -> None:
         and "run: optimal k per query (k: queries): 0: 1, 2: 1, 4: 1; best fixed k 4 (mean U 1.0000)" in text
     )
     csv_text = render_distraction(t, "csv").splitlines()
-    assert csv_text[0].endswith("best_fixed_k,optimal_k_histogram,ndcg_minus_nddcg")
+    assert csv_text[0].endswith("best_fixed_k,optimal_k_histogram,hidden_harm")
     assert csv_text[1].split(",")[-2] == "1 0 1 0 1"
 
 
@@ -345,3 +347,18 @@ def test_markdown_comparison_report_states_the_utility_settings() -> None:
             EXAMPLE / "qrels.txt", runs, ["nDCG@5"], curves_k=0, stats={"permutations": 100, "resamples": 100}
         ).to_latex()
     )
+
+
+def test_hidden_harm_by_hand() -> None:
+    """The issue's hand case: ranks 1-5 hold utilities 1, 0.5, -0.5 (grade 2 at rank 3, a hard negative
+    by rank), 1, 0; the ideal holds the positive utilities 1, 1, 1, 0.5 (x5 unretrieved). The hidden harm
+    is the distractor's discounted cost over the ideal, the same gains on both sides."""
+    from distraction_cases import HAND_QRELS, HAND_RUN
+
+    t = distraction_table(HAND_QRELS, HAND_RUN, 5)
+    ideal = 1 / math.log2(2) + 1 / math.log2(3) + 1 / math.log2(4) + 0.5 / math.log2(5)
+    assert t["rows"][0]["hidden_harm"] == pytest.approx((0.5 / math.log2(4)) / ideal, rel=1e-12)
+    # ndDCG without the distractor minus ndDCG: the same number
+    plus = (1 / math.log2(2) + 0.5 / math.log2(3) + 1 / math.log2(5)) / ideal
+    nd = t["rows"][0]["measures"]["ndDCG@5"]
+    assert t["rows"][0]["hidden_harm"] == pytest.approx(plus - nd, rel=1e-12)

@@ -160,7 +160,7 @@ def test_distraction_section(hand_page):
     verdicts = {
         k[0]: (v.find("span", cls="verdict").text(), v.find("span", cls="verdict").classes)
         for k, v in cells.items()
-        if k[1] == "safety verdict"
+        if k[1] == "verdict"
     }
     assert {k: (t, c - {"verdict"}) for k, (t, c) in verdicts.items()} == {
         "base": ("RISKY", {"v-risky"}),
@@ -170,7 +170,7 @@ def test_distraction_section(hand_page):
     best = {k for k, v in cells.items() if "best" in v.classes}
     # RR, nDCG@5: highest (better); Harm@5, distractor rate, distractor harm: lowest (better)
     assert best == {("better", c) for c in ("RR", "nDCG@5", "Harm@5", "distractor rate", "distractor harm")}
-    assert _value(cells[("worse", "nDCG − ndDCG")]) == "NA"
+    assert _value(cells[("worse", "hidden harm")]) == "NA"
     # best fixed k: shown because one row has it, NA where a row lacks it
     assert [_value(cells[(r, "best fixed k")]) for r in ("base", "better", "worse")] == ["NA", "4", "NA"]
     # every further setting of the distraction table is shown

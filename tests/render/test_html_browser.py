@@ -56,14 +56,14 @@ def browser():
 class Visit:
     """One page load with everything the page did recorded."""
 
-    def __init__(self, browser, path: Path) -> None:
+    def __init__(self, browser, path: Path, width: int = 1280) -> None:
         self.url = path.resolve().as_uri()
         self.requests: list[str] = []
         self.failed: list[str] = []
         self.console: list[tuple[str, str]] = []
         self.errors: list[str] = []
         self.dialogs: list[str] = []
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=True)
+        self.context = browser.new_context(viewport={"width": width, "height": 900}, java_script_enabled=True)
         # nothing may leave the machine: abort every http(s)/ws request (and record it)
         self.context.route(re.compile(r"^(https?|wss?)://"), lambda route: route.abort())
         page = self.context.new_page()
@@ -233,6 +233,23 @@ def test_hostile_names_through_the_real_compare_do_not_execute(browser, tmp_path
         )
         body = v.page.inner_text("body").replace("\u00a0", " ")
         assert p[0] + " base" in body and p[1] + " new" in body and p[2] + " stratum" in body
+        v.assert_clean()
+    finally:
+        v.close()
+
+
+def test_the_distraction_table_fits_a_1400_px_page(browser, tmp_path):
+    """The example's distraction table (five runs, every column) is no wider than a 1400-px window, and
+    the page does not scroll sideways."""
+    rep = fx.example_report()
+    path = tmp_path / "report.html"
+    path.write_text(render_html(rep), encoding="utf-8")
+    v = Visit(browser, path, width=1400)
+    try:
+        page = v.page
+        width = page.eval_on_selector("#distraction table.distraction", "t => t.getBoundingClientRect().width")
+        assert 600 < width <= 1400, width
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1400
         v.assert_clean()
     finally:
         v.close()

@@ -27,10 +27,11 @@ from .._context.grades import relevance
 from .._context.settings import RagConfig
 from .._context.utility import UtilityConfig, flag_counts, flag_note
 from .._core.extras import WHY_KNOWN, WHY_LLM, WHY_RANK, WHY_SCORE, Utilities
+from .._core.segments import ratio
 from .._errors import ConfigError
 from .._io.model import Qrels
 from .._measures import Measure, make
-from .._measures.distraction import top_rows
+from .._measures.distraction import ideal_ddcg, top_rows
 from .._policies import Policies
 from .._session import depth_note, open_session, unique_names
 from .dynamic_k import dynamic_k_summary
@@ -90,6 +91,19 @@ def auto_rel(qrels: Qrels, config: UtilityConfig, gm: Any) -> tuple[int, list[st
     return rel, notes
 
 
+def hidden_harm(
+    data: Any, urows: Utilities, tidx: np.ndarray, tseg: np.ndarray, trank: np.ndarray, k: int
+) -> np.ndarray:
+    """Per query, the harm the rank measures do not see, on one gain scale: ndDCG⁺@k - ndDCG@k =
+    Σ_{i<=k} max(-u_i, 0) / log2(i + 1) / IdDCG@k, where ndDCG⁺ counts only the positive utilities.
+    Always >= 0, 0 exactly when the top k holds no passage of negative utility; NA where IdDCG@k = 0
+    (no judged passage of positive utility). (nDCG - ndDCG, shown before, mixed two gain scales, the
+    qrels grades and the utilities, so its sign said nothing about harm.)"""
+    harm = np.maximum(-urows.u[tidx], 0.0) / np.log2(trank + 1.0)
+    total = np.bincount(tseg, weights=harm, minlength=data.n_queries).astype(np.float64)
+    return ratio(total, ideal_ddcg(data, k))
+
+
 def _why_text(
     code: int,
     grade: int | None,
@@ -140,8 +154,9 @@ def distraction_table(
     utilities an irrelevant passage counts as a distractor (u = -LLM utility) only when its LLM
     utility is >= the configuration's ``llm_threshold`` (default 0.5), else its utility is 0; UDCG
     reads the LLM utilities as given. ``rel`` (for RR and R@k; also passed to UDCG when given)
-    defaults to the smallest grade whose utility is positive. ``rag.grade_map`` maps the grades first. ``ndcg_minus_nddcg`` is the mean over queries where ndDCG@k is defined of
-    nDCG@k - ndDCG@k. Every row says how many queries its means cover (``queries``: with
+    defaults to the smallest grade whose utility is positive. ``rag.grade_map`` maps the grades first.
+    ``hidden_harm`` is the mean of :func:`hidden_harm` over the queries where ndDCG@k is defined: what
+    the distractors in the top k cost, as a share of the ideal. Every row says how many queries its means cover (``queries``: with
     ``missing="zero"`` the judged queries absent from the run count, with an empty list), how the
     run's queries were treated (``accounting``), the duplicate rows dropped, on how many queries
     ndDCG and the gap are defined (``valid``) and which rule set how many utilities
@@ -196,10 +211,11 @@ def distraction_table(
         urows: Utilities = data.extra("utility")
         values = {key: m.compute(data) for key, m in ms.items()}
         rate = _mean(values["DistractorRate"])
-        both = ~np.isnan(values["ndDCG"]) & ~np.isnan(values["nDCG"])
-        gap = float(np.mean(values["nDCG"][both] - values["ndDCG"][both])) if both.any() else math.nan
         dyn = dynamic_k_summary(data.r_off, urows.u, discount=discount)
         tidx, tseg, trank = top_rows(data, k)
+        hidden = hidden_harm(data, urows, tidx, tseg, trank, k)
+        both = ~np.isnan(hidden)
+        gap = float(np.mean(hidden[both])) if both.any() else math.nan
         in_list = flag_counts(urows, data.r_judged)
         in_top = flag_counts(urows, data.r_judged, tidx)
         note = flag_note(name, in_list, config.rules)
@@ -257,12 +273,12 @@ def distraction_table(
                     "mean_utility_at_best_fixed_k": dyn["mean_utility_at_best_fixed_k"],
                     "mean_utility_at_optimal_k": dyn["mean_utility_at_optimal_k"],
                 },
-                "ndcg_minus_nddcg": _num(gap),
+                "hidden_harm": _num(gap),
                 "worst_distractors": worst_rows,
                 "queries": int(data.n_queries),
                 "accounting": data.accounting.to_dict(),
                 "dropped_duplicates": int(run.dropped_duplicates),
-                "valid": {str(ms["ndDCG"]): int((~np.isnan(values["ndDCG"])).sum()), "nDCG-ndDCG": int(both.sum())},
+                "valid": {str(ms["ndDCG"]): int((~np.isnan(values["ndDCG"])).sum()), "hidden harm": int(both.sum())},
                 "utility_counts": urows.counts(),
                 "hard_negatives": {
                     "top_k": {key: in_top[key] for key in ("judged", "unlabelled")},

@@ -8,7 +8,7 @@ from typing import Any
 
 from .._context.utility import DistractorRules, llm_rule
 from .._errors import ConfigError
-from .text import to_json
+from .text import by_runs, to_json
 
 __all__ = ["render_distraction"]
 
@@ -17,7 +17,7 @@ def _f(x: float | None, digits: int = 4) -> str:
     return "NA" if x is None else f"{x:.{digits}f}"
 
 
-def _settings_lines(t: dict[str, Any]) -> list[str]:
+def _settings_lines(t: dict[str, Any], brief: bool = False) -> list[str]:
     r = t["rules"]
     rules = DistractorRules(r["preset"], r["tau"], r["top_rank"], r["penalty"], r["based_on"])
     umap = ",".join(f"{g}:{u:g}" for g, u in t["utility_map"].items())
@@ -37,18 +37,24 @@ def _settings_lines(t: dict[str, Any]) -> list[str]:
         )
     else:
         out.append("utility source: labels")
+    out.append(
+        f"hidden harm: what the distractors in the top {t['k']} cost as a share of the ideal, "
+        f"Σ max(-u_i, 0) / log2(i + 1) / IdDCG@{t['k']} (ndDCG without them minus ndDCG; >= 0)"
+    )
     th = t["verdict_thresholds"]
     out.append(
         f"verdict from the mean DistractorRate@{t['k']}: SAFE <= {th['safe']:g} < RISKY <= {th['risky']:g} < DANGEROUS"
     )
     out.extend(f"note: {n}" for n in t.get("notes", []))
-    out.extend(_accounting_lines(t))
+    out.extend(_accounting_lines(t, brief))
     return out
 
 
-def _accounting_lines(t: dict[str, Any]) -> list[str]:
-    """How each run's queries and rows were treated, and where ndDCG (and so the gap) is undefined."""
-    out = []
+def _accounting_lines(t: dict[str, Any], brief: bool = False) -> list[str]:
+    """How each run's queries and rows were treated, and where ndDCG (and so the gap) is undefined;
+    a line that holds for several runs is printed once."""
+    out: list[str] = []
+    pairs: list[tuple[str, str]] = []
     if t.get("qrels_dropped_duplicates"):
         out.append(f"qrels: {t['qrels_dropped_duplicates']} duplicate judgements dropped")
     for row in t["rows"]:
@@ -65,8 +71,9 @@ def _accounting_lines(t: dict[str, Any]) -> list[str]:
             parts.append(f"{a['unjudged_in_run']} in the run without judgments (ignored)")
         if row.get("dropped_duplicates"):
             parts.append(f"{row['dropped_duplicates']} duplicate rows dropped")
-        out.append(f"{row['run']}: " + "; ".join(parts))
-    for row in t["rows"]:
+        pairs.append((row["run"], "; ".join(parts)))
+    out.extend(by_runs(pairs, len(t["rows"])))
+    for row in [] if brief else t["rows"]:
         c = row.get("utility_counts")
         line = (
             f"{row['run']}: passages by utility rule: " + ", ".join(f"{name} {n}" for name, n in c.items()) if c else ""
@@ -87,14 +94,16 @@ def _accounting_lines(t: dict[str, Any]) -> list[str]:
         if n_nd is not None and n_nd < row["queries"]:
             name = next(name for name in valid if name.startswith("ndDCG"))
             out.append(
-                f"{row['run']}: {name} and nDCG-ndDCG undefined (NA) on {row['queries'] - n_nd} queries "
+                f"{row['run']}: {name} and the hidden harm undefined (NA) on {row['queries'] - n_nd} queries "
                 "(no judged passage of positive utility), excluded from their means"
             )
     return out
 
 
-def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
-    """The table as ``table`` (rich text), ``json`` or ``csv`` (one row per run)."""
+def render_distraction(t: dict[str, Any], fmt: str = "table", brief: bool = False) -> str:
+    """The table as ``table`` (rich text), ``json`` or ``csv`` (one row per run). ``brief`` (table
+    only): without the per-run counts of passages by utility rule and the optimal-k histograms (the
+    notes, the settings and the worst distractors stay)."""
     if fmt == "json":
         return to_json(t)
     k = t["k"]
@@ -111,7 +120,7 @@ def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
                 "optimal_k_median",
                 "best_fixed_k",
                 "optimal_k_histogram",
-                "ndcg_minus_nddcg",
+                "hidden_harm",
             ]
         )
         for row in t["rows"]:
@@ -126,7 +135,7 @@ def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
                     repr(ok["median"]),
                     ok["best_fixed_k"],
                     " ".join(str(c) for c in ok["histogram"]),
-                    "" if row["ndcg_minus_nddcg"] is None else repr(row["ndcg_minus_nddcg"]),
+                    "" if row["hidden_harm"] is None else repr(row["hidden_harm"]),
                 ]
             )
         return buf.getvalue()
@@ -142,7 +151,7 @@ def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
     short = {f"DistractorRate@{k}": "rate", f"DistractorHarm@{k}": "harm"}
     for n in names:
         table.add_column(short.get(n, n), justify="right")
-    for col in ("verdict", "opt k mean/median", "best fixed k", "nDCG-ndDCG"):
+    for col in ("verdict", "opt k mean/median", "best fixed k", "hidden harm"):
         table.add_column(col, justify="right")
     for row in t["rows"]:
         ok = row["optimal_k"]
@@ -152,12 +161,12 @@ def render_distraction(t: dict[str, Any], fmt: str = "table") -> str:
             row["verdict"],
             f"{_f(ok['mean'], 2)} / {_f(ok['median'], 1)}",
             "NA" if ok["best_fixed_k"] is None else str(ok["best_fixed_k"]),
-            _f(row["ndcg_minus_nddcg"]),
+            _f(row["hidden_harm"]),
         )
     console.print(table)
-    for line in _settings_lines(t):
+    for line in _settings_lines(t, brief):
         console.print(line)
-    for row in t["rows"]:
+    for row in [] if brief else t["rows"]:
         ok = row["optimal_k"]
         hist = ", ".join(f"{k}: {c}" for k, c in enumerate(ok["histogram"]) if c)
         fixed = (

@@ -11,7 +11,7 @@ from typing import Any
 from .._evaluate import Result, RunResult
 from .._measures import Measure
 
-__all__ = ["FORMATS", "accounting_lines", "fmt_value", "render", "to_json"]
+__all__ = ["FORMATS", "accounting_lines", "by_runs", "fmt_value", "render", "to_json"]
 
 FORMATS = ("table", "json", "csv", "jsonl")
 
@@ -172,9 +172,27 @@ def _table(result: Result, per_query: bool) -> str:
     return buf.getvalue()
 
 
-def accounting_lines(runs: list[RunResult], measures: list[Measure]) -> list[str]:
-    """How each run's queries were treated, and where a measure is undefined (NA)."""
+def by_runs(pairs: list[tuple[str, str]], n_runs: int) -> list[str]:
+    """``(run, message)`` pairs as lines, one per message, naming the runs it holds for ("all 5 runs"
+    when it holds for every run), in the order the messages first appear.
+
+    >>> by_runs([("a", "50 queries"), ("b", "50 queries"), ("b", "1 dropped")], 2)
+    ['all 2 runs: 50 queries', 'b: 1 dropped']
+    """
+    runs_of: dict[str, list[str]] = {}
+    for run, msg in pairs:
+        runs_of.setdefault(msg, []).append(run)
     out = []
+    for msg, names in runs_of.items():
+        who = f"all {n_runs} runs" if n_runs > 1 and len(names) == n_runs else ", ".join(names)
+        out.append(f"{who}: {msg}")
+    return out
+
+
+def accounting_lines(runs: list[RunResult], measures: list[Measure]) -> list[str]:
+    """How each run's queries were treated, and where a measure is undefined (NA); a line that holds
+    for several runs is printed once, naming them."""
+    pairs: list[tuple[str, str]] = []
     for r in runs:
         a = r.accounting
         parts = [f"{a.evaluated} queries evaluated"]
@@ -190,10 +208,20 @@ def accounting_lines(runs: list[RunResult], measures: list[Measure]) -> list[str
                 f"{a.beyond_float32} scores beyond the float32 range rank as +-inf (--ties trec, as trec_eval 9; "
                 "--ties trec10 compares scores as float64)"
             )
-        out.append(f"{r.name}: " + "; ".join(parts))
+        pairs.append((r.name, "; ".join(parts)))
     for r in runs:
+        na: dict[int, list[str]] = {}
         for m in measures:
             valid = r.summary[m][1]
             if valid < len(r.qids) and m.spec.aggregate != "sum":
-                out.append(f"{r.name}: {m} undefined (NA) on {len(r.qids) - valid} queries, excluded from its mean")
-    return out
+                na.setdefault(len(r.qids) - valid, []).append(str(m))
+        for n, names in na.items():
+            what = f"{names[0]} undefined" if len(names) == 1 else f"{', '.join(names)} undefined"
+            pairs.append(
+                (
+                    r.name,
+                    f"{what} (NA) on {n} quer{'y' if n == 1 else 'ies'}, excluded from "
+                    f"{'its mean' if len(names) == 1 else 'their means'}",
+                )
+            )
+    return by_runs(pairs, len(runs))

@@ -201,20 +201,14 @@ def _section_distraction(rep: _Report) -> str:
                 ],
             )
         )
-    cols.append(
-        (
-            "distractor rate",
-            False,
-            [_num(r.get("distractor_rate"), f"distraction.rows[{i}].distractor_rate") for i, r in enumerate(rows)],
-        )
-    )
-    cols.append(
-        (
-            "distractor harm",
-            False,
-            [_num(r.get("distractor_harm"), f"distraction.rows[{i}].distractor_harm") for i, r in enumerate(rows)],
-        )
-    )
+    shown = [m for m, _, _ in cols]
+    # the rate and the harm once: as the table's measures when it has them, else from the rows
+    for label, key, family in (
+        ("distractor rate", "distractor_rate", "DistractorRate"),
+        ("distractor harm", "distractor_harm", "DistractorHarm"),
+    ):
+        if not any(m.startswith(family) for m in shown):
+            cols.append((label, False, [_num(r.get(key), f"distraction.rows[{i}].{key}") for i, r in enumerate(rows)]))
     best = []
     for _, hb, vals in cols:
         present = [v for v in vals if v is not None]
@@ -236,11 +230,13 @@ def _section_distraction(rep: _Report) -> str:
         vcls = _VERDICT_CLASS.get(vtext.upper(), "v-other")
         opt = opts[i]
         cells.append(f'<td><span class="verdict {vcls}">{_e(vtext)}</span></td>')
-        cells.append(f"<td>{_f(_num(opt.get('mean'), f'distraction.rows[{i}].optimal_k.mean'), 2)}</td>")
-        cells.append(f"<td>{_f(_num(opt.get('median'), f'distraction.rows[{i}].optimal_k.median'), 1)}</td>")
+        cells.append(
+            f"<td>{_f(_num(opt.get('mean'), f'distraction.rows[{i}].optimal_k.mean'), 2)} / "
+            f"{_f(_num(opt.get('median'), f'distraction.rows[{i}].optimal_k.median'), 1)}</td>"
+        )
         if show_fixed:
             cells.append(f"<td>{_f(fixed[i], 0)}</td>")
-        cells.append(f"<td>{_f(_num(r.get('ndcg_minus_nddcg'), f'distraction.rows[{i}].ndcg_minus_nddcg'))}</td>")
+        cells.append(f"<td>{_f(_num(r.get('hidden_harm'), f'distraction.rows[{i}].hidden_harm'))}</td>")
         body.append(f"<tr>{_row_head(idx, name)}{''.join(cells)}</tr>")
         worst = _list(r.get("worst_distractors"), f"distraction.rows[{i}].worst_distractors")
         wrows = []
@@ -261,9 +257,7 @@ def _section_distraction(rep: _Report) -> str:
     head = "".join(f'<th scope="col">{_e(m)}</th>' for m, _, _ in cols)
     head += "".join(
         f'<th scope="col">{h}</th>'
-        for h in ("safety verdict", "optimal k (mean)", "optimal k (median)")
-        + (("best fixed k",) if show_fixed else ())
-        + ("nDCG &minus; ndDCG",)
+        for h in ("verdict", "optimal k (mean / median)") + (("best fixed k",) if show_fixed else ()) + ("hidden harm",)
     )
     rules = _map(dist.get("rules"), "distraction.rules")
     umap = dist.get("utility_map")
@@ -285,7 +279,8 @@ def _section_distraction(rep: _Report) -> str:
         f'<section id="distraction"><h2>Distraction at k = {_e(ktxt)}</h2>'
         '<p class="note">Distractor rate: share of the top-k passages with negative utility; distractor harm: '
         "the sum of their negative utilities; the verdict follows the mean distractor rate "
-        "(SAFE / RISKY / DANGEROUS). nDCG &minus; ndDCG is the harm the rank measures do not see. "
+        "(SAFE / RISKY / DANGEROUS). Hidden harm: what the distractors in the top k cost as a share of the "
+        "ideal (ndDCG without them minus ndDCG; &ge; 0), the harm the rank measures do not see. "
         "<b>Bold</b>: best value of the column.</p>"
         f'<table class="plain distraction"><thead><tr><th scope="col">run</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
         f"{''.join(details)}<h3>Distraction settings</h3>{settings}</section>"
