@@ -220,6 +220,13 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     level = level_note(measures, np.unique(session.qrels.columns.values).tolist(), session.rag.grade_map)
     if level:
         notes.append(level)
+    errs = [str(m) for m in ms if m.family == "ERR" and m["gmax"] is None]
+    if errs:
+        top = int(session.qrels.columns.values.max()) if session.qrels.columns.values.size else 0
+        notes.append(
+            f"{', '.join(errs)}: gmax = {top}, the highest grade of the whole qrels (not of the queries evaluated); "
+            f"ERR(gmax=N)@k fixes it to the scale's top grade"
+        )
     for run, name in zip(run_objs, names):
         data = session.prepare(run, ms)
         for k in rates:
