@@ -1,5 +1,5 @@
 """The measure registry. Importing this package registers every built-in measure family, in the
-order ``ctxeval measures`` lists them: classical, rag, trec_eval, distraction.
+order ``ctxeval measures`` lists them: classical, rag, trec_eval, distraction, context.
 
 Kernels read the core only (:mod:`ctxeval._core`): an ``EvalData`` and the measure's parameters.
 """
@@ -10,6 +10,7 @@ from . import rag as rag
 from . import trec as trec
 from . import trec_table as trec_table
 from . import distraction as distraction
+from . import context as context
 
 # isort: on
 from .base import REGISTRY, Family, Measure, Param, TrecArgs, TrecSpec, families, make, register, trec_specs

@@ -72,7 +72,13 @@ def _set_f(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _ap(d: EvalData, m: Measure) -> np.ndarray:
-    rel = np.flatnonzero(_rel_rows(d, m))
+    return _div(precision_sums(d, _rel_rows(d, m)), d.num_rel(m["rel"]))
+
+
+def precision_sums(d: EvalData, mask: np.ndarray) -> np.ndarray:
+    """Per query, Σ over the judged rows in ``mask`` of (rows of ``mask`` at or above it) / its rank:
+    the numerator of average precision (and of RAGAS's context precision)."""
+    rel = np.flatnonzero(mask)
     seg = d.j_seg[rel]
     n = seg.size
     if n:  # each relevant row's count among its query's relevant rows (see _rank_among)
@@ -81,8 +87,7 @@ def _ap(d: EvalData, m: Measure) -> np.ndarray:
     else:
         so_far = np.zeros(0, dtype=np.int64)
     prec = so_far / d.j_rank[rel]
-    sums = np.bincount(seg, weights=prec, minlength=d.n_queries)
-    return _div(sums, d.num_rel(m["rel"]))
+    return np.bincount(seg, weights=prec, minlength=d.n_queries).astype(np.float64)
 
 
 def _rr(d: EvalData, m: Measure) -> np.ndarray:
