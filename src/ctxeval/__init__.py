@@ -37,6 +37,7 @@ if _typing.TYPE_CHECKING:
     from ._evaluate import Result, RunResult, evaluate
     from ._fit_udcg import fit_udcg
     from ._io.model import Qrels, Run
+    from ._io.samples import Samples
     from ._measures import Family, Measure, families, parse_measure, parse_measures
     from ._policies import Policies
     from ._render.report import Report, compare
@@ -47,6 +48,7 @@ _LAZY = {
     "GradeMap": "._core.grademap",
     "Qrels": "._io.model",
     "Run": "._io.model",
+    "Samples": "._io.samples",
     "Policies": "._policies",
     "RagConfig": "._context.settings",
     "DistractorRules": "._context.utility",
@@ -112,6 +114,7 @@ __all__ = [
     "Result",
     "Run",
     "RunResult",
+    "Samples",
     "Stats",
     "UtilityConfig",
     "__version__",

@@ -13,14 +13,14 @@ from ._context.grades import level_note
 from ._context.utility import flag_counts, flag_note
 from ._errors import ConfigError, DependencyError
 from ._measures import Measure, make, parse_measures
-from ._session import Session, depth_note, naming_notes, open_session, unique_names
+from ._policies import Policies
+from ._session import Session, depth_note, naming_notes, open_session, samples_inputs, unique_names
 
 if TYPE_CHECKING:
     from ._context.settings import RagConfig
     from ._context.utility import UtilityConfig
     from ._core.evaldata import QueryAccounting
     from ._io.model import Run
-    from ._policies import Policies
 
 __all__ = ["DEFAULT_MEASURES", "Result", "RunResult", "aggregate", "evaluate", "evaluate_runs", "with_judged"]
 
@@ -165,10 +165,11 @@ def with_judged(measures: list[Measure]) -> list[Measure]:
 
 
 def evaluate(
-    qrels: Any,
-    runs: Any,
+    qrels: Any = None,
+    runs: Any = None,
     measures: Iterable[str | Measure] | str | Measure = DEFAULT_MEASURES,
     *,
+    samples: Any = None,
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
     utility: UtilityConfig | Mapping[str, Any] | None = None,
@@ -195,14 +196,31 @@ def evaluate(
     detection rules); they are computed once per run, only when such a measure is requested, and the
     settings record them.
 
+    ``samples`` (instead of ``qrels`` and ``runs``): one sample set or a list of them (a
+    :class:`~ctxeval.Samples`, a JSON-lines path, a list of sample dicts or a frame), each one run; the
+    judgments are their references (see :mod:`ctxeval._io.samples`).
+
     >>> res = evaluate({"q1": {"a": 1, "b": 0}}, {"q1": {"a": 0.2, "b": 0.9}}, ["P@1", "RR"])
     >>> res.runs[0].mean("RR"), res.runs[0].mean("P@1")
     (0.5, 0.0)
+    >>> res = evaluate(samples=[{"query_id": "q1", "retrieved_ids": ["b", "a"], "reference_ids": ["a"]}],
+    ...                measures=["RR", "ContextRecall@1"])
+    >>> res.runs[0].mean("RR"), res.runs[0].mean("ContextRecall@1")
+    (0.5, 0.0)
     """
+    notes: list[str] = []
+    if samples is not None:
+        if qrels is not None or runs is not None:
+            raise ConfigError("give either samples or qrels and runs, not both")
+        qrels, runs, notes = samples_inputs(samples, Policies.coerce(policies).duplicates)
+    elif qrels is None or runs is None:
+        raise ConfigError("evaluate needs qrels and runs, or samples")
     session, run_objs = open_session(qrels, runs, measures, policies=policies, rag=rag, utility=utility)
     if not run_objs:
         raise ConfigError("evaluate needs at least one run")
-    return evaluate_runs(session, run_objs, session.measures)
+    result = evaluate_runs(session, run_objs, session.measures)
+    result.notes[:0] = notes
+    return result
 
 
 def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]) -> Result:

@@ -28,7 +28,16 @@ if TYPE_CHECKING:
     from ._context.utility import UtilityConfig
     from ._core.evaldata import EvalData, QueryAccounting
 
-__all__ = ["Session", "coerce_utility", "measure_list", "naming_notes", "open_session", "prepare", "unique_names"]
+__all__ = [
+    "Session",
+    "coerce_utility",
+    "measure_list",
+    "naming_notes",
+    "open_session",
+    "prepare",
+    "samples_inputs",
+    "unique_names",
+]
 
 _OVERLAP_QRELS_BYTES = 2 << 20  # below this, a second thread costs more than it saves
 
@@ -367,3 +376,33 @@ def prepare(
     a verb computes its measures on (for tests and for measures of one's own)."""
     session, (r,) = open_session(qrels, [run], measures, policies=policies, rag=rag, utility=utility)
     return session.prepare(r, keep_rows=keep_rows, extras=extras)
+
+
+def samples_inputs(samples: Any, duplicates: str = "error") -> tuple[Qrels, list[Run], list[str]]:
+    """One or several sample sets as (qrels, runs, notes): each set is a run; the judgments are the
+    union of their references, which must agree where they meet (a (query, chunk) pair graded
+    differently by two sets is an error naming both)."""
+    from ._io.samples import Samples
+
+    items = (
+        list(samples)
+        if isinstance(samples, (list, tuple)) and samples and not isinstance(samples[0], Mapping)
+        else [samples]
+    )
+    sets = [Samples.coerce(s, duplicates="first" if duplicates == "first" else "error") for s in items]
+    grades: dict[str, dict[str, int]] = {}
+    origin: dict[tuple[str, str], str] = {}
+    for st in sets:
+        for q, docs in st.qrels().to_dict().items():
+            mine = grades.setdefault(q, {})
+            for d, g in docs.items():
+                if d in mine and mine[d] != g:
+                    raise ConfigError(
+                        f"query {q!r} chunk {d!r}: grade {mine[d]} in {origin[(q, d)]} but {g} in {st.source}; "
+                        "sample sets compared together must share their references"
+                    )
+                mine[d] = g
+                origin.setdefault((q, d), st.source)
+    qrels = Qrels.from_dict(grades, source=" + ".join(dict.fromkeys(st.source for st in sets)))
+    notes = [n for st in sets for n in st.notes]
+    return qrels, [st.run() for st in sets], notes

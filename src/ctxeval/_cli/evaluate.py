@@ -27,7 +27,14 @@ def _measure_help() -> str:
 
 @click.command("evaluate")
 @click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "--samples",
+    "samples",
+    is_flag=True,
+    help="the files are sample sets (JSON lines, one sample per query: retrieved ids and references), "
+    "each one run; no qrels file",
+)
 @click.option("-m", "--measure", "measures", multiple=True, help=_measure_help())
 @click.option("--per-query", is_flag=True, help="also report every query's value")
 @click.option(
@@ -40,26 +47,33 @@ def _measure_help() -> str:
 def command(
     qrels: str,
     runs: tuple[str, ...],
+    samples: bool,
     measures: tuple[str, ...],
     per_query: bool,
     fmt: str,
     output: str | None,
     **kw: Any,
 ) -> None:
-    """Evaluate RUN files against QRELS.
+    """Evaluate RUN files against QRELS, or sample sets (--samples FILE [FILE ...]).
 
     RAG measures (RA-nWG@K, PROC@K, %PROC@K, ...) read grades on the 1-5 utility scale; map other
     scales with --grade-map. With --pool, every RUN is a reranking of that one retrieval pool.
     Distraction-aware measures (dDCG@K, ndDCG@K, UDCG@K, DistractorRate@K, DistractorHarm@K) read
     per-passage utilities set by --utility-map, --distractors, --utilities and --distractor-rules.
     """
+    from .._errors import ConfigError
     from .._evaluate import DEFAULT_MEASURES, evaluate
     from .._render.text import render
 
+    if samples:
+        inputs: dict[str, Any] = {"samples": [qrels, *runs]}
+    elif not runs:
+        raise ConfigError("give QRELS and at least one RUN, or sample sets with --samples FILE [FILE ...]")
+    else:
+        inputs = {"qrels": qrels, "runs": list(runs)}
     result = evaluate(
-        qrels,
-        list(runs),
-        list(measures) or list(DEFAULT_MEASURES),
+        measures=list(measures) or list(DEFAULT_MEASURES),
+        **inputs,
         policies=policies_from(kw),
         rag=rag_from(kw),
         utility=utility_from(kw),

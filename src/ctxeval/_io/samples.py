@@ -1,0 +1,353 @@
+"""Sample sets: RAG evaluation without TREC files.
+
+Most RAG teams hold, per question, the chunks their pipeline retrieved and some of: the ids of the
+reference chunks, graded ids, the reference answer. A *sample set* is that, one sample per query, read
+from JSON lines (one object per line), a list of dicts, or a pandas / polars frame. Each sample set is
+one run of a pipeline; its references are the judgments.
+
+Fields of a sample (RAGAS's own names in brackets are read as well):
+
+* ``query_id`` (or ``qid``, ``id``): missing everywhere, the samples are named ``line-1``, ``line-2``, ...
+  by position and the set says so; missing on some samples only, an error;
+* ``question`` [``user_input``];
+* the retrieved chunks, in rank order: ``retrieved`` as a list of ``{"id", "text"?, "score"?}`` or of
+  ids, or the parallel lists ``retrieved_ids`` [``retrieved_context_ids``], ``retrieved_contexts``,
+  ``retrieved_scores``. The list order is the ranking (what the LLM reads). Scores that strictly decrease
+  along the list (as float32: the ranking's precision) are kept as the run's scores;
+  otherwise (a reranker's order over first-stage scores, or ties)
+  the list is ranked as given, with scores ``n, n - 1, ..., 1``, and the set notes how many samples
+  that concerns;
+* ``reference_ids`` [``reference_context_ids``]: relevant, grade 1; ``grades``: ``{id: grade}`` (wins
+  over ``reference_ids``); ``reference_contexts``, ``reference_answer`` [``reference``], ``response``,
+  ``category``: kept for the measures and strata that read them.
+
+A chunk id given twice in one retrieved list is an error naming the sample's line and both positions
+(``duplicates="first"`` keeps the first); so is a query id given by two samples. Every error names the
+source, the line (the sample's position, from 1) and the field.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import EmptyInputError, FormatError, InputError
+
+__all__ = ["Sample", "Samples"]
+
+_QID = ("query_id", "qid", "id")
+_QUESTION = ("question", "user_input")
+_IDS = ("retrieved_ids", "retrieved_context_ids")
+_REF_IDS = ("reference_ids", "reference_context_ids")
+_ANSWER = ("reference_answer", "reference")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One query of a sample set (see the module docstring)."""
+
+    query_id: str
+    retrieved_ids: tuple[str, ...]
+    retrieved_scores: tuple[float, ...]
+    question: str | None = None
+    retrieved_texts: tuple[str, ...] | None = None
+    grades: Mapping[str, int] | None = None  #: the judgments: given grades, or reference ids at grade 1
+    reference_contexts: tuple[str, ...] | None = None
+    reference_answer: str | None = None
+    response: str | None = None
+    category: str | None = None
+
+
+@dataclass(frozen=True)
+class Samples:
+    """A sample set: one run of a RAG pipeline with its references.
+
+    >>> s = Samples.from_records([
+    ...     {"query_id": "q1", "retrieved_ids": ["a", "b", "c"], "reference_ids": ["a", "c", "z"]},
+    ...     {"query_id": "q2", "retrieved": [{"id": "d", "score": 0.9}, {"id": "e", "score": 0.4}], "grades": {"e": 2}},
+    ... ], name="rag")
+    >>> s.qrels().to_dict(), s.run().to_dict()
+    ({'q1': {'a': 1, 'c': 1, 'z': 1}, 'q2': {'e': 2}}, {'q1': {'a': 3.0, 'b': 2.0, 'c': 1.0}, 'q2': {'d': 0.9, 'e': 0.4}})
+    """
+
+    samples: tuple[Sample, ...]
+    name: str = "samples"
+    source: str = "<samples>"
+    notes: tuple[str, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    # --- reading ------------------------------------------------------------------------------------
+    @classmethod
+    def from_jsonl(cls, path: str | os.PathLike[str], *, name: str | None = None, duplicates: str = "error") -> Samples:
+        """From a JSON-lines file, one sample object per line (blank lines are skipped)."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8-sig")
+        except FileNotFoundError:
+            raise InputError(f"{p}: no such file") from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        records: list[tuple[int, Any]] = []
+        for no, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append((no, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise FormatError(str(p), no, f"not valid JSON ({exc.msg})", line) from None
+        stem = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.stem
+        return cls._build(records, name or stem, str(p), duplicates)
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        name: str = "samples",
+        source: str = "<samples>",
+        duplicates: str = "error",
+    ) -> Samples:
+        """From sample mappings (a list of dicts, or the rows of a frame: ``frame.to_dicts()`` /
+        ``frame.to_dict("records")``); a record's line is its position, from 1."""
+        return cls._build(list(enumerate(records, start=1)), name, source, duplicates)
+
+    @classmethod
+    def from_frame(cls, frame: Any, *, name: str = "samples", source: str = "<samples frame>") -> Samples:
+        """From a polars or pandas frame with one sample per row (list columns for the lists)."""
+        rows = frame.to_dicts() if hasattr(frame, "to_dicts") else frame.to_dict("records")
+        return cls.from_records(rows, name=name, source=source)
+
+    @classmethod
+    def coerce(cls, obj: Any, *, name: str | None = None, duplicates: str = "error") -> Samples:
+        """A :class:`Samples`, a JSON-lines path, a list of sample mappings or a frame."""
+        if isinstance(obj, Samples):
+            return obj
+        if isinstance(obj, (str, os.PathLike)):
+            return cls.from_jsonl(obj, name=name, duplicates=duplicates)
+        if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
+            return cls.from_records(obj, name=name or "samples", duplicates=duplicates)
+        if hasattr(obj, "to_dicts") or hasattr(obj, "to_dict"):
+            return cls.from_frame(obj, name=name or "samples")
+        raise InputError(
+            f"samples must be a JSON-lines path, a list of sample mappings or a frame, got {type(obj).__name__}"
+        )
+
+    @classmethod
+    def _build(cls, records: list[tuple[int, Any]], name: str, source: str, duplicates: str) -> Samples:
+        if duplicates not in ("error", "first"):
+            raise InputError(f"duplicates must be 'error' or 'first' for samples, got {duplicates!r}")
+        if not records:
+            raise EmptyInputError(f"{source}: no samples")
+        named = [any(k in rec for k in _QID) for _, rec in records if isinstance(rec, Mapping)]
+        generate = not any(named)
+        out: list[Sample] = []
+        seen: dict[str, int] = {}
+        reordered = 0
+        for pos, (line, rec) in enumerate(records, start=1):
+            if not isinstance(rec, Mapping):
+                raise FormatError(source, line, f"a sample must be a JSON object, got {type(rec).__name__}")
+            sample, by_order = _sample(rec, source, line, f"line-{pos}" if generate else None, duplicates)
+            reordered += by_order
+            if sample.query_id in seen:
+                raise FormatError(
+                    source,
+                    line,
+                    f"query_id {sample.query_id!r} was already given by the sample at line {seen[sample.query_id]}",
+                )
+            seen[sample.query_id] = line
+            out.append(sample)
+        notes = []
+        if generate:
+            notes.append(
+                f"{source}: no sample has a query_id: the samples are named line-1 .. line-{len(out)} by position"
+            )
+        if reordered:
+            notes.append(
+                f"{source}: {reordered} samples list scores that tie or increase along the list (compared as "
+                "float32, as the ranking does): ranked by list order (scores n .. 1), their scores are not used"
+            )
+        return cls(tuple(out), name, source, tuple(notes))
+
+    # --- conversions --------------------------------------------------------------------------------
+    def qrels(self) -> Any:
+        """The judgments: each sample's grades, or its reference ids at grade 1 (samples without
+        either have no judgments, and so are left out of every measure, as unjudged queries are)."""
+        from .model import Qrels
+
+        mapping = {s.query_id: dict(s.grades) for s in self.samples if s.grades}
+        if not mapping:
+            raise EmptyInputError(
+                f"{self.source}: no sample gives reference_ids or grades: nothing to evaluate the retrieval against"
+            )
+        return Qrels.from_dict(mapping, source=self.source)
+
+    def run(self, name: str | None = None) -> Any:
+        """The retrieved lists as a run, ranked by list order (see the module docstring)."""
+        from .model import Run
+
+        mapping = {s.query_id: dict(zip(s.retrieved_ids, s.retrieved_scores)) for s in self.samples if s.retrieved_ids}
+        return Run.from_dict(mapping, name=name or self.name, source=self.source)
+
+    def query_texts(self) -> dict[str, str]:
+        return {s.query_id: s.question for s in self.samples if s.question is not None}
+
+
+def _first(rec: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    for k in keys:
+        if k in rec and rec[k] is not None:
+            return rec[k]
+    return None
+
+
+def _text_list(value: Any, source: str, line: int, what: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise FormatError(source, line, f"{what} must be a list, got {type(value).__name__}")
+    items = list(value)
+    for i, v in enumerate(items, start=1):
+        if not isinstance(v, (str, int)) or isinstance(v, bool):
+            raise FormatError(source, line, f"{what}[{i}] must be a string, got {type(v).__name__}")
+    return tuple(str(v) for v in items)
+
+
+def _sample(
+    rec: Mapping[str, Any], source: str, line: int, generated: str | None, duplicates: str
+) -> tuple[Sample, bool]:
+    qid = generated if generated is not None else _first(rec, _QID)
+    if qid is None:
+        raise FormatError(source, line, "no query_id (other samples have one)")
+    if isinstance(qid, bool) or not isinstance(qid, (str, int)) or str(qid) == "":
+        raise FormatError(source, line, f"query_id must be a non-empty string, got {qid!r}")
+    ids, texts, scores = _retrieved(rec, source, line)
+    if duplicates == "error" or len(set(ids)) != len(ids):
+        first: dict[str, int] = {}
+        keep = []
+        for i, d in enumerate(ids):
+            if d in first:
+                if duplicates == "error":
+                    raise FormatError(
+                        source,
+                        line,
+                        f"retrieved: chunk id {d!r} is given twice (positions {first[d] + 1} and {i + 1}); "
+                        "duplicates='first' / --duplicates first keeps the first",
+                    )
+                continue
+            first[d] = i
+            keep.append(i)
+        ids = [ids[i] for i in keep]
+        texts = [texts[i] for i in keep] if texts is not None else None
+        scores = [scores[i] for i in keep] if scores is not None else None
+    n = len(ids)
+    by_order = False
+    f32 = [float(np.float32(v)) for v in scores] if scores is not None else []
+    if scores is None or any(b >= a for a, b in itertools.pairwise(f32)):
+        by_order = scores is not None
+        scores = [float(n - i) for i in range(n)]
+    grades = _grades(rec, source, line)
+    question = _first(rec, _QUESTION)
+    answer = _first(rec, _ANSWER)
+    category = rec.get("category")
+    return (
+        Sample(
+            str(qid),
+            tuple(ids),
+            tuple(scores),
+            question=str(question) if question is not None else None,
+            retrieved_texts=tuple(texts) if texts is not None else None,
+            grades=grades,
+            reference_contexts=_text_list(rec.get("reference_contexts"), source, line, "reference_contexts"),
+            reference_answer=str(answer) if answer is not None else None,
+            response=str(rec["response"]) if rec.get("response") is not None else None,
+            category=str(category) if category is not None else None,
+        ),
+        by_order,
+    )
+
+
+def _score(v: Any, source: str, line: int, where: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
+        raise FormatError(source, line, f"{where} must be a finite number, got {v!r}")
+    return float(v)
+
+
+def _retrieved(
+    rec: Mapping[str, Any], source: str, line: int
+) -> tuple[list[str], list[str] | None, list[float] | None]:
+    items = rec.get("retrieved")
+    if items is not None:
+        if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
+            raise FormatError(source, line, f"retrieved must be a list, got {type(items).__name__}")
+        ids: list[str] = []
+        texts: list[str] = []
+        scores: list[float] = []
+        has_score = None
+        for i, it in enumerate(items, start=1):
+            if isinstance(it, Mapping):
+                if it.get("id") is None:
+                    raise FormatError(source, line, f"retrieved[{i}] has no id")
+                ids.append(str(it["id"]))
+                texts.append(str(it.get("text", "")))
+                scored = it.get("score") is not None
+                if has_score is None:
+                    has_score = scored
+                elif scored != has_score:
+                    raise FormatError(source, line, f"retrieved[{i}]: some chunks have a score and others not")
+                if scored:
+                    scores.append(_score(it["score"], source, line, f"retrieved[{i}].score"))
+            elif isinstance(it, (str, int)) and not isinstance(it, bool):
+                ids.append(str(it))
+            else:
+                raise FormatError(source, line, f"retrieved[{i}] must be an id or an object with an id")
+        return ids, (texts if texts and len(texts) == len(ids) else None), (scores if has_score else None)
+    id_list = _text_list(_first(rec, _IDS), source, line, "retrieved_ids")
+    texts_list = _text_list(rec.get("retrieved_contexts"), source, line, "retrieved_contexts")
+    if id_list is None:
+        if texts_list:
+            raise FormatError(
+                source,
+                line,
+                "retrieved_contexts without ids (retrieved_ids / retrieved_context_ids): text-only samples need "
+                "similarity matching, not supported yet",
+            )
+        return [], None, None
+    if texts_list is not None and len(texts_list) != len(id_list):
+        raise FormatError(
+            source, line, f"retrieved_contexts has {len(texts_list)} items but retrieved_ids {len(id_list)}"
+        )
+    raw = rec.get("retrieved_scores")
+    scores_out = None
+    if raw is not None:
+        if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
+            raise FormatError(source, line, "retrieved_scores must be a list")
+        scores_out = [_score(v, source, line, f"retrieved_scores[{i}]") for i, v in enumerate(raw, start=1)]
+        if len(scores_out) != len(id_list):
+            raise FormatError(
+                source, line, f"retrieved_scores has {len(scores_out)} items but retrieved_ids {len(id_list)}"
+            )
+    return list(id_list), list(texts_list) if texts_list is not None else None, scores_out
+
+
+def _grades(rec: Mapping[str, Any], source: str, line: int) -> dict[str, int] | None:
+    given = rec.get("grades")
+    if given is not None:
+        if not isinstance(given, Mapping):
+            raise FormatError(source, line, f"grades must be an object {{id: grade}}, got {type(given).__name__}")
+        out = {}
+        for k, v in given.items():
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise FormatError(source, line, f"grades[{k!r}] must be a whole number, got {v!r}")
+            out[str(k)] = v
+        return out or None
+    refs = _text_list(_first(rec, _REF_IDS), source, line, "reference_ids")
+    return dict.fromkeys(refs, 1) if refs else None

@@ -1,0 +1,213 @@
+"""Sample sets (issue 13, first part): JSON lines / dicts / frames with RAGAS's field names too, the
+conversion to qrels and a run, malformed samples with exact messages, and a round trip."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ctxeval
+from ctxeval import ConfigError, EmptyInputError, FormatError, Samples
+
+SAMPLES = [
+    # ids as parallel lists, reference ids (grade 1)
+    {"query_id": "q1", "question": "who?", "retrieved_ids": ["a", "b", "c"], "reference_ids": ["a", "c", "z"]},
+    # RAGAS's names: user_input, retrieved_context_ids, reference_context_ids
+    {
+        "query_id": "q2",
+        "user_input": "what?",
+        "retrieved_contexts": ["text d", "text e"],
+        "retrieved_context_ids": ["d", "e"],
+        "reference_context_ids": ["e"],
+    },
+    # objects with scores, graded references
+    {"query_id": "q3", "retrieved": [{"id": "f", "score": 2.5}, {"id": "g", "score": 0.5}], "grades": {"g": 2, "h": 1}},
+]
+
+
+def _write(tmp_path: Path, records: list, name: str = "rag.jsonl") -> Path:
+    p = tmp_path / name
+    p.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return p
+
+
+def test_samples_evaluate_by_hand(tmp_path: Path) -> None:
+    path = _write(tmp_path, SAMPLES)
+    res = ctxeval.evaluate(samples=str(path), measures=["RR", "ContextPrecision", "ContextRecall", "P@2"])
+    r = res.runs[0]
+    assert r.name == "rag" and r.qids == ["q1", "q2", "q3"]
+    # q1: a . c relevant of a, c, z; q2: e at rank 2 of e; q3: g (grade 2) at rank 2 of g, h
+    assert r.per_query("RR") == {"q1": 1.0, "q2": 0.5, "q3": 0.5}
+    assert r.per_query("ContextPrecision") == pytest.approx({"q1": (1 + 2 / 3) / 2, "q2": 0.5, "q3": 0.5})
+    assert r.per_query("ContextRecall") == pytest.approx({"q1": 2 / 3, "q2": 1.0, "q3": 0.5})
+    assert r.per_query("P@2") == pytest.approx({"q1": 0.5, "q2": 0.5, "q3": 0.5})
+    s = Samples.from_jsonl(path)
+    assert s.query_texts() == {"q1": "who?", "q2": "what?"}
+    assert s.samples[1].retrieved_texts == ("text d", "text e")
+    # the same from records and from a polars frame
+    assert Samples.from_records(SAMPLES).run().to_dict() == s.run().to_dict()
+    frame = pl.DataFrame([SAMPLES[0], {**SAMPLES[0], "query_id": "q9"}])
+    assert Samples.from_frame(frame).qrels().to_dict() == {
+        "q1": {"a": 1, "c": 1, "z": 1},
+        "q9": {"a": 1, "c": 1, "z": 1},
+    }
+
+
+def test_list_order_is_the_ranking_and_scores_that_disagree_are_said() -> None:
+    recs = [
+        {"query_id": "q1", "retrieved_ids": ["a", "b"], "retrieved_scores": [0.1, 0.9], "reference_ids": ["b"]},
+        {"query_id": "q2", "retrieved_ids": ["c", "d"], "retrieved_scores": [0.5, 0.5], "reference_ids": ["d"]},
+        {"query_id": "q3", "retrieved_ids": ["e", "f"], "retrieved_scores": [0.9, 0.1], "reference_ids": ["f"]},
+    ]
+    s = Samples.from_records(recs, name="rerank")
+    run = s.run().to_dict()
+    assert run == {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 2.0, "d": 1.0}, "q3": {"e": 0.9, "f": 0.1}}
+    assert s.notes == (
+        "<samples>: 2 samples list scores that tie or increase along the list (compared as float32, as the ranking "
+        "does): ranked by list order (scores n .. 1), their scores are not used",
+    )
+    res = ctxeval.evaluate(samples=s, measures=["RR"])
+    assert res.runs[0].per_query("RR") == {"q1": 0.5, "q2": 0.5, "q3": 0.5}
+    assert res.notes[0] == s.notes[0]
+
+
+def test_samples_without_query_ids_are_named_by_position() -> None:
+    s = Samples.from_records([{"retrieved_ids": ["a"], "reference_ids": ["a"]}, {"retrieved_ids": ["b"]}])
+    assert [x.query_id for x in s.samples] == ["line-1", "line-2"]
+    assert s.notes == ("<samples>: no sample has a query_id: the samples are named line-1 .. line-2 by position",)
+    # the sample without references has no judgments: left out, as an unjudged query
+    res = ctxeval.evaluate(samples=s, measures=["RR"])
+    assert res.runs[0].qids == ["line-1"] and res.runs[0].accounting.unjudged == 1
+
+
+MALFORMED = [
+    (
+        '{"query_id": "q1", "retrieved_ids": ["a", "b", "a"]}',
+        "s.jsonl:1: retrieved: chunk id 'a' is given twice (positions 1 and 3); duplicates='first' / --duplicates first keeps the first",
+    ),
+    (
+        '{"query_id": "q1", "retrieved_ids": ["a"]}\n{"query_id": "q1", "retrieved_ids": ["b"]}',
+        "s.jsonl:2: query_id 'q1' was already given by the sample at line 1",
+    ),
+    (
+        '{"query_id": "q1", "retrieved_ids": ["a"]}\n{"retrieved_ids": ["b"]}',
+        "s.jsonl:2: no query_id (other samples have one)",
+    ),
+    ('{"query_id": "q1", "retrieved_ids": ["a"]\n', "s.jsonl:1: not valid JSON (Expecting ',' delimiter)"),
+    ('["q1", "a"]', "s.jsonl:1: a sample must be a JSON object, got list"),
+    (
+        '{"query_id": "q1", "retrieved": [{"id": "a", "score": 1}, {"id": "b"}]}',
+        "s.jsonl:1: retrieved[2]: some chunks have a score and others not",
+    ),
+    ('{"query_id": "q1", "retrieved": [{"text": "x"}]}', "s.jsonl:1: retrieved[1] has no id"),
+    (
+        '{"query_id": "q1", "retrieved_ids": ["a", "b"], "retrieved_scores": [1.0]}',
+        "s.jsonl:1: retrieved_scores has 1 items but retrieved_ids 2",
+    ),
+    (
+        '{"query_id": "q1", "retrieved_ids": ["a"], "retrieved_scores": ["high"]}',
+        "s.jsonl:1: retrieved_scores[1] must be a finite number, got 'high'",
+    ),
+    (
+        '{"query_id": "q1", "retrieved_contexts": ["some text"]}',
+        "s.jsonl:1: retrieved_contexts without ids (retrieved_ids / retrieved_context_ids): text-only samples need similarity matching, not supported yet",
+    ),
+    (
+        '{"query_id": "q1", "retrieved_ids": ["a"], "grades": {"a": 1.5}}',
+        "s.jsonl:1: grades['a'] must be a whole number, got 1.5",
+    ),
+    ('{"query_id": "q1", "retrieved_ids": "a"}', "s.jsonl:1: retrieved_ids must be a list, got str"),
+    ('{"query_id": true, "retrieved_ids": ["a"]}', "s.jsonl:1: query_id must be a non-empty string, got True"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), MALFORMED)
+def test_malformed_samples(tmp_path: Path, text: str, message: str) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(FormatError) as err:
+        Samples.from_jsonl(p)
+    assert str(err.value).replace(str(tmp_path) + "/", "").startswith(message)
+
+
+def test_duplicates_first_keeps_the_first(tmp_path: Path) -> None:
+    s = Samples.from_records(
+        [{"query_id": "q", "retrieved_ids": ["a", "b", "a"], "reference_ids": ["a"]}], duplicates="first"
+    )
+    assert s.run().to_dict() == {"q": {"a": 2.0, "b": 1.0}}
+
+
+def test_no_references_anywhere_and_conflicting_sets(tmp_path: Path) -> None:
+    with pytest.raises(EmptyInputError, match="no sample gives reference_ids or grades"):
+        ctxeval.evaluate(samples=[{"query_id": "q", "retrieved_ids": ["a"]}], measures=["RR"])
+    a = Samples.from_records([{"query_id": "q", "retrieved_ids": ["a"], "grades": {"a": 2}}], source="a.jsonl")
+    b = Samples.from_records([{"query_id": "q", "retrieved_ids": ["a"], "grades": {"a": 1}}], source="b.jsonl")
+    with pytest.raises(ConfigError, match=r"query 'q' chunk 'a': grade 2 in a.jsonl but 1 in b.jsonl"):
+        ctxeval.evaluate(samples=[a, b], measures=["RR"])
+    with pytest.raises(ConfigError, match="either samples or qrels and runs"):
+        ctxeval.evaluate({"q": {"a": 1}}, samples=[a])
+
+
+def test_several_sample_sets_compare_as_runs(tmp_path: Path) -> None:
+    one = _write(tmp_path, SAMPLES, "dense.jsonl")
+    flipped = [{**SAMPLES[0], "retrieved_ids": ["b", "a", "c"]}, SAMPLES[1], SAMPLES[2]]
+    two = _write(tmp_path, flipped, "hybrid.jsonl")
+    res = ctxeval.evaluate(samples=[str(one), str(two)], measures=["RR"])
+    assert [r.name for r in res.runs] == ["dense", "hybrid"]
+    assert res.runs[1].per_query("RR")["q1"] == 0.5 and res.runs[0].per_query("RR")["q1"] == 1.0
+
+
+@st.composite
+def _collections(draw: st.DrawFn) -> tuple[dict, dict]:
+    n_q = draw(st.integers(1, 4))
+    qrels: dict = {}
+    run: dict = {}
+    for q in range(n_q):
+        docs = draw(st.lists(st.sampled_from([f"d{i}" for i in range(8)]), min_size=1, max_size=6, unique=True))
+        scores = sorted(
+            draw(st.lists(st.integers(1, 10_000), min_size=len(docs), max_size=len(docs), unique=True)), reverse=True
+        )
+        run[f"q{q}"] = {d: s / 8 for d, s in zip(docs, scores)}
+        judged = draw(st.lists(st.sampled_from([f"d{i}" for i in range(10)]), min_size=1, max_size=5, unique=True))
+        qrels[f"q{q}"] = {d: draw(st.integers(0, 3)) for d in judged}
+    return qrels, run
+
+
+@given(_collections())
+def test_round_trip_loses_nothing(coll: tuple[dict, dict]) -> None:
+    qrels, run = coll
+    records = [
+        {"query_id": q, "retrieved": [{"id": d, "score": s} for d, s in docs.items()], "grades": qrels[q]}
+        for q, docs in run.items()
+    ]
+    s = Samples.from_records(records)
+    assert s.qrels().to_dict() == qrels and s.run().to_dict() == run and s.notes == ()
+    assert not any(
+        math.isnan(v) for v in ctxeval.evaluate(samples=s, measures=["AP"]).runs[0].values[ctxeval.parse_measure("AP")]
+    )
+
+
+def test_cli_evaluate_samples(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from ctxeval._cli import cli
+
+    one = _write(tmp_path, SAMPLES, "dense.jsonl")
+    res = CliRunner().invoke(cli, ["evaluate", "--samples", str(one), "-m", "ContextRecall", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["runs"][0]["name"] == "dense"
+    assert doc["runs"][0]["aggregate"]["ContextRecall"] == pytest.approx((2 / 3 + 1.0 + 0.5) / 3)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query_id": "q1", "retrieved_ids": ["a", "a"]}\n')
+    res = CliRunner().invoke(cli, ["evaluate", "--samples", str(bad)])
+    assert res.exit_code == 2 and res.stderr.startswith(
+        f"ctxeval: error: {bad}:1: retrieved: chunk id 'a' is given twice"
+    )
+    assert res.stderr.count("\n") == 1
