@@ -610,6 +610,31 @@ def main() -> None:
     d_topic = {p["doc_id"]: p["topic"] for p in passages}
     write_lines(base / "utilities.txt", simulate_utilities(qrels, distractors, q_topic, d_topic))
     write_lines(base / "answers.tsv", simulate_answers(runs, qrels, distractors, q_topic, d_topic))
+    write_lines(base / "samples.jsonl", sample_lines(runs["rrf-rerank"], passages, queries, qrels, fmts["rrf-rerank"]))
+
+
+SAMPLE_DEPTH = 10
+
+
+def sample_lines(run, passages, queries, qrels, fmt: str) -> list[str]:
+    """The rrf-rerank run as a sample set: per query its question, category, top 10 chunks (id, text,
+    score) and the graded judgments of the query (``grades``), one JSON object per line."""
+    text = {p["doc_id"]: p["text"] for p in passages}
+    lines = []
+    for q in sorted(queries, key=lambda q: q["qid"]):
+        qid = q["qid"]
+        grades = {d: g for (qq, d), g in sorted(qrels.items()) if qq == qid}
+        sample = {
+            "query_id": qid,
+            "question": q["text"],
+            "category": q["category"],
+            "retrieved": [
+                {"id": d, "text": text[d], "score": float(format(s, fmt))} for d, s in run[qid][:SAMPLE_DEPTH]
+            ],
+            "grades": grades,
+        }
+        lines.append(json.dumps(sample, ensure_ascii=False))
+    return lines
 
 
 if __name__ == "__main__":

@@ -45,3 +45,21 @@ def test_every_suggested_grade_map_lands_on_the_1_5_scale(text: str) -> None:
     gm = GradeMap.parse(text)
     assert gm.mapping and all(1 <= v <= 5 for v in gm.mapping.values())
     assert max(gm.mapping.values()) == 5  # the top grade of the source is decisive
+
+
+def test_the_readme_samples_command_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shlex
+
+    from click.testing import CliRunner
+
+    from ctxeval._cli import cli
+
+    block = re.search(r"```bash\n(.*?)```", _section("No qrels? Start from samples"), re.S)
+    assert block
+    command = " ".join(line for line in block.group(1).replace("\\\n", " ").splitlines() if not line.startswith("#"))
+    argv = shlex.split(command)
+    assert argv[:3] == ["ctxeval", "evaluate", "--samples"]
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    res = CliRunner().invoke(cli, [*argv[1:], "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert '"ContextPrecision(rel=3)"' in res.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ._errors import CtxevalError
 
@@ -77,7 +78,27 @@ def demo_report(html: str | Path | None = None, policy: str | Path | None = None
     lines.extend(_distraction_section(qrels, runs, Path(policy) if policy is not None else None))
     if html is not None:
         lines.extend(_html_section(qrels, runs, Path(html)))
+    lines.extend(_samples_section(result))
     return "\n".join(lines)
+
+
+def _samples_section(classical: Any) -> list[str]:
+    """Section 7: the same pipeline as a sample set (samples.jsonl: rrf-rerank's top 10 with the
+    judgments), the way a team without TREC files starts."""
+    from ._evaluate import evaluate
+    from ._render.text import render
+
+    path = example_path("samples.jsonl")
+    res = evaluate(samples=str(path), measures=["ContextPrecision(rel=3)", "ContextRecall(rel=3)", "nDCG@10"])
+    trec = next(r for r in classical.runs if r.name == "rrf-rerank").mean("nDCG@10")
+    return [
+        "7. No qrels? The same pipeline as a sample set (retrieved chunk ids + the ids that should be there)",
+        f"  ctxeval evaluate --samples {path} -m 'ContextPrecision(rel=3)' ...",
+        render(res, "table").rstrip("\n"),
+        f"  nDCG@10 through the samples ({res.runs[0].mean('nDCG@10'):.4f}) is rrf-rerank's from the TREC files "
+        f"({trec:.4f}): one engine, either input.",
+        "",
+    ]
 
 
 COMPARE_VIEW = ("nDCG@10", "RA-nWG@5", "%PROC@10", "dDCG@5", "DistractorRate@5")

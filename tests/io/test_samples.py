@@ -62,18 +62,26 @@ def test_samples_evaluate_by_hand(tmp_path: Path) -> None:
 def test_list_order_is_the_ranking_and_scores_that_disagree_are_said() -> None:
     recs = [
         {"query_id": "q1", "retrieved_ids": ["a", "b"], "retrieved_scores": [0.1, 0.9], "reference_ids": ["b"]},
+        # a tie: the ranking would put d (the larger id) first, so the list order decides
         {"query_id": "q2", "retrieved_ids": ["c", "d"], "retrieved_scores": [0.5, 0.5], "reference_ids": ["d"]},
+        # a tie the ranking orders as listed (e > d): the scores are kept
+        {"query_id": "q4", "retrieved_ids": ["e", "d"], "retrieved_scores": [0.5, 0.5], "reference_ids": ["d"]},
         {"query_id": "q3", "retrieved_ids": ["e", "f"], "retrieved_scores": [0.9, 0.1], "reference_ids": ["f"]},
     ]
     s = Samples.from_records(recs, name="rerank")
     run = s.run().to_dict()
-    assert run == {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 2.0, "d": 1.0}, "q3": {"e": 0.9, "f": 0.1}}
+    assert run == {
+        "q1": {"a": 2.0, "b": 1.0},
+        "q2": {"c": 2.0, "d": 1.0},
+        "q3": {"e": 0.9, "f": 0.1},
+        "q4": {"e": 0.5, "d": 0.5},
+    }
     assert s.notes == (
-        "<samples>: 2 samples list scores that tie or increase along the list (compared as float32, as the ranking "
-        "does): ranked by list order (scores n .. 1), their scores are not used",
+        "<samples>: 2 samples list scores that would rank their chunks in another order than the list's (compared "
+        "as float32, ties by id, as the ranking does): ranked by list order (scores n .. 1), their scores are not used",
     )
     res = ctxeval.evaluate(samples=s, measures=["RR"])
-    assert res.runs[0].per_query("RR") == {"q1": 0.5, "q2": 0.5, "q3": 0.5}
+    assert res.runs[0].per_query("RR") == {"q1": 0.5, "q2": 0.5, "q3": 0.5, "q4": 0.5}
     assert res.notes[0] == s.notes[0]
 
 
@@ -211,3 +219,28 @@ def test_cli_evaluate_samples(tmp_path: Path) -> None:
         f"ctxeval: error: {bad}:1: retrieved: chunk id 'a' is given twice"
     )
     assert res.stderr.count("\n") == 1
+
+
+def test_the_bundled_sample_set_is_the_rrf_rerank_run_as_samples() -> None:
+    """samples.jsonl holds, per query, rrf-rerank's top 10 with the passages' texts and the query's
+    judgments; through it the measures read what they read from the TREC files."""
+    from ctxeval._demo import example_path
+
+    s = Samples.from_jsonl(example_path("samples.jsonl"))
+    assert len(s) == 50 and s.notes == ()
+    qrels = ctxeval.Qrels.from_file(example_path("qrels.txt")).to_dict()
+    run = ctxeval.Run.from_file(example_path("runs/rrf-rerank.run")).to_dict()
+    texts = {
+        rec["doc_id"]: rec["text"]
+        for rec in map(json.loads, example_path("passages.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    for sample in s.samples:
+        top = sorted(run[sample.query_id].items(), key=lambda x: -x[1])[:10]
+        assert list(sample.retrieved_ids) == [d for d, _ in top]
+        assert dict(sample.grades or {}) == qrels[sample.query_id]
+        assert list(sample.retrieved_texts or ()) == [texts[d] for d, _ in top]
+    names = ["nDCG@10", "P(rel=3)@5", "R(rel=4)@10", "RA-nWG@5"]
+    via_samples = ctxeval.evaluate(samples=s, measures=names).runs[0]
+    via_trec = ctxeval.evaluate(str(example_path("qrels.txt")), str(example_path("runs/rrf-rerank.run")), names).runs[0]
+    for n in names:
+        assert via_samples.mean(n) == pytest.approx(via_trec.mean(n), rel=1e-12), n

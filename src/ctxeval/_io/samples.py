@@ -12,9 +12,9 @@ Fields of a sample (RAGAS's own names in brackets are read as well):
 * ``question`` [``user_input``];
 * the retrieved chunks, in rank order: ``retrieved`` as a list of ``{"id", "text"?, "score"?}`` or of
   ids, or the parallel lists ``retrieved_ids`` [``retrieved_context_ids``], ``retrieved_contexts``,
-  ``retrieved_scores``. The list order is the ranking (what the LLM reads). Scores that strictly decrease
-  along the list (as float32: the ranking's precision) are kept as the run's scores;
-  otherwise (a reranker's order over first-stage scores, or ties)
+  ``retrieved_scores``. The list order is the ranking (what the LLM reads). Scores that rank the
+  chunks in list order under the evaluation's rule (decreasing as float32, ties by id descending) are
+  kept as the run's scores; otherwise (a reranker's order over first-stage scores)
   the list is ranked as given, with scores ``n, n - 1, ..., 1``, and the set notes how many samples
   that concerns;
 * ``reference_ids`` [``reference_context_ids``]: relevant, grade 1; ``grades``: ``{id: grade}`` (wins
@@ -173,8 +173,9 @@ class Samples:
             )
         if reordered:
             notes.append(
-                f"{source}: {reordered} samples list scores that tie or increase along the list (compared as "
-                "float32, as the ranking does): ranked by list order (scores n .. 1), their scores are not used"
+                f"{source}: {reordered} samples list scores that would rank their chunks in another order than "
+                "the list's (compared as float32, ties by id, as the ranking does): ranked by list order "
+                "(scores n .. 1), their scores are not used"
             )
         return cls(tuple(out), name, source, tuple(notes))
 
@@ -250,8 +251,7 @@ def _sample(
         scores = [scores[i] for i in keep] if scores is not None else None
     n = len(ids)
     by_order = False
-    f32 = [float(np.float32(v)) for v in scores] if scores is not None else []
-    if scores is None or any(b >= a for a, b in itertools.pairwise(f32)):
+    if scores is None or not _ranks_as_listed(ids, scores):
         by_order = scores is not None
         scores = [float(n - i) for i in range(n)]
     grades = _grades(rec, source, line)
@@ -273,6 +273,16 @@ def _sample(
         ),
         by_order,
     )
+
+
+def _ranks_as_listed(ids: list[str], scores: list[float]) -> bool:
+    """Whether the scores rank the chunks in list order under the evaluation's rule: decreasing as
+    float32, ties broken by chunk id descending (byte-wise)."""
+    f32 = [float(np.float32(v)) for v in scores]
+    for (a, ida), (b, idb) in itertools.pairwise(zip(f32, ids)):
+        if b > a or (b == a and idb.encode("utf-8") > ida.encode("utf-8")):
+            return False
+    return True
 
 
 def _score(v: Any, source: str, line: int, where: str) -> float:
