@@ -244,3 +244,33 @@ def test_the_bundled_sample_set_is_the_rrf_rerank_run_as_samples() -> None:
     via_trec = ctxeval.evaluate(str(example_path("qrels.txt")), str(example_path("runs/rrf-rerank.run")), names).runs[0]
     for n in names:
         assert via_samples.mean(n) == pytest.approx(via_trec.mean(n), rel=1e-12), n
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["compare", "-m", "RR", "--curve-k", "0", "--format", "json"],
+        ["distraction", "-k", "2", "--format", "json"],
+        ["curve", "-m", "RR", "-k", "1:2", "--format", "json"],
+    ],
+)
+def test_every_multi_run_verb_takes_samples(tmp_path: Path, command: list[str]) -> None:
+    from click.testing import CliRunner
+
+    from ctxeval._cli import cli
+
+    graded = [
+        {**s, "grades": dict.fromkeys(s.get("reference_ids", s.get("reference_context_ids", [])), 5)} for s in SAMPLES[:2]
+    ]
+    graded.append({**SAMPLES[2], "grades": {"g": 4, "h": 1}})
+    one = _write(tmp_path, graded, "dense.jsonl")
+    two = _write(tmp_path, [{**graded[0], "retrieved_ids": ["b", "a", "c"]}, graded[1], graded[2]], "hybrid.jsonl")
+    res = CliRunner().invoke(cli, [command[0], "--samples", str(one), str(two), *command[1:]])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    text = json.dumps(doc)
+    assert "dense" in text and "hybrid" in text
+    if command[0] == "compare":
+        rr = {r["name"]: r["aggregate"]["RR"] for r in doc["runs"]}
+        # hand: dense q1 a first (1), q2 e at 2 (1/2), q3 g at 2 (1/2); hybrid q1 a at 2
+        assert rr == pytest.approx({"dense": (1 + 0.5 + 0.5) / 3, "hybrid": (0.5 + 0.5 + 0.5) / 3})

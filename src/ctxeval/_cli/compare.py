@@ -10,11 +10,13 @@ import click
 from .._compare.settings import CI_METHODS, CORRECTIONS, TESTS
 from .options import (
     emit,
+    inputs_from,
     output_option,
     policies_from,
     policy_options,
     rag_from,
     rag_options,
+    samples_option,
     utility_from,
     utility_options,
 )
@@ -39,7 +41,8 @@ def _progress_wanted(quiet: bool) -> bool:
 
 @click.command("compare")
 @click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@samples_option
 @click.option(
     "-m",
     "--measure",
@@ -151,6 +154,7 @@ def _progress_wanted(quiet: bool) -> bool:
 def command(
     qrels: str,
     runs: tuple[str, ...],
+    samples: bool,
     measures: tuple[str, ...],
     baseline: str | None,
     test: str,
@@ -190,9 +194,10 @@ def command(
     curves_k: Any = None
     if curve_k is not None:
         curves_k = 0 if curve_k.strip() == "0" else curve_k
+    qr, run_list = inputs_from(qrels, runs, samples, kw)
     report = compare(
-        qrels,
-        list(runs),
+        qr,
+        run_list,
         list(measures) or list(DEFAULT_MEASURES),
         baseline=baseline,
         stats=Stats(test, alpha, correction, permutations, resamples, seed, ci, confidence),

@@ -8,11 +8,13 @@ import click
 
 from .options import (
     emit,
+    inputs_from,
     output_option,
     policies_from,
     policy_options,
     rag_from,
     rag_options,
+    samples_option,
     utility_from,
     utility_options,
 )
@@ -20,7 +22,8 @@ from .options import (
 
 @click.command("curve")
 @click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@samples_option
 @click.option(
     "-m",
     "--measure",
@@ -36,13 +39,21 @@ from .options import (
 @output_option()
 @utility_options
 def command(
-    qrels: str, runs: tuple[str, ...], measures: tuple[str, ...], ks: str, fmt: str, output: str | None, **kw: Any
+    qrels: str,
+    runs: tuple[str, ...],
+    samples: bool,
+    measures: tuple[str, ...],
+    ks: str,
+    fmt: str,
+    output: str | None,
+    **kw: Any,
 ) -> None:
     """Any measure at every cutoff K: the mean over queries of MEASURE@K for each K, per RUN."""
     from .._curve import metric_at_k
     from .._render.curve import render_curves
 
+    qr, run_list = inputs_from(qrels, runs, samples, kw)
     data = metric_at_k(
-        qrels, list(runs), list(measures), ks, policies=policies_from(kw), rag=rag_from(kw), utility=utility_from(kw)
+        qr, run_list, list(measures), ks, policies=policies_from(kw), rag=rag_from(kw), utility=utility_from(kw)
     )
     emit(render_curves(data, fmt), output)

@@ -8,11 +8,13 @@ import click
 
 from .options import (
     emit,
+    inputs_from,
     output_option,
     policies_from,
     policy_options,
     rag_from,
     rag_options,
+    samples_option,
     utility_from,
     utility_options,
 )
@@ -20,7 +22,8 @@ from .options import (
 
 @click.command("distraction")
 @click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@samples_option
 @click.option(
     "-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="the number of passages the LLM reads"
 )
@@ -60,6 +63,7 @@ from .options import (
 def command(
     qrels: str,
     runs: tuple[str, ...],
+    samples: bool,
     k: int,
     rel: int | None,
     safe: float,
@@ -73,15 +77,16 @@ def command(
     """Compare ranking profiles by the harm they do to an LLM reader.
 
     One row per RUN: RR, R@K, nDCG@K next to dDCG@K, ndDCG@K, UDCG@K, the distractor rate and harm,
-    a safety verdict, the optimal number of passages, the nDCG - ndDCG gap (harm the rank metrics do
-    not see) and the worst distractors with the reason each was flagged.
+    a safety verdict, the optimal number of passages, the hidden harm (what the distractors cost as a
+    share of the ideal, which the rank metrics do not see) and the worst distractors with the reason each was flagged.
     """
     from .._distraction import distraction_table
     from .._render.distraction import render_distraction
 
+    qr, run_list = inputs_from(qrels, runs, samples, kw)
     table = distraction_table(
-        qrels,
-        list(runs),
+        qr,
+        run_list,
         k,
         utility=utility_from(kw),
         rel=rel,

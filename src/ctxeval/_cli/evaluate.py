@@ -8,11 +8,13 @@ import click
 
 from .options import (
     emit,
+    inputs_from,
     output_option,
     policies_from,
     policy_options,
     rag_from,
     rag_options,
+    samples_option,
     utility_from,
     utility_options,
 )
@@ -28,13 +30,7 @@ def _measure_help() -> str:
 @click.command("evaluate")
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option(
-    "--samples",
-    "samples",
-    is_flag=True,
-    help="the files are sample sets (JSON lines, one sample per query: retrieved ids and references), "
-    "each one run; no qrels file",
-)
+@samples_option
 @click.option("-m", "--measure", "measures", multiple=True, help=_measure_help())
 @click.option("--per-query", is_flag=True, help="also report every query's value")
 @click.option(
@@ -61,16 +57,14 @@ def command(
     Distraction-aware measures (dDCG@K, ndDCG@K, UDCG@K, DistractorRate@K, DistractorHarm@K) read
     per-passage utilities set by --utility-map, --distractors, --utilities and --distractor-rules.
     """
-    from .._errors import ConfigError
     from .._evaluate import DEFAULT_MEASURES, evaluate
     from .._render.text import render
 
     if samples:
         inputs: dict[str, Any] = {"samples": [qrels, *runs]}
-    elif not runs:
-        raise ConfigError("give QRELS and at least one RUN, or sample sets with --samples FILE [FILE ...]")
     else:
-        inputs = {"qrels": qrels, "runs": list(runs)}
+        qr, run_list = inputs_from(qrels, runs, samples, kw)
+        inputs = {"qrels": qr, "runs": run_list}
     result = evaluate(
         measures=list(measures) or list(DEFAULT_MEASURES),
         **inputs,

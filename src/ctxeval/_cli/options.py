@@ -251,3 +251,30 @@ def emit(text: str, output: str | None) -> None:
         write_text(Path(output), text)
     else:
         click.echo(text, nl=False)
+
+
+SAMPLES_HELP = (
+    "the files are sample sets (JSON lines, one sample per query: retrieved ids and references), each one "
+    "run; no qrels file"
+)
+
+
+def samples_option(f: F) -> F:
+    """``--samples``: the positional files are sample sets instead of QRELS RUN..."""
+    return click.option("--samples", "samples", is_flag=True, help=SAMPLES_HELP)(f)
+
+
+def inputs_from(qrels: str, runs: tuple[str, ...], samples: bool, kw: dict[str, Any]) -> tuple[Any, list[Any]]:
+    """(qrels, runs) from the positional files: QRELS RUN..., or with ``--samples`` sample sets whose
+    references are the qrels (their notes go to stderr)."""
+    from .._errors import ConfigError
+    from .._session import samples_inputs
+
+    if not samples:
+        if not runs:
+            raise ConfigError("give QRELS and at least one RUN, or sample sets with --samples FILE [FILE ...]")
+        return qrels, list(runs)
+    qr, run_objs, notes = samples_inputs([qrels, *runs], kw.get("duplicates", "error"))
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    return qr, run_objs
