@@ -260,7 +260,8 @@ def test_every_multi_run_verb_takes_samples(tmp_path: Path, command: list[str]) 
     from ctxeval._cli import cli
 
     graded = [
-        {**s, "grades": dict.fromkeys(s.get("reference_ids", s.get("reference_context_ids", [])), 5)} for s in SAMPLES[:2]
+        {**s, "grades": dict.fromkeys(s.get("reference_ids", s.get("reference_context_ids", [])), 5)}
+        for s in SAMPLES[:2]
     ]
     graded.append({**SAMPLES[2], "grades": {"g": 4, "h": 1}})
     one = _write(tmp_path, graded, "dense.jsonl")
