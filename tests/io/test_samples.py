@@ -275,3 +275,23 @@ def test_every_multi_run_verb_takes_samples(tmp_path: Path, command: list[str]) 
         rr = {r["name"]: r["aggregate"]["RR"] for r in doc["runs"]}
         # hand: dense q1 a first (1), q2 e at 2 (1/2), q3 g at 2 (1/2); hybrid q1 a at 2
         assert rr == pytest.approx({"dense": (1 + 0.5 + 0.5) / 3, "hybrid": (0.5 + 0.5 + 0.5) / 3})
+
+
+@given(_collections(), st.sampled_from([None, 1, 3]))
+def test_trec_to_samples_and_back(coll: tuple[dict, dict], depth: int | None) -> None:
+    """(qrels, run) -> samples -> (qrels, run) keeps the judgments of the run's queries and the
+    ranked lists (cut at depth), and every measure reads the same."""
+    qrels, run = coll
+    s = Samples.from_trec(qrels, run, questions={"q0": "first?"}, passages={"d1": "text one"}, depth=depth)
+    assert s.notes == () and s.samples[0].question == "first?"
+    back_run = s.run().to_dict()
+    for q, docs in run.items():
+        ranked = sorted(docs.items(), key=lambda x: (-x[1], x[0]))  # distinct scores: the ties never decide
+        assert back_run[q] == dict(ranked if depth is None else ranked[:depth])
+    assert s.qrels().to_dict() == {q: g for q, g in qrels.items() if q in run}
+    if depth is None:
+        names = ["AP", "nDCG@5", "RR"]
+        a = ctxeval.evaluate(qrels, run, names, policies={"missing": "ignore"}).runs[0]
+        b = ctxeval.evaluate(samples=s, measures=names, policies={"missing": "ignore"}).runs[0]
+        for n in names:
+            assert a.per_query(n) == pytest.approx(b.per_query(n))

@@ -179,6 +179,46 @@ class Samples:
             )
         return cls(tuple(out), name, source, tuple(notes))
 
+    @classmethod
+    def from_trec(
+        cls,
+        qrels: Any,
+        run: Any,
+        *,
+        passages: Mapping[str, str] | None = None,
+        questions: Mapping[str, str] | None = None,
+        depth: int | None = None,
+    ) -> Samples:
+        """The other way: a run and its qrels (anything :meth:`Run.coerce` / :meth:`Qrels.coerce`
+        read) as a sample set, one sample per query of the run, its list in the evaluation's ranking
+        (cut at ``depth``), the judgments as ``grades``; ``passages`` (chunk id -> text) and
+        ``questions`` (query id -> text) fill in the texts."""
+        from .model import Qrels, Run
+
+        r = Run.coerce(run)
+        q = Qrels.coerce(qrels).to_dict()
+        rows = r.ranked_rows()
+        c = r.columns
+        ranked: dict[str, list[tuple[str, float]]] = {}
+        for qid, d, s in zip(c.query_of_rows()[rows].tolist(), c.doc.to_list(rows), c.values[rows].tolist()):
+            ranked.setdefault(str(qid), []).append((d, float(s)))
+        records = []
+        for qid, docs in ranked.items():
+            top = docs if depth is None else docs[:depth]
+            rec: dict[str, Any] = {
+                "query_id": qid,
+                "retrieved": [
+                    {"id": d, "score": s, **({"text": passages[d]} if passages and d in passages else {})}
+                    for d, s in top
+                ],
+            }
+            if questions and qid in questions:
+                rec["question"] = questions[qid]
+            if q.get(qid):
+                rec["grades"] = q[qid]
+            records.append(rec)
+        return cls.from_records(records, name=r.name, source=r.source)
+
     # --- conversions --------------------------------------------------------------------------------
     def qrels(self) -> Any:
         """The judgments: each sample's grades, or its reference ids at grade 1 (samples without
