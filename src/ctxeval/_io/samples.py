@@ -28,7 +28,6 @@ source, the line (the sample's position, from 1) and the field.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -318,11 +317,14 @@ def _sample(
 def _ranks_as_listed(ids: list[str], scores: list[float]) -> bool:
     """Whether the scores rank the chunks in list order under the evaluation's rule: decreasing as
     float32, ties broken by chunk id descending (byte-wise)."""
-    f32 = [float(np.float32(v)) for v in scores]
-    for (a, ida), (b, idb) in itertools.pairwise(zip(f32, ids)):
-        if b > a or (b == a and idb.encode("utf-8") > ida.encode("utf-8")):
-            return False
-    return True
+    if len(scores) < 2:
+        return True
+    f32 = np.asarray(scores, dtype=np.float32)
+    step = f32[1:] - f32[:-1]
+    if bool((step > 0).any()):
+        return False
+    # ties: the larger id first, as the ranking breaks them
+    return all(ids[i + 1].encode("utf-8") <= ids[i].encode("utf-8") for i in np.flatnonzero(step == 0).tolist())
 
 
 def _score(v: Any, source: str, line: int, where: str) -> float:
