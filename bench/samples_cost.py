@@ -55,7 +55,9 @@ def generate(n: int, chunks: int, out: Path) -> tuple[Path, Path, Path]:
             scores = [s + (chunks - j) * 1e-3 for j, s in enumerate(scores)]
             refs = rng.sample([f"c{d:05d}" for d in docs], rng.randint(3, 8))
             grades = {r: rng.randint(1, 3) for r in refs}
-            fs.write(json.dumps({"query_id": qid, "retrieved_ids": ids, "retrieved_scores": scores, "grades": grades}) + "\n")
+            fs.write(
+                json.dumps({"query_id": qid, "retrieved_ids": ids, "retrieved_scores": scores, "grades": grades}) + "\n"
+            )
             fr.write("".join(f"{qid} Q0 {d} {j + 1} {s!r} run\n" for j, (d, s) in enumerate(zip(ids, scores))))
             fq.write("".join(f"{qid} 0 {d} {g}\n" for d, g in sorted(grades.items())))
     return sp, rp, qp
