@@ -27,7 +27,7 @@ REL = Param("rel", "int", 1, "minimum grade counted as relevant (inclusive)")
 TREC = "trec_eval 10.0 (NIST), https://github.com/usnistgov/trec_eval"
 
 
-def _rel_rows(d: EvalData, m: Measure) -> np.ndarray:
+def rel_rows(d: EvalData, m: Measure) -> np.ndarray:
     """Mask over judged rows: relevant (grade >= rel) and within the cutoff."""
     mask = d.j_relevant(m["rel"])
     if m.cutoff is not None:
@@ -39,15 +39,15 @@ def _rel_rows(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _precision(d: EvalData, m: Measure) -> np.ndarray:
-    return d.seg_count(_rel_rows(d, m)) / m.level
+    return d.seg_count(rel_rows(d, m)) / m.level
 
 
 def _recall(d: EvalData, m: Measure) -> np.ndarray:
-    return _div(d.seg_count(_rel_rows(d, m)), d.num_rel(m["rel"]))
+    return _div(d.seg_count(rel_rows(d, m)), d.num_rel(m["rel"]))
 
 
 def _success(d: EvalData, m: Measure) -> np.ndarray:
-    return (d.seg_count(_rel_rows(d, m)) > 0).astype(np.float64)
+    return (d.seg_count(rel_rows(d, m)) > 0).astype(np.float64)
 
 
 def _judged(d: EvalData, m: Measure) -> np.ndarray:
@@ -72,7 +72,7 @@ def _set_f(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _ap(d: EvalData, m: Measure) -> np.ndarray:
-    return _div(precision_sums(d, _rel_rows(d, m)), d.num_rel(m["rel"]))
+    return _div(precision_sums(d, rel_rows(d, m)), d.num_rel(m["rel"]))
 
 
 def precision_sums(d: EvalData, mask: np.ndarray) -> np.ndarray:
@@ -91,7 +91,7 @@ def precision_sums(d: EvalData, mask: np.ndarray) -> np.ndarray:
 
 
 def _rr(d: EvalData, m: Measure) -> np.ndarray:
-    rel = np.flatnonzero(_rel_rows(d, m))
+    rel = np.flatnonzero(rel_rows(d, m))
     out = np.zeros(d.n_queries)
     seg = d.j_seg[rel]
     if seg.size:

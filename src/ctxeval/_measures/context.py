@@ -19,22 +19,14 @@ import numpy as np
 
 from .._core.evaldata import EvalData
 from .._core.segments import ratio
-from .base import Family, Measure, Param, register
-from .classical import precision_sums
+from .base import Family, Measure, register
+from .classical import REL, precision_sums, rel_rows
 
 RAGAS = "Es, James, Espinosa-Anke & Schockaert, EACL 2024 (RAGAS); ragas 0.2 context precision / recall"
-REL = Param("rel", "int", 1, "minimum grade counted as relevant (inclusive)")
-
-
-def _relevant_top(d: EvalData, m: Measure) -> np.ndarray:
-    mask = d.j_relevant(m["rel"])
-    if m.cutoff is not None:
-        mask = mask & (d.j_rank <= m.k)
-    return mask
 
 
 def _context_precision(d: EvalData, m: Measure) -> np.ndarray:
-    mask = _relevant_top(d, m)
+    mask = rel_rows(d, m)
     found = d.seg_count(mask)
     out = np.zeros(d.n_queries, dtype=np.float64)
     np.divide(precision_sums(d, mask), found, out=out, where=found > 0)
@@ -42,7 +34,7 @@ def _context_precision(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _context_recall(d: EvalData, m: Measure) -> np.ndarray:
-    return ratio(d.seg_count(_relevant_top(d, m)), d.num_rel(m["rel"]))
+    return ratio(d.seg_count(rel_rows(d, m)), d.num_rel(m["rel"]))
 
 
 for fam in (
