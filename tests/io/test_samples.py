@@ -88,7 +88,11 @@ def test_list_order_is_the_ranking_and_scores_that_disagree_are_said() -> None:
 def test_samples_without_query_ids_are_named_by_position() -> None:
     s = Samples.from_records([{"retrieved_ids": ["a"], "reference_ids": ["a"]}, {"retrieved_ids": ["b"]}])
     assert [x.query_id for x in s.samples] == ["line-1", "line-2"]
-    assert s.notes == ("<samples>: no sample has a query_id: the samples are named line-1 .. line-2 by position",)
+    assert s.notes == (
+        "<samples>: no sample has a query_id: the samples are named line-1 .. line-2 by position",
+        "<samples>: 2 samples give no scores: scored n .. 1 by list order, so relative-score rules (hard negatives, "
+        "calibrate's tau) read ranks there",
+    )
     # the sample without references has no judgments: left out, as an unjudged query
     res = ctxeval.evaluate(samples=s, measures=["RR"])
     assert res.runs[0].qids == ["line-1"] and res.runs[0].accounting.unjudged == 1
@@ -295,3 +299,25 @@ def test_trec_to_samples_and_back(coll: tuple[dict, dict], depth: int | None) ->
         b = ctxeval.evaluate(samples=s, measures=names, policies={"missing": "ignore"}).runs[0]
         for n in names:
             assert a.per_query(n) == pytest.approx(b.per_query(n))
+
+
+def test_cli_one_run_verbs_take_one_sample_set(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from ctxeval._cli import cli
+    from ctxeval._demo import example_path
+
+    path = str(example_path("samples.jsonl"))
+    res = CliRunner().invoke(cli, ["diagnose", "--samples", path, "-k", "5", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    via_trec = ctxeval.diagnose(
+        str(example_path("qrels.txt")), str(example_path("runs/rrf-rerank.run")), k=5
+    ).to_dict()["aggregate"]
+    # RA-nWG@5 reads only the top 5 and the judgments: the same through the samples (PROC differs: the
+    # sample set's own pool is its top 10)
+    assert json.loads(res.stdout)["aggregate"]["RA-nWG@5"] == pytest.approx(via_trec["RA-nWG@5"])
+    out = tmp_path / "p.json"
+    res = CliRunner().invoke(cli, ["calibrate", "--samples", path, "-k", "8", "-o", str(out)])
+    assert res.exit_code in (0, 1), res.output
+    bad = CliRunner().invoke(cli, ["calibrate", "--samples", path, path])
+    assert bad.exit_code == 2 and "--samples takes one sample set here" in bad.stderr

@@ -6,7 +6,16 @@ from typing import Any
 
 import click
 
-from .options import policies_from, policy_options, rag_from, rag_options, utility_from, utility_options
+from .options import (
+    one_run_from,
+    policies_from,
+    policy_options,
+    rag_from,
+    rag_options,
+    samples_option,
+    utility_from,
+    utility_options,
+)
 
 _OBJECTIVE_HELP = (
     "what the policy maximises: 'utility' (total utility of the selected passages) or a measure "
@@ -17,7 +26,8 @@ _OBJECTIVE_HELP = (
 
 @click.command("calibrate")
 @click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", type=click.Path(dir_okay=False))
+@click.argument("run", required=False, type=click.Path(dir_okay=False))
+@samples_option
 @click.option("--objective", default="utility", show_default=True, help=_OBJECTIVE_HELP)
 @click.option(
     "-k", "k", type=click.IntRange(min=1), default=50, show_default=True, help="largest K_max tried (K_max = 1..k)"
@@ -42,7 +52,16 @@ _OBJECTIVE_HELP = (
 @rag_options()
 @policy_options(ties=False)
 def command(
-    qrels: str, run: str, objective: str, k: int, folds: int, seed: int, output: str | None, force: bool, **kw: Any
+    qrels: str,
+    run: str | None,
+    samples: bool,
+    objective: str,
+    k: int,
+    folds: int,
+    seed: int,
+    output: str | None,
+    force: bool,
+    **kw: Any,
 ) -> None:
     """Fit how many passages to pass (K_max) and from which relative score (tau) on RUN.
 
@@ -60,9 +79,10 @@ def command(
     from .._io.writers import write_text
     from .._render.calibrate import calibration_lines
 
+    qr, run_obj = one_run_from(qrels, run, samples, kw)
     cal = calibrate(
-        qrels,
-        run,
+        qr,
+        run_obj,
         objective=objective,
         k=k,
         folds=folds,

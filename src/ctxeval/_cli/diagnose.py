@@ -6,12 +6,22 @@ from typing import Any
 
 import click
 
-from .options import emit, output_option, policies_from, policy_options, rag_from, rag_options
+from .options import (
+    emit,
+    one_run_from,
+    output_option,
+    policies_from,
+    policy_options,
+    rag_from,
+    rag_options,
+    samples_option,
+)
 
 
 @click.command("diagnose")
 @click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", type=click.Path(dir_okay=False))
+@click.argument("run", required=False, type=click.Path(dir_okay=False))
+@samples_option
 @rag_options(groups=False)
 @click.option(
     "-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="the number of slots the LLM reads"
@@ -39,7 +49,8 @@ from .options import emit, output_option, policies_from, policy_options, rag_fro
 @output_option()
 def command(
     qrels: str,
-    run: str,
+    run: str | None,
+    samples: bool,
     k: int,
     proc_threshold: float,
     pct_threshold: float,
@@ -57,9 +68,10 @@ def command(
     from .._diagnose import diagnose
     from .._render.diagnose import render
 
+    qr, run_obj = one_run_from(qrels, run, samples, kw)
     result = diagnose(
-        qrels,
-        run,
+        qr,
+        run_obj,
         k=k,
         proc_threshold=proc_threshold,
         pct_threshold=pct_threshold,

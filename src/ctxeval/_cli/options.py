@@ -264,6 +264,18 @@ def samples_option(f: F) -> F:
     return click.option("--samples", "samples", is_flag=True, help=SAMPLES_HELP)(f)
 
 
+def one_run_from(qrels: str, run: str | None, samples: bool, kw: dict[str, Any]) -> tuple[Any, Any]:
+    """(qrels, run) of a one-run verb: QRELS RUN, or with ``--samples`` one sample set."""
+    from .._errors import ConfigError
+
+    if samples and run is not None:
+        raise ConfigError("--samples takes one sample set here (its references are the qrels), not QRELS RUN")
+    if not samples and run is None:
+        raise ConfigError("give QRELS and RUN, or one sample set with --samples FILE")
+    qr, runs = inputs_from(qrels, () if run is None else (run,), samples, kw)
+    return qr, runs[0]
+
+
 def inputs_from(qrels: str, runs: tuple[str, ...], samples: bool, kw: dict[str, Any]) -> tuple[Any, list[Any]]:
     """(qrels, runs) from the positional files: QRELS RUN..., or with ``--samples`` sample sets whose
     references are the qrels (their notes go to stderr)."""

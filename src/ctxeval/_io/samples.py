@@ -151,12 +151,13 @@ class Samples:
         generate = not any(named)
         out: list[Sample] = []
         seen: dict[str, int] = {}
-        reordered = 0
+        reordered = unscored = 0
         for pos, (line, rec) in enumerate(records, start=1):
             if not isinstance(rec, Mapping):
                 raise FormatError(source, line, f"a sample must be a JSON object, got {type(rec).__name__}")
             sample, by_order = _sample(rec, source, line, f"line-{pos}" if generate else None, duplicates)
-            reordered += by_order
+            reordered += by_order == 1
+            unscored += by_order == 2
             if sample.query_id in seen:
                 raise FormatError(
                     source,
@@ -175,6 +176,11 @@ class Samples:
                 f"{source}: {reordered} samples list scores that would rank their chunks in another order than "
                 "the list's (compared as float32, ties by id, as the ranking does): ranked by list order "
                 "(scores n .. 1), their scores are not used"
+            )
+        if unscored:
+            notes.append(
+                f"{source}: {unscored} samples give no scores: scored n .. 1 by list order, so relative-score "
+                "rules (hard negatives, calibrate's tau) read ranks there"
             )
         return cls(tuple(out), name, source, tuple(notes))
 
@@ -263,7 +269,7 @@ def _text_list(value: Any, source: str, line: int, what: str) -> tuple[str, ...]
 
 def _sample(
     rec: Mapping[str, Any], source: str, line: int, generated: str | None, duplicates: str
-) -> tuple[Sample, bool]:
+) -> tuple[Sample, int]:
     qid = generated if generated is not None else _first(rec, _QID)
     if qid is None:
         raise FormatError(source, line, "no query_id (other samples have one)")
@@ -289,9 +295,9 @@ def _sample(
         texts = [texts[i] for i in keep] if texts is not None else None
         scores = [scores[i] for i in keep] if scores is not None else None
     n = len(ids)
-    by_order = False
+    by_order = 0  # 0: scores kept; 1: given but not in list order; 2: none given
     if scores is None or not _ranks_as_listed(ids, scores):
-        by_order = scores is not None
+        by_order = 1 if scores is not None else (2 if n else 0)
         scores = [float(n - i) for i in range(n)]
     grades = _grades(rec, source, line)
     question = _first(rec, _QUESTION)
