@@ -31,12 +31,11 @@ from __future__ import annotations
 import json
 import math
 import os
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from .._errors import EmptyInputError, FormatError, InputError
 
@@ -228,21 +227,41 @@ class Samples:
     def qrels(self) -> Any:
         """The judgments: each sample's grades, or its reference ids at grade 1 (samples without
         either have no judgments, and so are left out of every measure, as unjudged queries are)."""
+        import polars as pl
+
         from .model import Qrels
 
-        mapping = {s.query_id: dict(s.grades) for s in self.samples if s.grades}
-        if not mapping:
+        have = [s for s in self.samples if s.grades]
+        if not have:
             raise EmptyInputError(
                 f"{self.source}: no sample gives reference_ids or grades: nothing to evaluate the retrieval against"
             )
-        return Qrels.from_dict(mapping, source=self.source)
+        frame = pl.DataFrame(
+            {
+                "query_id": [s.query_id for s in have for _ in s.grades],  # type: ignore[union-attr]
+                "doc_id": [d for s in have for d in s.grades],  # type: ignore[union-attr]
+                "relevance": [g for s in have for g in s.grades.values()],  # type: ignore[union-attr]
+            },
+            schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64},
+        )
+        return Qrels.from_frame(frame, source=self.source)
 
     def run(self, name: str | None = None) -> Any:
         """The retrieved lists as a run, ranked by list order (see the module docstring)."""
+        import polars as pl
+
         from .model import Run
 
-        mapping = {s.query_id: dict(zip(s.retrieved_ids, s.retrieved_scores)) for s in self.samples if s.retrieved_ids}
-        return Run.from_dict(mapping, name=name or self.name, source=self.source)
+        have = [s for s in self.samples if s.retrieved_ids]
+        frame = pl.DataFrame(
+            {
+                "query_id": [s.query_id for s in have for _ in s.retrieved_ids],
+                "doc_id": [d for s in have for d in s.retrieved_ids],
+                "score": [v for s in have for v in s.retrieved_scores],
+            },
+            schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64},
+        )
+        return Run.from_frame(frame, name=name or self.name, source=self.source)
 
     def query_texts(self) -> dict[str, str]:
         return {s.query_id: s.question for s in self.samples if s.question is not None}
@@ -260,7 +279,10 @@ def _text_list(value: Any, source: str, line: int, what: str) -> tuple[str, ...]
         return None
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise FormatError(source, line, f"{what} must be a list, got {type(value).__name__}")
-    items = list(value)
+    items = tuple(value)
+    kinds = set(map(type, items))
+    if kinds <= {str}:  # the common case, checked in one C-level pass
+        return items
     for i, v in enumerate(items, start=1):
         if not isinstance(v, (str, int)) or isinstance(v, bool):
             raise FormatError(source, line, f"{what}[{i}] must be a string, got {type(v).__name__}")
@@ -276,7 +298,7 @@ def _sample(
     if isinstance(qid, bool) or not isinstance(qid, (str, int)) or str(qid) == "":
         raise FormatError(source, line, f"query_id must be a non-empty string, got {qid!r}")
     ids, texts, scores = _retrieved(rec, source, line)
-    if duplicates == "error" or len(set(ids)) != len(ids):
+    if len(set(ids)) != len(ids):
         first: dict[str, int] = {}
         keep = []
         for i, d in enumerate(ids):
@@ -323,14 +345,12 @@ def _sample(
 def _ranks_as_listed(ids: list[str], scores: list[float]) -> bool:
     """Whether the scores rank the chunks in list order under the evaluation's rule: decreasing as
     float32, ties broken by chunk id descending (byte-wise)."""
-    if len(scores) < 2:
-        return True
-    f32 = np.asarray(scores, dtype=np.float32)
-    step = f32[1:] - f32[:-1]
-    if bool((step > 0).any()):
-        return False
-    # ties: the larger id first, as the ranking breaks them
-    return all(ids[i + 1].encode("utf-8") <= ids[i].encode("utf-8") for i in np.flatnonzero(step == 0).tolist())
+    f32 = array("f", scores)  # rounded to float32 in C, as the ranking compares them
+    for i in range(len(f32) - 1):
+        a, b = f32[i], f32[i + 1]
+        if b > a or (b == a and ids[i + 1].encode("utf-8") > ids[i].encode("utf-8")):
+            return False
+    return True
 
 
 def _score(v: Any, source: str, line: int, where: str) -> float:
@@ -388,7 +408,11 @@ def _retrieved(
     if raw is not None:
         if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
             raise FormatError(source, line, "retrieved_scores must be a list")
-        scores_out = [_score(v, source, line, f"retrieved_scores[{i}]") for i, v in enumerate(raw, start=1)]
+        values = list(raw)
+        if set(map(type, values)) <= {float, int} and all(map(math.isfinite, values)):
+            scores_out = [float(v) for v in values]  # the common case, without a check per item
+        else:
+            scores_out = [_score(v, source, line, f"retrieved_scores[{i}]") for i, v in enumerate(values, start=1)]
         if len(scores_out) != len(id_list):
             raise FormatError(
                 source, line, f"retrieved_scores has {len(scores_out)} items but retrieved_ids {len(id_list)}"
