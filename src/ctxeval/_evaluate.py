@@ -209,13 +209,14 @@ def evaluate(
     (0.5, 0.0)
     """
     notes: list[str] = []
+    sets: list[Any] = []
     if samples is not None:
         if qrels is not None or runs is not None:
             raise ConfigError("give either samples or qrels and runs, not both")
-        qrels, runs, notes = samples_inputs(samples, Policies.coerce(policies).duplicates)
+        qrels, runs, notes, sets = samples_inputs(samples, Policies.coerce(policies).duplicates)
     elif qrels is None or runs is None:
         raise ConfigError("evaluate needs qrels and runs, or samples")
-    session, run_objs = open_session(qrels, runs, measures, policies=policies, rag=rag, utility=utility)
+    session, run_objs = open_session(qrels, runs, measures, policies=policies, rag=rag, utility=utility, samples=sets)
     if not run_objs:
         raise ConfigError("evaluate needs at least one run")
     result = evaluate_runs(session, run_objs, session.measures)

@@ -314,9 +314,11 @@ def open_session(
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
     utility: UtilityConfig | Mapping[str, Any] | None = None,
+    samples: Sequence[Any] = (),
 ) -> tuple[Session, list[Run]]:
     """Validate everything, then read the qrels and the runs (see the module docstring). ``runs`` may
-    be one run or a list; an empty list reads the qrels alone."""
+    be one run or a list; an empty list reads the qrels alone. ``samples``: the sample sets the runs
+    came from, in the same order (their facets and citations serve the measures that read them)."""
     pol = Policies.coerce(policies)
     ms = measure_list(measures) if (measures if not isinstance(measures, (str, Measure)) else [measures]) else []
     rcfg = RagConfig.coerce(rag)
@@ -331,7 +333,8 @@ def open_session(
         from ._io.side import read_groups
 
         groups = read_groups(rcfg.groups)
-    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools)
+    by_run = {r.name: s for r, s in zip(read, samples)}
+    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run)
     return Session(qr, pol, settings, ms), read
 
 
@@ -378,9 +381,9 @@ def prepare(
     return session.prepare(r, keep_rows=keep_rows, extras=extras)
 
 
-def samples_inputs(samples: Any, duplicates: str = "error") -> tuple[Qrels, list[Run], list[str]]:
-    """One or several sample sets as (qrels, runs, notes): each set is a run; the judgments are the
-    union of their references, which must agree where they meet (a (query, chunk) pair graded
+def samples_inputs(samples: Any, duplicates: str = "error") -> tuple[Qrels, list[Run], list[str], list[Any]]:
+    """One or several sample sets as (qrels, runs, notes, the sets): each set is a run; the judgments
+    are the union of their references, which must agree where they meet (a (query, chunk) pair graded
     differently by two sets is an error naming both)."""
     from ._io.samples import Samples
 
@@ -405,4 +408,4 @@ def samples_inputs(samples: Any, duplicates: str = "error") -> tuple[Qrels, list
                 origin.setdefault((q, d), st.source)
     qrels = Qrels.from_dict(grades, source=" + ".join(dict.fromkeys(st.source for st in sets)))
     notes = [n for st in sets for n in st.notes]
-    return qrels, [st.run() for st in sets], notes
+    return qrels, [st.run() for st in sets], notes, sets

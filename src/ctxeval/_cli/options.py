@@ -286,7 +286,7 @@ def inputs_from(qrels: str, runs: tuple[str, ...], samples: bool, kw: dict[str, 
         if not runs:
             raise ConfigError("give QRELS and at least one RUN, or sample sets with --samples FILE [FILE ...]")
         return qrels, list(runs)
-    qr, run_objs, notes = samples_inputs([qrels, *runs], kw.get("duplicates", "error"))
+    qr, run_objs, notes, _ = samples_inputs([qrels, *runs], kw.get("duplicates", "error"))
     for note in notes:
         click.echo(f"note: {note}", err=True)
     return qr, run_objs

@@ -15,7 +15,7 @@ import numpy as np
 from .evaldata import Cut, EvalData
 from .ids import Ids
 
-__all__ = ["UTIL_MAX", "UTIL_MIN", "Fits", "Grades", "Groups", "JudgmentGroups", "Pool", "Utilities"]
+__all__ = ["UTIL_MAX", "UTIL_MIN", "Fits", "Grades", "Groups", "JudgmentGroups", "Pool", "SampleLabels", "Utilities"]
 
 UTIL_MIN, UTIL_MAX = 1, 5
 
@@ -141,6 +141,27 @@ class Utilities:
         if self.known is not None and self.known_pairs is not None:
             out["known pairs not retrieved"] = int(self.known_pairs - int(self.known.sum()))
         return out
+
+
+@dataclass(frozen=True, eq=False)
+class SampleLabels:
+    """What a sample set says beyond its references. Per ranked row: ``cited`` (the response cites the
+    chunk); per query: ``has_citations`` / ``has_facets`` (the sample gives the field), ``f_off``
+    (offsets of its facets, numbered across queries); per (facet, chunk) pair: ``fc_facet`` and
+    ``fc_row`` (the chunk's ranked row, -1 when not retrieved)."""
+
+    cited: np.ndarray
+    has_citations: np.ndarray
+    has_facets: np.ndarray
+    f_off: np.ndarray
+    fc_facet: np.ndarray
+    fc_row: np.ndarray
+
+    def cut(self, cut: Cut) -> SampleLabels:
+        new = np.full(self.cited.size, -1, dtype=np.int64)
+        new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
+        rows = np.where(self.fc_row >= 0, new[np.maximum(self.fc_row, 0)], -1)
+        return replace(self, cited=self.cited[cut.rows], fc_row=rows)
 
 
 @dataclass(frozen=True, eq=False)

@@ -19,7 +19,9 @@ Fields of a sample (RAGAS's own names in brackets are read as well):
   that concerns;
 * ``reference_ids`` [``reference_context_ids``]: relevant, grade 1; ``grades``: ``{id: grade}`` (wins
   over ``reference_ids``); ``reference_contexts``, ``reference_answer`` [``reference``], ``response``,
-  ``category``: kept for the measures and strata that read them.
+  ``category``: kept for the measures and strata that read them; ``facets`` (``[{"name", "ids"}]``,
+  the aspects an answer needs and the chunks that cover each) for ``CoverageRecall``; ``citations``
+  (the chunk ids the response cites) for ``AttributionRate``.
 
 A chunk id given twice in one retrieved list is an error naming the sample's line and both positions
 (``duplicates="first"`` keeps the first); so is a query id given by two samples. Every error names the
@@ -62,6 +64,8 @@ class Sample:
     reference_answer: str | None = None
     response: str | None = None
     category: str | None = None
+    facets: tuple[tuple[str, tuple[str, ...]], ...] | None = None  #: (name, chunk ids) per facet
+    citations: tuple[str, ...] | None = None  #: the chunk ids the response cites
 
 
 @dataclass(frozen=True)
@@ -337,6 +341,8 @@ def _sample(
             reference_answer=str(answer) if answer is not None else None,
             response=str(rec["response"]) if rec.get("response") is not None else None,
             category=str(category) if category is not None else None,
+            facets=_facets(rec.get("facets"), source, line),
+            citations=_text_list(rec.get("citations"), source, line, "citations"),
         ),
         by_order,
     )
@@ -418,6 +424,21 @@ def _retrieved(
                 source, line, f"retrieved_scores has {len(scores_out)} items but retrieved_ids {len(id_list)}"
             )
     return list(id_list), list(texts_list) if texts_list is not None else None, scores_out
+
+
+def _facets(value: Any, source: str, line: int) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
+    """``[{"name", "ids": [...]}]``: the aspects an answer needs, each with the chunks that cover it."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise FormatError(source, line, f"facets must be a list of {{name, ids}} objects, got {type(value).__name__}")
+    out = []
+    for i, f in enumerate(value, start=1):
+        if not isinstance(f, Mapping) or "ids" not in f:
+            raise FormatError(source, line, f"facets[{i}] must be an object with ids (and a name)")
+        ids = _text_list(f["ids"], source, line, f"facets[{i}].ids") or ()
+        out.append((str(f.get("name", f"facet {i}")), ids))
+    return tuple(out)
 
 
 def _grades(rec: Mapping[str, Any], source: str, line: int) -> dict[str, int] | None:

@@ -11,6 +11,13 @@ list it is given).
   relevant ones: a list holding one relevant chunk at rank 1 scores 1 however many it missed.
 * ``ContextRecall@k`` = (relevant chunks in the top k) / (relevant chunks of the query); NA when the
   query has none (RAGAS's ID-based recall divides by the number of reference ids and fails on 0).
+
+From a sample set's own fields (the ``samples`` side data; NA for a sample without the field):
+
+* ``CoverageRecall@k`` = (facets with at least one of their chunks in the top k) / (facets of the
+  sample): does the context cover every aspect the answer needs? A sample with an empty facet list is NA.
+* ``AttributionRate[@k]`` = (chunks of the top k the response cites) / min(k, chunks retrieved): how much
+  of what the LLM was given it used; 1 - AttributionRate is the share it ignored.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.evaldata import EvalData
+from .._core.extras import SampleLabels
 from .._core.segments import ratio
 from .base import Family, Measure, register
 from .classical import REL, precision_sums, rel_rows
@@ -35,6 +43,33 @@ def _context_precision(d: EvalData, m: Measure) -> np.ndarray:
 
 def _context_recall(d: EvalData, m: Measure) -> np.ndarray:
     return ratio(d.seg_count(rel_rows(d, m)), d.num_rel(m["rel"]))
+
+
+def _labels(d: EvalData) -> SampleLabels:
+    return d.extra("samples")
+
+
+def _coverage_recall(d: EvalData, m: Measure) -> np.ndarray:
+    lab = _labels(d)
+    n_facets = np.diff(lab.f_off)
+    hit = np.zeros(int(lab.f_off[-1]), dtype=bool)
+    found = lab.fc_row >= 0
+    ok = d.r_rank[lab.fc_row[found]] <= m.k
+    hit[lab.fc_facet[found][ok]] = True
+    query_of_facet = np.repeat(np.arange(d.n_queries, dtype=np.int64), n_facets)
+    covered = np.bincount(query_of_facet[hit], minlength=d.n_queries)
+    out = ratio(covered, n_facets)
+    out[~lab.has_facets] = np.nan
+    return out
+
+
+def _attribution_rate(d: EvalData, m: Measure) -> np.ndarray:
+    lab = _labels(d)
+    top = np.ones(lab.cited.size, dtype=bool) if m.cutoff is None else d.r_rank <= m.k
+    n = d.n_queries
+    out = ratio(np.bincount(d.r_seg[lab.cited & top], minlength=n), np.bincount(d.r_seg[top], minlength=n))
+    out[~lab.has_citations] = np.nan
+    return out
 
 
 for fam in (
@@ -60,6 +95,30 @@ for fam in (
         cutoff="optional",
         group="context",
         aliases=("context_recall",),
+    ),
+    Family(
+        "CoverageRecall",
+        "Share of a sample's facets covered by the top k",
+        "CoverageRecall@k = (facets with at least one of their chunks in the top k) / (facets); NA without facets",
+        "Pradeep et al., TREC 2024 RAG Track nugget evaluation (coverage of the aspects an answer needs, on ids)",
+        _coverage_recall,
+        (),
+        cutoff="required",
+        group="context",
+        requires=frozenset({"samples"}),
+        aliases=("coverage_recall",),
+    ),
+    Family(
+        "AttributionRate",
+        "Share of the given chunks the response cites",
+        "AttributionRate@k = (chunks of the top k cited by the response) / min(k, retrieved); NA without citations",
+        "Attribution of RAG responses to retrieved context (e.g. ALCE, Gao et al., EMNLP 2023)",
+        _attribution_rate,
+        (),
+        cutoff="optional",
+        group="context",
+        requires=frozenset({"samples"}),
+        aliases=("attribution_rate",),
     ),
 ):
     register(fam)

@@ -1,0 +1,84 @@
+"""``samples``: what a sample set says beyond its references, for the measures that read it: which
+retrieved chunks the response cites (``AttributionRate``) and the facets an answer needs with the
+chunks covering each (``CoverageRecall``).
+
+A run that did not come from a sample set has none of this: asking for those measures is an error
+that says where the data comes from. A chunk the response cites that the sample did not retrieve is an
+error in the data (the response cannot have read it), naming the query and the chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._core.extras import SampleLabels
+from .._errors import ConfigError, InputError
+from . import Inputs, register
+
+if TYPE_CHECKING:
+    from .._core.evaldata import EvalData
+
+
+@dataclass(frozen=True)
+class SamplesProvider:
+    name: str = "samples"
+    after: tuple[str, ...] = ()
+    needs_rows: bool = True
+
+    def build(self, data: EvalData, inputs: Inputs) -> SampleLabels:
+        st = inputs.settings.samples.get(inputs.run.name)
+        if st is None:
+            raise ConfigError(
+                "CoverageRecall and AttributionRate read facets and citations from a sample set: "
+                "evaluate(samples=...) / ctxeval evaluate --samples FILE"
+            )
+        if data.rows is None:
+            raise ConfigError("sample labels need the run's ranked rows (keep_rows)")
+        by_q = {s.query_id: s for s in st.samples}
+        docs = data.rows.doc.to_list()
+        n_q = data.n_queries
+        cited = np.zeros(len(docs), dtype=bool)
+        has_cit = np.zeros(n_q, dtype=bool)
+        has_fac = np.zeros(n_q, dtype=bool)
+        f_count = np.zeros(n_q, dtype=np.int64)
+        fc_facet: list[int] = []
+        fc_row: list[int] = []
+        facet_no = 0
+        for i, q in enumerate(data.qids):
+            s = by_q.get(q)
+            lo, hi = int(data.r_off[i]), int(data.r_off[i + 1])
+            row_of = {docs[r]: r for r in range(lo, hi)}
+            if s is not None and s.citations is not None:
+                has_cit[i] = True
+                for d in s.citations:
+                    r = row_of.get(d)
+                    if r is None:
+                        raise InputError(
+                            f"{st.source}: query {q!r}: the response cites chunk {d!r}, which the sample did not "
+                            "retrieve (an error in the data: the response cannot have read it)"
+                        )
+                    cited[r] = True
+            if s is not None and s.facets is not None:
+                has_fac[i] = True
+                f_count[i] = len(s.facets)
+                for _, ids in s.facets:
+                    for d in ids:
+                        fc_facet.append(facet_no)
+                        fc_row.append(row_of.get(d, -1))
+                    facet_no += 1
+        f_off = np.zeros(n_q + 1, dtype=np.int64)
+        np.cumsum(f_count, out=f_off[1:])
+        return SampleLabels(
+            cited,
+            has_cit,
+            has_fac,
+            f_off,
+            np.asarray(fc_facet, dtype=np.int64),
+            np.asarray(fc_row, dtype=np.int64),
+        )
+
+
+register(SamplesProvider())

@@ -1,0 +1,79 @@
+"""CoverageRecall and AttributionRate: from a sample set's facets and citations, by hand; NA where a
+sample lacks the field; clear errors where the data or the input cannot serve them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import ctxeval
+from ctxeval import ConfigError, FormatError, InputError, Samples
+from ctxeval._calibrate import prefix_measure
+from ctxeval._session import open_session, samples_inputs
+
+RECS = [
+    {
+        "query_id": "q1",
+        "retrieved_ids": ["a", "b", "c", "d"],
+        "reference_ids": ["a"],
+        # x is covered by b (rank 2), y by d (rank 4), w by nothing retrieved
+        "facets": [{"name": "x", "ids": ["b", "z"]}, {"name": "y", "ids": ["d"]}, {"name": "w", "ids": ["q"]}],
+        "citations": ["a", "c"],
+    },
+    {"query_id": "q2", "retrieved_ids": ["e", "f"], "reference_ids": ["f"]},  # neither field
+    {"query_id": "q3", "retrieved_ids": ["g"], "reference_ids": ["g"], "facets": [], "citations": []},
+]
+
+
+def test_by_hand() -> None:
+    r = ctxeval.evaluate(
+        samples=RECS,
+        measures=["CoverageRecall@1", "CoverageRecall@2", "CoverageRecall@4", "AttributionRate", "AttributionRate@2"],
+    ).runs[0]
+    pq = {str(m): r.per_query(m) for m in r.values}
+    # q1: top 1 (a) covers nothing; top 2 adds b -> x; top 4 adds d -> y: 0, 1/3, 2/3
+    assert pq["CoverageRecall@1"]["q1"] == 0.0
+    assert pq["CoverageRecall@2"]["q1"] == pytest.approx(1 / 3) and pq["CoverageRecall@4"]["q1"] == pytest.approx(2 / 3)
+    # cited a and c of the 4 given: 1/2; of the top 2 (a, b): a -> 1/2
+    assert pq["AttributionRate"]["q1"] == 0.5 and pq["AttributionRate@2"]["q1"] == 0.5
+    # q2 gives neither field: NA, left out of the means; q3 gives empty ones: coverage NA (no facet), attribution 0
+    assert math.isnan(pq["CoverageRecall@2"]["q2"]) and math.isnan(pq["AttributionRate"]["q2"])
+    assert math.isnan(pq["CoverageRecall@2"]["q3"]) and pq["AttributionRate"]["q3"] == 0.0
+    assert r.mean("AttributionRate") == pytest.approx((0.5 + 0.0) / 2)
+
+
+def test_the_prefix_cut_agrees_with_evaluate_on_the_cut_samples() -> None:
+    """calibrate's prefix cuts carry the sample labels: CoverageRecall / AttributionRate of the first
+    L chunks equal evaluate on the samples cut to L chunks."""
+    qrels, runs, _, sets = samples_inputs(RECS)
+    for name in ("CoverageRecall@4", "AttributionRate"):
+        m = ctxeval.parse_measure(name)
+        session, (run,) = open_session(qrels, runs, [m], samples=sets)
+        got = prefix_measure(session.prepare(run, [m], keep_rows=True), m, 4)
+        for length in range(1, 5):
+            cut = [
+                {
+                    **rec,
+                    "retrieved_ids": rec["retrieved_ids"][:length],
+                    "citations": [c for c in rec.get("citations", []) if c in rec["retrieved_ids"][:length]],
+                }
+                if "citations" in rec
+                else {**rec, "retrieved_ids": rec["retrieved_ids"][:length]}
+                for rec in RECS
+            ]
+            want = ctxeval.evaluate(samples=cut, measures=[name]).runs[0].values[m]
+            np.testing.assert_allclose(got[:, length], want, equal_nan=True, err_msg=f"{name} L={length}")
+
+
+def test_errors() -> None:
+    with pytest.raises(ConfigError, match="read facets and citations from a sample set"):
+        ctxeval.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["AttributionRate"])
+    bad = [{"query_id": "q1", "retrieved_ids": ["a"], "reference_ids": ["a"], "citations": ["zz"]}]
+    with pytest.raises(
+        InputError, match="query 'q1': the response cites chunk 'zz', which the sample did not retrieve"
+    ):
+        ctxeval.evaluate(samples=bad, measures=["AttributionRate"])
+    with pytest.raises(FormatError, match=r"<samples>:1: facets\[1\] must be an object with ids"):
+        Samples.from_records([{"query_id": "q", "retrieved_ids": ["a"], "facets": ["a"]}])
