@@ -333,7 +333,7 @@ def open_session(
         from ._io.side import read_groups
 
         groups = read_groups(rcfg.groups)
-    by_run = {r.name: s for r, s in zip(read, samples)}
+    by_run = {id(r.columns): s for r, s in zip(read, samples)}  # a renamed run keeps its columns
     settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run)
     return Session(qr, pol, settings, ms), read
 

@@ -77,3 +77,23 @@ def test_errors() -> None:
         ctxeval.evaluate(samples=bad, measures=["AttributionRate"])
     with pytest.raises(FormatError, match=r"<samples>:1: facets\[1\] must be an object with ids"):
         Samples.from_records([{"query_id": "q", "retrieved_ids": ["a"], "facets": ["a"]}])
+
+
+def test_compare_takes_samples_with_their_side_data_and_categories() -> None:
+    a = [{**rec, "category": "factoid" if rec["query_id"] != "q2" else "multi"} for rec in RECS]
+    b = [{**rec, "citations": rec.get("citations") and ["a"]} if rec["query_id"] == "q1" else rec for rec in a]
+    b = [{k: v for k, v in rec.items() if v is not None} for rec in b]
+    rep = ctxeval.compare(
+        samples=[Samples.from_records(a, name="first"), Samples.from_records(b, name="second")],
+        measures=["AttributionRate", "CoverageRecall@2"],
+        stats={"permutations": 100, "resamples": 100},
+        curves_k=0,
+    ).to_dict()
+    agg = {r["name"]: r["aggregate"] for r in rep["runs"]}
+    # first: q1 cites a, c of 4 (1/2), q3 none of 1 (0) -> 1/4; second: q1 cites a (1/4), q3 0 -> 1/8
+    assert agg["first"]["AttributionRate"] == pytest.approx(0.25) and agg["second"]["AttributionRate"] == pytest.approx(
+        0.125
+    )
+    assert agg["first"]["CoverageRecall@2"] == pytest.approx(1 / 3)  # q1 only (q2, q3 have no facets)
+    # the samples' categories stratify the report
+    assert {s["kind"] for s in rep["settings"]["strata"]} >= {"num_rel"} and "factoid" in rep["strata"]

@@ -194,11 +194,15 @@ def command(
     curves_k: Any = None
     if curve_k is not None:
         curves_k = 0 if curve_k.strip() == "0" else curve_k
-    qr, run_list = inputs_from(qrels, runs, samples, kw)
+    inputs: dict[str, Any]
+    if samples:
+        inputs = {"samples": [qrels, *runs]}
+    else:
+        qr, run_list = inputs_from(qrels, runs, samples, kw)
+        inputs = {"qrels": qr, "runs": run_list}
     report = compare(
-        qr,
-        run_list,
-        list(measures) or list(DEFAULT_MEASURES),
+        **inputs,
+        measures=list(measures) or list(DEFAULT_MEASURES),
         baseline=baseline,
         stats=Stats(test, alpha, correction, permutations, resamples, seed, ci, confidence),
         strata=list(strata) or None,

@@ -54,7 +54,7 @@ from .._errors import ConfigError, MeasureError
 from .._evaluate import DEFAULT_MEASURES, Result, evaluate_runs
 from .._measures import Measure, make
 from .._policies import Policies
-from .._session import measure_list, naming_notes, open_session, unique_names
+from .._session import measure_list, naming_notes, open_session, samples_inputs, unique_names
 from .blocks import TIE_TOL, block
 from .model import Report, Stratum
 from .settings import TEST_NAMES, Stats
@@ -174,10 +174,11 @@ def _pr_rel(measures: list[Measure]) -> int:
 
 
 def compare(
-    qrels: Any,
-    runs: Any,
+    qrels: Any = None,
+    runs: Any = None,
     measures: Iterable[str | Measure] | str | Measure = DEFAULT_MEASURES,
     *,
+    samples: Any = None,
     baseline: str | None = None,
     stats: Stats | Mapping[str, Any] | None = None,
     strata: Any = None,
@@ -196,8 +197,9 @@ def compare(
 ) -> Report:
     """Compare runs with a baseline run: summaries with CIs, paired tests, strata, curves.
 
-    ``runs``: paths, dicts, frames or :class:`Run` objects (as :func:`evaluate`); ``baseline``: a run
-    name (default: the first run). ``strata``: a ``qid category`` file, a mapping ``qid -> category
+    ``runs``: paths, dicts, frames or :class:`Run` objects (as :func:`evaluate`); or ``samples`` instead
+    of ``qrels`` and ``runs``: sample sets, each one run (as :func:`evaluate`), whose ``category`` fields
+    stratify the report when ``strata`` is not given. ``baseline``: a run name (default: the first run). ``strata``: a ``qid category`` file, a mapping ``qid -> category
     | [categories]``, the built-in ``"num_rel"`` / ``"query_length"``, or a list of these;
     ``query_texts`` (a ``qid<TAB>text`` or JSONL file, or a mapping) adds the ``query_length`` strata.
     Every stratified report holds the ``num_rel`` strata (0, 1, 2–5, > 5 docs with grade ≥
@@ -228,7 +230,20 @@ def compare(
     if isinstance(min_stratum, bool) or not isinstance(min_stratum, int) or min_stratum < 0:
         raise ConfigError(f"min_stratum must be a whole number >= 0, got {min_stratum!r}")
     user = measure_list(measures)
-    session, run_objs = open_session(qrels, runs, user, policies=policies, rag=rag, utility=utility)
+    sample_notes: list[str] = []
+    sample_sets: list[Any] = []
+    if samples is not None:
+        if qrels is not None or runs is not None:
+            raise ConfigError("give either samples or qrels and runs, not both")
+        qrels, runs, sample_notes, sample_sets = samples_inputs(samples, Policies.coerce(policies).duplicates)
+        if strata is None:  # the samples' own categories stratify the report
+            cats = {s.query_id: s.category for st in sample_sets for s in st.samples if s.category is not None}
+            strata = cats or None
+    elif qrels is None or runs is None:
+        raise ConfigError("compare needs qrels and runs, or samples")
+    session, run_objs = open_session(
+        qrels, runs, user, policies=policies, rag=rag, utility=utility, samples=sample_sets
+    )
     if not run_objs:
         raise ConfigError("compare needs at least one run")
     user = session.measures
@@ -291,7 +306,7 @@ def compare(
         raise ConfigError(f"distraction_k must be a whole number >= 1, got {distraction_k!r}")
 
     notes: list[str] = [curve_note] if curve_note else []
-    notes += naming_notes(run_objs, names)
+    notes += sample_notes + naming_notes(run_objs, names)
     if len(run_objs) == 1:
         notes.append("only one run: nothing to compare with the baseline (give two or more runs for paired tests)")
     with _Progress(progress) as bar:

@@ -29,11 +29,11 @@ class SamplesProvider:
     needs_rows: bool = True
 
     def build(self, data: EvalData, inputs: Inputs) -> SampleLabels:
-        st = inputs.settings.samples.get(inputs.run.name)
+        st = inputs.settings.samples.get(id(inputs.run.columns))
         if st is None:
             raise ConfigError(
                 "CoverageRecall and AttributionRate read facets and citations from a sample set: "
-                "evaluate(samples=...) / ctxeval evaluate --samples FILE"
+                "evaluate(samples=...) / compare(samples=...), or --samples FILE on the command line"
             )
         if data.rows is None:
             raise ConfigError("sample labels need the run's ranked rows (keep_rows)")
