@@ -97,3 +97,69 @@ def test_compare_takes_samples_with_their_side_data_and_categories() -> None:
     assert agg["first"]["CoverageRecall@2"] == pytest.approx(1 / 3)  # q1 only (q2, q3 have no facets)
     # the samples' categories stratify the report
     assert {s["kind"] for s in rep["settings"]["strata"]} >= {"num_rel"} and "factoid" in rep["strata"]
+
+
+NUGGETS = [
+    {
+        "query_id": "q1",
+        "retrieved_ids": ["a", "b", "c"],
+        "reference_ids": ["a"],
+        "nuggets": [
+            {"text": "n1", "importance": "vital", "supported_by": ["b"]},
+            {"text": "n2", "importance": "vital", "partially_supported_by": ["a"]},
+            {"text": "n3", "importance": "okay", "supported_by": ["c", "z"]},
+            {"text": "n4", "importance": "okay"},
+        ],
+    },
+    {
+        "query_id": "q2",
+        "retrieved_ids": ["d"],
+        "reference_ids": ["d"],
+        "nuggets": [{"text": "n", "importance": "okay", "supported_by": ["d"]}],
+    },
+    {"query_id": "q3", "retrieved_ids": ["e"], "reference_ids": ["e"]},
+]
+
+
+@pytest.mark.parametrize(
+    ("score", "q1_at_2"),
+    [
+        # top 2 = a, b: n1 supported (1), n2 partially (0.5), n3 only at rank 3 (0), n4 unsupported (0)
+        ("vital_strict", (1 + 0) / 2),
+        ("vital", (1 + 0.5) / 2),
+        ("all_strict", 1 / 4),
+        ("all", 1.5 / 4),
+        ("weighted_strict", (1 * 1) / (1 + 1 + 0.5 + 0.5)),
+        ("weighted", (1 * 1 + 1 * 0.5) / (1 + 1 + 0.5 + 0.5)),
+    ],
+)
+def test_nugget_recall_by_hand(score: str, q1_at_2: float) -> None:
+    name = f"NuggetRecall(score={score})@2" if score != "vital_strict" else "NuggetRecall@2"
+    pq = ctxeval.evaluate(samples=NUGGETS, measures=[name]).runs[0].per_query(name)
+    assert pq["q1"] == pytest.approx(q1_at_2)
+    # q2 has one okay nugget, supported: vital scores are NA (no vital nugget), the others 1; q3 has none: NA
+    assert math.isnan(pq["q3"])
+    if score.startswith("vital"):
+        assert math.isnan(pq["q2"])
+    else:
+        assert pq["q2"] == 1.0
+
+
+def test_nugget_recall_follows_the_prefix_cut() -> None:
+    qrels, runs, _, sets = samples_inputs(NUGGETS)
+    m = ctxeval.parse_measure("NuggetRecall(score=all)@3")
+    session, (run,) = open_session(qrels, runs, [m], samples=sets)
+    got = prefix_measure(session.prepare(run, [m], keep_rows=True), m, 3)
+    for length in range(1, 4):
+        cut = [{**rec, "retrieved_ids": rec["retrieved_ids"][:length]} for rec in NUGGETS]
+        want = ctxeval.evaluate(samples=cut, measures=[str(m)]).runs[0].values[m]
+        np.testing.assert_allclose(got[:, length], want, equal_nan=True, err_msg=f"L={length}")
+
+
+def test_nugget_errors() -> None:
+    with pytest.raises(FormatError, match=r"nuggets\[1\].importance must be 'vital' or 'okay', got 'key'"):
+        Samples.from_records(
+            [{"query_id": "q", "retrieved_ids": ["a"], "nuggets": [{"text": "t", "importance": "key"}]}]
+        )
+    with pytest.raises(ctxeval.MeasureError, match="score"):
+        ctxeval.parse_measure("NuggetRecall(score=best)@5")

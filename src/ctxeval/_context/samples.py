@@ -1,6 +1,7 @@
 """``samples``: what a sample set says beyond its references, for the measures that read it: which
-retrieved chunks the response cites (``AttributionRate``) and the facets an answer needs with the
-chunks covering each (``CoverageRecall``).
+retrieved chunks the response cites (``AttributionRate``), the facets an answer needs with the
+chunks covering each (``CoverageRecall``), and the nuggets with the chunks supporting each
+(``NuggetRecall``).
 
 A run that did not come from a sample set has none of this: asking for those measures is an error
 that says where the data comes from. A chunk the response cites that the sample did not retrieve is an
@@ -47,6 +48,12 @@ class SamplesProvider:
         fc_facet: list[int] = []
         fc_row: list[int] = []
         facet_no = 0
+        has_nug = np.zeros(n_q, dtype=bool)
+        n_count = np.zeros(n_q, dtype=np.int64)
+        n_vital: list[bool] = []
+        nc_nugget: list[int] = []
+        nc_row: list[int] = []
+        nc_level: list[float] = []
         for i, q in enumerate(data.qids):
             s = by_q.get(q)
             lo, hi = int(data.r_off[i]), int(data.r_off[i + 1])
@@ -69,8 +76,21 @@ class SamplesProvider:
                         fc_facet.append(facet_no)
                         fc_row.append(row_of.get(d, -1))
                     facet_no += 1
+            if s is not None and s.nuggets is not None:
+                has_nug[i] = True
+                n_count[i] = len(s.nuggets)
+                for _, vital, full, partial in s.nuggets:
+                    no = len(n_vital)
+                    n_vital.append(vital)
+                    for ids, level in ((full, 1.0), (partial, 0.5)):
+                        for d in ids:
+                            nc_nugget.append(no)
+                            nc_row.append(row_of.get(d, -1))
+                            nc_level.append(level)
         f_off = np.zeros(n_q + 1, dtype=np.int64)
         np.cumsum(f_count, out=f_off[1:])
+        n_off = np.zeros(n_q + 1, dtype=np.int64)
+        np.cumsum(n_count, out=n_off[1:])
         return SampleLabels(
             cited,
             has_cit,
@@ -78,6 +98,12 @@ class SamplesProvider:
             f_off,
             np.asarray(fc_facet, dtype=np.int64),
             np.asarray(fc_row, dtype=np.int64),
+            has_nug,
+            n_off,
+            np.asarray(n_vital, dtype=bool),
+            np.asarray(nc_nugget, dtype=np.int64),
+            np.asarray(nc_row, dtype=np.int64),
+            np.asarray(nc_level, dtype=np.float64),
         )
 
 

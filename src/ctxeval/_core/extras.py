@@ -148,7 +148,9 @@ class SampleLabels:
     """What a sample set says beyond its references. Per ranked row: ``cited`` (the response cites the
     chunk); per query: ``has_citations`` / ``has_facets`` (the sample gives the field), ``f_off``
     (offsets of its facets, numbered across queries); per (facet, chunk) pair: ``fc_facet`` and
-    ``fc_row`` (the chunk's ranked row, -1 when not retrieved)."""
+    ``fc_row`` (the chunk's ranked row, -1 when not retrieved). Nuggets likewise: ``has_nuggets``,
+    ``n_off``, ``n_vital`` per nugget, and per (nugget, chunk) pair ``nc_nugget``, ``nc_row`` and
+    ``nc_level`` (1.0: the chunk supports the nugget, 0.5: partially)."""
 
     cited: np.ndarray
     has_citations: np.ndarray
@@ -156,12 +158,21 @@ class SampleLabels:
     f_off: np.ndarray
     fc_facet: np.ndarray
     fc_row: np.ndarray
+    has_nuggets: np.ndarray
+    n_off: np.ndarray
+    n_vital: np.ndarray
+    nc_nugget: np.ndarray
+    nc_row: np.ndarray
+    nc_level: np.ndarray
 
     def cut(self, cut: Cut) -> SampleLabels:
         new = np.full(self.cited.size, -1, dtype=np.int64)
         new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
-        rows = np.where(self.fc_row >= 0, new[np.maximum(self.fc_row, 0)], -1)
-        return replace(self, cited=self.cited[cut.rows], fc_row=rows)
+
+        def moved(rows: np.ndarray) -> np.ndarray:
+            return np.where(rows >= 0, new[np.maximum(rows, 0)], -1)
+
+        return replace(self, cited=self.cited[cut.rows], fc_row=moved(self.fc_row), nc_row=moved(self.nc_row))
 
 
 @dataclass(frozen=True, eq=False)

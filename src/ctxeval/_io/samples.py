@@ -21,7 +21,8 @@ Fields of a sample (RAGAS's own names in brackets are read as well):
   over ``reference_ids``); ``reference_contexts``, ``reference_answer`` [``reference``], ``response``,
   ``category``: kept for the measures and strata that read them; ``facets`` (``[{"name", "ids"}]``,
   the aspects an answer needs and the chunks that cover each) for ``CoverageRecall``; ``citations``
-  (the chunk ids the response cites) for ``AttributionRate``.
+  (the chunk ids the response cites) for ``AttributionRate``; ``nuggets`` (``[{"text", "importance":
+  "vital"|"okay", "supported_by": [ids], "partially_supported_by": [ids]}]``) for ``NuggetRecall``.
 
 A chunk id given twice in one retrieved list is an error naming the sample's line and both positions
 (``duplicates="first"`` keeps the first); so is a query id given by two samples. Every error names the
@@ -66,6 +67,8 @@ class Sample:
     category: str | None = None
     facets: tuple[tuple[str, tuple[str, ...]], ...] | None = None  #: (name, chunk ids) per facet
     citations: tuple[str, ...] | None = None  #: the chunk ids the response cites
+    #: (text, vital, supporting chunk ids, partially supporting chunk ids) per nugget
+    nuggets: tuple[tuple[str, bool, tuple[str, ...], tuple[str, ...]], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -343,6 +346,7 @@ def _sample(
             category=str(category) if category is not None else None,
             facets=_facets(rec.get("facets"), source, line),
             citations=_text_list(rec.get("citations"), source, line, "citations"),
+            nuggets=_nuggets(rec.get("nuggets"), source, line),
         ),
         by_order,
     )
@@ -438,6 +442,27 @@ def _facets(value: Any, source: str, line: int) -> tuple[tuple[str, tuple[str, .
             raise FormatError(source, line, f"facets[{i}] must be an object with ids (and a name)")
         ids = _text_list(f["ids"], source, line, f"facets[{i}].ids") or ()
         out.append((str(f.get("name", f"facet {i}")), ids))
+    return tuple(out)
+
+
+def _nuggets(
+    value: Any, source: str, line: int
+) -> tuple[tuple[str, bool, tuple[str, ...], tuple[str, ...]], ...] | None:
+    """``[{"text", "importance": "vital"|"okay", "supported_by"?: [ids], "partially_supported_by"?: [ids]}]``."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise FormatError(source, line, f"nuggets must be a list of objects, got {type(value).__name__}")
+    out = []
+    for i, n in enumerate(value, start=1):
+        if not isinstance(n, Mapping):
+            raise FormatError(source, line, f"nuggets[{i}] must be an object with text and importance")
+        imp = n.get("importance", "okay")
+        if imp not in ("vital", "okay"):
+            raise FormatError(source, line, f"nuggets[{i}].importance must be 'vital' or 'okay', got {imp!r}")
+        full = _text_list(n.get("supported_by"), source, line, f"nuggets[{i}].supported_by") or ()
+        part = _text_list(n.get("partially_supported_by"), source, line, f"nuggets[{i}].partially_supported_by") or ()
+        out.append((str(n.get("text", f"nugget {i}")), imp == "vital", full, part))
     return tuple(out)
 
 

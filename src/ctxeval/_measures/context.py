@@ -18,6 +18,11 @@ From a sample set's own fields (the ``samples`` side data; NA for a sample witho
   sample): does the context cover every aspect the answer needs? A sample with an empty facet list is NA.
 * ``AttributionRate[@k]`` = (chunks of the top k the response cites) / min(k, chunks retrieved): how much
   of what the LLM was given it used; 1 - AttributionRate is the share it ignored.
+* ``NuggetRecall(score=...)@k`` (TREC 2024 RAG track, Pradeep et al. 2024, with the given
+  ``supported_by`` labels instead of an LLM's): a nugget's support s is 1 when a chunk of the top k
+  supports it, 0.5 when one only partially supports it, else 0; the ``strict`` scores count s = 1
+  only. ``all`` = mean s over the nuggets; ``vital`` = mean s over the vital ones (NA without any);
+  ``weighted`` = Σ w s / Σ w with w = 1 (vital), 0.5 (okay). Default ``vital_strict``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import numpy as np
 from .._core.evaldata import EvalData
 from .._core.extras import SampleLabels
 from .._core.segments import ratio
-from .base import Family, Measure, register
+from .base import Family, Measure, Param, register
 from .classical import REL, precision_sums, rel_rows
 
 RAGAS = "Es, James, Espinosa-Anke & Schockaert, EACL 2024 (RAGAS); ragas 0.2 context precision / recall"
@@ -60,6 +65,34 @@ def _coverage_recall(d: EvalData, m: Measure) -> np.ndarray:
     covered = np.bincount(query_of_facet[hit], minlength=d.n_queries)
     out = ratio(covered, n_facets)
     out[~lab.has_facets] = np.nan
+    return out
+
+
+NUGGET_SCORES = ("vital_strict", "vital", "all_strict", "all", "weighted_strict", "weighted")
+
+
+def _nugget_recall(d: EvalData, m: Measure) -> np.ndarray:
+    lab = _labels(d)
+    score = m["score"]
+    n_total = int(lab.n_off[-1])
+    support = np.zeros(n_total, dtype=np.float64)
+    found = lab.nc_row >= 0
+    ok = np.zeros(found.size, dtype=bool)
+    ok[found] = d.r_rank[lab.nc_row[found]] <= m.k
+    np.maximum.at(support, lab.nc_nugget[ok], lab.nc_level[ok])
+    if score.endswith("_strict"):
+        support = (support == 1.0).astype(np.float64)
+    if score.startswith("vital"):
+        weight = lab.n_vital.astype(np.float64)
+    elif score.startswith("weighted"):
+        weight = np.where(lab.n_vital, 1.0, 0.5)
+    else:
+        weight = np.ones(n_total, dtype=np.float64)
+    q_of = np.repeat(np.arange(d.n_queries, dtype=np.int64), np.diff(lab.n_off))
+    num = np.bincount(q_of, weights=weight * support, minlength=d.n_queries)
+    den = np.bincount(q_of, weights=weight, minlength=d.n_queries)
+    out = ratio(num, den)
+    out[~lab.has_nuggets] = np.nan
     return out
 
 
@@ -107,6 +140,19 @@ for fam in (
         group="context",
         requires=frozenset({"samples"}),
         aliases=("coverage_recall",),
+    ),
+    Family(
+        "NuggetRecall",
+        "Share of a sample's nuggets the top k supports (TREC 2024 RAG scores, on given labels)",
+        "NuggetRecall@k = Σ w_i s_i / Σ w_i over the nuggets; s = 1 supported by a top-k chunk, 0.5 partially, "
+        "else 0 (strict: s = 1 only); w: all 1, vital 1/okay 0 (vital), vital 1/okay 0.5 (weighted)",
+        "Pradeep, Thakur, Upadhyay, Campos, Craswell & Lin, TREC 2024 RAG Track nugget evaluation (2024)",
+        _nugget_recall,
+        (Param("score", "str", "vital_strict", "which TREC 2024 RAG nugget score", choices=NUGGET_SCORES),),
+        cutoff="required",
+        group="context",
+        requires=frozenset({"samples"}),
+        aliases=("nugget_recall",),
     ),
     Family(
         "AttributionRate",
