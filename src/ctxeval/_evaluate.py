@@ -14,7 +14,7 @@ from ._context.utility import flag_counts, flag_note
 from ._errors import ConfigError, DependencyError
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
-from ._session import Session, depth_note, naming_notes, open_session, samples_inputs, unique_names
+from ._session import Session, depth_note, naming_notes, open_session, resolve_inputs, unique_names
 
 if TYPE_CHECKING:
     from ._context.settings import RagConfig
@@ -208,14 +208,7 @@ def evaluate(
     >>> res.runs[0].mean("RR"), res.runs[0].mean("ContextRecall@1")
     (0.5, 0.0)
     """
-    notes: list[str] = []
-    sets: list[Any] = []
-    if samples is not None:
-        if qrels is not None or runs is not None:
-            raise ConfigError("give either samples or qrels and runs, not both")
-        qrels, runs, notes, sets = samples_inputs(samples, Policies.coerce(policies).duplicates)
-    elif qrels is None or runs is None:
-        raise ConfigError("evaluate needs qrels and runs, or samples")
+    qrels, runs, notes, sets = resolve_inputs("evaluate", qrels, runs, samples, policies)
     session, run_objs = open_session(qrels, runs, measures, policies=policies, rag=rag, utility=utility, samples=sets)
     if not run_objs:
         raise ConfigError("evaluate needs at least one run")
@@ -236,12 +229,12 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     names = unique_names(run_objs)
     notes = naming_notes(run_objs, names)
     rates = sorted({m.k for m in ms if m.family == "DistractorRate"})
-    level = level_note(measures, np.unique(session.qrels.columns.values).tolist(), session.rag.grade_map)
+    level = level_note(measures, session.grades, session.rag.grade_map)
     if level:
         notes.append(level)
     errs = [str(m) for m in ms if m.family == "ERR" and m["gmax"] is None]
     if errs:
-        top = int(session.qrels.columns.values.max()) if session.qrels.columns.values.size else 0
+        top = session.grades[-1] if session.grades else 0
         notes.append(
             f"{', '.join(errs)}: gmax = {top}, the highest grade of the whole qrels (not of the queries evaluated); "
             f"ERR(gmax=N)@k fixes it to the scale's top grade"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,6 +36,7 @@ __all__ = [
     "naming_notes",
     "open_session",
     "prepare",
+    "resolve_inputs",
     "samples_inputs",
     "unique_names",
 ]
@@ -285,6 +287,11 @@ class Session:
             out["columns"] = self.policies.describe()["columns"]
         return out
 
+    @cached_property
+    def grades(self) -> list[int]:
+        """The distinct grades of the qrels, ascending (read once per session)."""
+        return np.unique(self.qrels.columns.values).tolist()
+
     def pool_for(self, run: Run) -> Run | None:
         """The retrieval pool of ``run``: its own (``RagConfig.pools``), the shared one, or None (the
         run is its own pool)."""
@@ -379,6 +386,20 @@ def prepare(
     a verb computes its measures on (for tests and for measures of one's own)."""
     session, (r,) = open_session(qrels, [run], measures, policies=policies, rag=rag, utility=utility)
     return session.prepare(r, keep_rows=keep_rows, extras=extras)
+
+
+def resolve_inputs(
+    verb: str, qrels: Any, runs: Any, samples: Any, policies: Any
+) -> tuple[Any, Any, list[str], list[Any]]:
+    """A verb's inputs: ``qrels`` and ``runs``, or ``samples`` (see :func:`samples_inputs`), never
+    both; returns (qrels, runs, notes, sample sets)."""
+    if samples is not None:
+        if qrels is not None or runs is not None:
+            raise ConfigError("give either samples or qrels and runs, not both")
+        return samples_inputs(samples, Policies.coerce(policies).duplicates)
+    if qrels is None or runs is None:
+        raise ConfigError(f"{verb} needs qrels and runs, or samples")
+    return qrels, runs, [], []
 
 
 def samples_inputs(samples: Any, duplicates: str = "error") -> tuple[Qrels, list[Run], list[str], list[Any]]:

@@ -10,7 +10,6 @@ import click
 from .._compare.settings import CI_METHODS, CORRECTIONS, TESTS
 from .options import (
     emit,
-    inputs_from,
     output_option,
     policies_from,
     policy_options,
@@ -19,6 +18,7 @@ from .options import (
     samples_option,
     utility_from,
     utility_options,
+    verb_inputs,
 )
 
 FORMATS = ("table", "json", "csv", "markdown", "latex", "html")
@@ -194,12 +194,7 @@ def command(
     curves_k: Any = None
     if curve_k is not None:
         curves_k = 0 if curve_k.strip() == "0" else curve_k
-    inputs: dict[str, Any]
-    if samples:
-        inputs = {"samples": [qrels, *runs]}
-    else:
-        qr, run_list = inputs_from(qrels, runs, samples, kw)
-        inputs = {"qrels": qr, "runs": run_list}
+    inputs = verb_inputs(qrels, runs, samples)
     report = compare(
         **inputs,
         measures=list(measures) or list(DEFAULT_MEASURES),

@@ -8,7 +8,6 @@ import click
 
 from .options import (
     emit,
-    inputs_from,
     output_option,
     policies_from,
     policy_options,
@@ -17,6 +16,7 @@ from .options import (
     samples_option,
     utility_from,
     utility_options,
+    verb_inputs,
 )
 
 
@@ -60,11 +60,7 @@ def command(
     from .._evaluate import DEFAULT_MEASURES, evaluate
     from .._render.text import render
 
-    if samples:
-        inputs: dict[str, Any] = {"samples": [qrels, *runs]}
-    else:
-        qr, run_list = inputs_from(qrels, runs, samples, kw)
-        inputs = {"qrels": qr, "runs": run_list}
+    inputs = verb_inputs(qrels, runs, samples)
     result = evaluate(
         measures=list(measures) or list(DEFAULT_MEASURES),
         **inputs,

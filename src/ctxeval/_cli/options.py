@@ -276,16 +276,26 @@ def one_run_from(qrels: str, run: str | None, samples: bool, kw: dict[str, Any])
     return qr, runs[0]
 
 
+def verb_inputs(qrels: str, runs: tuple[str, ...], samples: bool) -> dict[str, Any]:
+    """The inputs of a verb that reads sample sets itself (``evaluate``, ``compare``), as keywords:
+    ``qrels`` and ``runs``, or with ``--samples`` the positional files as ``samples``."""
+    from .._errors import ConfigError
+
+    if samples:
+        return {"samples": [qrels, *runs]}
+    if not runs:
+        raise ConfigError("give QRELS and at least one RUN, or sample sets with --samples FILE [FILE ...]")
+    return {"qrels": qrels, "runs": list(runs)}
+
+
 def inputs_from(qrels: str, runs: tuple[str, ...], samples: bool, kw: dict[str, Any]) -> tuple[Any, list[Any]]:
     """(qrels, runs) from the positional files: QRELS RUN..., or with ``--samples`` sample sets whose
     references are the qrels (their notes go to stderr)."""
-    from .._errors import ConfigError
     from .._session import samples_inputs
 
     if not samples:
-        if not runs:
-            raise ConfigError("give QRELS and at least one RUN, or sample sets with --samples FILE [FILE ...]")
-        return qrels, list(runs)
+        given = verb_inputs(qrels, runs, samples)
+        return given["qrels"], given["runs"]
     qr, run_objs, notes, _ = samples_inputs([qrels, *runs], kw.get("duplicates", "error"))
     for note in notes:
         click.echo(f"note: {note}", err=True)

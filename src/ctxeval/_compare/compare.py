@@ -54,7 +54,7 @@ from .._errors import ConfigError, MeasureError
 from .._evaluate import DEFAULT_MEASURES, Result, evaluate_runs
 from .._measures import Measure, make
 from .._policies import Policies
-from .._session import measure_list, naming_notes, open_session, samples_inputs, unique_names
+from .._session import measure_list, naming_notes, open_session, resolve_inputs, unique_names
 from .blocks import TIE_TOL, block
 from .model import Report, Stratum
 from .settings import TEST_NAMES, Stats
@@ -230,17 +230,10 @@ def compare(
     if isinstance(min_stratum, bool) or not isinstance(min_stratum, int) or min_stratum < 0:
         raise ConfigError(f"min_stratum must be a whole number >= 0, got {min_stratum!r}")
     user = measure_list(measures)
-    sample_notes: list[str] = []
-    sample_sets: list[Any] = []
-    if samples is not None:
-        if qrels is not None or runs is not None:
-            raise ConfigError("give either samples or qrels and runs, not both")
-        qrels, runs, sample_notes, sample_sets = samples_inputs(samples, Policies.coerce(policies).duplicates)
-        if strata is None:  # the samples' own categories stratify the report
-            cats = {s.query_id: s.category for st in sample_sets for s in st.samples if s.category is not None}
-            strata = cats or None
-    elif qrels is None or runs is None:
-        raise ConfigError("compare needs qrels and runs, or samples")
+    qrels, runs, sample_notes, sample_sets = resolve_inputs("compare", qrels, runs, samples, policies)
+    if strata is None and sample_sets:  # the samples' own categories stratify the report
+        cats = {s.query_id: s.category for st in sample_sets for s in st.samples if s.category is not None}
+        strata = cats or None
     session, run_objs = open_session(
         qrels, runs, user, policies=policies, rag=rag, utility=utility, samples=sample_sets
     )
@@ -286,7 +279,7 @@ def compare(
         or dist_k_given
         or any(m.spec.group == "distraction" for m in user)
     )
-    implied = scale_level(np.unique(qr.columns.values).tolist(), gm) if on_scale else 1
+    implied = scale_level(session.grades, gm) if on_scale else 1
     if pr_rel is None:
         rel = implied if on_scale else _pr_rel(user)
     else:
