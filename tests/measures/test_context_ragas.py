@@ -52,3 +52,47 @@ def test_ragas_non_llm_context_precision_and_recall_agree(samples: list[tuple[li
     got = ctxeval.evaluate(samples=records, measures=["ContextPrecision", "ContextRecall"]).runs[0]
     assert got.per_query("ContextPrecision") == pytest.approx(want_p, abs=1e-9)
     assert got.per_query("ContextRecall") == pytest.approx(want_r, abs=1e-12)
+
+
+_WORDS = st.text(alphabet="abcd ", min_size=1, max_size=12)
+
+
+@given(
+    st.lists(
+        st.tuples(st.lists(_WORDS, min_size=1, max_size=6, unique=True), st.lists(_WORDS, min_size=1, max_size=4)),
+        min_size=1,
+        max_size=4,
+    ),
+    st.sampled_from([0.3, 0.5, 0.7]),
+)
+def test_ragas_similarity_context_precision_and_recall_agree(
+    samples: list[tuple[list[str], list[str]]], threshold: float
+) -> None:
+    """method=similarity on text-only samples in RAGAS's own schema (user_input / retrieved_contexts /
+    reference_contexts) equals RAGAS's NonLLMContextPrecisionWithReference and NonLLMContextRecall on
+    short texts over a small alphabet (similarities spread around the threshold). RAGAS's recall counts
+    sim > threshold and ctxeval >= (documented): pairs exactly at the threshold are assumed away."""
+    from hypothesis import assume
+    from ragas.dataset_schema import SingleTurnSample
+    from ragas.metrics import NonLLMContextPrecisionWithReference, NonLLMContextRecall
+    from rapidfuzz.distance import Levenshtein
+
+    for retrieved, reference in samples:
+        assume(all(Levenshtein.normalized_similarity(a, b) != threshold for a in retrieved for b in reference))
+    precision = NonLLMContextPrecisionWithReference(threshold=threshold)
+    recall = NonLLMContextRecall(threshold=threshold)
+    records, want_p, want_r = [], {}, {}
+    for i, (retrieved, reference) in enumerate(samples):
+        s = SingleTurnSample(retrieved_contexts=retrieved, reference_contexts=reference)
+        want_p[f"line-{i + 1}"] = precision.single_turn_score(s)
+        want_r[f"line-{i + 1}"] = recall.single_turn_score(s)
+        records.append(
+            {"user_input": f"question {i}", "retrieved_contexts": retrieved, "reference_contexts": reference}
+        )
+    p, r = (
+        f"ContextPrecision(method=similarity,threshold={threshold})",
+        f"ContextRecall(method=similarity,threshold={threshold})",
+    )
+    got = ctxeval.evaluate(samples=records, measures=[p, r]).runs[0]
+    assert got.per_query(p) == pytest.approx(want_p, abs=1e-9)
+    assert got.per_query(r) == pytest.approx(want_r, abs=1e-12)

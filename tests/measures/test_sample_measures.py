@@ -68,7 +68,7 @@ def test_the_prefix_cut_agrees_with_evaluate_on_the_cut_samples() -> None:
 
 
 def test_errors() -> None:
-    with pytest.raises(ConfigError, match="read facets and citations from a sample set"):
+    with pytest.raises(ConfigError, match="read facets, nuggets and citations of a sample set"):
         ctxeval.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["AttributionRate"])
     bad = [{"query_id": "q1", "retrieved_ids": ["a"], "reference_ids": ["a"], "citations": ["zz"]}]
     with pytest.raises(

@@ -11,11 +11,11 @@ error in the data (the response cannot have read it), naming the query and the c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._core.extras import SampleLabels
+from .._core.extras import SampleLabels, Similarities
 from .._errors import ConfigError, InputError
 from . import Inputs, register
 
@@ -30,12 +30,7 @@ class SamplesProvider:
     needs_rows: bool = True
 
     def build(self, data: EvalData, inputs: Inputs) -> SampleLabels:
-        st = inputs.settings.samples.get(id(inputs.run.columns))
-        if st is None:
-            raise ConfigError(
-                "CoverageRecall and AttributionRate read facets and citations from a sample set: "
-                "evaluate(samples=...) / compare(samples=...), or --samples FILE on the command line"
-            )
+        st = _sample_set(inputs, "CoverageRecall, NuggetRecall and AttributionRate read facets, nuggets and citations")
         if data.rows is None:
             raise ConfigError("sample labels need the run's ranked rows (keep_rows)")
         by_q = {s.query_id: s for s in st.samples}
@@ -108,3 +103,66 @@ class SamplesProvider:
 
 
 register(SamplesProvider())
+
+
+@dataclass(frozen=True)
+class SimilarityProvider:
+    """``similarity``: the normalised Levenshtein similarity (rapidfuzz, as RAGAS's non-LLM context
+    measures compute it) of every (reference context, retrieved chunk) pair of a sample that gives
+    both texts; a sample without them is NA for the measures that read it."""
+
+    name: str = "similarity"
+    after: tuple[str, ...] = ()
+    needs_rows: bool = True
+
+    def build(self, data: EvalData, inputs: Inputs) -> Similarities:
+        from rapidfuzz.distance import Levenshtein
+        from rapidfuzz.process import cdist
+
+        st = _sample_set(inputs, "ContextPrecision / ContextRecall(method=similarity) compare texts")
+        if data.rows is None:
+            raise ConfigError("similarity needs the run's ranked rows (keep_rows)")
+        by_q = {s.query_id: s for s in st.samples}
+        docs = data.rows.doc.to_list()
+        n_q = data.n_queries
+        has = np.zeros(n_q, dtype=bool)
+        n_ref = np.zeros(n_q, dtype=np.int64)
+        refs: list[np.ndarray] = []
+        rows: list[np.ndarray] = []
+        sims: list[np.ndarray] = []
+        first = 0
+        for i, q in enumerate(data.qids):
+            s = by_q.get(q)
+            if s is None or s.retrieved_texts is None or not s.reference_contexts:
+                continue
+            text_of = dict(zip(s.retrieved_ids, s.retrieved_texts))
+            lo, hi = int(data.r_off[i]), int(data.r_off[i + 1])
+            texts = [text_of.get(docs[r], "") for r in range(lo, hi)]
+            has[i] = True
+            n_ref[i] = len(s.reference_contexts)
+            if texts:
+                m = cdist(s.reference_contexts, texts, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
+                refs.append(np.repeat(np.arange(first, first + m.shape[0], dtype=np.int64), m.shape[1]))
+                rows.append(np.tile(np.arange(lo, hi, dtype=np.int64), m.shape[0]))
+                sims.append(m.ravel())
+            first += len(s.reference_contexts)
+        ref_off = np.zeros(n_q + 1, dtype=np.int64)
+        np.cumsum(n_ref, out=ref_off[1:])
+
+        def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+            return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+        return Similarities(has, ref_off, cat(refs, np.int64), cat(rows, np.int64), cat(sims, np.float64), len(docs))
+
+
+def _sample_set(inputs: Inputs, what: str) -> Any:
+    st = inputs.settings.samples.get(id(inputs.run.columns))
+    if st is None:
+        raise ConfigError(
+            f"{what} of a sample set: evaluate(samples=...) / compare(samples=...), or --samples FILE on the "
+            "command line"
+        )
+    return st
+
+
+register(SimilarityProvider())

@@ -176,6 +176,30 @@ class SampleLabels:
 
 
 @dataclass(frozen=True, eq=False)
+class Similarities:
+    """String similarity between each sample's reference contexts and its retrieved chunks: per query
+    ``has`` (the sample gives both texts) and ``ref_off`` (offsets of its reference contexts, numbered
+    across queries); per (reference, ranked row) pair ``p_ref``, ``p_row`` and ``p_sim`` (1 - normalised
+    Levenshtein distance)."""
+
+    has: np.ndarray
+    ref_off: np.ndarray
+    p_ref: np.ndarray
+    p_row: np.ndarray
+    p_sim: np.ndarray
+    n_rows: int
+
+    def cut(self, cut: Cut) -> Similarities:
+        new = np.full(self.n_rows, -1, dtype=np.int64)
+        new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
+        moved = new[self.p_row]
+        keep = moved >= 0
+        return replace(
+            self, p_ref=self.p_ref[keep], p_row=moved[keep], p_sim=self.p_sim[keep], n_rows=int(cut.rows.size)
+        )
+
+
+@dataclass(frozen=True, eq=False)
 class Fits:
     """Fitted weights of the positional UDCG by content hash: ``{hash: {"alpha", "beta", "bias", "k"}}``."""
 

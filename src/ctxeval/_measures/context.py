@@ -12,6 +12,15 @@ list it is given).
 * ``ContextRecall@k`` = (relevant chunks in the top k) / (relevant chunks of the query); NA when the
   query has none (RAGAS's ID-based recall divides by the number of reference ids and fails on 0).
 
+``method=similarity`` (text-only samples; RAGAS's ``NonLLMContextPrecisionWithReference`` and
+``NonLLMContextRecall``): sim(a, b) = 1 - normalised Levenshtein distance (rapidfuzz); a retrieved chunk
+is relevant when its best sim to a reference context is >= ``threshold`` (default 0.5), and a reference
+context is recalled when some chunk of the top k is >= ``threshold`` similar to it. A sample without
+retrieved texts or reference contexts is NA. Deliberate differences from ragas 0.2.15: its recall
+counts sim > threshold (strictly; its precision uses >=), ctxeval uses >= for both, so the two differ
+only where a similarity equals the threshold exactly; ragas fails on an empty retrieved list where
+ctxeval scores 0.
+
 From a sample set's own fields (the ``samples`` side data; NA for a sample without the field):
 
 * ``CoverageRecall@k`` = (facets with at least one of their chunks in the top k) / (facets of the
@@ -30,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.evaldata import EvalData
-from .._core.extras import SampleLabels
+from .._core.extras import SampleLabels, Similarities
 from .._core.segments import ratio
 from .base import Family, Measure, Param, register
 from .classical import REL, precision_sums, rel_rows
@@ -39,6 +48,8 @@ RAGAS = "Es, James, Espinosa-Anke & Schockaert, EACL 2024 (RAGAS); ragas 0.2 con
 
 
 def _context_precision(d: EvalData, m: Measure) -> np.ndarray:
+    if m["method"] == "similarity":
+        return _similar_precision(d, m)
     mask = rel_rows(d, m)
     found = d.seg_count(mask)
     out = np.zeros(d.n_queries, dtype=np.float64)
@@ -47,7 +58,59 @@ def _context_precision(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _context_recall(d: EvalData, m: Measure) -> np.ndarray:
+    if m["method"] == "similarity":
+        return _similar_recall(d, m)
     return ratio(d.seg_count(rel_rows(d, m)), d.num_rel(m["rel"]))
+
+
+def _similar_precision(d: EvalData, m: Measure) -> np.ndarray:
+    """v_i = 1 when chunk i's best similarity to a reference context is >= the threshold."""
+    sim: Similarities = d.extra("similarity")
+    best = np.full(d.n_rows, -1.0)
+    np.maximum.at(best, sim.p_row, sim.p_sim)
+    mask = best >= m["threshold"]
+    if m.cutoff is not None:
+        mask &= d.r_rank <= m.k
+    seen = np.cumsum(mask)  # relevant rows at or above each row, within its query
+    before = np.where(d.r_off[:-1] > 0, seen[np.maximum(d.r_off[:-1] - 1, 0)], 0)
+    so_far = seen - before[d.r_seg]
+    seg = d.r_seg[mask]
+    sums = np.bincount(seg, weights=so_far[mask] / d.r_rank[mask], minlength=d.n_queries)
+    found = np.bincount(seg, minlength=d.n_queries)
+    out = np.zeros(d.n_queries, dtype=np.float64)
+    np.divide(sums, found, out=out, where=found > 0)
+    out[~sim.has] = np.nan
+    return out
+
+
+def _similar_recall(d: EvalData, m: Measure) -> np.ndarray:
+    """A reference context is found when some chunk of the top k is >= the threshold similar to it."""
+    sim: Similarities = d.extra("similarity")
+    ok = sim.p_sim >= m["threshold"]
+    if m.cutoff is not None:
+        ok &= d.r_rank[sim.p_row] <= m.k
+    n_refs = int(sim.ref_off[-1])
+    found = np.zeros(n_refs, dtype=bool)
+    found[sim.p_ref[ok]] = True
+    q_of = np.repeat(np.arange(d.n_queries, dtype=np.int64), np.diff(sim.ref_off))
+    out = ratio(np.bincount(q_of[found], minlength=d.n_queries), np.diff(sim.ref_off))
+    out[~sim.has] = np.nan
+    return out
+
+
+METHOD = Param(
+    "method",
+    "str",
+    "ids",
+    "ids: relevance from the judgments (reference ids / grades); similarity: a chunk matches a reference "
+    "context when their normalised Levenshtein similarity is >= threshold (RAGAS's non-LLM variant)",
+    choices=("ids", "similarity"),
+)
+THRESHOLD = Param("threshold", "float", 0.5, "similarity at or above which texts match", lo=0.0, hi=1.0)
+
+
+def _method_needs(m: Measure) -> frozenset[str]:
+    return frozenset({"similarity"}) if m["method"] == "similarity" else frozenset()
 
 
 def _labels(d: EvalData) -> SampleLabels:
@@ -110,23 +173,27 @@ for fam in (
         "ContextPrecision",
         "Rank-weighted precision of the retrieved context (RAGAS)",
         "ContextPrecision@k = Σ_{i≤k, i relevant} (relevant in top i / i) / (relevant in top k); 0 when none "
-        "of the top k is relevant",
+        "of the top k is relevant; method=similarity: i relevant when max_ref sim(i, ref) >= threshold, NA "
+        "without texts",
         RAGAS,
         _context_precision,
-        (REL,),
+        (REL, METHOD, THRESHOLD),
         cutoff="optional",
         group="context",
+        requires_for=_method_needs,
         aliases=("context_precision",),
     ),
     Family(
         "ContextRecall",
         "Share of the reference context retrieved (RAGAS, ID-based)",
-        "ContextRecall@k = (relevant in top k) / (relevant judged); NA when the query has no relevant chunk",
+        "ContextRecall@k = (relevant in top k) / (relevant judged); NA when the query has no relevant chunk; "
+        "method=similarity: (reference contexts with a top-k chunk >= threshold similar) / (reference contexts)",
         RAGAS,
         _context_recall,
-        (REL,),
+        (REL, METHOD, THRESHOLD),
         cutoff="optional",
         group="context",
+        requires_for=_method_needs,
         aliases=("context_recall",),
     ),
     Family(
