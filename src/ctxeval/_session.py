@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -325,7 +326,8 @@ def open_session(
 ) -> tuple[Session, list[Run]]:
     """Validate everything, then read the qrels and the runs (see the module docstring). ``runs`` may
     be one run or a list; an empty list reads the qrels alone. ``samples``: the sample sets the runs
-    came from, in the same order (their facets and citations serve the measures that read them)."""
+    came from, in the same order (their facets and citations serve the measures that read them); a
+    run read from a sample set (:meth:`Samples.run`) brings its own."""
     pol = Policies.coerce(policies)
     ms = measure_list(measures) if (measures if not isinstance(measures, (str, Measure)) else [measures]) else []
     rcfg = RagConfig.coerce(rag)
@@ -335,12 +337,22 @@ def open_session(
     qr, read = _read(qrels, run_list, pol.duplicates, pol.columns)
     pool = Run.coerce(rcfg.pool, duplicates=pol.duplicates) if rcfg.pool is not None else None
     pools = _resolve_pools(rcfg.pools, read, pol.duplicates)
+    origin = [st if st is not None else r.samples for r, st in zip_longest(read, samples[: len(read)])]
+    if pool is None:  # a sample set's own pool lists serve its run unless the settings name one
+        for r, st in zip(read, origin):
+            if st is None:
+                continue
+            own = st.pool() if r.name not in pools else None
+            if own is not None:
+                pools[r.name] = own
+        if pools and rcfg.pools is None:
+            rcfg = replace(rcfg, pools=dict.fromkeys(pools, "<samples>"))
     groups = None
     if rcfg.groups is not None:
         from ._io.side import read_groups
 
         groups = read_groups(rcfg.groups)
-    by_run = {id(r.columns): s for r, s in zip(read, samples)}  # a renamed run keeps its columns
+    by_run = {id(r.columns): s for r, s in zip(read, origin) if s is not None}  # a renamed run keeps its columns
     settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run)
     return Session(qr, pol, settings, ms), read
 
@@ -406,7 +418,7 @@ def samples_inputs(samples: Any, duplicates: str = "error") -> tuple[Qrels, list
     """One or several sample sets as (qrels, runs, notes, the sets): each set is a run; the judgments
     are the union of their references, which must agree where they meet (a (query, chunk) pair graded
     differently by two sets is an error naming both)."""
-    from ._io.samples import Samples
+    from ._io.samples import Samples, union_qrels
 
     items = (
         list(samples)
@@ -414,19 +426,6 @@ def samples_inputs(samples: Any, duplicates: str = "error") -> tuple[Qrels, list
         else [samples]
     )
     sets = [Samples.coerce(s, duplicates="first" if duplicates == "first" else "error") for s in items]
-    grades: dict[str, dict[str, int]] = {}
-    origin: dict[tuple[str, str], str] = {}
-    for st in sets:
-        for q, docs in st.qrels().to_dict().items():
-            mine = grades.setdefault(q, {})
-            for d, g in docs.items():
-                if d in mine and mine[d] != g:
-                    raise ConfigError(
-                        f"query {q!r} chunk {d!r}: grade {mine[d]} in {origin[(q, d)]} but {g} in {st.source}; "
-                        "sample sets compared together must share their references"
-                    )
-                mine[d] = g
-                origin.setdefault((q, d), st.source)
-    qrels = Qrels.from_dict(grades, source=" + ".join(dict.fromkeys(st.source for st in sets)))
+    qrels = union_qrels(sets)
     notes = [n for st in sets for n in st.notes]
     return qrels, [st.run() for st in sets], notes, sets

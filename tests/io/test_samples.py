@@ -117,7 +117,12 @@ MALFORMED = [
         '{"query_id": "q1", "retrieved": [{"id": "a", "score": 1}, {"id": "b"}]}',
         "s.jsonl:1: retrieved[2]: some chunks have a score and others not",
     ),
-    ('{"query_id": "q1", "retrieved": [{"text": "x"}]}', "s.jsonl:1: retrieved[1] has no id"),
+    ('{"query_id": "q1", "retrieved": [{"score": 1}]}', "s.jsonl:1: retrieved[1] has neither an id nor a text"),
+    (
+        '{"query_id": "q1", "retrieved_contexts": ["same", "other", "same"]}',
+        "s.jsonl:1: retrieved: the same chunk text is given twice (positions 1 and 3)",
+    ),
+    ('{"query_id": "q1", "retrieved_ids": ["a"], "pool": "a b"}', "s.jsonl:1: pool must be a list, got str"),
     (
         '{"query_id": "q1", "retrieved_ids": ["a", "b"], "retrieved_scores": [1.0]}',
         "s.jsonl:1: retrieved_scores has 1 items but retrieved_ids 2",
@@ -125,10 +130,6 @@ MALFORMED = [
     (
         '{"query_id": "q1", "retrieved_ids": ["a"], "retrieved_scores": ["high"]}',
         "s.jsonl:1: retrieved_scores[1] must be a finite number, got 'high'",
-    ),
-    (
-        '{"query_id": "q1", "retrieved_contexts": ["some text"]}',
-        "s.jsonl:1: retrieved_contexts without ids (retrieved_ids / retrieved_context_ids): text-only samples need similarity matching, not supported yet",
     ),
     (
         '{"query_id": "q1", "retrieved_ids": ["a"], "grades": {"a": 1.5}}',
@@ -321,3 +322,161 @@ def test_cli_one_run_verbs_take_one_sample_set(tmp_path: Path) -> None:
     assert res.exit_code in (0, 1), res.output
     bad = CliRunner().invoke(cli, ["calibrate", "--samples", path, path])
     assert bad.exit_code == 2 and "--samples takes one sample set here" in bad.stderr
+
+
+def test_text_only_samples_by_hand() -> None:
+    """RAGAS-schema samples with texts only: chunks are named by a hash of their text, a reference
+    context equal to a retrieved text is its judgment, and method=similarity matches by normalised
+    Levenshtein similarity, worked out by hand:
+
+    retrieved: r1 "the cat sat" , r2 "a dog ran", r3 "the cat sat down"; references: "the cat sat down",
+    "a dog barked".
+    sim = 1 - edits / max(len): r1~ref1: 5 edits (append " down") / 16 -> 0.6875; r2~ref2: "a dog ran" ->
+    "a dog barked": 5 edits ("ran" -> "barked": r->b, keep a, n->r, +k +e +d) / 12 -> 7/12 = 0.583;
+    r3~ref1: 1.0. r1~ref2, r2~ref1 and r3~ref2 are far below 0.5 (checked below with rapidfuzz).
+    Precision: v = (1, 1, 1) -> (1/1 + 2/2 + 3/3) / 3 = 1; @1 = 1. Recall: both references matched -> 1;
+    @1: only ref1 (by r1) -> 0.5. By ids (exact text): only r3 equals ref1, relevant at rank 3 ->
+    ContextPrecision = (1/3) / 1 = 1/3, ContextRecall = 1 / 2 (ref2 has no equal chunk)."""
+    from rapidfuzz.distance import Levenshtein
+
+    r = ["the cat sat", "a dog ran", "the cat sat down"]
+    ref = ["the cat sat down", "a dog barked"]
+    assert Levenshtein.normalized_similarity(r[0], ref[0]) == pytest.approx(11 / 16)
+    assert Levenshtein.normalized_similarity(r[1], ref[1]) == pytest.approx(7 / 12)
+    assert max(Levenshtein.normalized_similarity(r[0], ref[1]), Levenshtein.normalized_similarity(r[2], ref[1])) < 0.5
+    assert Levenshtein.normalized_similarity(r[1], ref[0]) < 0.5
+    s = Samples.from_records(
+        [{"user_input": "what did the animals do?", "retrieved_contexts": r, "reference_contexts": ref}]
+    )
+    assert any("named by a hash of its text" in n for n in s.notes)
+    assert any("equals a reference context exactly" in n for n in s.notes)
+    got = ctxeval.evaluate(
+        samples=s,
+        measures=[
+            "ContextPrecision(method=similarity)",
+            "ContextPrecision(method=similarity)@1",
+            "ContextRecall(method=similarity)",
+            "ContextRecall(method=similarity)@1",
+            "ContextPrecision",
+            "ContextRecall",
+        ],
+    ).runs[0]
+    assert got.mean("ContextPrecision(method=similarity)") == 1.0
+    assert got.mean("ContextPrecision(method=similarity)@1") == 1.0
+    assert got.mean("ContextRecall(method=similarity)") == 1.0
+    assert got.mean("ContextRecall(method=similarity)@1") == 0.5
+    assert got.mean("ContextPrecision") == pytest.approx(1 / 3)
+    assert got.mean("ContextRecall") == 0.5
+    # a stricter threshold: r2~ref2 (0.583) no longer matches -> precision (1/1 + 0 + 2/3) / 2, recall 1/2
+    strict = ctxeval.evaluate(
+        samples=s,
+        measures=[
+            "ContextPrecision(method=similarity,threshold=0.68)",
+            "ContextRecall(method=similarity,threshold=0.68)",
+        ],
+    ).runs[0]
+    assert strict.mean("ContextPrecision(method=similarity,threshold=0.68)") == pytest.approx((1 + 2 / 3) / 2)
+    assert strict.mean("ContextRecall(method=similarity,threshold=0.68)") == 0.5
+
+
+def test_similarity_is_na_without_texts_and_an_error_without_samples(tmp_path: Path) -> None:
+    got = ctxeval.evaluate(
+        samples=[
+            {"query_id": "a", "retrieved_ids": ["x"], "reference_ids": ["x"]},
+            {"query_id": "b", "retrieved_contexts": ["same text"], "reference_contexts": ["same text"]},
+        ],
+        measures=["ContextRecall(method=similarity)"],
+    ).runs[0]
+    per = got.per_query("ContextRecall(method=similarity)")
+    assert math.isnan(per["a"]) and per["b"] == 1.0
+    assert got.mean("ContextRecall(method=similarity)") == 1.0
+    (tmp_path / "q").write_text("a 0 x 1\n")
+    (tmp_path / "r").write_text("a Q0 x 1 1.0 r\n")
+    with pytest.raises(ConfigError, match=r"method=similarity\) compare texts of a sample set"):
+        ctxeval.evaluate(str(tmp_path / "q"), str(tmp_path / "r"), ["ContextRecall(method=similarity)"])
+
+
+def test_sample_pools_serve_proc() -> None:
+    """A sample's pool (first-stage candidates) is its run's pool for PROC. Grades 5, 4, 3, one each
+    (p_g = 1/3): RA-nWG weights w5 = 1, w4 = min(r4/r5, cap4) = b4/b5 = 0.5; G_ideal@2 = 1.5. The pool
+    holds a (5) and c (4): PROC@2 = 1.5 / 1.5 = 1; without it the pool is the retrieved list (a, b):
+    PROC@2 = 1 / 1.5 = 2/3."""
+    base = {"query_id": "q1", "retrieved_ids": ["a", "b"], "grades": {"a": 5, "c": 4, "z": 3}}
+    with_pool = ctxeval.evaluate(samples=[{**base, "pool": ["a", "b", "c", "d"]}], measures=["PROC@2"]).runs[0]
+    without = ctxeval.evaluate(samples=[base], measures=["PROC@2"]).runs[0]
+    assert with_pool.mean("PROC@2") == 1.0
+    assert without.mean("PROC@2") == pytest.approx(2 / 3)
+
+
+def test_csv_and_parquet_sample_files_read_like_jsonl(tmp_path: Path) -> None:
+    recs = [
+        {"query_id": "q1", "retrieved_ids": ["a", "b", "c"], "reference_ids": ["c", "z"], "category": "how"},
+        {"query_id": "q2", "retrieved_ids": ["d", "e"], "reference_ids": ["d"], "category": "what"},
+    ]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    pl.DataFrame(recs).write_parquet(tmp_path / "s.parquet")
+    csv = "query_id,retrieved_ids,reference_ids,category\n" + "".join(
+        f'{r["query_id"]},"{json.dumps(r["retrieved_ids"]).replace(chr(34), chr(34) * 2)}",'
+        f'"{json.dumps(r["reference_ids"]).replace(chr(34), chr(34) * 2)}",{r["category"]}\n'
+        for r in recs
+    )
+    (tmp_path / "s.csv").write_text(csv)
+    want = Samples.from_path(tmp_path / "s.jsonl")
+    for suffix in ("parquet", "csv"):
+        got = Samples.from_path(tmp_path / f"s.{suffix}")
+        assert got.samples == want.samples
+        assert got.qrels().to_dict() == {"q1": {"c": 1, "z": 1}, "q2": {"d": 1}}
+    res = ctxeval.evaluate(samples=str(tmp_path / "s.csv"), measures=["ContextRecall"]).runs[0]
+    assert res.per_query("ContextRecall") == {"q1": 0.5, "q2": 1.0}
+
+
+def test_csv_cell_that_is_not_json_names_the_line(tmp_path: Path) -> None:
+    (tmp_path / "s.csv").write_text('query_id,retrieved_ids\nq1,"[""a""]"\nq2,[a b]\n')
+    with pytest.raises(FormatError) as err:
+        Samples.from_path(tmp_path / "s.csv")
+    assert (
+        str(err.value)
+        .replace(str(tmp_path) + "/", "")
+        .startswith("s.csv:3: retrieved_ids: not valid JSON (Expecting value)")
+    )
+
+
+def test_every_verb_reads_the_samples_side_data(tmp_path: Path) -> None:
+    """curve reads facets and texts, diagnose the sample's pool, with nothing but --samples.
+    Facets f1 = {a} (rank 1), f2 = {c} (rank 3): CoverageRecall@1..3 = 1/2, 1/2, 1. The one reference
+    context "some text!" is 0.9 similar to chunk b (rank 2): ContextRecall(method=similarity)@1..3 =
+    0, 1, 1. Grades a 5, c 4, z 3 (w5 = 1, w4 = 0.5); the pool holds c: PROC@2 = (1 + 0.5) / 1.5 = 1,
+    RA-nWG@2 = 1 / 1.5 (a and b in the top 2): a selection failure."""
+    from click.testing import CliRunner
+
+    from ctxeval._cli import cli
+
+    rec = {
+        "query_id": "q1",
+        "retrieved_ids": ["a", "b", "c"],
+        "retrieved_contexts": ["x y", "some text", "other"],
+        "reference_contexts": ["some text!"],
+        "grades": {"a": 5, "c": 4, "z": 3},
+        "pool": ["a", "b", "c", "z"],
+        "facets": [{"name": "f1", "ids": ["a"]}, {"name": "f2", "ids": ["c"]}],
+    }
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    res = CliRunner().invoke(
+        cli,
+        [
+            *("curve", "--samples", str(path), "-m", "CoverageRecall", "-m", "ContextRecall(method=similarity)"),
+            *("-k", "1,2,3", "--format", "csv"),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    rows = [line.split(",") for line in res.stdout.splitlines()[1:]]
+    got = {(m, int(k)): float(v) for _, m, k, v in rows}
+    assert [got[("CoverageRecall", k)] for k in (1, 2, 3)] == [0.5, 0.5, 1.0]
+    assert [got[("ContextRecall(method=similarity)", k)] for k in (1, 2, 3)] == [0.0, 1.0, 1.0]
+    res = CliRunner().invoke(cli, ["diagnose", "--samples", str(path), "-k", "2", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["counts"]["selection"] == 1
+    assert out["aggregate"]["PROC@2"] == 1.0
+    assert out["aggregate"]["RA-nWG@2"] == pytest.approx(2 / 3)

@@ -232,7 +232,7 @@ def compare(
     user = measure_list(measures)
     qrels, runs, sample_notes, sample_sets = resolve_inputs("compare", qrels, runs, samples, policies)
     if strata is None and sample_sets:  # the samples' own categories stratify the report
-        cats = {s.query_id: s.category for st in sample_sets for s in st.samples if s.category is not None}
+        cats = {q: c for st in sample_sets for q, c in st.categories().items()}
         strata = cats or None
     session, run_objs = open_session(
         qrels, runs, user, policies=policies, rag=rag, utility=utility, samples=sample_sets

@@ -85,9 +85,11 @@ class _Rows:
         return resolve_duplicates(tables.from_mapping(mapping, cls._kind, source), cls._kind, source, duplicates)
 
     @classmethod
-    def _of_frame(cls, frame: Any, source: str, duplicates: str) -> tuple[Columns, int, str | None]:
+    def _of_frame(
+        cls, frame: Any, source: str, duplicates: str, plain: bool = False
+    ) -> tuple[Columns, int, str | None]:
         check_duplicate_policy(duplicates)
-        cols, tag = tables.from_table(frame, cls._kind, source)
+        cols, tag = tables.from_table(frame, cls._kind, source, plain=plain)
         cols, dropped = resolve_duplicates(cols, cls._kind, f"{source} (row)", duplicates)
         return cols, dropped, tag
 
@@ -185,12 +187,18 @@ class Run(_Rows):
     ('bm25', 2)
     """
 
-    __slots__ = ("name",)
+    __slots__ = ("name", "samples")
     _kind = "run"
     _value = "score"
 
     def __init__(
-        self, columns: Columns, name: str = "run", source: str = "<run>", *, dropped_duplicates: int = 0
+        self,
+        columns: Columns,
+        name: str = "run",
+        source: str = "<run>",
+        *,
+        dropped_duplicates: int = 0,
+        samples: Any = None,
     ) -> None:
         if not isinstance(columns, Columns):
             raise ConfigError("Run holds core Columns; build one with Run.from_file, from_dict or from_frame")
@@ -198,6 +206,9 @@ class Run(_Rows):
         self.name = name
         self.source = source
         self.dropped_duplicates = dropped_duplicates
+        #: the sample set the run was read from (:meth:`Samples.run`): its facets, citations, nuggets,
+        #: texts and pools serve the measures that read them, in every verb
+        self.samples = samples
 
     @classmethod
     def from_file(
@@ -257,7 +268,7 @@ class Run(_Rows):
         return f"Run({self.name!r}, {self.columns.layout.n_segments} queries, {len(self)} rows)"
 
     def with_name(self, name: str) -> Run:
-        return Run(self.columns, name, self.source, dropped_duplicates=self.dropped_duplicates)
+        return Run(self.columns, name, self.source, dropped_duplicates=self.dropped_duplicates, samples=self.samples)
 
     def ranked_rows(self, ties: str = "trec") -> np.ndarray:
         """Every row in rank order: queries by id ascending, then the ``ties`` rule within each."""

@@ -422,9 +422,9 @@ def read_parquet(
 
 
 def from_table(
-    table: Any, kind: Kind, source: str, renames: Mapping[str, str] | None = None
+    table: Any, kind: Kind, source: str, renames: Mapping[str, str] | None = None, plain: bool = False
 ) -> tuple[Columns, str | None]:
-    """A polars or pandas frame with named columns."""
+    """A polars or pandas frame with named columns (``plain``: see :func:`_ids_ok`)."""
     if not isinstance(table, pl.DataFrame):
         if not (hasattr(table, "to_dict") and hasattr(table, "columns")):
             raise InputError(f"{source}: expected a pandas or polars DataFrame, got {type(table).__name__}")
@@ -436,7 +436,7 @@ def from_table(
         raise EmptyInputError(f"{source}: the frame has no rows")
     if renames:
         table = table.rename(dict(zip(table.columns, renamed([str(c) for c in table.columns], renames, source))))
-    df = _validated(table, kind, source)
+    df = _validated(table, kind, source, plain)
     if df is None:
         df = frame_from_table(table, kind, source)
     return _parsed(df, kind)
