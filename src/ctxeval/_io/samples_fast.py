@@ -1,0 +1,283 @@
+"""The columnar reader of plain sample files: JSON lines holding only ids, scores, references and
+short texts, decoded by polars in one pass instead of one ``json.loads`` per line.
+
+It is a fast path, never a second definition: :func:`read` returns None whenever a line holds
+anything it does not check exactly (another field, a value of another JSON type, an id given twice,
+a query id given twice, a blank or non-UTF-8 file, ...), and the caller then reads the file with the
+line-by-line reader, which gives the exact error or result. The property test
+``tests/io/test_samples_fast.py`` checks that both readers agree on generated files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .._errors import InputError
+from .tables import _EDGE_SPACE_OR_NUL
+
+__all__ = ["Columnar", "qrels_rows", "read", "run_columns"]
+
+_GRADES = r'"grades": ?\{[^{}]*\}'  # json.dumps's spacings (default, compact); others: the line reader
+_KEYS = r'[{,] ?"[a-z_]+":'  #: the keys (all known ones are lower case); others fail the quote count
+_KEY = r'"[^"\\]+"'
+#: field -> how its raw JSON value must look (a regex over the value's text, matched whole)
+_STRING_FIELDS = ("query_id", "question", "category")
+_LIST_FIELDS = ("retrieved_ids", "retrieved_scores", "reference_ids")
+_FIELDS = frozenset({*_STRING_FIELDS, *_LIST_FIELDS, "grades"})
+_SCHEMA = pl.Struct(
+    {
+        "query_id": pl.String,
+        "question": pl.String,
+        "category": pl.String,
+        "retrieved_ids": pl.List(pl.String),
+        "retrieved_scores": pl.List(pl.Float64),
+        "reference_ids": pl.List(pl.String),
+    }
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Columnar:
+    """A sample set as frames: ``frame`` one row per sample (query_id, question, category,
+    retrieved_ids, retrieved_scores (None: not given), reference_ids), in file order; ``grades`` one
+    row per graded chunk (s: the sample's position, query_id, doc_id, relevance)."""
+
+    frame: pl.DataFrame
+    grades: pl.DataFrame
+    #: no id can be empty, padded with white space or hold a control character (see :func:`read`)
+    plain: bool = False
+    qrels: Any = None  #: the judgments (a Qrels), None when no sample gives any
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+
+def read(path: Path) -> Columnar | None:
+    """The sample file at ``path`` as frames, or None when the line-by-line reader must read it.
+
+    Exactness without parsing twice: a line with no backslash holds no quote inside a string, so
+    its keys are the quoted names after ``{`` or ``,`` and before ``:``, and its quote count is twice
+    the number of its strings. polars' decoder coerces (a number or ``true`` into a string, a string
+    into a one-item list); the counts rule that out: every key known and given once, each list field
+    a list, brackets and braces only where the schema puts them, no ``true`` / ``false`` anywhere,
+    and quotes = 2 x (keys + string values + ids in the lists + graded ids). The grades object
+    (``"grades": {"id": grade, ...}``, the only nested object) is cut out first, split at its commas
+    and colons.
+
+    ``plain``: json.dumps writes no blank after an opening quote nor before a closing one, so an
+    ASCII line without ``" ``, a blank before a closing quote or ``""`` holds no empty or padded id
+    (a control character inside a string is not valid JSON), and the ids need no check of their own.
+    """
+    try:
+        lines = pl.read_csv(
+            path, has_header=False, separator="\x1f", quote_char=None, schema={"line": pl.String}, encoding="utf8"
+        )
+    except (pl.exceptions.PolarsError, OSError):
+        return None
+    if lines.height == 0:
+        return None
+    line = pl.col("line")
+    try:
+        frame = lines.select(
+            line.str.json_decode(_SCHEMA).alias("s"),
+            (
+                (line.str.strip_chars().str.len_bytes() == 0)
+                | line.str.contains("\\", literal=True)
+                | line.str.contains("\x1f", literal=True)
+                | line.str.contains("\ufeff", literal=True)
+                | line.str.contains("true", literal=True)
+                | line.str.contains("false", literal=True)
+            ).alias("unsafe"),
+            line.str.count_matches('"', literal=True).alias("quotes"),
+            pl.any_horizontal(  # literals: a control character fails the decoding anyway
+                line.str.len_bytes() != line.str.len_chars(),
+                *(line.str.contains(t, literal=True) for t in ('" ', '""', ' ",', ' ":', ' "]', ' "}')),
+            ).alias("padded"),
+            line.str.count_matches("[", literal=True).alias("brackets"),
+            line.str.count_matches("{", literal=True).alias("braces"),
+            line.str.count_matches("}", literal=True).alias("closing"),
+            *(
+                (line.str.contains(f'"{k}": [', literal=True) | line.str.contains(f'"{k}":[', literal=True)).alias(
+                    f"list:{k}"
+                )
+                for k in _LIST_FIELDS
+            ),
+            line.str.extract(_GRADES, 0).str.replace(r"^[^{]*\{", "").alias("grades_text"),
+            line.str.replace(_GRADES, "").str.extract_all(_KEYS).alias("keys"),
+        ).unnest("s")
+    except pl.exceptions.PolarsError:
+        return None
+    has_grades = frame["grades_text"].is_not_null()
+    keys = frame["keys"]
+    n_keys = keys.list.len()
+    if frame["unsafe"].any() or (n_keys == 0).any() or (keys.list.n_unique() != n_keys).any():
+        return None
+    found = set(keys.explode().unique().str.extract(r'"([^"]+)"', 1).to_list())
+    if "grades" in found:
+        return None  # grades that are not one flat object
+    if has_grades.any():
+        found.add("grades")
+    if not found <= _FIELDS or "query_id" not in found:
+        return None
+    qid = frame["query_id"]
+    if qid.is_null().any() or (qid == "").any() or qid.n_unique() != qid.len():
+        return None
+    pairs = (
+        frame.select(
+            pl.int_range(pl.len()).alias("s"),
+            "query_id",
+            pl.col("grades_text").str.strip_suffix("}").str.split(",").alias("p"),
+        )
+        .explode("p")
+        .filter(pl.col("p").str.strip_chars().str.len_bytes() > 0)
+        .with_columns(pl.col("p").str.split_exact(":", 1).alias("kv"))
+        .unnest("kv")
+        .select(
+            "s",
+            "query_id",
+            pl.col("field_0").str.strip_chars().alias("key"),
+            pl.col("field_1").str.strip_chars().alias("value"),
+        )
+    )
+    graded = pairs.select(
+        "s",
+        "query_id",
+        pl.col("key").str.strip_prefix('"').str.strip_suffix('"').alias("doc_id"),
+        pl.col("value").cast(pl.Int64, strict=False).alias("relevance"),
+    )
+    lists = pl.sum_horizontal([pl.col(f"list:{k}").cast(pl.UInt32) for k in _LIST_FIELDS])
+    string_lists = [pl.col(k).list.len().fill_null(0) for k in ("retrieved_ids", "reference_ids")]
+    scalars = [pl.col(k).is_not_null().cast(pl.UInt32) for k in _STRING_FIELDS]
+    g = pl.col("grades_text").is_not_null().cast(pl.UInt32)
+    ok = (
+        frame.with_columns(n_keys.alias("n_keys"))
+        .with_row_index("s")
+        .select(
+            (
+                # a list field is absent, null or a list (the decoder makes a one-item list of a string)
+                pl.all_horizontal([pl.col(f"list:{k}") | pl.col(k).is_null() for k in _LIST_FIELDS])
+                & (pl.col("brackets") == lists)
+                & (pl.col("braces") == 1 + g)
+                & (pl.col("closing") == 1 + g)
+                & (
+                    pl.col("quotes")
+                    == 2
+                    * (
+                        pl.col("n_keys")
+                        + g
+                        + pl.sum_horizontal(scalars)
+                        + pl.sum_horizontal(string_lists)
+                        + pl.col("grades_text").str.count_matches('":', literal=True).fill_null(0)
+                    )
+                )
+            ).all()
+        )
+        .item()
+    )
+    if not ok:
+        return None
+    # a value that is not a whole number (2.0, 2e0) casts to null; "+2" or "02" fail the decoding
+    if graded["relevance"].null_count():
+        return None
+    quoted = pairs.select(
+        (
+            pl.col("key").str.starts_with('"') & pl.col("key").str.ends_with('"') & (pl.col("key").str.len_bytes() > 2)
+        ).all()
+    ).item()
+    if not quoted:
+        return None
+    ids = frame["retrieved_ids"]
+    if (ids.list.n_unique() != ids.list.len()).any():
+        return None  # an id given twice: the error (or --duplicates first) is the line reader's
+    scores = frame["retrieved_scores"]
+    if (scores.is_not_null() & (scores.list.len() != ids.list.len().fill_null(0))).any():
+        return None
+    flat = scores.explode().drop_nulls()
+    if flat.len() != scores.list.len().fill_null(0).sum() or not flat.is_finite().all():
+        return None  # a null score, or one beyond float64
+    plain = not frame["padded"].any()
+    if not plain:  # an empty or padded id is the line reader's to name
+        every = pl.concat([ids.explode(), frame["reference_ids"].explode(), graded["doc_id"], qid]).drop_nulls()
+        if (every.str.len_bytes() == 0).any() or every.str.contains(_EDGE_SPACE_OR_NUL).any():
+            return None
+    keep = ["query_id", "question", "category", "retrieved_ids", "retrieved_scores", "reference_ids"]
+    out = Columnar(frame.select(keep), graded, plain=plain)
+    try:  # its duplicate check finds a graded id given twice in a line (json.loads keeps the last)
+        return replace(out, qrels=_qrels(out, str(path)))
+    except InputError:
+        return None
+
+
+def run_columns(c: Columnar) -> tuple[Any, np.ndarray, int, int]:
+    """The run as core columns, built directly (the reader checked what a run frame's validation
+    checks: ids, finite scores, no id twice in a list, no query twice), each sample's given scores
+    kept when they rank its chunks in list order under the evaluation's rule (decreasing as float32,
+    ties by id descending), else ``n .. 1``; with the scores per row in list order, how many samples
+    listed scores in another order and how many listed chunks without scores."""
+    from .frames import columns_from_runs, query_array
+    from .ids import SeriesIds
+
+    f = c.frame
+    lengths = f["retrieved_ids"].list.len().fill_null(0).to_numpy().astype(np.int64)
+    given = f["retrieved_scores"].is_not_null().to_numpy()
+    n = int(lengths.sum())
+    s_of = np.repeat(np.arange(f.height, dtype=np.int64), lengths)
+    doc = f["retrieved_ids"].explode().drop_nulls().alias("doc_id")
+    if given.all():
+        score = f["retrieved_scores"].explode().drop_nulls().to_numpy().astype(np.float64)
+    else:
+        score = np.full(n, np.nan)
+        score[np.repeat(given, lengths)] = (
+            f.filter(pl.Series(given))["retrieved_scores"].explode().drop_nulls().to_numpy()
+        )
+    with np.errstate(over="ignore"):  # beyond float32: inf, as the ranking compares them
+        f32 = score.astype(np.float32)
+    same = s_of[1:] == s_of[:-1]
+    tie = np.flatnonzero(same & (f32[1:] == f32[:-1]))  # ties are ranked by id: compare those only
+    bad_pair = same & (f32[1:] > f32[:-1])
+    if tie.size:
+        bad_pair[tie] = (doc.gather(tie + 1) > doc.gather(tie)).to_numpy()
+    bad = np.zeros(f.height, dtype=bool)
+    bad[s_of[:-1][bad_pair]] = True
+    by_order = bad | ~given
+    off = np.zeros(f.height + 1, dtype=np.int64)
+    np.cumsum(lengths, out=off[1:])
+    ranks = (np.repeat(lengths, lengths) - (np.arange(n, dtype=np.int64) - np.repeat(off[:-1], lengths))).astype(
+        np.float64
+    )
+    final = np.where(np.repeat(by_order, lengths), ranks, score)
+    listed = lengths > 0
+    heads = query_array(f["query_id"].filter(pl.Series(listed)))
+    cols = columns_from_runs(heads, lengths[listed], SeriesIds(doc), final)
+    return cols, final, int((bad & given).sum()), int((~given & listed).sum())
+
+
+def _qrels(c: Columnar, source: str) -> Any:
+    from .model import Qrels
+
+    frame = qrels_rows(c)
+    if frame.height == 0:
+        return None
+    cols, _, _ = Qrels._of_frame(frame, source, "error", plain=c.plain)
+    return Qrels(cols, source)
+
+
+def qrels_rows(c: Columnar) -> pl.DataFrame:
+    """The judgments (query_id, doc_id, relevance): a sample's grades, else its reference ids at
+    grade 1 (the first of a repeated id)."""
+    graded = c.grades["s"].unique()
+    refs = (
+        c.frame.select("query_id", "reference_ids")
+        .with_row_index("s")
+        .filter(~pl.col("s").is_in(graded.implode()))
+        .explode("reference_ids")
+        .drop_nulls("reference_ids")
+        .unique(["s", "reference_ids"], keep="first", maintain_order=True)
+        .select("query_id", pl.col("reference_ids").alias("doc_id"), pl.lit(1, dtype=pl.Int64).alias("relevance"))
+    )
+    return pl.concat([c.grades.select("query_id", "doc_id", "relevance"), refs])
