@@ -12,6 +12,7 @@
     ├── QueryMismatchError (ValueError)  judged queries missing from a run under missing="error"
     ├── ConfigError (ValueError)       an option or policy value is invalid
     ├── OutputError (OSError)          an output cannot be written, or would overwrite an input
+    ├── JudgeError                     the judge's server failed (after its retries) or cannot do the task
     └── DependencyError (ImportError)  an optional extra is not installed (the message says how)
 
 The command line prints any of them as one line, ``ctxeval: error: ...``, with exit status 2.
@@ -29,6 +30,7 @@ __all__ = [
     "EmptyInputError",
     "FormatError",
     "InputError",
+    "JudgeError",
     "MeasureError",
     "OutputError",
     "PoolError",
@@ -71,6 +73,11 @@ class EmptyInputError(InputError):
 
 class PoolError(InputError):
     """A final run holds docs that are not in its retrieval pool (and outside docs are not allowed)."""
+
+
+class JudgeError(CtxevalError):
+    """The LLM judge's server failed after its retries, refused the request, or cannot do the task
+    (e.g. returns no logprobs for utilities). The message names the endpoint, never the API key."""
 
 
 class MeasureError(CtxevalError, ValueError):
