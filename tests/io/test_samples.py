@@ -157,7 +157,7 @@ def test_duplicates_first_keeps_the_first(tmp_path: Path) -> None:
 
 
 def test_no_references_anywhere_and_conflicting_sets(tmp_path: Path) -> None:
-    with pytest.raises(EmptyInputError, match="no sample gives reference_ids or grades"):
+    with pytest.raises(EmptyInputError, match="no sample gives reference_ids, grades, reference_contexts or labels"):
         ctxeval.evaluate(samples=[{"query_id": "q", "retrieved_ids": ["a"]}], measures=["RR"])
     a = Samples.from_records([{"query_id": "q", "retrieved_ids": ["a"], "grades": {"a": 2}}], source="a.jsonl")
     b = Samples.from_records([{"query_id": "q", "retrieved_ids": ["a"], "grades": {"a": 1}}], source="b.jsonl")

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from .._errors import CtxevalError, OutputError
-from . import calibrate, compare, curve, demo, diagnose, distraction, evaluate, fit_udcg, measures, trec_eval
+from . import calibrate, compare, curve, demo, diagnose, distraction, evaluate, fit_udcg, judge, measures, trec_eval
 
 __all__ = ["cli", "console_main", "main"]
 
@@ -77,8 +77,12 @@ def refuse_overwriting_inputs(command: click.Command) -> click.Command:
     return command
 
 
-for _module in (evaluate, demo, measures, diagnose, trec_eval, calibrate, distraction, fit_udcg, compare, curve):
+for _module in (evaluate, demo, measures, diagnose, trec_eval, calibrate, distraction, fit_udcg, compare, curve, judge):
     cli.add_command(refuse_overwriting_inputs(_module.command))
+for _cmd in (judge.pool, judge.agreement, *judge.command.commands.values()):
+    refuse_overwriting_inputs(_cmd)
+cli.add_command(judge.pool)
+cli.add_command(judge.agreement)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._core.extras import SampleLabels, Similarities
+from .._core.extras import JudgeLabels, SampleLabels, Similarities
 from .._errors import ConfigError, InputError
 from . import Inputs, register
 
@@ -153,6 +153,72 @@ class SimilarityProvider:
             return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
         return Similarities(has, ref_off, cat(refs, np.int64), cat(rows, np.int64), cat(sims, np.float64), len(docs))
+
+
+@dataclass(frozen=True)
+class JudgedProvider:
+    """``judged``: a judge's labels of a sample set (``ctxeval judge claims`` / ``judge relevance``):
+    which chunks are relevant to the reference answer, and which chunks support each of its claims."""
+
+    name: str = "judged"
+    after: tuple[str, ...] = ()
+    needs_rows: bool = True
+
+    def build(self, data: EvalData, inputs: Inputs) -> JudgeLabels:
+        st = _sample_set(inputs, "ContextPrecision / ContextRecall(method=judge) read a judge's labels")
+        if data.rows is None:
+            raise ConfigError("judge labels need the run's ranked rows (keep_rows)")
+        by_q = {s.query_id: s for s in st.samples}
+        docs = data.rows.doc.to_list()
+        n_q = data.n_queries
+        relevant = np.zeros(len(docs), dtype=bool)
+        undecided = np.zeros(len(docs), dtype=bool)
+        has_judged = np.zeros(n_q, dtype=bool)
+        has_claims = np.zeros(n_q, dtype=bool)
+        c_count = np.zeros(n_q, dtype=np.int64)
+        cc_claim: list[int] = []
+        cc_row: list[int] = []
+        cc_supports: list[bool] = []
+        claim_no = 0
+        for i, q in enumerate(data.qids):
+            s = by_q.get(q)
+            if s is None:
+                continue
+            lo, hi = int(data.r_off[i]), int(data.r_off[i + 1])
+            row_of = {docs[r]: r for r in range(lo, hi)}
+            if s.judged is not None:
+                has_judged[i] = True
+                for d in s.judged[0]:
+                    if d in row_of:
+                        relevant[row_of[d]] = True
+                for d in s.judged[1]:
+                    if d in row_of:
+                        undecided[row_of[d]] = True
+            if s.claims is not None:
+                has_claims[i] = True
+                c_count[i] = len(s.claims)
+                for _, full, open_ in s.claims:
+                    for ids, supports in ((full, True), (open_, False)):
+                        for d in ids:
+                            cc_claim.append(claim_no)
+                            cc_row.append(row_of.get(d, -1))
+                            cc_supports.append(supports)
+                    claim_no += 1
+        c_off = np.zeros(n_q + 1, dtype=np.int64)
+        np.cumsum(c_count, out=c_off[1:])
+        return JudgeLabels(
+            relevant,
+            undecided,
+            has_judged,
+            has_claims,
+            c_off,
+            np.asarray(cc_claim, dtype=np.int64),
+            np.asarray(cc_row, dtype=np.int64),
+            np.asarray(cc_supports, dtype=bool),
+        )
+
+
+register(JudgedProvider())
 
 
 def _sample_set(inputs: Inputs, what: str) -> Any:

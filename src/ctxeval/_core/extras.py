@@ -176,6 +176,29 @@ class SampleLabels:
 
 
 @dataclass(frozen=True, eq=False)
+class JudgeLabels:
+    """A judge's labels of a sample set. Per ranked row: ``relevant`` / ``undecided`` (the chunk's
+    relevance to the reference answer); per query ``has_judged`` and ``has_claims``, ``c_off``
+    (offsets of its claims, numbered across queries); per (claim, chunk) pair ``cc_claim``,
+    ``cc_row`` (-1: not retrieved) and ``cc_supports`` (True: supports, False: undecided)."""
+
+    relevant: np.ndarray
+    undecided: np.ndarray
+    has_judged: np.ndarray
+    has_claims: np.ndarray
+    c_off: np.ndarray
+    cc_claim: np.ndarray
+    cc_row: np.ndarray
+    cc_supports: np.ndarray
+
+    def cut(self, cut: Cut) -> JudgeLabels:
+        new = np.full(self.relevant.size, -1, dtype=np.int64)
+        new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
+        moved = np.where(self.cc_row >= 0, new[np.maximum(self.cc_row, 0)], -1)
+        return replace(self, relevant=self.relevant[cut.rows], undecided=self.undecided[cut.rows], cc_row=moved)
+
+
+@dataclass(frozen=True, eq=False)
 class Similarities:
     """String similarity between each sample's reference contexts and its retrieved chunks: per query
     ``has`` (the sample gives both texts) and ``ref_off`` (offsets of its reference contexts, numbered

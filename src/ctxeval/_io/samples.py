@@ -93,6 +93,10 @@ class Sample:
     #: (text, vital, supporting chunk ids, partially supporting chunk ids) per nugget
     nuggets: tuple[tuple[str, bool, tuple[str, ...], tuple[str, ...]], ...] | None = None
     pool: tuple[str, ...] | None = None  #: the first-stage candidates the retrieved list was chosen from
+    #: the reference answer's claims, from a judge: (text, supporting chunk ids, undecided chunk ids)
+    claims: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] | None = None
+    #: a judge's relevance of the chunks to the reference answer: (relevant ids, undecided ids)
+    judged: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -349,17 +353,18 @@ class Samples:
             frame = qrels_rows(self.samples.columnar)
         else:
             have = [s for s in self.samples if s.grades]
+            labelled = [s.query_id for s in self.samples if not s.grades and _has_labels(s)]
+            qids: list[str] = [s.query_id for s in have for _ in s.grades or ()] + labelled
+            docs: list[str] = [d for s in have for d in s.grades or ()] + [PLACEHOLDER] * len(labelled)
+            grades: list[int] = [g for s in have for g in (s.grades or {}).values()] + [0] * len(labelled)
             frame = pl.DataFrame(
-                {
-                    "query_id": [s.query_id for s in have for _ in s.grades],  # type: ignore[union-attr]
-                    "doc_id": [d for s in have for d in s.grades],  # type: ignore[union-attr]
-                    "relevance": [g for s in have for g in s.grades.values()],  # type: ignore[union-attr]
-                },
+                {"query_id": qids, "doc_id": docs, "relevance": grades},
                 schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64},
             )
         if frame.height == 0:
             raise EmptyInputError(
-                f"{self.source}: no sample gives reference_ids or grades: nothing to evaluate the retrieval against"
+                f"{self.source}: no sample gives reference_ids, grades, reference_contexts or labels (claims, judged, "
+                "nuggets, facets, citations): nothing to evaluate the retrieval against"
             )
         return frame
 
@@ -414,6 +419,15 @@ class Samples:
 
     def query_texts(self) -> dict[str, str]:
         return {s.query_id: s.question for s in self.samples if s.question is not None}
+
+
+#: the judgment that keeps a sample without references but with other labels (a judge's claims,
+#: relevance or nuggets, facets, citations) in the query set: grade 0 of a chunk no list holds
+PLACEHOLDER = "(no reference)"
+
+
+def _has_labels(s: Sample) -> bool:
+    return any(x is not None for x in (s.claims, s.judged, s.nuggets, s.facets, s.citations))
 
 
 def union_qrels(sets: Sequence[Samples]) -> Any:
@@ -602,6 +616,8 @@ def _sample(
             citations=_id_list(rec.get("citations"), source, line, "citations"),
             nuggets=_nuggets(rec.get("nuggets"), source, line),
             pool=_id_list(rec.get("pool"), source, line, "pool"),
+            claims=_claims(rec.get("claims"), source, line),
+            judged=_judged(rec.get("judged"), source, line),
         ),
         by_order,
         named,
@@ -736,6 +752,33 @@ def _nuggets(
         part = _id_list(n.get("partially_supported_by"), source, line, f"nuggets[{i}].partially_supported_by") or ()
         out.append((str(n.get("text", f"nugget {i}")), imp == "vital", full, part))
     return tuple(out)
+
+
+def _claims(value: Any, source: str, line: int) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] | None:
+    """``[{"text", "supported_by": [ids], "undecided"?: [ids]}]`` (``ctxeval judge claims`` writes it)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise FormatError(source, line, f"claims must be a list of objects, got {type(value).__name__}")
+    out = []
+    for i, c in enumerate(value, start=1):
+        if not isinstance(c, Mapping) or not isinstance(c.get("text"), str):
+            raise FormatError(source, line, f"claims[{i}] must be an object with a text")
+        full = _id_list(c.get("supported_by"), source, line, f"claims[{i}].supported_by") or ()
+        open_ = _id_list(c.get("undecided"), source, line, f"claims[{i}].undecided") or ()
+        out.append((c["text"], full, open_))
+    return tuple(out)
+
+
+def _judged(value: Any, source: str, line: int) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """``{"relevant": [ids], "undecided"?: [ids]}`` (``ctxeval judge relevance`` writes it)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or "relevant" not in value:
+        raise FormatError(source, line, "judged must be an object {relevant: [ids], undecided: [ids]}")
+    rel = _id_list(value["relevant"], source, line, "judged.relevant") or ()
+    und = _id_list(value.get("undecided"), source, line, "judged.undecided") or ()
+    return rel, und
 
 
 def _grades(rec: Mapping[str, Any], source: str, line: int) -> dict[str, int] | None:

@@ -426,16 +426,30 @@ def read_strata(source: Any) -> tuple[dict[str, list[str]], str]:
 def read_query_texts(source: Any) -> tuple[dict[str, str], str]:
     """Query texts from a mapping, a ``qid<TAB>text`` file or a JSON-lines file (``.jsonl``, or a
     first record starting with ``{``)."""
+    return read_texts(source)
+
+
+def read_passages(source: Any) -> tuple[dict[str, str], str]:
+    """Passage texts: ``id<TAB>text`` lines, or JSON lines ``{"id" (or doc_id, docid, _id), "text"
+    (or contents, passage)}``, or a mapping."""
+    return read_texts(source, "passages", ("id", "doc_id", "docid", "_id", "pid"), ("text", "contents", "passage"))
+
+
+def read_texts(
+    source: Any,
+    what: str = "query texts",
+    id_keys: tuple[str, ...] = ("qid", "query_id", "id"),
+    text_keys: tuple[str, ...] = ("text", "query"),
+) -> tuple[dict[str, str], str]:
+    """Texts by id from a mapping, an ``id<TAB>text`` file or a JSON-lines file."""
     if source is None:
         return {}, ""
     if isinstance(source, Mapping):
-        return {str(k): str(v) for k, v in source.items()}, "<query texts mapping>"
+        return {str(k): str(v) for k, v in source.items()}, f"<{what} mapping>"
     if not isinstance(source, (str, os.PathLike)):
-        raise ConfigError(
-            f"query texts must be a file path or a mapping of query id to text, got {type(source).__name__}"
-        )
+        raise ConfigError(f"{what} must be a file path or a mapping of id to text, got {type(source).__name__}")
     name = str(source)
-    lines = text_lines(source, "query texts", comments=False)
+    lines = text_lines(source, what, comments=False)
     first = lines[0][1] if lines else ""
     as_json = Path(source).suffix.lower() in (".jsonl", ".ndjson") or first.lstrip().startswith("{")
     out: dict[str, str] = {}
@@ -448,22 +462,30 @@ def read_query_texts(source: Any) -> tuple[dict[str, str], str]:
             except json.JSONDecodeError as exc:
                 raise FormatError(name, lineno, f"not a JSON object: {exc.msg}", line) from None
             if not isinstance(rec, dict):
-                raise FormatError(name, lineno, "expected a JSON object with qid and text", line)
-            qid = next((rec[k] for k in ("qid", "query_id", "id") if k in rec), None)
-            text = next((rec[k] for k in ("text", "query") if k in rec), None)
+                raise FormatError(name, lineno, f"expected a JSON object with {id_keys[0]} and text", line)
+            qid = next((rec[k] for k in id_keys if k in rec), None)
+            text = next((rec[k] for k in text_keys if k in rec), None)
             if qid is None or not isinstance(text, str):
-                raise FormatError(name, lineno, "expected fields qid (or query_id, id) and text (or query)", line)
+                raise FormatError(
+                    name,
+                    lineno,
+                    f"expected fields {id_keys[0]} (or {', '.join(id_keys[1:])}) and {text_keys[0]} "
+                    f"(or {', '.join(text_keys[1:])})",
+                    line,
+                )
             qid = str(qid)
         else:
             qid, tab, text = line.partition("\t")
             if not tab or not qid.strip():
-                raise FormatError(name, lineno, "expected 'qid<TAB>text'", line)
+                raise FormatError(name, lineno, f"expected '{id_keys[0]}<TAB>text'", line)
             qid = qid.strip()
         if qid in out:
-            raise FormatError(name, lineno, f"query {qid} already has a text", line)
+            raise FormatError(
+                name, lineno, f"{'query' if what == 'query texts' else 'id'} {qid} already has a text", line
+            )
         out[qid] = text.strip()
     if not out:
-        raise FormatError(name, None, "no query texts")
+        raise FormatError(name, None, f"no {what}")
     return out, name
 
 

@@ -21,6 +21,12 @@ counts sim > threshold (strictly; its precision uses >=), ctxeval uses >= for bo
 only where a similarity equals the threshold exactly; ragas fails on an empty retrieved list where
 ctxeval scores 0.
 
+``method=judge`` (RAGAS's LLM-based variants, on labels ``ctxeval judge`` wrote into the samples):
+precision as above with chunk i relevant when the judge found it useful for the reference answer (NA
+when a chunk of the top k is undecided: never guessed); recall = (claims of the reference answer that
+a chunk of the top k supports) / (decided claims), a claim neither supported nor decided being left
+out (the judge command reports how many); NA without claims.
+
 From a sample set's own fields (the ``samples`` side data; NA for a sample without the field):
 
 * ``CoverageRecall@k`` = (facets with at least one of their chunks in the top k) / (facets of the
@@ -39,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.evaldata import EvalData
-from .._core.extras import SampleLabels, Similarities
+from .._core.extras import JudgeLabels, SampleLabels, Similarities
 from .._core.segments import ratio
 from .base import Family, Measure, Param, register
 from .classical import REL, precision_sums, rel_rows
@@ -50,6 +56,9 @@ RAGAS = "Es, James, Espinosa-Anke & Schockaert, EACL 2024 (RAGAS); ragas 0.2 con
 def _context_precision(d: EvalData, m: Measure) -> np.ndarray:
     if m["method"] == "similarity":
         return _similar_precision(d, m)
+    if m["method"] == "judge":
+        lab: JudgeLabels = d.extra("judged")
+        return _rank_precision(d, m, lab.relevant, lab.has_judged, lab.undecided)
     mask = rel_rows(d, m)
     found = d.seg_count(mask)
     out = np.zeros(d.n_queries, dtype=np.float64)
@@ -60,6 +69,8 @@ def _context_precision(d: EvalData, m: Measure) -> np.ndarray:
 def _context_recall(d: EvalData, m: Measure) -> np.ndarray:
     if m["method"] == "similarity":
         return _similar_recall(d, m)
+    if m["method"] == "judge":
+        return _judged_recall(d, m)
     return ratio(d.seg_count(rel_rows(d, m)), d.num_rel(m["rel"]))
 
 
@@ -68,9 +79,17 @@ def _similar_precision(d: EvalData, m: Measure) -> np.ndarray:
     sim: Similarities = d.extra("similarity")
     best = np.full(d.n_rows, -1.0)
     np.maximum.at(best, sim.p_row, sim.p_sim)
-    mask = best >= m["threshold"]
-    if m.cutoff is not None:
-        mask &= d.r_rank <= m.k
+    return _rank_precision(d, m, best >= m["threshold"], sim.has)
+
+
+def _rank_precision(
+    d: EvalData, m: Measure, relevant: np.ndarray, has: np.ndarray, undecided: np.ndarray | None = None
+) -> np.ndarray:
+    """RAGAS's precision over ranked rows flagged ``relevant``; NA where ``has`` is false, and where a
+    row of the top k is ``undecided`` (never guessed)."""
+    mask = relevant.copy()
+    top = np.ones(d.n_rows, dtype=bool) if m.cutoff is None else d.r_rank <= m.k
+    mask &= top
     seen = np.cumsum(mask)  # relevant rows at or above each row, within its query
     before = np.where(d.r_off[:-1] > 0, seen[np.maximum(d.r_off[:-1] - 1, 0)], 0)
     so_far = seen - before[d.r_seg]
@@ -79,7 +98,31 @@ def _similar_precision(d: EvalData, m: Measure) -> np.ndarray:
     found = np.bincount(seg, minlength=d.n_queries)
     out = np.zeros(d.n_queries, dtype=np.float64)
     np.divide(sums, found, out=out, where=found > 0)
-    out[~sim.has] = np.nan
+    out[~has] = np.nan
+    if undecided is not None:
+        out[np.bincount(d.r_seg[undecided & top], minlength=d.n_queries) > 0] = np.nan
+    return out
+
+
+def _judged_recall(d: EvalData, m: Measure) -> np.ndarray:
+    """Claims of the reference answer a chunk of the top k supports / the decided claims; a claim no
+    top-k chunk supports and one the judge could not decide is undecided and left out; NA when no
+    claim is decided."""
+    lab: JudgeLabels = d.extra("judged")
+    n_claims = int(lab.c_off[-1])
+    ok = lab.cc_row >= 0
+    if m.cutoff is not None:
+        ok &= d.r_rank[np.maximum(lab.cc_row, 0)] <= m.k
+    supported = np.zeros(n_claims, dtype=bool)
+    supported[lab.cc_claim[ok & lab.cc_supports]] = True
+    open_ = np.zeros(n_claims, dtype=bool)
+    open_[lab.cc_claim[ok & ~lab.cc_supports]] = True
+    open_ &= ~supported
+    q_of = np.repeat(np.arange(d.n_queries, dtype=np.int64), np.diff(lab.c_off))
+    num = np.bincount(q_of[supported], minlength=d.n_queries)
+    den = np.diff(lab.c_off) - np.bincount(q_of[open_], minlength=d.n_queries)
+    out = ratio(num, den)
+    out[~lab.has_claims] = np.nan
     return out
 
 
@@ -103,14 +146,17 @@ METHOD = Param(
     "str",
     "ids",
     "ids: relevance from the judgments (reference ids / grades); similarity: a chunk matches a reference "
-    "context when their normalised Levenshtein similarity is >= threshold (RAGAS's non-LLM variant)",
-    choices=("ids", "similarity"),
+    "context when their normalised Levenshtein similarity is >= threshold (RAGAS's non-LLM variant); judge: "
+    "an LLM judge's labels of the sample set (ctxeval judge relevance / judge claims; RAGAS's LLM variants)",
+    choices=("ids", "similarity", "judge"),
 )
 THRESHOLD = Param("threshold", "float", 0.5, "similarity at or above which texts match", lo=0.0, hi=1.0)
 
 
 def _method_needs(m: Measure) -> frozenset[str]:
-    return frozenset({"similarity"}) if m["method"] == "similarity" else frozenset()
+    return (
+        frozenset({"similarity" if m["method"] == "similarity" else "judged"}) if m["method"] != "ids" else frozenset()
+    )
 
 
 def _labels(d: EvalData) -> SampleLabels:

@@ -1,0 +1,423 @@
+"""``ctxeval judge``, ``ctxeval pool`` and ``ctxeval agreement``: labels from an LLM judge (or the
+offline lexical heuristic), the judgment pool to label, and how far judge labels can be trusted."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from .._errors import ConfigError
+from .options import emit, output_option
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["agreement", "command", "pool"]
+
+
+def _judge_options(f: F) -> F:
+    opts = [
+        click.option(
+            "--judge",
+            "kind",
+            type=click.Choice(["openai", "lexical"]),
+            default="openai",
+            show_default=True,
+            help="openai: a model behind an OpenAI-compatible /chat/completions endpoint; lexical: the offline "
+            "word-overlap heuristic (labelled as such in every output)",
+        ),
+        click.option(
+            "--judge-url", help="the endpoint's base URL, e.g. http://localhost:8000/v1 (else $CTXEVAL_JUDGE_URL)"
+        ),
+        click.option("--model", help="the model name the server knows"),
+        click.option(
+            "--api-key-env",
+            default=None,
+            help="the environment variable holding the API key (default CTXEVAL_JUDGE_API_KEY, then OPENAI_API_KEY); "
+            "the key is never printed, logged or stored",
+        ),
+        click.option(
+            "--cache",
+            "cache_path",
+            type=click.Path(dir_okay=False),
+            help="the judgment cache (SQLite); default in the user's cache directory",
+        ),
+        click.option(
+            "--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="requests in flight"
+        ),
+        click.option(
+            "--max-cost", type=click.FloatRange(min=0.0), help="stop before the cost would exceed this (needs --price)"
+        ),
+        click.option(
+            "--price",
+            "prices",
+            multiple=True,
+            help="MODEL=PROMPT/COMPLETION per million tokens, e.g. gpt-4o-mini=0.15/0.6",
+        ),
+        click.option(
+            "--votes", type=click.IntRange(min=1), default=1, show_default=True, help="judgments per item (majority)"
+        ),
+        click.option(
+            "--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="seconds per request"
+        ),
+        click.option("--max-retries", type=click.IntRange(min=0), default=5, show_default=True),
+        click.option(
+            "--report",
+            "report_path",
+            type=click.Path(dir_okay=False),
+            help="write the tally (counts, tokens, cost) as JSON here",
+        ),
+        click.option("-q", "--quiet", is_flag=True, help="no progress bar"),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def _make_judge(kw: dict[str, Any]) -> Any:
+    import os
+
+    from .._judge.client import LexicalJudge, OpenAIJudge
+
+    if kw["kind"] == "lexical":
+        return LexicalJudge()
+    key = os.environ.get(kw["api_key_env"]) if kw.get("api_key_env") else None
+    if kw.get("api_key_env") and key is None:
+        raise ConfigError(f"--api-key-env {kw['api_key_env']}: that environment variable is not set")
+    return OpenAIJudge(
+        kw.get("model") or "",
+        base_url=kw.get("judge_url"),
+        api_key=key,
+        timeout=kw["timeout"],
+        max_retries=kw["max_retries"],
+        concurrency=kw["concurrency"],
+    )
+
+
+def _opts(kw: dict[str, Any]) -> Any:
+    from .._judge.labels import JudgeOptions
+    from .._judge.runner import Prices
+
+    return JudgeOptions(
+        concurrency=kw["concurrency"],
+        max_cost=kw.get("max_cost"),
+        prices=Prices.parse(kw.get("prices") or ()),
+        votes=kw["votes"],
+        progress=not kw["quiet"] and sys.stderr.isatty(),
+    )
+
+
+def _cache(kw: dict[str, Any]) -> Any:
+    from .._judge.cache import Cache, default_path
+
+    return Cache(kw.get("cache_path") or default_path())
+
+
+def _finish(kw: dict[str, Any], tallies: list[Any], extra: dict[str, Any] | None = None) -> None:
+    for t in tallies:
+        click.echo(t.line(), err=True)
+    if kw.get("report_path"):
+        from .._io.writers import write_text
+
+        doc = {"tallies": [t.to_dict() for t in tallies], **(extra or {})}
+        write_text(kw["report_path"], json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+def _items(
+    runs: tuple[str, ...], samples: str | None, queries: str | None, passages: str | None, depth: int | None
+) -> list[Any]:
+    from .._judge.labels import items_from_runs, items_from_samples
+
+    if samples:
+        if runs or queries or passages:
+            raise ConfigError("give --samples FILE, or RUN [RUN ...] with --queries and --passages, not both")
+        return items_from_samples(samples, depth)
+    if not runs or not queries or not passages:
+        raise ConfigError("give RUN [RUN ...] --queries QUERIES --passages PASSAGES, or --samples FILE")
+    items, counts = items_from_runs(runs, queries, passages, depth or 20)
+    click.echo(
+        f"pool: {counts['pairs']} (query, passage) pairs over {counts['queries']} queries, depth {counts['depth']}",
+        err=True,
+    )
+    return items
+
+
+def _inputs(f: F) -> F:
+    f = click.option(
+        "--depth", type=click.IntRange(min=1), default=None, help="the top K of each run / sample (runs: default 20)"
+    )(f)
+    f = click.option(
+        "--passages", type=click.Path(dir_okay=False), help="passage texts: id<TAB>text lines or JSON lines {id, text}"
+    )(f)
+    f = click.option(
+        "--queries", type=click.Path(dir_okay=False), help="query texts: qid<TAB>text lines or JSON lines {qid, text}"
+    )(f)
+    f = click.option("--samples", type=click.Path(dir_okay=False), help="a sample set with questions and chunk texts")(
+        f
+    )
+    return click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))(f)
+
+
+@click.group("judge")
+def command() -> None:
+    """Labels from an LLM judge: grades, utilities, claims, relevance, nuggets; and its cache."""
+
+
+@command.command("grade")
+@_inputs
+@click.option(
+    "--scale",
+    type=click.Choice(["rag", "trec"]),
+    default="rag",
+    show_default=True,
+    help="rag: 1-5 (RA-nWG); trec: 0-3 (UMBRELA)",
+)
+@_judge_options
+@output_option(None, "the qrels to write (default stdout)")
+def grade(
+    runs: tuple[str, ...],
+    samples: str | None,
+    queries: str | None,
+    passages: str | None,
+    depth: int | None,
+    scale: str,
+    output: str | None,
+    **kw: Any,
+) -> None:
+    """Grade each (question, passage) pair and write qrels (undecided pairs are listed on stderr and in
+    --report, never written as a grade)."""
+    from .._judge.labels import grades
+
+    judge = _make_judge(kw)
+    items = _items(runs, samples, queries, passages, depth)
+    with _cache(kw) as cache:
+        got, tally = grades(judge, items, cache, _opts(kw), scale)
+    lines = [f"{it.query_id} 0 {it.doc_id} {v}\n" for it, v in got if isinstance(v, int)]
+    open_ = [(it.query_id, it.doc_id) for it, v in got if not isinstance(v, int)]
+    emit("".join(lines), output)
+    for q, d in open_[:20]:
+        click.echo(f"undecided: {q} {d}", err=True)
+    if len(open_) > 20:
+        click.echo(f"undecided: ... {len(open_) - 20} more (see --report)", err=True)
+    _finish(kw, [tally], {"undecided": [list(p) for p in open_], "scale": scale})
+
+
+@command.command("utility")
+@_inputs
+@_judge_options
+@output_option(None, "the utility file to write: qid docid u lines (default stdout)")
+def utility(
+    runs: tuple[str, ...],
+    samples: str | None,
+    queries: str | None,
+    passages: str | None,
+    depth: int | None,
+    output: str | None,
+    **kw: Any,
+) -> None:
+    """u = 1 - P(first token is NO-RESPONSE) for each (question, passage), from the server's logprobs,
+    written as the utility file UDCG reads (--utilities)."""
+    from .._judge.labels import utilities
+
+    judge = _make_judge(kw)
+    items = _items(runs, samples, queries, passages, depth)
+    with _cache(kw) as cache:
+        got, tally = utilities(judge, items, cache, _opts(kw))
+    emit("".join(f"{it.query_id} {it.doc_id} {v!r}\n" for it, v in got if isinstance(v, float)), output)
+    open_ = [[it.query_id, it.doc_id] for it, v in got if not isinstance(v, float)]
+    _finish(kw, [tally], {"undecided": open_})
+
+
+def _sample_labels(name: str, make: Callable[..., Any], doc: str) -> click.Command:
+    @command.command(name, help=doc)
+    @click.option("--samples", required=True, type=click.Path(dir_okay=False), help="the sample set to label")
+    @click.option("--depth", type=click.IntRange(min=1), default=None, help="judge the top K chunks only")
+    @_judge_options
+    @output_option(None, "the labelled sample set to write (JSON lines; default stdout)")
+    def sub(samples: str, depth: int | None, output: str | None, **kw: Any) -> None:
+        from .._judge.labels import merged
+
+        judge = _make_judge(kw)
+        with _cache(kw) as cache:
+            labels, *tallies = make(judge, samples, cache, _opts(kw), depth)
+        records = merged(samples, labels)
+        emit("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), output)
+        _finish(kw, list(tallies), _label_counts(labels))
+
+    return sub
+
+
+def _label_counts(labels: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    claims = [c for r in labels for c in (r.get("claims") or [])]
+    if claims:
+        open_ = sum(1 for c in claims if not c["supported_by"] and c["undecided"])
+        out["claims"] = {"total": len(claims), "undecided": open_}
+        click.echo(f"claims: {len(claims)}, {open_} undecided (left out of ContextRecall(method=judge))", err=True)
+    return out
+
+
+def _claims(*a: Any) -> Any:
+    from .._judge.labels import claims
+
+    return claims(*a)
+
+
+def _relevance(*a: Any) -> Any:
+    from .._judge.labels import relevance
+
+    return relevance(*a)
+
+
+def _nuggets(*a: Any) -> Any:
+    from .._judge.labels import nuggets
+
+    return nuggets(*a)
+
+
+claims_command = _sample_labels(
+    "claims",
+    _claims,
+    "Split each reference answer into claims and decide which of the top-K chunks support each: the samples "
+    "with a claims field, for ContextRecall(method=judge).",
+)
+relevance_command = _sample_labels(
+    "relevance",
+    _relevance,
+    "Decide which of the top-K chunks are useful for the reference answer: the samples with a judged field, "
+    "for ContextPrecision(method=judge).",
+)
+nuggets_command = _sample_labels(
+    "nuggets",
+    _nuggets,
+    "Create vital/okay nuggets from each question and its reference material and assign each support / "
+    "partial support against the top-K chunks: the samples with a nuggets field, for NuggetRecall(score=...)@k.",
+)
+
+
+@command.group("cache")
+def cache_group() -> None:
+    """The judgment cache: stats, export, prune."""
+
+
+def _cache_option(f: F) -> F:
+    return click.option(
+        "--cache",
+        "cache_path",
+        type=click.Path(dir_okay=False),
+        help="the cache (default in the user's cache directory)",
+    )(f)
+
+
+@cache_group.command("stats")
+@_cache_option
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def cache_stats(cache_path: str | None, fmt: str) -> None:
+    """Judgments per model, task and prompt version, with undecided ones, tokens and cost."""
+    with _cache({"cache_path": cache_path}) as cache:
+        rows = cache.stats()
+        where = str(cache.path)
+    if fmt == "json":
+        click.echo(json.dumps({"cache": where, "groups": rows}, indent=2, sort_keys=True))
+        return
+    click.echo(f"cache: {where}")
+    if not rows:
+        click.echo("no judgments")
+    for r in rows:
+        click.echo(
+            f"{r['model']}  {r['task']} ({r['version']}): {r['judgments']} judgments, {r['undecided']} undecided, "
+            f"tokens {r['prompt_tokens']} in / {r['completion_tokens']} out, cost {r['cost']:.4f}"
+        )
+
+
+@cache_group.command("export")
+@_cache_option
+@output_option(None, "JSON lines, one judgment per line (default stdout)")
+def cache_export(cache_path: str | None, output: str | None) -> None:
+    """Every cached judgment as JSON lines (model, task, version, value, reply, tokens, cost)."""
+    with _cache({"cache_path": cache_path}) as cache:
+        text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in cache.export())
+    emit(text, output)
+
+
+@cache_group.command("prune")
+@_cache_option
+@click.option("--model", help="only this model's judgments")
+@click.option("--task", help="only this task's judgments")
+@click.option("--older-than", "older", type=click.FloatRange(min=0.0), help="only judgments older than this many days")
+@click.option("--undecided", is_flag=True, help="only undecided judgments (so that a re-run asks again)")
+def cache_prune(
+    cache_path: str | None, model: str | None, task: str | None, older: float | None, undecided: bool
+) -> None:
+    """Delete cached judgments matching every filter given."""
+    with _cache({"cache_path": cache_path}) as cache:
+        n = cache.prune(model=model, task=task, older_than_days=older, undecided=undecided)
+    click.echo(f"deleted {n} judgments")
+
+
+@click.command("pool")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--depth", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--queries", type=click.Path(dir_okay=False), help="with --passages: write JSON lines with the texts, for labelling"
+)
+@click.option("--passages", type=click.Path(dir_okay=False))
+@output_option(None, "where to write the pool (default stdout)")
+def pool(runs: tuple[str, ...], depth: int, queries: str | None, passages: str | None, output: str | None) -> None:
+    """The judgment pool: per query, the union of every run's top DEPTH docs, as 'qid docid best_rank'
+    lines (or, with --queries and --passages, JSON lines with the texts), with counts on stderr."""
+    from .._judge.labels import items_from_runs, judgment_pool
+
+    if (queries is None) != (passages is None):
+        raise ConfigError("--queries and --passages go together")
+    pairs, counts = judgment_pool(runs, depth)
+    if queries is not None:
+        items, _ = items_from_runs(runs, queries, passages, depth)
+        text = "".join(
+            json.dumps(
+                {"query_id": it.query_id, "question": it.question, "doc_id": it.doc_id, "text": it.text},
+                ensure_ascii=False,
+            )
+            + "\n"
+            for it in items
+        )
+    else:
+        text = "".join(f"{q} {d}\n" for q, d in pairs)
+    emit(text, output)
+    per_run = ", ".join(f"{name} {n}" for name, n in counts["unique_per_run"].items())
+    click.echo(
+        f"pool: {counts['pairs']} (query, doc) pairs over {counts['queries']} queries at depth {depth}; "
+        f"docs only one run contributes: {per_run}",
+        err=True,
+    )
+
+
+@click.command("agreement")
+@click.argument("human", type=click.Path(dir_okay=False))
+@click.argument("judged", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "-m", "--measure", default="nDCG@10", show_default=True, help="the measure the system ranking and the estimates use"
+)
+@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@output_option()
+def agreement(
+    human: str, judged: str, runs: tuple[str, ...], measure: str, alpha: float, fmt: str, output: str | None
+) -> None:
+    """How far JUDGED labels agree with HUMAN ones: Cohen's kappa (unweighted, linear, quadratic) and the
+    confusion matrix; given runs, the system ranking under each (Kendall's tau, the largest rank swap)
+    and each run's prediction-powered estimate of the measure's mean with its interval (human labels
+    on a subset of queries, judge labels on all)."""
+    from .._judge.verbs import agreement_report
+
+    doc = agreement_report(human, judged, list(runs), measure, alpha)
+    if fmt == "json":
+        emit(json.dumps(doc, indent=2, sort_keys=True) + "\n", output)
+    else:
+        from .._judge.verbs import render_agreement
+
+        emit(render_agreement(doc), output)

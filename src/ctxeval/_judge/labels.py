@@ -1,0 +1,351 @@
+"""Labels from the judge: what to judge (the pool of a set of runs, or the chunks of a sample set),
+and the files the judgments become (qrels, a utility file, samples with claim / relevance / nugget
+labels), always through the cache.
+
+Inputs are *items*: (query id, question, doc id, passage text) for grades and utilities, taken from
+each run's top ``depth`` (the judgment pool: the union over the runs) with the texts from
+``queries`` and ``passages``, or from a sample set's retrieved chunks (its ``question`` and chunk
+texts). A missing text is an error naming the id and the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import ConfigError, InputError
+from .cache import Cache
+from .client import Judge
+from .runner import NOT_SENT, Ask, Prices, Tally, judge_all
+from .tasks import TASKS
+
+__all__ = ["Item", "JudgeOptions", "items_from_runs", "items_from_samples", "judgment_pool"]
+
+
+@dataclass(frozen=True)
+class Item:
+    query_id: str
+    question: str
+    doc_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    concurrency: int = 8
+    max_cost: float | None = None
+    prices: Prices | None = None
+    votes: int = 1
+    progress: bool = False
+
+
+def judgment_pool(runs: Sequence[Any], depth: int) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """The judgment pool: per query (byte-wise order), the union of every run's top ``depth`` docs, in
+    order of their best rank (then doc id); with counts (queries, pairs, and per run the docs only it
+    contributes)."""
+    from .._io.model import Run
+
+    if depth < 1:
+        raise ConfigError(f"--depth must be >= 1, got {depth}")
+    best: dict[tuple[str, str], int] = {}
+    by_run: dict[str, set[tuple[str, str]]] = {}
+    for r in runs:
+        run = Run.coerce(r)
+        c = run.columns
+        rows = run.ranked_rows()
+        q = c.query_of_rows()[rows].tolist()
+        d = c.doc.to_list(rows)
+        rank: dict[str, int] = {}
+        mine = by_run.setdefault(run.name, set())
+        for qid, doc in zip(q, d):
+            n = rank.get(qid, 0) + 1
+            rank[qid] = n
+            if n <= depth:
+                key = (str(qid), doc)
+                mine.add(key)
+                best[key] = min(best.get(key, n), n)
+    pairs = sorted(best, key=lambda k: (k[0].encode(), best[k], k[1].encode()))
+    only = {name: len(s - set().union(*(o for n, o in by_run.items() if n != name))) for name, s in by_run.items()}
+    counts = {"queries": len({q for q, _ in pairs}), "pairs": len(pairs), "depth": depth, "unique_per_run": only}
+    return pairs, counts
+
+
+def items_from_runs(runs: Sequence[Any], queries: Any, passages: Any, depth: int) -> tuple[list[Item], dict[str, Any]]:
+    from .._io.side import read_passages, read_query_texts
+
+    pairs, counts = judgment_pool(runs, depth)
+    qtext, qsrc = read_query_texts(queries)
+    ptext, psrc = read_passages(passages)
+    out = []
+    for q, d in pairs:
+        if q not in qtext:
+            raise InputError(f"{qsrc}: no text for query {q!r} (judging needs every pooled query's text)")
+        if d not in ptext:
+            raise InputError(
+                f"{psrc}: no text for passage {d!r} (query {q!r}; judging needs every pooled passage's text)"
+            )
+        out.append(Item(q, qtext[q], d, ptext[d]))
+    return out, counts
+
+
+def items_from_samples(samples: Any, depth: int | None) -> list[Item]:
+    from .._io.samples import Samples
+
+    st = Samples.coerce(samples)
+    out: list[Item] = []
+    for s in st.samples:
+        if s.retrieved_texts is None or s.question is None:
+            raise InputError(
+                f"{st.source}: sample {s.query_id!r} lacks the question or the chunk texts the judge reads"
+            )
+        n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
+        out.extend(Item(s.query_id, s.question, s.retrieved_ids[i], s.retrieved_texts[i]) for i in range(n))
+    return out
+
+
+def grades(
+    judge: Judge, items: Sequence[Item], cache: Cache, opts: JudgeOptions, scale: str = "rag"
+) -> tuple[list[tuple[Item, Any]], Tally]:
+    """Each item's grade (1-5 on the ``rag`` scale, 0-3 on the ``trec`` scale; None undecided)."""
+    task = TASKS["grade" if scale == "rag" else "grade-trec"]
+    asks = [Ask(task, {"question": it.question, "passage": it.text}) for it in items]
+    values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
+    return list(zip(items, values)), tally
+
+
+def utilities(
+    judge: Judge, items: Sequence[Item], cache: Cache, opts: JudgeOptions
+) -> tuple[list[tuple[Item, Any]], Tally]:
+    """Each item's utility u = 1 - P(first token NO-RESPONSE) (None undecided)."""
+    asks = [Ask(TASKS["utility"], {"question": it.question, "passage": it.text}) for it in items]
+    values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
+    return list(zip(items, values)), tally
+
+
+def _kw(opts: JudgeOptions) -> dict[str, Any]:
+    return {
+        "concurrency": opts.concurrency,
+        "max_cost": opts.max_cost,
+        "prices": opts.prices,
+        "votes": opts.votes,
+        "progress": opts.progress,
+    }
+
+
+def claims(
+    judge: Judge, samples: Any, cache: Cache, opts: JudgeOptions, depth: int | None
+) -> tuple[list[dict[str, Any]], Tally, Tally]:
+    """Per sample with a reference answer: its claims (split by the judge) and, per claim, the chunks of
+    the top ``depth`` that support it / that the judge could not decide. Returns the label records
+    ``{query_id, claims: [{text, supported_by, undecided}]}`` and the two tallies (split, support)."""
+    from .._io.samples import Samples
+
+    st = Samples.coerce(samples)
+    have = [s for s in st.samples if s.reference_answer and s.retrieved_texts is not None]
+    if not have:
+        raise InputError(f"{st.source}: no sample has a reference_answer and chunk texts: nothing to split into claims")
+    split_task, support_task = TASKS["claims-split"], TASKS["claims-support"]
+    split, t1 = judge_all(
+        judge,
+        [Ask(split_task, {"question": s.question or "", "answer": s.reference_answer or ""}) for s in have],
+        cache=cache,
+        **_kw(opts),
+    )
+    asks, where = [], []
+    for si, (s, cl) in enumerate(zip(have, split)):
+        if cl is None or cl is NOT_SENT:
+            continue
+        n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
+        for ci, claim in enumerate(cl):
+            for di in range(n):
+                asks.append(Ask(support_task, {"claim": claim, "passage": (s.retrieved_texts or ())[di]}))
+                where.append((si, ci, di))
+    support, t2 = judge_all(judge, asks, cache=cache, **_kw(opts))
+    out = []
+    for si, s in enumerate(have):
+        cl = split[si]
+        rec: dict[str, Any] = {"query_id": s.query_id}
+        if cl is None or cl is NOT_SENT:
+            rec["claims"] = None
+            rec["claims_status"] = "undecided" if cl is None else "not sent (budget)"
+        else:
+            rec["claims"] = [{"text": c, "supported_by": [], "undecided": []} for c in cl]
+        out.append(rec)
+    for (si, ci, di), v in zip(where, support):
+        claim = out[si]["claims"][ci]
+        doc = have[si].retrieved_ids[di]
+        if v is True:
+            claim["supported_by"].append(doc)
+        elif v is None or v is NOT_SENT:
+            claim["undecided"].append(doc)
+    return out, t1, t2
+
+
+def relevance(
+    judge: Judge, samples: Any, cache: Cache, opts: JudgeOptions, depth: int | None
+) -> tuple[list[dict[str, Any]], Tally]:
+    """Per sample with a reference answer: which of its top ``depth`` chunks the judge finds useful
+    to arrive at the answer, and which it could not decide: ``{query_id, judged: {relevant, undecided}}``."""
+    from .._io.samples import Samples
+
+    st = Samples.coerce(samples)
+    have = [s for s in st.samples if s.reference_answer and s.retrieved_texts is not None]
+    if not have:
+        raise InputError(f"{st.source}: no sample has a reference_answer and chunk texts")
+    asks, where = [], []
+    for si, s in enumerate(have):
+        n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
+        for di in range(n):
+            asks.append(
+                Ask(
+                    TASKS["relevance"],
+                    {
+                        "question": s.question or "",
+                        "answer": s.reference_answer or "",
+                        "passage": (s.retrieved_texts or ())[di],
+                    },
+                )
+            )
+            where.append((si, di))
+    values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
+    rel: list[list[str]] = [[] for _ in have]
+    und: list[list[str]] = [[] for _ in have]
+    for (si, di), v in zip(where, values):
+        doc = have[si].retrieved_ids[di]
+        if v is True:
+            rel[si].append(doc)
+        elif v is None or v is NOT_SENT:
+            und[si].append(doc)
+    out = [{"query_id": s.query_id, "judged": {"relevant": r, "undecided": u}} for s, r, u in zip(have, rel, und)]
+    return out, tally
+
+
+def nuggets(
+    judge: Judge, samples: Any, cache: Cache, opts: JudgeOptions, depth: int | None
+) -> tuple[list[dict[str, Any]], Tally, Tally]:
+    """Per sample: nuggets created from its question and reference material (reference answer and
+    reference contexts), each assigned support / partial support against the top ``depth`` chunks:
+    ``{query_id, nuggets: [{text, importance, supported_by, partially_supported_by, undecided}]}``,
+    the shape :class:`~ctxeval.Samples` reads for ``NuggetRecall``."""
+    from .._io.samples import Samples
+
+    st = Samples.coerce(samples)
+    have = [s for s in st.samples if (s.reference_answer or s.reference_contexts) and s.retrieved_texts is not None]
+    if not have:
+        raise InputError(
+            f"{st.source}: no sample has reference material (reference_answer or reference_contexts) and chunk texts"
+        )
+    ctx = [
+        "\n\n".join([*(s.reference_contexts or ()), *([s.reference_answer] if s.reference_answer else [])])
+        for s in have
+    ]
+    made, t1 = judge_all(
+        judge,
+        [Ask(TASKS["nuggets-create"], {"question": s.question or "", "context": c}) for s, c in zip(have, ctx)],
+        cache=cache,
+        **_kw(opts),
+    )
+    asks, where = [], []
+    for si, (s, ns) in enumerate(zip(have, made)):
+        if ns is None or ns is NOT_SENT:
+            continue
+        n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
+        for ni, (text, _) in enumerate(ns):
+            for di in range(n):
+                asks.append(
+                    Ask(
+                        TASKS["nuggets-assign"],
+                        {"question": s.question or "", "nugget": text, "passage": (s.retrieved_texts or ())[di]},
+                    )
+                )
+                where.append((si, ni, di))
+    support, t2 = judge_all(judge, asks, cache=cache, **_kw(opts))
+    out: list[dict[str, Any]] = []
+    for si, s in enumerate(have):
+        ns = made[si]
+        if ns is None or ns is NOT_SENT:
+            out.append({"query_id": s.query_id, "nuggets": None})
+            continue
+        out.append(
+            {
+                "query_id": s.query_id,
+                "nuggets": [
+                    {
+                        "text": t,
+                        "importance": "vital" if v else "okay",
+                        "supported_by": [],
+                        "partially_supported_by": [],
+                        "undecided": [],
+                    }
+                    for t, v in ns
+                ],
+            }
+        )
+    for (si, ni, di), v in zip(where, support):
+        n = out[si]["nuggets"][ni]
+        doc = have[si].retrieved_ids[di]
+        if v == "support":
+            n["supported_by"].append(doc)
+        elif v == "partial_support":
+            n["partially_supported_by"].append(doc)
+        elif v is None or v is NOT_SENT:
+            n["undecided"].append(doc)
+    return out, t1, t2
+
+
+def merged(samples: Any, labels: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The sample set's records (as read) with the label fields of ``labels`` added, by query id."""
+    from .._io.samples import Samples
+
+    st = Samples.coerce(samples)
+    by_q = {r["query_id"]: r for r in labels}
+    out = []
+    for s in st.samples:
+        rec = sample_record(s)
+        extra = by_q.get(s.query_id)
+        if extra:
+            rec.update({k: v for k, v in extra.items() if k != "query_id"})
+        out.append(rec)
+    return out
+
+
+def sample_record(s: Any) -> dict[str, Any]:
+    """A :class:`Sample` as the JSON object it reads back from."""
+    rec: dict[str, Any] = {"query_id": s.query_id}
+    if s.question is not None:
+        rec["question"] = s.question
+    retrieved = []
+    for i, d in enumerate(s.retrieved_ids):
+        item: dict[str, Any] = {"id": d, "score": s.retrieved_scores[i]}
+        if s.retrieved_texts is not None:
+            item["text"] = s.retrieved_texts[i]
+        retrieved.append(item)
+    rec["retrieved"] = retrieved
+    for name in ("reference_contexts", "reference_answer", "response", "category"):
+        v = getattr(s, name)
+        if v is not None:
+            rec[name] = list(v) if isinstance(v, tuple) else v
+    if s.grades:
+        rec["grades"] = dict(s.grades)
+    if s.citations is not None:
+        rec["citations"] = list(s.citations)
+    if s.facets is not None:
+        rec["facets"] = [{"name": n, "ids": list(ids)} for n, ids in s.facets]
+    if s.nuggets is not None:
+        rec["nuggets"] = [
+            {
+                "text": t,
+                "importance": "vital" if v else "okay",
+                "supported_by": list(f),
+                "partially_supported_by": list(p),
+            }
+            for t, v, f, p in s.nuggets
+        ]
+    if s.pool is not None:
+        rec["pool"] = list(s.pool)
+    if s.claims is not None:
+        rec["claims"] = [{"text": t, "supported_by": list(f), "undecided": list(u)} for t, f, u in s.claims]
+    if s.judged is not None:
+        rec["judged"] = {"relevant": list(s.judged[0]), "undecided": list(s.judged[1])}
+    return rec

@@ -1,0 +1,198 @@
+"""Judge labels end to end with the offline lexical judge (claims, relevance, nuggets, grades, pool),
+the measures reading them (hand calculations written out), and the agreement statistics against
+sklearn / scipy."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ctxeval
+from ctxeval._cli import cli
+from ctxeval._judge.agreement import cohen_kappa, ppi_mean, ranking_agreement
+
+SAMPLE = {
+    "query_id": "q1",
+    "question": "What is the capital of France?",
+    "retrieved": [
+        {"id": "c1", "text": "Paris is the capital city of France"},
+        {"id": "c3", "text": "Bananas are yellow"},
+        {"id": "c2", "text": "The Seine flows through the city"},
+    ],
+    "reference_answer": "Paris is the capital of France. The Seine flows through Paris.",
+}
+
+
+def _run(args: list[str], tmp_path: Path) -> str:
+    res = CliRunner().invoke(cli, [*args, "--judge", "lexical", "--cache", str(tmp_path / "c.sqlite"), "-q"])
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+def test_claims_relevance_and_nuggets_by_hand(tmp_path: Path) -> None:
+    """Lexical judge (content words, stop words out). Claims: the answer's sentences, c1 = {paris,
+    capital, france}, c2 = {seine, flows, through, paris}. c1 is all in chunk c1 (supported, >= 60 %);
+    c2: chunk c2 has seine, flows, through = 3/4 (supported), chunk c1 paris = 1/4 (not).
+    Ranking c1, c3, c2: ContextRecall(method=judge) = 2/2; @1 = 1/2 (c2 needs rank 3).
+    Relevance (>= 30 % of the answer's 6 words): c1 has paris, capital, france = 3/6, c2 seine, flows,
+    through = 3/6, c3 none: v = 1, 0, 1 -> ContextPrecision(method=judge) = (1/1 + 2/3) / 2 = 5/6.
+    Nuggets: the reference sentences, the first vital; n1 supported by c1 (rank 1), n2 by c2 (rank 3):
+    NuggetRecall(score=all)@3 = 1, @1 = 1/2, vital_strict@1 = 1."""
+    src = tmp_path / "s.jsonl"
+    src.write_text(json.dumps(SAMPLE) + "\n")
+    claims = tmp_path / "claims.jsonl"
+    claims.write_text(_run(["judge", "claims", "--samples", str(src)], tmp_path))
+    rec = json.loads(claims.read_text())
+    assert rec["claims"] == [
+        {"text": "Paris is the capital of France.", "supported_by": ["c1"], "undecided": []},
+        {"text": "The Seine flows through Paris.", "supported_by": ["c2"], "undecided": []},
+    ]
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text(_run(["judge", "relevance", "--samples", str(claims)], tmp_path))
+    assert json.loads(labelled.read_text())["judged"] == {"relevant": ["c1", "c2"], "undecided": []}
+    nug = tmp_path / "nuggets.jsonl"
+    nug.write_text(_run(["judge", "nuggets", "--samples", str(labelled)], tmp_path))
+    ms = [
+        "ContextRecall(method=judge)",
+        "ContextRecall(method=judge)@1",
+        "ContextPrecision(method=judge)",
+        "NuggetRecall(score=all)@3",
+        "NuggetRecall(score=all)@1",
+        "NuggetRecall(score=vital_strict)@1",
+    ]
+    got = ctxeval.evaluate(samples=str(nug), measures=ms).runs[0]
+    assert [got.mean(m) for m in ms] == pytest.approx([1.0, 0.5, 5 / 6, 1.0, 0.5, 1.0])
+
+
+def _labelled(claims: list[dict], judged: dict) -> dict:
+    return {
+        "query_id": "q",
+        "retrieved_ids": ["a", "b", "c", "d"],
+        "reference_ids": ["a"],
+        "claims": claims,
+        "judged": judged,
+    }
+
+
+def test_judge_measures_by_hand() -> None:
+    """Ranking a, b, c, d. Relevant a, c: ContextPrecision = (1/1 + 2/3) / 2; @2 = 1/1. With d undecided
+    the full list is NA (never guessed) while @3 keeps its value.
+    Claims: k1 supported by b, k2 by d, k3 undecided on a. Full list: k1, k2 supported, k3 left out ->
+    2 / 2; @2: k1 yes, k2 no (d is rank 4), k3 open (a at rank 1) -> 1 / 2; @1: 0 / 2. k3 undecided on
+    d instead: @2 has nothing open -> 1 / 3."""
+    claims = [
+        {"text": "k1", "supported_by": ["b"]},
+        {"text": "k2", "supported_by": ["d"]},
+        {"text": "k3", "supported_by": [], "undecided": ["a"]},
+    ]
+    ms = [
+        "ContextPrecision(method=judge)",
+        "ContextPrecision(method=judge)@2",
+        "ContextRecall(method=judge)",
+        "ContextRecall(method=judge)@2",
+        "ContextRecall(method=judge)@1",
+    ]
+    r = ctxeval.evaluate(samples=[_labelled(claims, {"relevant": ["a", "c"]})], measures=ms).runs[0]
+    assert [r.mean(m) for m in ms] == pytest.approx([(1 + 2 / 3) / 2, 1.0, 1.0, 0.5, 0.0])
+    open_d = [*claims[:2], {"text": "k3", "supported_by": [], "undecided": ["d"]}]
+    r = ctxeval.evaluate(
+        samples=[_labelled(open_d, {"relevant": ["a", "c"], "undecided": ["d"]})],
+        measures=[
+            "ContextPrecision(method=judge)",
+            "ContextPrecision(method=judge)@3",
+            "ContextRecall(method=judge)@2",
+        ],
+    ).runs[0]
+    assert math.isnan(r.per_query("ContextPrecision(method=judge)")["q"])
+    assert r.mean("ContextPrecision(method=judge)@3") == pytest.approx((1 + 2 / 3) / 2)
+    assert r.mean("ContextRecall(method=judge)@2") == pytest.approx(1 / 3)
+
+
+def test_grades_pool_and_agreement_on_the_example(tmp_path: Path) -> None:
+    from sklearn.metrics import cohen_kappa_score
+
+    e = Path(ctxeval.__file__).parent / "data" / "example"
+    runs = [str(e / "runs" / "bm25.run"), str(e / "runs" / "rrf.run")]
+    pool = CliRunner().invoke(cli, ["pool", *runs, "--depth", "5"])
+    assert pool.exit_code == 0
+    pairs = [tuple(line.split()) for line in pool.stdout.splitlines()]
+    qrels = _run(
+        [
+            "judge",
+            "grade",
+            *runs,
+            "--queries",
+            str(e / "queries.jsonl"),
+            "--passages",
+            str(e / "passages.jsonl"),
+            "--depth",
+            "5",
+        ],
+        tmp_path,
+    )
+    judged = [line.split() for line in qrels.splitlines()]
+    assert [(q, d) for q, _, d, _ in judged] == pairs  # every pooled pair graded, in pool order
+    assert {int(g) for *_, g in judged} <= {1, 2, 3, 4, 5}
+    (tmp_path / "j.qrels").write_text(qrels)
+    res = CliRunner().invoke(
+        cli, ["agreement", str(e / "qrels.txt"), str(tmp_path / "j.qrels"), *runs, "--format", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    human = {tuple(line.split()[::2][:2]): int(line.split()[3]) for line in (e / "qrels.txt").read_text().splitlines()}
+    mine = {(q, d): int(g) for q, _, d, g in judged}
+    both = sorted(set(human) & set(mine))
+    h, j = [human[p] for p in both], [mine[p] for p in both]
+    assert doc["pairs"]["both"] == len(both)
+    assert doc["kappa"]["kappa"] == pytest.approx(cohen_kappa_score(h, j))
+    assert doc["kappa"]["kappa_linear"] == pytest.approx(cohen_kappa_score(h, j, weights="linear"))
+    assert doc["kappa"]["kappa_quadratic"] == pytest.approx(cohen_kappa_score(h, j, weights="quadratic"))
+    assert set(doc["ppi"]) == {"bm25", "rrf"}
+
+
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=40))
+def test_kappa_equals_sklearn(pairs: list[tuple[int, int]]) -> None:
+    from hypothesis import assume
+    from sklearn.metrics import cohen_kappa_score
+
+    h = {("q", str(i)): a for i, (a, _) in enumerate(pairs)}
+    j = {("q", str(i)): b for i, (_, b) in enumerate(pairs)}
+    assume(len({a for a, _ in pairs} | {b for _, b in pairs}) > 1)
+    k = cohen_kappa(h, j)
+    for ours, w in ((k.unweighted, None), (k.linear, "linear"), (k.quadratic, "quadratic")):
+        want = cohen_kappa_score([a for a, _ in pairs], [b for _, b in pairs], weights=w)
+        assume(not math.isnan(want))
+        assert ours == pytest.approx(want, abs=1e-12)
+
+
+def test_ranking_agreement_by_hand() -> None:
+    """Human order A > B > C > D, judge A > C > B > D: one discordant pair of six, tau = (5 - 1) / 6;
+    the largest swap is one rank (B and C); the first such run by name is B."""
+    r = ranking_agreement({"A": 0.9, "B": 0.8, "C": 0.7, "D": 0.1}, {"A": 0.8, "B": 0.5, "C": 0.6, "D": 0.2})
+    assert r["kendall_tau"] == pytest.approx(4 / 6)
+    assert r["largest_swap"] == {"run": "B", "human_rank": 2.0, "judge_rank": 3.0, "by": 1.0}
+
+
+def test_ppi_by_hand() -> None:
+    """f (judge, all 6 queries) = 0.2, 0.4, 0.6, 0.8, 0.5, 0.5: mean 0.5, sample variance 0.04.
+    Labelled queries: y = 0.3, 0.5, 0.9 with the judge's f = 0.2, 0.4, 0.6: y - f = 0.1, 0.1, 0.3,
+    mean 1/6, sample variance 1/75. Estimate 0.5 + 1/6 = 2/3; half-width 1.959964 * sqrt(0.04 / 6 +
+    (1/75) / 3) = 1.959964 * sqrt(0.011111) = 0.206598."""
+    r = ppi_mean([0.2, 0.4, 0.6, 0.8, 0.5, 0.5], [0.3, 0.5, 0.9], [0.2, 0.4, 0.6])
+    assert r["mean"] == pytest.approx(2 / 3)
+    assert r["high"] - r["mean"] == pytest.approx(1.959964 * math.sqrt(0.04 / 6 + (1 / 75) / 3), abs=1e-6)
+    assert r["human_mean"] == pytest.approx(17 / 30)
+
+
+def test_judge_needs_a_server_or_lexical(tmp_path: Path) -> None:
+    res = CliRunner(env={"CTXEVAL_JUDGE_URL": "", "OPENAI_BASE_URL": ""}).invoke(
+        cli, ["judge", "grade", "--samples", str(tmp_path / "x.jsonl"), "--model", "m", "--cache", str(tmp_path / "c")]
+    )
+    assert res.exit_code == 2
+    assert "ctxeval: error: the judge needs a server: --judge-url URL" in res.output
