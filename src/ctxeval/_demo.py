@@ -79,7 +79,42 @@ def demo_report(html: str | Path | None = None, policy: str | Path | None = None
     if html is not None:
         lines.extend(_html_section(qrels, runs, Path(html)))
     lines.extend(_samples_section(result))
+    lines.extend(_judge_section(qrels))
     return "\n".join(lines)
+
+
+def _judge_section(qrels: Path) -> list[str]:
+    """Section 8: labels from a judge (the offline lexical heuristic here), and the agreement
+    statistics that decide whether they may replace people's."""
+    import tempfile
+
+    from ._judge.cache import Cache
+    from ._judge.client import LexicalJudge
+    from ._judge.labels import JudgeOptions, grades, items_from_runs
+    from ._judge.verbs import agreement_report
+
+    runs = [example_path(f"runs/{n}.run") for n in ("bm25", "rrf", "rrf-rerank")]
+    items, counts = items_from_runs(runs, example_path("queries.jsonl"), example_path("passages.jsonl"), 5)
+    with tempfile.TemporaryDirectory() as tmp:
+        with Cache(Path(tmp) / "judgments.sqlite") as cache:
+            got, tally = grades(LexicalJudge(), items, cache, JudgeOptions())
+        judged = Path(tmp) / "judged.qrels"
+        judged.write_text("".join(f"{it.query_id} 0 {it.doc_id} {g}\n" for it, g in got), encoding="utf-8")
+        doc = agreement_report(qrels, judged, [str(r) for r in runs], "nDCG@5")
+    k, r = doc["kappa"], doc["ranking"]
+    return [
+        "8. No human labels? A judge grades the pool, and agreement says how far to trust it",
+        f"  ctxeval judge grade RUN ... --queries Q --passages P --depth 5 --judge lexical   "
+        f"({counts['pairs']} pairs over {counts['queries']} queries)",
+        f"  {tally.line()}",
+        f"  ctxeval agreement qrels.txt judged.qrels RUN ... : kappa {k['kappa']:.2f} (quadratic "
+        f"{k['kappa_quadratic']:.2f}), exact agreement {k['exact_agreement']:.0%}; system ranking by nDCG@5: "
+        f"Kendall's tau {r['kendall_tau']:.2f}",
+        "  The word-overlap heuristic agrees poorly with the people who wrote qrels.txt: its labels are a first",
+        "  look, never a verdict. Point --judge-url / --model at a model (OpenAI, vLLM, Ollama, llama.cpp) and",
+        "  check its kappa and tau the same way before letting it replace human labels.",
+        "",
+    ]
 
 
 def _samples_section(classical: Any) -> list[str]:

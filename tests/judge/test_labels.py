@@ -196,3 +196,30 @@ def test_judge_needs_a_server_or_lexical(tmp_path: Path) -> None:
     )
     assert res.exit_code == 2
     assert "ctxeval: error: the judge needs a server: --judge-url URL" in res.output
+
+
+def test_attribution_and_the_heuristic_note(tmp_path: Path) -> None:
+    """Response words {paris, capital, france, seine, flows, there}. A chunk is used when >= 30 % of its
+    words are in the response: c1 {paris, capital, city, france} 3/4 yes; c3 {bananas, yellow} no; c2
+    {seine, flows, through, city} 2/4 yes. AttributionRate = 2/3, @1 = 1/1. The labels are the lexical
+    heuristic's, and the sample set says so."""
+    rec = {**SAMPLE, "response": "Paris is the capital of France and the Seine flows there"}
+    src = tmp_path / "s.jsonl"
+    src.write_text(json.dumps(rec) + "\n")
+    out = tmp_path / "a.jsonl"
+    out.write_text(_run(["judge", "attribution", "--samples", str(src)], tmp_path))
+    got = json.loads(out.read_text())
+    assert got["citations"] == ["c1", "c2"] and got["citations_undecided"] == []
+    assert got["labelled_by"] == [
+        {
+            "judge": "lexical word overlap (a heuristic, no model)",
+            "model": "lexical-1",
+            "heuristic": True,
+            "task": "attribution",
+        }
+    ]
+    res = ctxeval.evaluate(samples=str(out), measures=["AttributionRate", "AttributionRate@1"])
+    r = res.runs[0]
+    assert r.mean("AttributionRate") == pytest.approx(2 / 3)
+    assert r.mean("AttributionRate@1") == 1.0
+    assert any("carry labels from a heuristic, not a model (attribution by lexical" in n for n in res.notes)

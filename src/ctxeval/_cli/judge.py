@@ -243,7 +243,8 @@ def _sample_labels(name: str, make: Callable[..., Any], doc: str) -> click.Comma
         judge = _make_judge(kw)
         with _cache(kw) as cache:
             labels, *tallies = make(judge, samples, cache, _opts(kw), depth)
-        records = merged(samples, labels)
+        by = {"judge": judge.describe, "model": judge.model, "heuristic": judge.heuristic, "task": name}
+        records = merged(samples, labels, by)
         emit("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), output)
         _finish(kw, list(tallies), _label_counts(labels))
 
@@ -272,6 +273,12 @@ def _relevance(*a: Any) -> Any:
     return relevance(*a)
 
 
+def _attribution(*a: Any) -> Any:
+    from .._judge.labels import attribution
+
+    return attribution(*a)
+
+
 def _nuggets(*a: Any) -> Any:
     from .._judge.labels import nuggets
 
@@ -289,6 +296,11 @@ relevance_command = _sample_labels(
     _relevance,
     "Decide which of the top-K chunks are useful for the reference answer: the samples with a judged field, "
     "for ContextPrecision(method=judge).",
+)
+attribution_command = _sample_labels(
+    "attribution",
+    _attribution,
+    "Decide which of the top-K chunks the response used: the samples with a citations field, for AttributionRate[@k].",
 )
 nuggets_command = _sample_labels(
     "nuggets",

@@ -97,6 +97,8 @@ class Sample:
     claims: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] | None = None
     #: a judge's relevance of the chunks to the reference answer: (relevant ids, undecided ids)
     judged: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    #: who wrote the labels (``ctxeval judge``): ({judge, model, heuristic, task}, ...)
+    labelled_by: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -279,6 +281,15 @@ class Samples:
                 f"{source}: no sample has a query_id: the samples are named line-1 .. line-{len(out)} by position"
             )
         notes.extend(_order_notes(source, reordered, unscored))
+        heuristic = sorted(
+            {f"{x.get('task')} by {x.get('judge')}" for s in out for x in s.labelled_by if x.get("heuristic")}
+        )
+        if heuristic:
+            n = sum(any(x.get("heuristic") for x in s.labelled_by) for s in out)
+            notes.append(
+                f"{source}: {n} samples carry labels from a heuristic, not a model ({'; '.join(heuristic)}): "
+                "measures reading them are a first look, not a verdict"
+            )
         if text_named:
             notes.append(
                 f"{source}: {text_named} samples give chunk texts without ids: each chunk is named by a hash of "
@@ -618,6 +629,7 @@ def _sample(
             pool=_id_list(rec.get("pool"), source, line, "pool"),
             claims=_claims(rec.get("claims"), source, line),
             judged=_judged(rec.get("judged"), source, line),
+            labelled_by=_labelled_by(rec.get("labelled_by"), source, line),
         ),
         by_order,
         named,
@@ -768,6 +780,14 @@ def _claims(value: Any, source: str, line: int) -> tuple[tuple[str, tuple[str, .
         open_ = _id_list(c.get("undecided"), source, line, f"claims[{i}].undecided") or ()
         out.append((c["text"], full, open_))
     return tuple(out)
+
+
+def _labelled_by(value: Any, source: str, line: int) -> tuple[Mapping[str, Any], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(x, Mapping) for x in value):
+        raise FormatError(source, line, "labelled_by must be a list of objects {judge, model, heuristic, task}")
+    return tuple(dict(x) for x in value)
 
 
 def _judged(value: Any, source: str, line: int) -> tuple[tuple[str, ...], tuple[str, ...]] | None:

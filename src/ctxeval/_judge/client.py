@@ -132,7 +132,8 @@ class LexicalJudge:
     Its labels are a heuristic, and every report says so. Grade (1-5) = 1 + round(4 * overlap of the
     question's words in the passage); TREC grade = round(3 * overlap); utility = overlap; a claim or
     nugget is supported when >= 60 % of its words are in the passage (partially from 30 %); a
-    passage is relevant to an answer when >= 30 % of the answer's words are in it; claims are the
+    passage is relevant to an answer when >= 30 % of the answer's words are in it; a response used a
+    passage when >= 30 % of the passage's words are in the response; claims are the
     answer's sentences; nuggets the reference material's sentences (the first half vital)."""
 
     model: str = "lexical-1"
@@ -156,6 +157,8 @@ class LexicalJudge:
             return Completion(json.dumps({"claims": sents}) if sents else "{}")
         if task.name == "claims-support":
             return Completion(json.dumps({"supported": overlap(values["claim"], values["passage"]) >= 0.6}))
+        if task.name == "attribution":
+            return Completion(json.dumps({"used": overlap(values["passage"], values["answer"]) >= 0.3}))
         if task.name == "relevance":
             return Completion(json.dumps({"relevant": overlap(values["answer"], values["passage"]) >= 0.3}))
         if task.name == "nuggets-create":

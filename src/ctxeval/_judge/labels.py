@@ -294,8 +294,47 @@ def nuggets(
     return out, t1, t2
 
 
-def merged(samples: Any, labels: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The sample set's records (as read) with the label fields of ``labels`` added, by query id."""
+def attribution(
+    judge: Judge, samples: Any, cache: Cache, opts: JudgeOptions, depth: int | None
+) -> tuple[list[dict[str, Any]], Tally]:
+    """Per sample with a response: which of its top ``depth`` chunks the response used, written as the
+    sample's ``citations`` (what ``AttributionRate`` reads), the undecided ones as
+    ``citations_undecided``."""
+    from .._io.samples import Samples
+
+    st = Samples.coerce(samples)
+    have = [s for s in st.samples if s.response and s.retrieved_texts is not None]
+    if not have:
+        raise InputError(f"{st.source}: no sample has a response and chunk texts: nothing to attribute")
+    asks, where = [], []
+    for si, s in enumerate(have):
+        n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
+        for di in range(n):
+            values = {
+                "question": s.question or "",
+                "answer": s.response or "",
+                "passage": (s.retrieved_texts or ())[di],
+            }
+            asks.append(Ask(TASKS["attribution"], values))
+            where.append((si, di))
+    got, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
+    used: list[list[str]] = [[] for _ in have]
+    und: list[list[str]] = [[] for _ in have]
+    for (si, di), v in zip(where, got):
+        doc = have[si].retrieved_ids[di]
+        if v is True:
+            used[si].append(doc)
+        elif v is None or v is NOT_SENT:
+            und[si].append(doc)
+    out = [{"query_id": s.query_id, "citations": u, "citations_undecided": x} for s, u, x in zip(have, used, und)]
+    return out, tally
+
+
+def merged(
+    samples: Any, labels: Sequence[Mapping[str, Any]], labelled_by: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The sample set's records (as read) with the label fields of ``labels`` added, by query id, and
+    ``labelled_by`` (the judge, its model, whether it is a heuristic, the task) on each labelled one."""
     from .._io.samples import Samples
 
     st = Samples.coerce(samples)
@@ -306,6 +345,8 @@ def merged(samples: Any, labels: Sequence[Mapping[str, Any]]) -> list[dict[str, 
         extra = by_q.get(s.query_id)
         if extra:
             rec.update({k: v for k, v in extra.items() if k != "query_id"})
+            if labelled_by:
+                rec["labelled_by"] = [*rec.get("labelled_by", []), dict(labelled_by)]
         out.append(rec)
     return out
 
@@ -348,4 +389,6 @@ def sample_record(s: Any) -> dict[str, Any]:
         rec["claims"] = [{"text": t, "supported_by": list(f), "undecided": list(u)} for t, f, u in s.claims]
     if s.judged is not None:
         rec["judged"] = {"relevant": list(s.judged[0]), "undecided": list(s.judged[1])}
+    if s.labelled_by:
+        rec["labelled_by"] = [dict(x) for x in s.labelled_by]
     return rec
