@@ -77,9 +77,14 @@ def segment_rows(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 def seg_sum(values: np.ndarray, off: np.ndarray) -> np.ndarray:
-    """Sum of ``values`` over each segment ``[off[i], off[i+1])``; empty segments give 0."""
+    """Sum of ``values`` over each segment ``[off[i], off[i+1])``; empty segments give 0. Floats are
+    added within each segment alone (``add.reduceat``), so a segment's sum does not depend on the
+    segments before it (a difference of one running sum would): a query's value is the same however
+    the queries are batched (streaming chunks, Spark partitions)."""
     if values.dtype == bool:
         values = values.astype(np.int64)
+    if values.dtype.kind == "f":
+        return seg_reduce(np.add, values, off, 0.0)
     cs = np.empty(values.shape[0] + 1, dtype=np.float64 if values.dtype.kind == "f" else np.int64)
     cs[0] = 0
     np.cumsum(values, out=cs[1:])

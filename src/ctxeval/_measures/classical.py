@@ -22,6 +22,7 @@ from .._core.segments import div0 as _div
 from .._core.segments import rank_among as _rank_among
 from .._core.segments import seg_sum
 from .base import Family, Measure, Param, TrecArgs, TrecSpec, add_alias, add_trec_param, make, register, register_trec
+from .trec_support import seg_prefix
 
 REL = Param("rel", "int", 1, "minimum grade counted as relevant (inclusive)")
 TREC = "trec_eval 10.0 (NIST), https://github.com/usnistgov/trec_eval"
@@ -242,8 +243,9 @@ def _err(d: EvalData, m: Measure) -> np.ndarray:
     stop = R >= 1.0
     log_keep = np.log1p(-np.where(stop, 0.0, R))
     seg_start = np.searchsorted(d.j_seg, np.arange(d.n_queries), side="left")
-    cum = np.cumsum(log_keep)
-    excl = cum - log_keep - np.r_[0.0, cum][seg_start][d.j_seg]
+    # the running sum within each query alone, so a query's value does not depend on the queries
+    # batched with it (streaming chunks, Spark partitions)
+    excl = seg_prefix(log_keep, d.j_seg, d.n_queries) - log_keep
     stops = np.cumsum(stop)
     stopped = (stops - stop - np.r_[0, stops][seg_start][d.j_seg]) > 0
     contrib = np.where((R > 0) & ~stopped, np.exp(excl) * R / d.j_rank, 0.0)
