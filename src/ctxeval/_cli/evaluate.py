@@ -36,6 +36,16 @@ def _measure_help() -> str:
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv", "jsonl"]), default="table", show_default=True
 )
+@click.option(
+    "--stream",
+    is_flag=True,
+    help="read the (one) run in chunks of whole queries: memory bounded by the chunk and the qrels, for runs "
+    "larger than memory; the run must be grouped by query (see --sort-first)",
+)
+@click.option(
+    "--chunk-mb", type=click.IntRange(min=1), default=64, show_default=True, help="with --stream: the chunk size"
+)
+@click.option("--sort-first", is_flag=True, help="with --stream: sort an ungrouped run by query out of core first")
 @policy_options()
 @output_option()
 @rag_options()
@@ -48,6 +58,9 @@ def command(
     per_query: bool,
     fmt: str,
     output: str | None,
+    stream: bool,
+    chunk_mb: int,
+    sort_first: bool,
     **kw: Any,
 ) -> None:
     """Evaluate RUN files against QRELS, or sample sets (--samples FILE [FILE ...]).
@@ -60,6 +73,27 @@ def command(
     from .._evaluate import DEFAULT_MEASURES, evaluate
     from .._render.text import render
 
+    if stream or sort_first:
+        from .._errors import ConfigError
+        from .._io.model import split_named
+        from .._stream import evaluate_stream
+
+        if samples or len(runs) != 1:
+            raise ConfigError("--stream evaluates one run file: QRELS RUN (not sample sets)")
+        run_name, run_path = split_named(runs[0])
+        result = evaluate_stream(
+            qrels,
+            run_path,
+            list(measures) or list(DEFAULT_MEASURES),
+            name=run_name,
+            policies=policies_from(kw),
+            rag=rag_from(kw),
+            utility=utility_from(kw),
+            chunk_bytes=chunk_mb << 20,
+            sort_first=sort_first,
+        )
+        emit(render(result, fmt, per_query), output)
+        return
     inputs = verb_inputs(qrels, runs, samples)
     result = evaluate(
         measures=list(measures) or list(DEFAULT_MEASURES),

@@ -203,7 +203,12 @@ def _numbers(data: bytes, arr: np.ndarray, starts: np.ndarray, ends: np.ndarray,
 def read_trec(path: str | os.PathLike[str], kind: str) -> Light | None:
     """Parse a small, plainly formatted TREC run or qrels file, or return ``None``."""
     raw = _read_small(path)
-    data = _normalise(raw) if raw is not None else None
+    return parse(raw, kind) if raw is not None else None
+
+
+def parse(raw: bytes, kind: str) -> Light | None:
+    """Parse plainly formatted TREC text (any size), or return ``None``."""
+    data = _normalise(raw)
     if data is None:
         return None
     nf = _FIELDS[kind]

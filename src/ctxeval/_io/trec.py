@@ -299,13 +299,18 @@ def _polars_chunks(path: Path, kind: Kind, sep: bytes) -> Parsed | None:
     Peak memory is the columns plus one piece (a mapped 400 MB file counts fully in the resident
     set), and ten million rows never hold two columns of id strings.
     """
+    return _polars_pieces(_line_pieces(path), kind, sep)
+
+
+def _polars_pieces(pieces: Any, kind: Kind, sep: bytes) -> Parsed | None:
+    """The loop of :func:`_polars_chunks` over pieces of whole lines (bytes)."""
     schema = _checked_schema(kind)
     names = list(schema)
     keep = [names.index(c) for c in [*_TREC_KEEP[kind], _EXTRA]]
     other = b" " if sep == b"\t" else b"\t"
     reduced = _Reduced(kind)
     try:
-        for piece in _line_pieces(path):
+        for piece in pieces:
             if piece.find(other) >= 0 or piece.find(b"\x00") >= 0 or _doubled(piece, sep):
                 return None  # a space next to a tab, a NUL, or two separators in a row (an empty
                 # field that polars would read where the rule folds the run): the next tiers decide
@@ -461,6 +466,31 @@ def read_trec(path: Path, kind: Kind, source: str) -> Parsed:
     if found is not None:
         return found
     df = _slow_trec(data, kind, source)
+    return Parsed(columns_from_frame(df, _VALUE[kind]), _tag_of(df["tag"]) if kind == "run" else None)
+
+
+def parse_trec(data: bytes, kind: Kind, source: str, first_line: int = 1) -> Parsed:
+    """TREC text already in memory (a piece of a file whose first line is ``first_line``): the same
+    three tiers as :func:`read_trec`; an error names the line in the whole file."""
+    if len(data) > light.LIGHT_MAX_BYTES:  # large: polars, multi-threaded, as read_trec's pieces
+        first = _first_data_line(data[: 1 << 16])
+        if first is not None:
+            found = _polars_pieces([data], kind, b"\t" if b"\t" in first else b" ")
+            if found is not None:
+                return found
+    small = light.parse(data, kind)
+    if small is not None:
+        return Parsed(small.columns, small.tag)
+    normal = _TRAIL_WS.sub(b"", _LEAD_WS.sub(b"", _WS_RUN.sub(b" ", data)))
+    found = _polars_trec(normal, kind) if normal and not normal.isspace() else None
+    if found is not None:
+        return found
+    try:
+        df = _slow_trec(data, kind, source)
+    except FormatError as exc:
+        if exc.line is None or first_line == 1:
+            raise
+        raise FormatError(exc.source, exc.line + first_line - 1, exc.problem, exc.text) from None
     return Parsed(columns_from_frame(df, _VALUE[kind]), _tag_of(df["tag"]) if kind == "run" else None)
 
 

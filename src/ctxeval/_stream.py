@@ -1,0 +1,138 @@
+"""``evaluate`` over a run larger than memory: the run read in chunks of whole queries
+(:mod:`ctxeval._io.stream`), each chunk evaluated against the qrels held in memory, the per-query
+values concatenated. Every per-query measure depends on its query alone, and the global statistics
+(ERR's default gmax, the grade scale) come from the qrels, so the values equal the in-memory path's
+exactly (a differential test checks it). Peak memory is the qrels, one chunk and the per-query values.
+
+Judged queries the run lacks are known only at the end: they are scored as the in-memory path scores
+them (``missing="zero"``: an evaluation of an empty run), left out (``ignore``) or an error. The
+retrieval pool (``rag.pool``) is read whole; one pool per run (``rag.pools``) is not streamed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ._context.settings import RagConfig
+from ._core.evaldata import QueryAccounting
+from ._core.join import missing_error
+from ._errors import ConfigError
+from ._evaluate import Result, RunResult, evaluate_runs
+from ._io.model import Run
+from ._io.read import resolve_duplicates
+from ._io.stream import run_chunks, sort_run
+from ._policies import Policies
+from ._session import open_session, overlap_check
+
+__all__ = ["evaluate_stream"]
+
+
+def evaluate_stream(
+    qrels: Any,
+    run: str | os.PathLike[str],
+    measures: Iterable[Any] | str,
+    *,
+    name: str | None = None,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: RagConfig | Mapping[str, Any] | None = None,
+    utility: Any = None,
+    chunk_bytes: int = 64 << 20,
+    chunk_rows: int = 2_000_000,
+    sort_first: bool = False,
+) -> Result:
+    """:func:`ctxeval.evaluate` of one run file read in chunks of whole queries (see the module
+    docstring); ``sort_first`` sorts an ungrouped run out of core first."""
+    pol = Policies.coerce(policies)
+    if RagConfig.coerce(rag).pools:
+        raise ConfigError("streaming evaluates one run: give its pool as rag.pool (--pool POOL), not rag.pools")
+    chunk_pol = replace(pol, missing="ignore", overlap="any")
+    session, _ = open_session(qrels, [], measures, policies=chunk_pol, rag=rag, utility=utility)
+    path = os.fspath(run)
+    sorted_path = sort_run(path) if sort_first else None
+    label = name or os.path.splitext(os.path.basename(path))[0]
+    qids: list[np.ndarray] = []
+    parts: dict[Any, list[np.ndarray]] = {}
+    evaluated = unjudged = beyond = dropped = 0
+    unjudged_ids: list[str] = []
+    tags: set[str | None] = set()
+    pool: dict[str, int] | None = None
+    ms: list[Any] = []
+    notes: list[str] = []
+    last_settings: dict[str, Any] = {}
+    try:
+        for chunk in run_chunks(sorted_path or path, chunk_bytes=chunk_bytes, chunk_rows=chunk_rows):
+            tags.add(chunk.tag)
+            cols, n_dropped = resolve_duplicates(chunk.columns, "run", path, pol.duplicates)
+            res = evaluate_runs(session, [Run(cols, label, path)], session.measures)
+            rr = res.runs[0]
+            last_settings = res.settings
+            if rr.pool is not None:
+                pool = {k: (pool or {}).get(k, 0) + int(v) for k, v in rr.pool.items()}
+            ms = res.measures
+            notes.extend(n for n in res.notes if n not in notes and not n.startswith(f"{label}:"))
+            qids.append(np.asarray(rr.qids, dtype=object))
+            for m in ms:
+                parts.setdefault(m, []).append(rr.values[m])
+            evaluated += rr.accounting.evaluated
+            unjudged += rr.accounting.unjudged
+            if len(unjudged_ids) < 5:
+                unjudged_ids.extend(rr.accounting.unjudged_ids[: 5 - len(unjudged_ids)])
+            beyond += rr.accounting.beyond_float32
+            dropped += n_dropped
+    finally:
+        if sorted_path is not None:
+            os.unlink(sorted_path)
+    seen = set().union(*(set(q.tolist()) for q in qids)) if qids else set()
+    judged = session.qrels.columns.layout.heads.tolist()
+    missing = tuple(q for q in judged if q not in seen)
+    if missing and pol.missing == "error":
+        raise missing_error(label, missing)
+    if name is None and len(tags) == 1 and None not in tags:
+        label = str(next(iter(tags)))  # one tag throughout names the run, as for a run read whole
+    acc = QueryAccounting(
+        evaluated,
+        len(missing),
+        unjudged,
+        pol.missing,
+        missing_ids=missing,
+        unjudged_ids=tuple(unjudged_ids),
+        beyond_float32=beyond,
+    )
+    if pol.overlap == "require":
+        note = overlap_check(label, acc, path)
+        if note:
+            notes.append(note)
+    if missing and pol.missing == "zero":
+        zero = replace(session, policies=replace(chunk_pol, missing="zero"))
+        empty = evaluate_runs(zero, [_empty_run(label, path)], session.measures).runs[0]
+        ms = ms or list(empty.values)
+        where = {q: i for i, q in enumerate(empty.qids)}
+        pick = np.array([where[q] for q in missing], dtype=np.int64)
+        qids.append(np.asarray(missing, dtype=object))
+        for m in ms:
+            parts.setdefault(m, []).append(empty.values[m][pick])
+    all_q = np.concatenate(qids) if qids else np.zeros(0, dtype=object)
+    order = sorted(range(all_q.size), key=lambda i: str(all_q[i]).encode("utf-8"))
+    values = {m: np.concatenate(parts[m])[order] if parts.get(m) else np.zeros(0) for m in ms}
+    rr = RunResult(label, path, [all_q[i] for i in order], values, acc, dropped, pool=pool)
+    settings = dict(last_settings or session.describe())
+    settings["missing"] = pol.missing
+    if pol.overlap == "require":
+        settings.pop("overlap", None)
+    settings["streamed"] = {"chunk_bytes": chunk_bytes, "sort_first": sort_first}
+    return Result(ms, [rr], settings, notes)
+
+
+def _empty_run(name: str, source: str) -> Run:
+    from ._core.columns import Columns, Layout
+    from ._core.ids import ArrayIds
+
+    empty = Columns(
+        Layout(np.zeros(0, dtype="U1"), np.zeros(0, dtype=np.int64), 0), ArrayIds(np.zeros(0, dtype="S1")), np.zeros(0)
+    )
+    return Run(empty, name, source)

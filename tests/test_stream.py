@@ -1,0 +1,110 @@
+"""Streaming evaluation against the in-memory path: on generated runs (ties, unjudged and missing
+queries, graded labels, duplicates kept first, gzip), read in pieces as small as one line, every
+per-query value, the aggregates and the query accounting are identical; a run that is not grouped
+by query is an error naming the line where grouping breaks, and --sort-first sorts it out of core."""
+
+from __future__ import annotations
+
+import gzip
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ctxeval
+from ctxeval import FormatError
+from ctxeval._stream import evaluate_stream
+
+MEASURES = ["AP", "nDCG@10", "P@5", "RR", "ERR@5", "recall@10", "RA-nWG@5", "ContextPrecision", "num_ret"]
+
+
+@st.composite
+def _collection(draw: st.DrawFn) -> tuple[str, str]:
+    nq = draw(st.integers(1, 8))
+    qrels, run = [], []
+    for q in range(nq):
+        docs = [f"d{i}" for i in range(draw(st.integers(1, 9)))]
+        judged = draw(st.lists(st.sampled_from(docs), unique=True, max_size=len(docs)))
+        if q == 0 or draw(st.integers(0, 4)):  # most queries judged, the first always
+            judged = judged or docs[:1]
+            qrels += [f"q{q} 0 {d} {draw(st.integers(1, 5))}" for d in judged]
+        if draw(st.integers(0, 5)):  # some judged queries are missing from the run
+            for d in docs:
+                run.append(f"q{q} Q0 {d} 0 {draw(st.sampled_from([0.5, 1.0, 2.0, 3.25]))} sys")
+    if not run:
+        run.append("qx Q0 d0 0 1.0 sys")  # an unjudged query
+    return "\n".join(qrels) + "\n", "\n".join(run) + "\n"
+
+
+def _same(a: ctxeval.Result, b: ctxeval.Result) -> None:
+    ra, rb = a.runs[0], b.runs[0]
+    assert ra.name == rb.name and ra.qids == rb.qids
+    assert ra.accounting.to_dict() == rb.accounting.to_dict()
+    for m in a.measures:
+        va, vb = ra.values[m], rb.values[m]
+        assert [x if not math.isnan(x) else "nan" for x in va.tolist()] == [
+            x if not math.isnan(x) else "nan" for x in vb.tolist()
+        ], str(m)
+        assert ra.summary[m] == rb.summary[m]
+
+
+@settings(max_examples=80, deadline=None)
+@given(_collection(), st.sampled_from([1, 40, 200, 1 << 20]), st.sampled_from(["zero", "ignore"]))
+def test_streaming_equals_the_in_memory_path(
+    tmp_path_factory: pytest.TempPathFactory, coll: tuple[str, str], piece: int, missing: str
+) -> None:
+    tmp = tmp_path_factory.mktemp("s")
+    (tmp / "qrels").write_text(coll[0])
+    (tmp / "run.txt").write_text(coll[1])
+    pol = {"missing": missing, "overlap": "any"}
+    whole = ctxeval.evaluate(str(tmp / "qrels"), str(tmp / "run.txt"), MEASURES, policies=pol)
+    streamed = evaluate_stream(str(tmp / "qrels"), tmp / "run.txt", MEASURES, policies=pol, chunk_bytes=piece)
+    _same(whole, streamed)
+    with gzip.open(tmp / "run.txt.gz", "wt") as fh:
+        fh.write(coll[1])
+    _same(
+        whole,
+        evaluate_stream(str(tmp / "qrels"), tmp / "run.txt.gz", MEASURES, policies=pol, chunk_bytes=piece, name="sys"),
+    )
+
+
+def test_an_ungrouped_run_names_the_line_and_sort_first_fixes_it(tmp_path: Path) -> None:
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 2.0 s\nq2 Q0 b 1 2.0 s\nq1 Q0 c 2 1.0 s\n")
+    for piece in (1, 1 << 20):
+        with pytest.raises(FormatError) as err:
+            evaluate_stream(str(tmp_path / "qrels"), tmp_path / "run", ["AP"], chunk_bytes=piece)
+        assert str(err.value).endswith(
+            "run:3: query 'q1' comes back after other queries (its first line is 1): the run is not grouped by "
+            "query, which streaming needs; --sort-first (sort_first=True) sorts it out of core"
+        )
+    got = evaluate_stream(str(tmp_path / "qrels"), tmp_path / "run", ["AP", "num_ret"], sort_first=True)
+    want = ctxeval.evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), ["AP", "num_ret"])
+    _same(want, got)
+
+
+def test_missing_error_and_zero_overlap_as_in_memory(tmp_path: Path) -> None:
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 2.0 s\n")
+    with pytest.raises(ctxeval.QueryMismatchError, match=r"1 judged query is missing from the run \(q2\)"):
+        evaluate_stream(str(tmp_path / "qrels"), tmp_path / "run", ["AP"], policies={"missing": "error"})
+    (tmp_path / "other").write_text("x1 Q0 a 1 2.0 s\n")
+    with pytest.raises(ctxeval.QueryMismatchError) as a:
+        evaluate_stream(str(tmp_path / "qrels"), tmp_path / "other", ["AP"])
+    with pytest.raises(ctxeval.QueryMismatchError) as b:
+        ctxeval.evaluate(str(tmp_path / "qrels"), str(tmp_path / "other"), ["AP"])
+    assert str(a.value) == str(b.value)
+
+
+def test_parquet_streams_by_row_slices(tmp_path: Path) -> None:
+    import polars as pl
+
+    rows = [(f"q{q}", f"d{d}", float(d % 3)) for q in range(5) for d in range(7)]
+    pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row").write_parquet(
+        tmp_path / "run.parquet", row_group_size=4
+    )
+    (tmp_path / "qrels").write_text("".join(f"q{q} 0 d{q} {1 + q % 3}\n" for q in range(6)))
+    want = ctxeval.evaluate(str(tmp_path / "qrels"), str(tmp_path / "run.parquet"), MEASURES[:6])
+    _same(want, evaluate_stream(str(tmp_path / "qrels"), tmp_path / "run.parquet", MEASURES[:6], chunk_rows=5))
