@@ -109,7 +109,7 @@ def evaluate_stream(
             notes.append(note)
     if missing and pol.missing == "zero":
         zero = replace(session, policies=replace(chunk_pol, missing="zero"))
-        empty = evaluate_runs(zero, [_empty_run(label, path)], session.measures).runs[0]
+        empty = evaluate_runs(zero, [Run.empty(label, path)], session.measures).runs[0]
         ms = ms or list(empty.values)
         where = {q: i for i, q in enumerate(empty.qids)}
         pick = np.array([where[q] for q in missing], dtype=np.int64)
@@ -126,13 +126,3 @@ def evaluate_stream(
         settings.pop("overlap", None)
     settings["streamed"] = {"chunk_bytes": chunk_bytes, "sort_first": sort_first}
     return Result(ms, [rr], settings, notes)
-
-
-def _empty_run(name: str, source: str) -> Run:
-    from ._core.columns import Columns, Layout
-    from ._core.ids import ArrayIds
-
-    empty = Columns(
-        Layout(np.zeros(0, dtype="U1"), np.zeros(0, dtype=np.int64), 0), ArrayIds(np.zeros(0, dtype="S1")), np.zeros(0)
-    )
-    return Run(empty, name, source)

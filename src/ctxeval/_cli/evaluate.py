@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -46,6 +47,14 @@ def _measure_help() -> str:
     "--chunk-mb", type=click.IntRange(min=1), default=64, show_default=True, help="with --stream: the chunk size"
 )
 @click.option("--sort-first", is_flag=True, help="with --stream: sort an ungrouped run by query out of core first")
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "spark"]),
+    default="local",
+    show_default=True,
+    help="spark: evaluate on Spark (pip install 'ctxeval[spark]'; needs Java 17), the same kernels per query group",
+)
+@click.option("--spark-master", default=None, help="with --engine spark: the master URL (default local[*])")
 @policy_options()
 @output_option()
 @rag_options()
@@ -61,6 +70,8 @@ def command(
     stream: bool,
     chunk_mb: int,
     sort_first: bool,
+    engine: str,
+    spark_master: str | None,
     **kw: Any,
 ) -> None:
     """Evaluate RUN files against QRELS, or sample sets (--samples FILE [FILE ...]).
@@ -73,6 +84,26 @@ def command(
     from .._evaluate import DEFAULT_MEASURES, evaluate
     from .._render.text import render
 
+    if engine == "spark":
+        from .._errors import ConfigError
+        from .._io.model import split_named
+        from .._spark import evaluate_spark
+
+        if samples or stream or not runs:
+            raise ConfigError("--engine spark evaluates QRELS RUN [RUN ...] (not sample sets, not --stream)")
+        named = [split_named(r) for r in runs]
+        result, _ = evaluate_spark(
+            qrels,
+            [p for _, p in named],
+            list(measures) or list(DEFAULT_MEASURES),
+            names=[n or os.path.splitext(os.path.basename(p))[0] for n, p in named],
+            policies=policies_from(kw),
+            rag=rag_from(kw),
+            utility=utility_from(kw),
+            master=spark_master,
+        )
+        emit(render(result, fmt, per_query), output)
+        return
     if stream or sort_first:
         from .._errors import ConfigError
         from .._io.model import split_named

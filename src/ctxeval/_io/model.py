@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._core.columns import Columns
+from .._core.columns import Columns, Layout
 from .._core.grademap import GradeMap
 from .._core.ranking import score_key, segment_order, tie_memo
 from .._errors import ConfigError
@@ -266,6 +266,18 @@ class Run(_Rows):
 
     def __repr__(self) -> str:
         return f"Run({self.name!r}, {self.columns.layout.n_segments} queries, {len(self)} rows)"
+
+    @classmethod
+    def empty(cls, name: str = "run", source: str = "<run>") -> Run:
+        """A run without rows (every judged query missing from it)."""
+        from .._core.ids import ArrayIds
+
+        cols = Columns(
+            Layout(np.zeros(0, dtype="U1"), np.zeros(0, dtype=np.int64), 0),
+            ArrayIds(np.zeros(0, dtype="S1")),
+            np.zeros(0),
+        )
+        return cls(cols, name, source)
 
     def with_name(self, name: str) -> Run:
         return Run(self.columns, name, self.source, dropped_duplicates=self.dropped_duplicates, samples=self.samples)

@@ -1,0 +1,343 @@
+"""The Spark engine: every registered measure on data held by Spark, by the same kernels.
+
+The qrels, each run, the retrieval pool and the LLM utilities / known distractors become one long
+frame ``(kind, query_id, doc_id, value)``, repartitioned by query id; each partition (whole queries,
+every kind of row of a query together) goes through Arrow to :func:`ctxeval.evaluate` on the
+executors (``mapInArrow``), which returns the partition's per-query values and query accounting. The
+driver collects the per-query values (small: one row per query) and builds the same
+:class:`~ctxeval.Result` as the local engine; the values are also returned as a Spark DataFrame.
+
+Global statistics are computed first and broadcast: ERR's default ``gmax`` (the highest grade of the
+whole qrels) becomes an explicit ``gmax`` in each partition. A query's value depends on its own rows
+alone (sums within a query never run across queries), so the values equal the local engine's
+exactly; a differential test checks it.
+
+Inputs: Spark DataFrames with (query_id, doc_id, relevance|score[, u]) columns, or paths Spark reads:
+TREC text (qrels: ``qid iter docid grade``; runs: ``qid Q0 docid rank score tag``), Parquet, JSON lines.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._errors import ConfigError, DependencyError
+from ._evaluate import Result, RunResult
+from ._measures import Measure
+from ._session import measure_list
+
+__all__ = ["evaluate_spark", "spark_session"]
+
+_KINDS = ("qrels", "run", "pool", "utility", "distractor")
+
+
+def spark_session(master: str | None = None) -> Any:
+    """The active Spark session, or a quiet local one (``local[*]`` by default)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise DependencyError("the Spark engine", "pyspark", "spark") from None
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None:
+        return active
+    warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no warning about the host name's address
+    log4j = Path(__file__).parent / "data" / "spark-log4j2.properties"
+    java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
+    spark = (
+        SparkSession.builder.master(master or "local[*]")
+        .config("spark.driver.extraJavaOptions", java_opts)
+        .config("spark.executor.extraJavaOptions", java_opts)
+        .appName("ctxeval")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", str(max(2, (os.cpu_count() or 2) * 2)))
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _frame(spark: Any, value: Any, kind: str) -> Any:
+    """``value`` (a Spark DataFrame or a path) as (query_id, doc_id, value) strings and a double."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    if isinstance(value, DataFrame):
+        df = value
+    elif isinstance(value, (str, os.PathLike)):
+        path = os.fspath(value)
+        if path.endswith(".parquet") or os.path.isdir(path):
+            df = spark.read.parquet(path)
+        elif path.endswith((".jsonl", ".json", ".ndjson")):
+            df = spark.read.json(path)
+        else:
+            fields = F.split(F.trim(F.col("value")), r"\s+")
+            lines = spark.read.text(path).where(~F.col("value").startswith("#") & (F.length(F.trim("value")) > 0))
+            if kind == "qrels":
+                df = lines.select(fields[0].alias("query_id"), fields[2].alias("doc_id"), fields[3].alias("relevance"))
+            elif kind in ("run", "pool"):
+                df = lines.select(fields[0].alias("query_id"), fields[2].alias("doc_id"), fields[4].alias("score"))
+            elif kind == "utility":
+                df = lines.select(fields[0].alias("query_id"), fields[1].alias("doc_id"), fields[2].alias("u"))
+            else:
+                df = lines.select(fields[0].alias("query_id"), fields[1].alias("doc_id"), F.lit(1.0).alias("value"))
+    else:
+        raise ConfigError(
+            f"the Spark engine reads Spark DataFrames or paths, got {type(value).__name__} for the {kind}"
+        )
+    cols = {c.lower(): c for c in df.columns}
+    q = cols.get("query_id") or cols.get("qid")
+    d = cols.get("doc_id") or cols.get("docid") or cols.get("doc")
+    v = next((cols[c] for c in ("relevance", "score", "u", "utility", "value") if c in cols), None)
+    if q is None or d is None or (v is None and kind != "distractor"):
+        raise ConfigError(f"the {kind} frame needs query_id, doc_id and a value column, got {df.columns}")
+    val = F.col(v).cast("double") if v is not None else F.lit(1.0)
+    return df.select(
+        F.lit(kind).alias("kind"),
+        F.col(q).cast("string").alias("query_id"),
+        F.col(d).cast("string").alias("doc_id"),
+        val.alias("value"),
+    )
+
+
+def evaluate_spark(
+    qrels: Any,
+    runs: Any,
+    measures: Iterable[str | Measure] | str,
+    *,
+    names: Sequence[str] | None = None,
+    policies: Any = None,
+    rag: Any = None,
+    utility: Mapping[str, Any] | None = None,
+    spark: Any = None,
+    master: str | None = None,
+) -> tuple[Result, Any]:
+    """:func:`ctxeval.evaluate` on Spark (see the module docstring). ``rag`` may hold ``pool`` (a
+    DataFrame or path) beside its other settings; ``utility`` may hold ``utilities`` and
+    ``distractors`` (DataFrames or paths). Returns the result and the per-query values as a Spark
+    DataFrame ``(run, query_id, <one column per measure>)``."""
+    with warnings.catch_warnings():  # pyspark's FutureWarnings about pandas are not the user's concern
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        return _evaluate_spark(qrels, runs, measures, names, policies, rag, utility, spark, master)
+
+
+def _evaluate_spark(
+    qrels: Any,
+    runs: Any,
+    measures: Any,
+    names: Sequence[str] | None,
+    policies: Any,
+    rag: Any,
+    utility: Any,
+    spark: Any,
+    master: str | None,
+) -> tuple[Result, Any]:
+    from pyspark.sql import functions as F
+
+    from ._evaluate import with_judged
+
+    spark = spark or spark_session(master)
+    ms = measure_list(measures)
+    if any(m.spec.group == "rag" for m in ms):
+        ms = with_judged(ms)  # as the local engine reports them
+    run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
+    labels = list(names) if names else [_name(r, i) for i, r in enumerate(run_list)]
+    from dataclasses import replace as _replace
+
+    from ._context.settings import RagConfig
+
+    q = _frame(spark, qrels, "qrels")
+    rcfg = RagConfig.coerce(rag)
+    if rcfg.pools or rcfg.groups is not None:
+        raise ConfigError(
+            "the Spark engine takes one shared pool (rag.pool / --pool POOL); per-run pools and doc groups are local-engine only"
+        )
+    utility = dict(utility or {})
+    side = [q]
+    if rcfg.pool is not None:
+        side.append(_frame(spark, rcfg.pool, "pool"))
+        rcfg = _replace(rcfg, pool=None)
+    for key, kind in (("utilities", "utility"), ("distractors", "distractor")):
+        if utility.get(key) is not None:
+            side.append(_frame(spark, utility.pop(key), kind))
+    # global statistics first: ERR's default gmax is the highest grade of the whole qrels
+    gmax = None
+    if any(m.family == "ERR" and m["gmax"] is None for m in ms):
+        gmax = int(q.agg(F.max("value")).collect()[0][0])
+    plan = [_explicit(m, gmax) for m in ms]
+    from ._policies import Policies
+
+    pol = Policies.coerce(policies)
+    want = [str(m) for m in plan]
+    results: list[RunResult] = []
+    frames = []
+    out_ms: list[Measure] = []
+    for label, run in zip(labels, run_list):
+        data = side[0]
+        for extra in [*side[1:], _frame(spark, run, "run")]:
+            data = data.unionByName(extra)
+        fn = _partition_fn(want, pol, rcfg, utility, label)
+        schema = (
+            "query_id string, status string, evaluated long, missing long, unjudged long, beyond long, "
+            + ", ".join(f"`m{i}` double" for i in range(len(want)))
+        )
+        per = data.repartition("query_id").mapInArrow(fn, schema)
+        rows = per.collect()
+        values_rows = sorted((r for r in rows if r["status"] == "value"), key=lambda r: r["query_id"].encode("utf-8"))
+        acc_rows = [r for r in rows if r["status"] == "accounting"]
+        missing_total = sum(r["missing"] for r in acc_rows)
+        evaluated = sum(r["evaluated"] for r in acc_rows)
+        unjudged = sum(r["unjudged"] for r in acc_rows)
+        beyond = sum(r["beyond"] for r in acc_rows)
+        from ._core.evaldata import QueryAccounting
+
+        p = pol
+        acc = QueryAccounting(evaluated, missing_total, unjudged, p.missing, beyond_float32=beyond)
+        if evaluated == 0 and p.overlap == "require":
+            from ._errors import QueryMismatchError
+
+            raise QueryMismatchError(
+                f"run {label!r} shares no query with the qrels: probably the wrong file; overlap='any' scores it anyway"
+            )
+        if missing_total and p.missing == "error":
+            from ._errors import QueryMismatchError
+
+            raise QueryMismatchError(
+                f"run {label!r}: {missing_total} judged queries are missing from the run; use missing='zero' or 'ignore'"
+            )
+        out_ms = list(ms)
+        values = {m: np.array([r[f"m{i}"] for r in values_rows], dtype=np.float64) for i, m in enumerate(out_ms)}
+        results.append(
+            RunResult(
+                label,
+                str(run) if not hasattr(run, "schema") else "<spark frame>",
+                [r["query_id"] for r in values_rows],
+                values,
+                acc,
+            )
+        )
+        frames.append(
+            per.where(F.col("status") == "value").select(
+                F.lit(label).alias("run"), "query_id", *(F.col(f"m{i}").alias(str(m)) for i, m in enumerate(out_ms))
+            )
+        )
+    settings: dict[str, Any] = {"engine": "spark", "master": spark.sparkContext.master, "missing": pol.missing}
+    if gmax is not None:
+        settings["err_gmax"] = gmax
+    all_frames = frames[0]
+    for f in frames[1:]:
+        all_frames = all_frames.unionByName(f)
+    return Result(out_ms, results, settings, []), all_frames
+
+
+def _name(run: Any, i: int) -> str:
+    if isinstance(run, (str, os.PathLike)):
+        return os.path.splitext(os.path.basename(os.fspath(run)))[0]
+    return f"run{i + 1}"
+
+
+def _explicit(m: Measure, gmax: int | None) -> Measure:
+    if m.family == "ERR" and m["gmax"] is None and gmax is not None:
+        from ._measures import parse_measure
+
+        params = {p.name: m[p.name] for p in m.spec.params if p.name != "gmax"}
+        inner = ",".join(
+            f"{k}={v}"
+            for k, v in params.items()
+            if v is not None and v != next(p.default for p in m.spec.params if p.name == k)
+        )
+        text = f"ERR(gmax={gmax}{',' + inner if inner else ''})" + (f"@{m.cutoff}" if m.cutoff is not None else "")
+        return parse_measure(text)
+    return m
+
+
+def _partition_fn(want: list[str], pol: Any, rag: Any, utility: Mapping[str, Any], label: str) -> Any:
+    def fn(batches: Iterator[Any]) -> Iterator[Any]:
+        import warnings as _w
+
+        _w.filterwarnings("ignore")
+        import polars as pl
+        import pyarrow as pa
+
+        tables = [pa.Table.from_batches([b]) for b in batches]
+        if not tables:
+            return
+        df = pl.from_arrow(pa.concat_tables(tables))
+        assert isinstance(df, pl.DataFrame)
+        out = _evaluate_partition(df, want, pol, rag, utility, label)
+        yield pa.RecordBatch.from_pydict(out)
+
+    return fn
+
+
+def _evaluate_partition(
+    df: Any, want: list[str], pol: Any, rag: Any, utility: Mapping[str, Any], label: str
+) -> dict[str, list[Any]]:
+    """One partition: its rows by kind, evaluated by the local engine; per-query values and one
+    accounting row."""
+    import polars as pl
+
+    from ._evaluate import evaluate
+
+    def part(kind: str, value: str) -> Any:
+        return df.filter(pl.col("kind") == kind).select("query_id", "doc_id", pl.col("value").alias(value))
+
+    qr = part("qrels", "relevance").with_columns(pl.col("relevance").cast(pl.Int64))
+    run = part("run", "score")
+    cols: dict[str, list[Any]] = {k: [] for k in ("query_id", "status", "evaluated", "missing", "unjudged", "beyond")}
+    for i in range(len(want)):
+        cols[f"m{i}"] = []
+    run_q = set(run["query_id"].unique().to_list())
+    if qr.height == 0:
+        _acc(cols, len(want), 0, 0, len(run_q), 0)
+        return cols
+    from dataclasses import replace
+
+    rag_cfg = rag
+    pool = part("pool", "score")
+    if pool.height:
+        rag_cfg = replace(rag, pool=pool)
+    u = dict(utility)
+    ut = part("utility", "u")
+    if ut.height:
+        u["utilities"] = ut
+    dist = part("distractor", "value")
+    if dist.height:
+        u["distractors"] = dist.select("query_id", "doc_id")
+    pol2 = replace(pol, overlap="any")
+    from ._io.model import Qrels, Run
+
+    q_obj = Qrels.from_frame(qr, source="<spark qrels>")
+    r_obj = Run.from_frame(run, name=label, source="<spark run>") if run.height else Run.empty(label, "<spark run>")
+    res = evaluate(q_obj, r_obj, want, policies=pol2, rag=rag_cfg, utility=u or None)
+    rr = res.runs[0]
+    by_name = {str(m): m for m in res.measures}
+    ms = [by_name[w] for w in want]
+    for j, qid in enumerate(rr.qids):
+        cols["query_id"].append(qid)
+        cols["status"].append("value")
+        for k in ("evaluated", "missing", "unjudged", "beyond"):
+            cols[k].append(0)
+        for i, m in enumerate(ms):
+            cols[f"m{i}"].append(float(rr.values[m][j]))
+    a = rr.accounting
+    _acc(cols, len(want), a.evaluated, a.missing, a.unjudged, a.beyond_float32)
+    return cols
+
+
+def _acc(cols: dict[str, list[Any]], n: int, evaluated: int, missing: int, unjudged: int, beyond: int) -> None:
+    cols["query_id"].append(None)
+    cols["status"].append("accounting")
+    cols["evaluated"].append(evaluated)
+    cols["missing"].append(missing)
+    cols["unjudged"].append(unjudged)
+    cols["beyond"].append(beyond)
+    for i in range(n):
+        cols[f"m{i}"].append(None)
