@@ -109,6 +109,7 @@ def test_spark_reads_frames_and_err_takes_the_global_gmax(spark: Any) -> None:
     assert res.settings["err_gmax"] == 4
 
 
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # MLlib's RDD API builds a deprecated SQLContext
 def test_mllib_ranking_metrics_where_they_overlap(spark: Any) -> None:
     """Spark MLlib's RankingMetrics on the same lists. Predictions a, b, c, d, e; relevant {a, c, z}
     (z never retrieved). P@k: both |rel in top k| / k -> P@5 = 2/5. MAP: both sum precision at each
@@ -149,3 +150,13 @@ def test_cli_engine_spark(tmp_path: Path) -> None:
     a, b = json.loads(local.stdout), json.loads(remote.stdout)
     assert a["runs"][0]["aggregate"] == b["runs"][0]["aggregate"]
     assert b["settings"]["engine"] == "spark"
+
+
+def test_compare_on_spark_equals_the_local_report(spark: Any, tmp_path: Path) -> None:
+    qrels, runs, _, _ = _collection(4, tmp_path)
+    kw: dict[str, Any] = {"stats": {"permutations": 200, "resamples": 200}, "curves_k": 0}
+    local = ctxeval.compare(str(qrels), [str(r) for r in runs], ["AP", "nDCG@10"], **kw)
+    remote = ctxeval.compare(str(qrels), [str(r) for r in runs], ["AP", "nDCG@10"], engine="spark", **kw)
+    assert [(c.run, str(c.measure), c.mean, c.baseline_mean, c.p_value) for c in remote.comparisons] == [
+        (c.run, str(c.measure), c.mean, c.baseline_mean, c.p_value) for c in local.comparisons
+    ]

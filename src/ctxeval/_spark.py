@@ -115,7 +115,7 @@ def evaluate_spark(
     names: Sequence[str] | None = None,
     policies: Any = None,
     rag: Any = None,
-    utility: Mapping[str, Any] | None = None,
+    utility: Any = None,
     spark: Any = None,
     master: str | None = None,
 ) -> tuple[Result, Any]:
@@ -159,13 +159,17 @@ def _evaluate_spark(
         raise ConfigError(
             "the Spark engine takes one shared pool (rag.pool / --pool POOL); per-run pools and doc groups are local-engine only"
         )
-    utility = dict(utility or {})
+    from ._context.utility import UtilityConfig
+
+    # a UtilityConfig (its files read on the driver) goes to the executors as it is; a mapping's
+    # ``utilities`` / ``distractors`` become rows of the shuffled frame
+    utility = utility if isinstance(utility, UtilityConfig) else dict(utility or {})
     side = [q]
     if rcfg.pool is not None:
         side.append(_frame(spark, rcfg.pool, "pool"))
         rcfg = _replace(rcfg, pool=None)
     for key, kind in (("utilities", "utility"), ("distractors", "distractor")):
-        if utility.get(key) is not None:
+        if isinstance(utility, dict) and utility.get(key) is not None:
             side.append(_frame(spark, utility.pop(key), kind))
     # global statistics first: ERR's default gmax is the highest grade of the whole qrels
     gmax = None
@@ -258,7 +262,7 @@ def _explicit(m: Measure, gmax: int | None) -> Measure:
     return m
 
 
-def _partition_fn(want: list[str], pol: Any, rag: Any, utility: Mapping[str, Any], label: str) -> Any:
+def _partition_fn(want: list[str], pol: Any, rag: Any, utility: Any, label: str) -> Any:
     def fn(batches: Iterator[Any]) -> Iterator[Any]:
         import warnings as _w
 
@@ -277,9 +281,7 @@ def _partition_fn(want: list[str], pol: Any, rag: Any, utility: Mapping[str, Any
     return fn
 
 
-def _evaluate_partition(
-    df: Any, want: list[str], pol: Any, rag: Any, utility: Mapping[str, Any], label: str
-) -> dict[str, list[Any]]:
+def _evaluate_partition(df: Any, want: list[str], pol: Any, rag: Any, utility: Any, label: str) -> dict[str, list[Any]]:
     """One partition: its rows by kind, evaluated by the local engine; per-query values and one
     accounting row."""
     import polars as pl
@@ -304,12 +306,12 @@ def _evaluate_partition(
     pool = part("pool", "score")
     if pool.height:
         rag_cfg = replace(rag, pool=pool)
-    u = dict(utility)
+    u = dict(utility) if isinstance(utility, Mapping) else utility
     ut = part("utility", "u")
-    if ut.height:
+    if ut.height and isinstance(u, dict):
         u["utilities"] = ut
     dist = part("distractor", "value")
-    if dist.height:
+    if dist.height and isinstance(u, dict):
         u["distractors"] = dist.select("query_id", "doc_id")
     pol2 = replace(pol, overlap="any")
     from ._io.model import Qrels, Run

@@ -194,6 +194,8 @@ def compare(
     rag: RagConfig | Mapping[str, Any] | None = None,
     utility: UtilityConfig | Mapping[str, Any] | None = None,
     progress: bool = False,
+    engine: str = "local",
+    spark_master: str | None = None,
 ) -> Report:
     """Compare runs with a baseline run: summaries with CIs, paired tests, strata, curves.
 
@@ -216,7 +218,9 @@ def compare(
     distraction table of :func:`ctxeval.distraction_table` at this k (default: the cutoff of the first
     distraction-aware measure asked for, else none); ``utility`` serves it and the distraction-aware
     measures. ``stats`` (a :class:`Stats`) sets the test, its level and correction, the bootstrap and
-    the seed; ``policies`` and ``rag`` are as for :func:`evaluate`.
+    the seed; ``policies`` and ``rag`` are as for :func:`evaluate`. ``engine="spark"`` computes each
+    run's per-query values on Spark (``spark_master``, default ``local[*]``; runs and qrels as paths
+    Spark reads); the statistics then run on the collected values, as always.
 
     >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     >>> base = {"q1": {"x": 2, "a": 1}, "q2": {"x": 2, "b": 1}, "q3": {"c": 1}}
@@ -305,8 +309,22 @@ def compare(
     with _Progress(progress) as bar:
         tick = bar.task("evaluating runs", len(run_objs))
         parts = []
-        for run, name in zip(run_objs, names):
-            parts.append(evaluate_runs(session, [run.with_name(name)], all_ms))
+        if engine not in ("local", "spark"):
+            raise ConfigError(f"engine must be 'local' or 'spark', got {engine!r}")
+        raw_runs = list(runs) if isinstance(runs, (list, tuple)) else [runs]
+        if engine == "spark" and sample_sets:
+            raise ConfigError("compare on Spark reads qrels and run files (or Spark DataFrames), not sample sets")
+        for i, (run, name) in enumerate(zip(run_objs, names)):
+            if engine == "spark":
+                from .._spark import evaluate_spark
+
+                part, _ = evaluate_spark(
+                    qrels, [raw_runs[i]], all_ms, names=[name], policies=policies, rag=rag, utility=utility,
+                    master=spark_master,
+                )  # fmt: skip
+                parts.append(part)
+            else:
+                parts.append(evaluate_runs(session, [run.with_name(name)], all_ms))
             if tick:
                 tick()
         result = Result(parts[0].measures, [p.runs[0] for p in parts], parts[0].settings)
