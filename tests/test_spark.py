@@ -160,3 +160,36 @@ def test_compare_on_spark_equals_the_local_report(spark: Any, tmp_path: Path) ->
     assert [(c.run, str(c.measure), c.mean, c.baseline_mean, c.p_value) for c in remote.comparisons] == [
         (c.run, str(c.measure), c.mean, c.baseline_mean, c.p_value) for c in local.comparisons
     ]
+
+
+def test_sample_sets_on_spark_equal_the_local_reader(spark: Any, tmp_path: Path) -> None:
+    """Scores in list order are kept, scores out of order (or ties broken the other way) become n .. 1,
+    grades win over reference ids, a repeated reference id counts once: as the local reader does."""
+    import json
+
+    recs = [
+        {
+            "query_id": "q1",
+            "retrieved_ids": ["a", "b", "c"],
+            "retrieved_scores": [3.0, 2.0, 1.0],
+            "grades": {"c": 3, "z": 1},
+        },
+        {
+            "query_id": "q2",
+            "retrieved_ids": ["d", "e"],
+            "retrieved_scores": [1.0, 5.0],
+            "reference_ids": ["e", "e", "x"],
+        },
+        {"query_id": "q3", "retrieved_ids": ["f", "g"], "retrieved_scores": [2.0, 2.0], "reference_ids": ["g"]},
+        {"query_id": "q4", "retrieved_ids": ["h", "i", "j"], "reference_ids": ["j"]},
+        {"query_id": "q5", "retrieved": [{"id": "k", "score": 0.2}, {"id": "l", "score": 0.9}], "grades": {"l": 2}},
+        {"query_id": "q6", "retrieved": [{"id": "m", "score": 0.9}, {"id": "n", "score": 0.2}], "grades": {"n": 1}},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    ms = ["AP", "nDCG@10", "RR", "ContextPrecision", "ContextRecall"]
+    local = ctxeval.evaluate(samples=str(path), measures=ms)
+    remote, _ = evaluate_spark(None, [str(path)], ms, spark=spark, names=["s"])
+    for m in local.measures:
+        assert _values(remote.runs[0], m) == _values(local.runs[0], m), str(m)
+    assert remote.runs[0].qids == local.runs[0].qids

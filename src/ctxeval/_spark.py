@@ -19,6 +19,7 @@ TREC text (qrels: ``qid iter docid grade``; runs: ``qid Q0 docid rank score tag`
 from __future__ import annotations
 
 import os
+import tempfile
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -49,7 +50,7 @@ def spark_session(master: str | None = None) -> Any:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no warning about the host name's address
     log4j = Path(__file__).parent / "data" / "spark-log4j2.properties"
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
-    spark = (
+    builder = (
         SparkSession.builder.master(master or "local[*]")
         .config("spark.driver.extraJavaOptions", java_opts)
         .config("spark.executor.extraJavaOptions", java_opts)
@@ -58,8 +59,18 @@ def spark_session(master: str | None = None) -> Any:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(max(2, (os.cpu_count() or 2) * 2)))
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .getOrCreate()
     )
+    # the JVM's start-up chatter (log level hints, incubator modules) goes to a log file, not to the
+    # user's terminal: the JVM keeps the standard error it is started with
+    log = Path(tempfile.gettempdir()) / f"ctxeval-spark-{os.getpid()}.log"
+    saved = os.dup(2)
+    try:
+        with open(log, "ab") as fh:
+            os.dup2(fh.fileno(), 2)
+            spark = builder.getOrCreate()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -107,6 +118,78 @@ def _frame(spark: Any, value: Any, kind: str) -> Any:
     )
 
 
+_SAMPLE_SCHEMA = (
+    "query_id string, retrieved_ids array<string>, retrieved_context_ids array<string>, "
+    "retrieved_scores array<double>, reference_ids array<string>, reference_context_ids array<string>, "
+    "grades map<string,bigint>, retrieved array<struct<id:string,score:double>>"
+)
+
+
+def samples_frames(spark: Any, value: Any) -> tuple[Any, Any]:
+    """A sample set (a Spark DataFrame, or a JSON-lines path read with the sample schema, ``grades``
+    as a map; chunks with ids: text-only samples are the local engine's) as (qrels, run) frames, by
+    the local reader's rules: the list order is the ranking; the
+    given scores are kept when they rank the chunks in that order (decreasing as float32, ties by id
+    descending), else the scores are n .. 1; the judgments are the grades, else the reference ids at
+    grade 1 (the first of a repeated id)."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    df = value if isinstance(value, DataFrame) else spark.read.schema(_SAMPLE_SCHEMA).json(os.fspath(value))
+    cols = set(df.columns)
+
+    def first(*names: str) -> Any:
+        present = [F.col(n) for n in names if n in cols]
+        return F.coalesce(*present) if len(present) > 1 else (present[0] if present else F.lit(None))
+
+    ids = first("retrieved_ids", "retrieved_context_ids")
+    scores = F.col("retrieved_scores") if "retrieved_scores" in cols else F.lit(None).cast("array<double>")
+    if "retrieved" in cols:  # [{id, score?}, ...] wins, as in the local reader
+        item_ids = F.transform("retrieved", lambda x: x["id"])
+        item_scores = F.transform("retrieved", lambda x: x["score"])
+        all_scored = F.forall("retrieved", lambda x: x["score"].isNotNull())
+        ids = F.when(F.col("retrieved").isNotNull(), item_ids).otherwise(ids)
+        scores = F.when(F.col("retrieved").isNotNull(), F.when(all_scored, item_scores)).otherwise(scores)
+    refs = first("reference_ids", "reference_context_ids")
+    grades = F.col("grades") if "grades" in cols else F.lit(None).cast("map<string,bigint>")
+    base = df.select(
+        F.col("query_id").cast("string").alias("query_id"),
+        ids.alias("ids"),
+        scores.alias("scores"),
+        refs.alias("refs"),
+        grades.alias("grades"),
+    )
+    n = F.size("ids")
+    f32 = lambda i: F.col("scores")[i].cast("float")  # noqa: E731
+    in_order = F.when(F.col("scores").isNull() | (F.size("scores") != n), F.lit(False)).otherwise(
+        F.forall(
+            F.sequence(F.lit(0), F.greatest(n - 2, F.lit(0))),
+            lambda i: (
+                (n < 2) | (f32(i + 1) < f32(i)) | ((f32(i + 1) == f32(i)) & (F.col("ids")[i + 1] < F.col("ids")[i]))
+            ),
+        )
+    )
+    run = base.select(
+        "query_id", F.posexplode("ids").alias("pos", "doc_id"), n.alias("n"), in_order.alias("ok"), "scores"
+    ).select(
+        "query_id",
+        "doc_id",
+        F.when(F.col("ok"), F.col("scores")[F.col("pos")])
+        .otherwise((F.col("n") - F.col("pos")).cast("double"))
+        .alias("score"),
+    )
+    has_grades = F.col("grades").isNotNull() & (F.size("grades") > 0)
+    graded = base.where(has_grades).select("query_id", F.explode("grades").alias("doc_id", "relevance"))
+    by_refs = (
+        base.where(~has_grades | F.col("grades").isNull())
+        .select("query_id", F.explode("refs").alias("doc_id"))
+        .dropDuplicates(["query_id", "doc_id"])
+        .select("query_id", "doc_id", F.lit(1).cast("bigint").alias("relevance"))
+    )
+    qrels = graded.unionByName(by_refs)
+    return qrels, run
+
+
 def evaluate_spark(
     qrels: Any,
     runs: Any,
@@ -122,7 +205,9 @@ def evaluate_spark(
     """:func:`ctxeval.evaluate` on Spark (see the module docstring). ``rag`` may hold ``pool`` (a
     DataFrame or path) beside its other settings; ``utility`` may hold ``utilities`` and
     ``distractors`` (DataFrames or paths). Returns the result and the per-query values as a Spark
-    DataFrame ``(run, query_id, <one column per measure>)``."""
+    DataFrame ``(run, query_id, <one column per measure>)``. Sample sets: ``qrels=None`` and
+    ``runs`` the sample sets (DataFrames or JSON-lines paths, see :func:`samples_frames`), whose
+    references are the judgments (they must agree where they meet)."""
     with warnings.catch_warnings():  # pyspark's FutureWarnings about pandas are not the user's concern
         warnings.filterwarnings("ignore", category=FutureWarning)
         return _evaluate_spark(qrels, runs, measures, names, policies, rag, utility, spark, master)
@@ -149,6 +234,12 @@ def _evaluate_spark(
         ms = with_judged(ms)  # as the local engine reports them
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     labels = list(names) if names else [_name(r, i) for i, r in enumerate(run_list)]
+    if qrels is None:  # sample sets: each one run, their references the judgments
+        pairs = [samples_frames(spark, s) for s in run_list]
+        qrels = pairs[0][0]
+        for other, _ in pairs[1:]:
+            qrels = qrels.unionByName(other).dropDuplicates(["query_id", "doc_id", "relevance"])
+        run_list = [r for _, r in pairs]
     from dataclasses import replace as _replace
 
     from ._context.settings import RagConfig

@@ -89,11 +89,14 @@ def command(
         from .._io.model import split_named
         from .._spark import evaluate_spark
 
-        if samples or stream or not runs:
-            raise ConfigError("--engine spark evaluates QRELS RUN [RUN ...] (not sample sets, not --stream)")
-        named = [split_named(r) for r in runs]
+        if stream or (not runs and not samples):
+            raise ConfigError(
+                "--engine spark evaluates QRELS RUN [RUN ...] or --samples FILE [FILE ...] (not --stream)"
+            )
+        files = [qrels, *runs] if samples else list(runs)
+        named = [split_named(r) for r in files]
         result, _ = evaluate_spark(
-            qrels,
+            None if samples else qrels,
             [p for _, p in named],
             list(measures) or list(DEFAULT_MEASURES),
             names=[n or os.path.splitext(os.path.basename(p))[0] for n, p in named],
