@@ -52,13 +52,23 @@ def descendants_peak():
             pass
     return total
 
+shuffle = 0
 if engine == "spark":
-    from ctxeval._spark import evaluate_spark, spark_session
-    spark = spark_session(master)
+    import urllib.request
+    from pyspark.sql import SparkSession
+    from ctxeval._spark import evaluate_spark
+    # the engine's own session settings, with the UI on to read the stages' shuffle bytes
+    spark = (SparkSession.builder.master(master).config("spark.ui.port", "4077")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "4").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
     t1 = time.perf_counter()
     res, _ = evaluate_spark(qrels, [run], measures, spark=spark, names=["bench"])
     t2 = time.perf_counter()
     executors = descendants_peak()
+    app = spark.sparkContext.applicationId
+    stages = json.load(urllib.request.urlopen(f"{spark.sparkContext.uiWebUrl}/api/v1/applications/{app}/stages"))
+    shuffle = sum(s.get("shuffleWriteBytes", 0) for s in stages)
 else:
     t1 = time.perf_counter()
     res = ctxeval.evaluate(qrels, run, measures)
@@ -70,7 +80,7 @@ h.update("\n".join(r.qids).encode())
 for m in res.measures:
     h.update(r.values[m].tobytes())
 print(json.dumps({"eval": t2 - t1, "driver_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "executors_mib": executors, "digest": h.hexdigest(), "queries": len(r.qids)}))
+                  "executors_mib": executors, "digest": h.hexdigest(), "queries": len(r.qids), "shuffle": shuffle}))
 """
 
 
@@ -102,6 +112,13 @@ def main() -> None:
             f"{label:<20} {g['eval']:>12.1f} {g['process']:>12.1f} {g['driver_mib']:>11.0f} {g['executors_mib']:>14.0f}"
         )
     print("per-query values: identical (sha256 " + got["spark"]["digest"][:16] + ")")
+    sh = got["spark"]["shuffle"]
+    with open(qrels) as fh:
+        rows = args.lines + sum(1 for _ in fh)
+    print(
+        f"shuffle written: {sh / 2**20:.0f} MiB for {rows:,} rows (run + qrels) = {sh / rows:.1f} bytes/row "
+        f"(compressed) -> {sh / rows:.0f} GB per 10^9 rows"
+    )
 
 
 if __name__ == "__main__":
