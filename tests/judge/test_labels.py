@@ -223,3 +223,21 @@ def test_attribution_and_the_heuristic_note(tmp_path: Path) -> None:
     assert r.mean("AttributionRate") == pytest.approx(2 / 3)
     assert r.mean("AttributionRate@1") == 1.0
     assert any("carry labels from a heuristic, not a model (attribution by lexical" in n for n in res.notes)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=12),
+)
+def test_kendall_tau_and_ranks_equal_scipy(pairs: list[tuple[int, int]]) -> None:
+    import numpy as np
+    from hypothesis import assume
+    from scipy.stats import kendalltau, rankdata
+
+    from ctxeval._judge.agreement import _average_ranks, kendall_tau_b
+
+    x = np.array([a for a, _ in pairs], dtype=float)
+    y = np.array([b for _, b in pairs], dtype=float)
+    want = kendalltau(x, y).statistic
+    assume(not math.isnan(want))
+    assert kendall_tau_b(x, y) == pytest.approx(want, abs=1e-12)
+    assert _average_ranks(x).tolist() == rankdata(x).tolist()

@@ -98,12 +98,10 @@ def ranking_agreement(human: Mapping[str, float], judge: Mapping[str, float]) ->
     names = sorted(set(human) & set(judge))
     if len(names) < 2:
         raise ConfigError("the system ranking needs at least two runs")
-    from scipy.stats import kendalltau, rankdata
-
     h = np.array([human[n] for n in names])
     j = np.array([judge[n] for n in names])
-    tau = kendalltau(h, j).statistic
-    rh, rj = rankdata(-h), rankdata(-j)
+    tau = kendall_tau_b(h, j)
+    rh, rj = _average_ranks(-h), _average_ranks(-j)
     swap = np.abs(rh - rj)
     worst = int(np.argmax(swap))
     return {
@@ -117,6 +115,39 @@ def ranking_agreement(human: Mapping[str, float], judge: Mapping[str, float]) ->
         },
         "ranks": {n: {"human": float(a), "judge": float(b)} for n, a, b in zip(names, rh, rj)},
     }
+
+
+def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's τ-b over all pairs (a handful of runs: O(n²) is nothing), as scipy's ``kendalltau``:
+    (concordant - discordant) / sqrt((n0 - ties in x) (n0 - ties in y)); NaN when either side is constant.
+
+    >>> kendall_tau_b(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0]))
+    0.333...
+    """
+    dx = np.sign(np.subtract.outer(x, x))
+    dy = np.sign(np.subtract.outer(y, y))
+    iu = np.triu_indices(x.size, k=1)
+    s = float((dx * dy)[iu].sum())
+    n0 = iu[0].size
+    tx = float((dx[iu] == 0).sum())
+    ty = float((dy[iu] == 0).sum())
+    den = math.sqrt((n0 - tx) * (n0 - ty))
+    return s / den if den > 0 else float("nan")
+
+
+def _average_ranks(v: np.ndarray) -> np.ndarray:
+    """1-based ranks, ties sharing the average rank (scipy's ``rankdata``)."""
+    order = np.argsort(v, kind="stable")
+    sv = v[order]
+    ranks = np.empty(v.size)
+    i = 0
+    while i < v.size:
+        j = i
+        while j + 1 < v.size and sv[j + 1] == sv[i]:
+            j += 1
+        ranks[order[i : j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
 
 
 def ppi_mean(
