@@ -87,7 +87,7 @@ def _plain_record(draw: st.DrawFn, i: int) -> dict[str, Any]:
     if draw(st.booleans()):
         rec["category"] = draw(st.sampled_from(["how", "what", None]))
     if draw(st.booleans()):
-        rec["question"] = draw(st.text(alphabet="ab ?", max_size=6))
+        rec["question"] = draw(st.text(alphabet="ab ?é\n\t/\u3000", max_size=6))  # escapes, not quotes
     return dict(sorted(rec.items(), key=lambda kv: draw(st.integers(0, 9))))  # any key order
 
 
@@ -97,7 +97,13 @@ def _file(draw: st.DrawFn) -> tuple[str, bool]:
     n = draw(st.integers(1, 5))
     if draw(st.booleans()):
         seps = draw(st.sampled_from([(", ", ": "), (",", ":")]))
-        return "".join(json.dumps(draw(_plain_record(i)), separators=seps) + "\n" for i in range(n)), True
+        ascii_only = draw(st.booleans())
+        return (
+            "".join(
+                json.dumps(draw(_plain_record(i)), separators=seps, ensure_ascii=ascii_only) + "\n" for i in range(n)
+            ),
+            True,
+        )
     lines = [_line(draw, draw(_record(i))) for i in range(n)]
     if draw(st.integers(0, 10)) == 0:
         lines.insert(draw(st.integers(0, n)), "")
@@ -176,6 +182,7 @@ def test_plain_files_take_the_columnar_path(tmp_path: Path) -> None:
         '{"query_id": "q1", "retrieved_ids": ["a", "a"]}',
         '{"query_id": "q1", "retrieved_ids": ["a"], "retrieved_scores": [true]}',
         '{"query_id": "q1", "retrieved_ids": ["a\\"b"]}',
+        '{"query_id": "q1", "retrieved_ids": ["a"], "grades": {"\\u00e9": 1}}',
     ],
 )
 def test_lines_the_columnar_reader_declines(tmp_path: Path, line: str) -> None:

@@ -60,7 +60,8 @@ class Columnar:
 def read(path: Path) -> Columnar | None:
     """The sample file at ``path`` as frames, or None when the line-by-line reader must read it.
 
-    Exactness without parsing twice: a line with no backslash holds no quote inside a string, so
+    Exactness without parsing twice: a line without an escaped quote (``\\"``) or backslash (``\\\\``)
+    holds no quote character inside a string (``\\u00e9`` and ``\\n`` escapes are fine), so
     its keys are the quoted names after ``{`` or ``,`` and before ``:``, and its quote count is twice
     the number of its strings. polars' decoder coerces (a number or ``true`` into a string, a string
     into a one-item list); the counts rule that out: every key known and given once, each list field
@@ -70,8 +71,9 @@ def read(path: Path) -> Columnar | None:
     and colons.
 
     ``plain``: json.dumps writes no blank after an opening quote nor before a closing one, so an
-    ASCII line without ``" ``, a blank before a closing quote or ``""`` holds no empty or padded id
-    (a control character inside a string is not valid JSON), and the ids need no check of their own.
+    ASCII line without escapes, ``" ``, a blank before a closing quote or ``""`` holds no empty or
+    padded id (a control character inside a string is not valid JSON), and the ids need no check of
+    their own; other lines have their decoded ids checked.
     """
     try:
         lines = pl.read_csv(
@@ -87,7 +89,8 @@ def read(path: Path) -> Columnar | None:
             line.str.json_decode(_SCHEMA).alias("s"),
             (
                 (line.str.strip_chars().str.len_bytes() == 0)
-                | line.str.contains("\\", literal=True)
+                | line.str.contains('\\"', literal=True)  # an escaped quote (other escapes keep the counts)
+                | line.str.contains("\\\\", literal=True)
                 | line.str.contains("\x1f", literal=True)
                 | line.str.contains("\ufeff", literal=True)
                 | line.str.contains("true", literal=True)
@@ -96,6 +99,7 @@ def read(path: Path) -> Columnar | None:
             line.str.count_matches('"', literal=True).alias("quotes"),
             pl.any_horizontal(  # literals: a control character fails the decoding anyway
                 line.str.len_bytes() != line.str.len_chars(),
+                line.str.contains("\\", literal=True),  # an escape may stand for anything
                 *(line.str.contains(t, literal=True) for t in ('" ', '""', ' ",', ' ":', ' "]', ' "}')),
             ).alias("padded"),
             line.str.count_matches("[", literal=True).alias("brackets"),
@@ -113,6 +117,8 @@ def read(path: Path) -> Columnar | None:
     except pl.exceptions.PolarsError:
         return None
     has_grades = frame["grades_text"].is_not_null()
+    if frame["grades_text"].str.contains("\\", literal=True).any():
+        return None  # graded ids are split from the raw text: an escape there is the line reader's
     keys = frame["keys"]
     n_keys = keys.list.len()
     if frame["unsafe"].any() or (n_keys == 0).any() or (keys.list.n_unique() != n_keys).any():
