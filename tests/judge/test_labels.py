@@ -241,3 +241,26 @@ def test_kendall_tau_and_ranks_equal_scipy(pairs: list[tuple[int, int]]) -> None
     assume(not math.isnan(want))
     assert kendall_tau_b(x, y) == pytest.approx(want, abs=1e-12)
     assert _average_ranks(x).tolist() == rankdata(x).tolist()
+
+
+def test_cache_stats_export_and_prune_commands(tmp_path: Path) -> None:
+    """Two tasks judged by the lexical judge; stats counts them per task, export lists each judgment,
+    prune --task removes one task's only."""
+    src = tmp_path / "s.jsonl"
+    src.write_text(json.dumps(SAMPLE) + "\n")
+    _run(["judge", "relevance", "--samples", str(src)], tmp_path)
+    _run(["judge", "grade", "--samples", str(src)], tmp_path)
+    cache = ["--cache", str(tmp_path / "c.sqlite")]
+    stats = CliRunner().invoke(cli, ["judge", "cache", "stats", *cache, "--format", "json"])
+    groups = {(g["task"], g["judgments"]) for g in json.loads(stats.stdout)["groups"]}
+    assert groups == {("relevance", 3), ("grade", 3)}
+    exported = [
+        json.loads(line) for line in CliRunner().invoke(cli, ["judge", "cache", "export", *cache]).stdout.splitlines()
+    ]
+    assert len(exported) == 6 and {r["model"] for r in exported} == {"lexical-1"}
+    pruned = CliRunner().invoke(cli, ["judge", "cache", "prune", *cache, "--task", "grade"])
+    assert pruned.stdout.strip() == "deleted 3 judgments"
+    left = json.loads(CliRunner().invoke(cli, ["judge", "cache", "stats", *cache, "--format", "json"]).stdout)
+    assert [g["task"] for g in left["groups"]] == ["relevance"]
+    refused = CliRunner().invoke(cli, ["judge", "cache", "prune", *cache])
+    assert refused.exit_code == 2 and "prune needs a filter" in refused.output
