@@ -43,6 +43,8 @@ if _typing.TYPE_CHECKING:
     from ._policies import Policies
     from ._render.report import Report, compare
     from ._selector import ContextSelector
+    from ._spark import evaluate_spark
+    from ._stream import evaluate_stream
 
 # public name -> the private module defining it (imported on first access)
 _LAZY = {
@@ -62,6 +64,8 @@ _LAZY = {
     "Result": "._evaluate",
     "RunResult": "._evaluate",
     "evaluate": "._evaluate",
+    "evaluate_stream": "._stream",
+    "evaluate_spark": "._spark",
     "Family": "._measures",
     "Measure": "._measures",
     "families": "._measures",
@@ -125,6 +129,8 @@ __all__ = [
     "diagnose",
     "distraction_table",
     "evaluate",
+    "evaluate_spark",
+    "evaluate_stream",
     "families",
     "fit_udcg",
     "metric_at_k",
