@@ -90,9 +90,12 @@ class Server:
                 if reply.truncate:
                     self.send_header("connection", "close")
                 self.end_headers()
-                self.wfile.write(raw)
-                if reply.truncate:
-                    self.wfile.flush()
+                try:
+                    self.wfile.write(raw)
+                    if reply.truncate:
+                        self.wfile.flush()
+                        self.close_connection = True
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up on this request
                     self.close_connection = True
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

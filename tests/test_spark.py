@@ -193,3 +193,9 @@ def test_sample_sets_on_spark_equal_the_local_reader(spark: Any, tmp_path: Path)
     for m in local.measures:
         assert _values(remote.runs[0], m) == _values(local.runs[0], m), str(m)
     assert remote.runs[0].qids == local.runs[0].qids
+
+
+def test_spark_errors_are_one_line(spark: Any, tmp_path: Path) -> None:
+    (tmp_path / "qrels").write_text("q1 0 a 1\n")
+    with pytest.raises(ctxeval.InputError, match=r"nope\.run: no such file"):
+        evaluate_spark(str(tmp_path / "qrels"), [str(tmp_path / "nope.run")], ["AP"], spark=spark)

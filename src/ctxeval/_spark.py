@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import ConfigError, DependencyError
+from ._errors import ConfigError, DependencyError, InputError
 from ._evaluate import Result, RunResult
 from ._measures import Measure
 from ._session import measure_list
@@ -84,6 +84,8 @@ def _frame(spark: Any, value: Any, kind: str) -> Any:
         df = value
     elif isinstance(value, (str, os.PathLike)):
         path = os.fspath(value)
+        if "://" not in path and not os.path.exists(path):
+            raise InputError(f"{path}: no such file")
         if path.endswith(".parquet") or os.path.isdir(path):
             df = spark.read.parquet(path)
         elif path.endswith((".jsonl", ".json", ".ndjson")):
@@ -208,9 +210,16 @@ def evaluate_spark(
     DataFrame ``(run, query_id, <one column per measure>)``. Sample sets: ``qrels=None`` and
     ``runs`` the sample sets (DataFrames or JSON-lines paths, see :func:`samples_frames`), whose
     references are the judgments (they must agree where they meet)."""
+    try:
+        from pyspark.errors import PySparkException
+    except ImportError:
+        raise DependencyError("the Spark engine", "pyspark", "spark") from None
     with warnings.catch_warnings():  # pyspark's FutureWarnings about pandas are not the user's concern
         warnings.filterwarnings("ignore", category=FutureWarning)
-        return _evaluate_spark(qrels, runs, measures, names, policies, rag, utility, spark, master)
+        try:
+            return _evaluate_spark(qrels, runs, measures, names, policies, rag, utility, spark, master)
+        except PySparkException as exc:  # Spark's own errors as one line, not a Java stack
+            raise InputError(f"Spark: {str(exc).splitlines()[0]}") from None
 
 
 def _evaluate_spark(

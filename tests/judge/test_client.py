@@ -244,3 +244,22 @@ def test_utility_math_by_hand() -> None:
         {"token": "-", "logprob": math.log(0.1)},
     ]
     assert utility_of(top) == pytest.approx(0.75)  # "No" and "-" are no prefix of NO-RESPONSE
+
+
+def test_a_failure_stops_the_other_requests_cleanly(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """The third request fails for good (HTTP 400): the error is the one line of JudgeError; requests
+    in flight are cancelled before the clients close (no stray task errors on stderr); what finished
+    before is cached."""
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        if n == 3:
+            return Reply(400, {"error": "bad request"})
+        return Reply(200, chat('{"grade": 2}').body, delay=0.05)
+
+    with Server(script) as srv, Cache(tmp_path / "c.sqlite") as cache:
+        with pytest.raises(JudgeError, match=r"HTTP 400 for model 'test-model'"):
+            judge_all(_judge(srv, concurrency=4), _asks(12), cache=cache, concurrency=4)
+        kept = list(cache.export())
+    assert all(r["value"] == 2 for r in kept)
+    err = capfd.readouterr().err
+    assert "Task exception" not in err and "Traceback" not in err

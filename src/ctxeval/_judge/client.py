@@ -315,7 +315,8 @@ class OpenAIJudge:
                             f"{self.endpoint}: HTTP {resp.status_code} for model {self.model!r}: {_short(resp.text)}"
                         )
             finally:
-                self._client.put_nowait(client)
+                if self._client is not None:
+                    self._client.put_nowait(client)
             if attempt == self.max_retries:
                 break
             backoff = self._rng.uniform(0.0, min(self.backoff_cap, self.backoff * 2**attempt))

@@ -207,9 +207,13 @@ async def _judge_all(
             done[k] = value
             bar.advance(state.spent)
 
+    tasks = [asyncio.ensure_future(one(k)) for k in jobs if k not in done]
     try:
-        await asyncio.gather(*(one(k) for k in jobs if k not in done))
-    finally:
+        await asyncio.gather(*tasks)
+    finally:  # a failure stops the others before the clients close (what finished is cached)
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         bar.close()
         await judge.aclose()
     tally.cost = state.spent
