@@ -10,6 +10,7 @@ error in the data (the response cannot have read it), naming the query and the c
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,11 +31,9 @@ class SamplesProvider:
     needs_rows: bool = True
 
     def build(self, data: EvalData, inputs: Inputs) -> SampleLabels:
-        st = _sample_set(inputs, "CoverageRecall, NuggetRecall and AttributionRate read facets, nuggets and citations")
-        if data.rows is None:
-            raise ConfigError("sample labels need the run's ranked rows (keep_rows)")
-        by_q = {s.query_id: s for s in st.samples}
-        docs = data.rows.doc.to_list()
+        st, docs, queries = _by_query(
+            data, inputs, "CoverageRecall, NuggetRecall and AttributionRate read facets, nuggets and citations"
+        )
         n_q = data.n_queries
         cited = np.zeros(len(docs), dtype=bool)
         has_cit = np.zeros(n_q, dtype=bool)
@@ -49,11 +48,9 @@ class SamplesProvider:
         nc_nugget: list[int] = []
         nc_row: list[int] = []
         nc_level: list[float] = []
-        for i, q in enumerate(data.qids):
-            s = by_q.get(q)
-            lo, hi = int(data.r_off[i]), int(data.r_off[i + 1])
+        for i, q, s, lo, hi in queries:
             row_of = {docs[r]: r for r in range(lo, hi)}
-            if s is not None and s.citations is not None:
+            if s.citations is not None:
                 has_cit[i] = True
                 for d in s.citations:
                     r = row_of.get(d)
@@ -63,7 +60,7 @@ class SamplesProvider:
                             "retrieve (an error in the data: the response cannot have read it)"
                         )
                     cited[r] = True
-            if s is not None and s.facets is not None:
+            if s.facets is not None:
                 has_fac[i] = True
                 f_count[i] = len(s.facets)
                 for _, ids in s.facets:
@@ -71,7 +68,7 @@ class SamplesProvider:
                         fc_facet.append(facet_no)
                         fc_row.append(row_of.get(d, -1))
                     facet_no += 1
-            if s is not None and s.nuggets is not None:
+            if s.nuggets is not None:
                 has_nug[i] = True
                 n_count[i] = len(s.nuggets)
                 for _, vital, full, partial in s.nuggets:
@@ -119,11 +116,7 @@ class SimilarityProvider:
         from rapidfuzz.distance import Levenshtein
         from rapidfuzz.process import cdist
 
-        st = _sample_set(inputs, "ContextPrecision / ContextRecall(method=similarity) compare texts")
-        if data.rows is None:
-            raise ConfigError("similarity needs the run's ranked rows (keep_rows)")
-        by_q = {s.query_id: s for s in st.samples}
-        docs = data.rows.doc.to_list()
+        _, docs, queries = _by_query(data, inputs, "ContextPrecision / ContextRecall(method=similarity) compare texts")
         n_q = data.n_queries
         has = np.zeros(n_q, dtype=bool)
         n_ref = np.zeros(n_q, dtype=np.int64)
@@ -131,12 +124,10 @@ class SimilarityProvider:
         rows: list[np.ndarray] = []
         sims: list[np.ndarray] = []
         first = 0
-        for i, q in enumerate(data.qids):
-            s = by_q.get(q)
-            if s is None or s.retrieved_texts is None or not s.reference_contexts:
+        for i, _q, s, lo, hi in queries:
+            if s.retrieved_texts is None or not s.reference_contexts:
                 continue
             text_of = dict(zip(s.retrieved_ids, s.retrieved_texts))
-            lo, hi = int(data.r_off[i]), int(data.r_off[i + 1])
             texts = [text_of.get(docs[r], "") for r in range(lo, hi)]
             has[i] = True
             n_ref[i] = len(s.reference_contexts)
@@ -165,11 +156,9 @@ class JudgedProvider:
     needs_rows: bool = True
 
     def build(self, data: EvalData, inputs: Inputs) -> JudgeLabels:
-        st = _sample_set(inputs, "ContextPrecision / ContextRecall(method=judge) read a judge's labels")
-        if data.rows is None:
-            raise ConfigError("judge labels need the run's ranked rows (keep_rows)")
-        by_q = {s.query_id: s for s in st.samples}
-        docs = data.rows.doc.to_list()
+        _, docs, queries = _by_query(
+            data, inputs, "ContextPrecision / ContextRecall(method=judge) read a judge's labels"
+        )
         n_q = data.n_queries
         relevant = np.zeros(len(docs), dtype=bool)
         undecided = np.zeros(len(docs), dtype=bool)
@@ -180,11 +169,7 @@ class JudgedProvider:
         cc_row: list[int] = []
         cc_supports: list[bool] = []
         claim_no = 0
-        for i, q in enumerate(data.qids):
-            s = by_q.get(q)
-            if s is None:
-                continue
-            lo, hi = int(data.r_off[i]), int(data.r_off[i + 1])
+        for i, _q, s, lo, hi in queries:
             row_of = {docs[r]: r for r in range(lo, hi)}
             if s.judged is not None:
                 has_judged[i] = True
@@ -219,6 +204,25 @@ class JudgedProvider:
 
 
 register(JudgedProvider())
+
+
+def _by_query(
+    data: EvalData, inputs: Inputs, what: str
+) -> tuple[Any, list[str], Iterator[tuple[int, str, Any, int, int]]]:
+    """The run's sample set, its ranked rows' doc ids, and per evaluated query that has a sample
+    (query number, id, sample, first and end row)."""
+    st = _sample_set(inputs, what)
+    if data.rows is None:
+        raise ConfigError(f"{what}: they need the run's ranked rows (keep_rows)")
+    by_q = {s.query_id: s for s in st.samples}
+
+    def each() -> Iterator[tuple[int, str, Any, int, int]]:
+        for i, q in enumerate(data.qids):
+            s = by_q.get(q)
+            if s is not None:
+                yield i, q, s, int(data.r_off[i]), int(data.r_off[i + 1])
+
+    return st, data.rows.doc.to_list(), each()
 
 
 def _sample_set(inputs: Inputs, what: str) -> Any:

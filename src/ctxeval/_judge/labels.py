@@ -182,6 +182,30 @@ def claims(
     return out, t1, t2
 
 
+def _chunk_flags(
+    judge: Judge, have: Sequence[Any], task: str, answer: Any, cache: Cache, opts: JudgeOptions, depth: int | None
+) -> tuple[list[list[str]], list[list[str]], Tally]:
+    """One yes/no judgment per (sample, chunk of its top ``depth``) with the sample's question, the
+    text ``answer(sample)`` and the chunk: per sample the chunk ids judged yes, and those undecided."""
+    asks, where = [], []
+    for si, s in enumerate(have):
+        n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
+        for di in range(n):
+            fields = {"question": s.question or "", "answer": answer(s), "passage": (s.retrieved_texts or ())[di]}
+            asks.append(Ask(TASKS[task], fields))
+            where.append((si, di))
+    values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
+    yes: list[list[str]] = [[] for _ in have]
+    open_: list[list[str]] = [[] for _ in have]
+    for (si, di), v in zip(where, values):
+        doc = have[si].retrieved_ids[di]
+        if v is True:
+            yes[si].append(doc)
+        elif v is None or v is NOT_SENT:
+            open_[si].append(doc)
+    return yes, open_, tally
+
+
 def relevance(
     judge: Judge, samples: Any, cache: Cache, opts: JudgeOptions, depth: int | None
 ) -> tuple[list[dict[str, Any]], Tally]:
@@ -193,30 +217,7 @@ def relevance(
     have = [s for s in st.samples if s.reference_answer and s.retrieved_texts is not None]
     if not have:
         raise InputError(f"{st.source}: no sample has a reference_answer and chunk texts")
-    asks, where = [], []
-    for si, s in enumerate(have):
-        n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
-        for di in range(n):
-            asks.append(
-                Ask(
-                    TASKS["relevance"],
-                    {
-                        "question": s.question or "",
-                        "answer": s.reference_answer or "",
-                        "passage": (s.retrieved_texts or ())[di],
-                    },
-                )
-            )
-            where.append((si, di))
-    values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
-    rel: list[list[str]] = [[] for _ in have]
-    und: list[list[str]] = [[] for _ in have]
-    for (si, di), v in zip(where, values):
-        doc = have[si].retrieved_ids[di]
-        if v is True:
-            rel[si].append(doc)
-        elif v is None or v is NOT_SENT:
-            und[si].append(doc)
+    rel, und, tally = _chunk_flags(judge, have, "relevance", lambda s: s.reference_answer or "", cache, opts, depth)
     out = [{"query_id": s.query_id, "judged": {"relevant": r, "undecided": u}} for s, r, u in zip(have, rel, und)]
     return out, tally
 
@@ -306,26 +307,7 @@ def attribution(
     have = [s for s in st.samples if s.response and s.retrieved_texts is not None]
     if not have:
         raise InputError(f"{st.source}: no sample has a response and chunk texts: nothing to attribute")
-    asks, where = [], []
-    for si, s in enumerate(have):
-        n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
-        for di in range(n):
-            values = {
-                "question": s.question or "",
-                "answer": s.response or "",
-                "passage": (s.retrieved_texts or ())[di],
-            }
-            asks.append(Ask(TASKS["attribution"], values))
-            where.append((si, di))
-    got, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
-    used: list[list[str]] = [[] for _ in have]
-    und: list[list[str]] = [[] for _ in have]
-    for (si, di), v in zip(where, got):
-        doc = have[si].retrieved_ids[di]
-        if v is True:
-            used[si].append(doc)
-        elif v is None or v is NOT_SENT:
-            und[si].append(doc)
+    used, und, tally = _chunk_flags(judge, have, "attribution", lambda s: s.response or "", cache, opts, depth)
     out = [{"query_id": s.query_id, "citations": u, "citations_undecided": x} for s, u, x in zip(have, used, und)]
     return out, tally
 
