@@ -108,3 +108,15 @@ def test_parquet_streams_by_row_slices(tmp_path: Path) -> None:
     (tmp_path / "qrels").write_text("".join(f"q{q} 0 d{q} {1 + q % 3}\n" for q in range(6)))
     want = ctxeval.evaluate(str(tmp_path / "qrels"), str(tmp_path / "run.parquet"), MEASURES[:6])
     _same(want, evaluate_stream(str(tmp_path / "qrels"), tmp_path / "run.parquet", MEASURES[:6], chunk_rows=5))
+
+
+def test_a_pool_is_held_whole_and_said_so(tmp_path: Path) -> None:
+    (tmp_path / "qrels").write_text("q1 0 a 5\nq1 0 b 4\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 2.0 s\n")
+    (tmp_path / "pool").write_text("q1 Q0 a 1 2.0 p\nq1 Q0 b 2 1.0 p\n")
+    got = evaluate_stream(str(tmp_path / "qrels"), tmp_path / "run", ["PROC@2"], rag={"pool": str(tmp_path / "pool")})
+    want = ctxeval.evaluate(
+        str(tmp_path / "qrels"), str(tmp_path / "run"), ["PROC@2"], rag={"pool": str(tmp_path / "pool")}
+    )
+    _same(want, got)
+    assert any("the retrieval pool is held in memory (2 rows)" in n for n in got.notes)

@@ -63,6 +63,12 @@ def evaluate_stream(
     pool: dict[str, int] | None = None
     ms: list[Any] = []
     notes: list[str] = []
+    held = session.settings.pool
+    if held is not None:
+        notes.append(
+            f"{held.source}: the retrieval pool is held in memory ({len(held)} rows): streaming bounds the "
+            "run's memory, not the pool's"
+        )
     last_settings: dict[str, Any] = {}
     try:
         for chunk in run_chunks(sorted_path or path, chunk_bytes=chunk_bytes, chunk_rows=chunk_rows):
