@@ -264,3 +264,16 @@ def test_cache_stats_export_and_prune_commands(tmp_path: Path) -> None:
     assert [g["task"] for g in left["groups"]] == ["relevance"]
     refused = CliRunner().invoke(cli, ["judge", "cache", "prune", *cache])
     assert refused.exit_code == 2 and "prune needs a filter" in refused.output
+
+
+def test_lexical_utilities_are_a_utility_file(tmp_path: Path) -> None:
+    """The question's content words are {capital, france}: c1 holds both (u = 1), c3 and c2 neither
+    (u = 0). The output is the utility file UDCG reads (qid docid u)."""
+    from ctxeval._io.side import read_utilities
+
+    src = tmp_path / "s.jsonl"
+    src.write_text(json.dumps(SAMPLE) + "\n")
+    out = _run(["judge", "utility", "--samples", str(src)], tmp_path)
+    assert out.splitlines() == ["q1 c1 1.0", "q1 c3 0.0", "q1 c2 0.0"]
+    (tmp_path / "u.txt").write_text(out)
+    assert read_utilities(str(tmp_path / "u.txt")).columns.values.tolist() == [1.0, 0.0, 0.0]
