@@ -34,8 +34,6 @@ from ._session import measure_list
 
 __all__ = ["evaluate_spark", "spark_session"]
 
-_KINDS = ("qrels", "run", "pool", "utility", "distractor")
-
 
 def spark_session(master: str | None = None) -> Any:
     """The active Spark session, or a quiet local one (``local[*]`` by default)."""

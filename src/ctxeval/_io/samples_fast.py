@@ -24,7 +24,6 @@ __all__ = ["Columnar", "qrels_rows", "read", "run_columns"]
 
 _GRADES = r'"grades": ?\{[^{}]*\}'  # json.dumps's spacings (default, compact); others: the line reader
 _KEYS = r'[{,] ?"[a-z_]+":'  #: the keys (all known ones are lower case); others fail the quote count
-_KEY = r'"[^"\\]+"'
 #: field -> how its raw JSON value must look (a regex over the value's text, matched whole)
 _STRING_FIELDS = ("query_id", "question", "category")
 _LIST_FIELDS = ("retrieved_ids", "retrieved_scores", "reference_ids")
