@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._context.prefs import build_preferences
 from ._core.evaldata import EvalData
 from ._core.extras import JudgmentGroups
 from ._core.join import join, pair_lookup, positions
@@ -45,15 +46,21 @@ from ._errors import ConfigError, MeasureError, QueryMismatchError, did_you_mean
 from ._io.model import Qrels, Run
 from ._io.read import read_file
 from ._io.side import read_zscores
-from ._io.trec import open_bytes, read_qrels_jg
+from ._io.trec import open_bytes, read_prefs, read_qrels_jg
 from ._measures import TrecArgs, TrecSpec, trec_specs
 from ._measures.trec_support import MIN_GEO_MEAN
 
 __all__ = ["TrecEvalStop", "nicknames", "trec_eval"]
 
-_UNSUPPORTED = ("all_prefs", "prefs")
-REL_FORMATS = ("qrels", "qrels_jg")
-_FORM_RES = {"qrels": "trec_eval.form_res_qrels", "qrels_jg": "trec_eval"}  # who says it, in trec_eval
+REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
+# what trec_eval says when a measure meets a relevance file of another format
+_WRONG_FORMAT = {
+    "qrels": "trec_eval.form_res_qrels: rel_info format not qrels or results format not trec_results",
+    "qrels_jg": "trec_eval: rel_info format not qrels_jg or results format not trec_results",
+    "prefs": "trec_eval.form_prefs_info: prefs_info format not (prefs or qrels_prefs) or results format not "
+    "trec_results",
+}
+_SETS = ("official", "set", "all_trec", "all_prefs", "prefs", "qrels_jg")
 
 
 class TrecEvalStop(QueryMismatchError):
@@ -70,9 +77,7 @@ class TrecEvalStop(QueryMismatchError):
 def nicknames(version: int) -> dict[str, tuple[str, ...]]:
     """trec_eval's measure nicknames (measures.c) for a version: the measures of each set."""
     specs = trec_specs(version)
-    return {
-        name: tuple(s.name for s in specs if name in s.sets) for name in ("official", "set", "all_trec", "qrels_jg")
-    }
+    return {name: tuple(s.name for s in specs if name in s.sets) for name in _SETS}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -113,10 +118,6 @@ def _select(args: Sequence[str], version: int) -> _Selection:
             sel.marked.update(names[name])
         elif name in table:
             sel.marked.add(name)
-        elif name in _UNSUPPORTED:
-            raise MeasureError(
-                f"trec_eval: measure set '{name}' needs preference judgments, which ctxeval does not read"
-            )
         else:
             raise MeasureError(f"trec_eval: illegal measure '{arg}'{did_you_mean(name, [*names, *table])}")
     for name, param in sel.params.items():
@@ -373,8 +374,12 @@ def trec_eval(
     double; a topic or measure the file lacks, or a stddev of 0 with a value other than the mean,
     gives trec_eval's missing value -1000000 (``convert_zscores.c``).
 
-    ``rel_format`` (``-R``): ``qrels``, or ``qrels_jg`` (``qid jg docid grade``: judgments in groups,
-    e.g. one per assessor; the ``*_avgjg`` measures average over a query's groups)."""
+    ``rel_format`` (``-R``): ``qrels``; ``qrels_jg`` (``qid jg docid grade``: judgments in groups,
+    e.g. one per assessor; the ``*_avgjg`` measures average over a query's groups); ``prefs``
+    (``qid jg jsg docid rel_level``: preferences, for the ``prefs_*`` measures, ``-m all_prefs``),
+    or ``qrels_prefs`` (a qrels file read as preferences: the iter column is the judgment group).
+    The preference measures rank a run by score and then doc id *ascending* (trec_eval's
+    ``form_prefs_counts.c``), apply ``-M`` in that order and ignore ``-J``."""
     if version not in (9, 10):
         raise ConfigError(f"trec_eval version must be 9 or 10, got {version!r}")
     if max_docs is not None and max_docs < 0:
@@ -384,25 +389,37 @@ def trec_eval(
     sel = _select(measures, version)
     ztable = None if zscores is None else read_zscores(zscores)
     groups = None
+    prefs = None
     if rel_format == "qrels_jg":
         groups = {jg: Qrels.from_dict(q) for jg, q in read_qrels_jg(Path(qrels), os.fspath(qrels)).items()}
         qr = _union(list(groups.values()))
+    elif rel_format in ("prefs", "qrels_prefs"):
+        prefs = read_prefs(Path(qrels), os.fspath(qrels), qrels_form=rel_format == "qrels_prefs")
+        judged: dict[str, dict[str, int]] = {}
+        for line in prefs:
+            judged.setdefault(line.qid, {})[line.doc] = 1
+        qr = Qrels.from_dict(judged)  # the topics and docs judged: which topics are evaluated
     else:
         qr = Qrels.from_file(qrels, format="trec")
     run, runid = _read_run(os.fspath(results))
+    whole_run = run
     ties = "trec10" if version >= 10 else "trec"  # 10.0 reads scores as doubles, 9.x as floats
     run = _truncate(run, max_docs, judged_only, qr, ties)
     policy = "zero" if complete else "ignore"
     data = join(qr.columns, run.columns, ties=ties, missing=policy, run_name=run.name)
     for spec in trec_specs(version):
-        if spec.name in sel.marked and spec.rel_format not in (None, rel_format):
+        reads = "prefs" if rel_format == "qrels_prefs" else rel_format
+        if spec.name in sel.marked and spec.rel_format not in (None, reads):
             raise TrecEvalStop(
-                "",
-                f"{_FORM_RES[spec.rel_format]}: rel_info format not {spec.rel_format} or results format not trec_results\n"
-                f"trec_eval: Can't calculate measure '{spec.name}'",
+                "", f"{_WRONG_FORMAT[spec.rel_format]}\ntrec_eval: Can't calculate measure '{spec.name}'"
             )
     if groups is not None:
         data = data.with_extras(judgment_groups=_judgment_groups(groups, run, data, ties))
+    if prefs is not None:
+        built = build_preferences(
+            prefs, whole_run, data.qids, source=os.fspath(qrels), version=version, max_docs=max_docs
+        )
+        data = data.with_extras(preferences=built)
     if data.n_queries == 0 or (not complete and data.accounting.evaluated == 0):
         raise QueryMismatchError("trec_eval: No queries with both results and relevance info")
     missing = ~np.asarray(data.has_run, dtype=bool)

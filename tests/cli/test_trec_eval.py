@@ -236,7 +236,6 @@ def test_results_from_stdin() -> None:
         (["-m", "P.5,5"], "duplicate cutoffs"),
         (["-m", "utility.1,2,3"], "improper number of coefficients"),
         (["-m", "ndcg.1"], "malformed pair parameters"),
-        (["-m", "all_prefs"], "preference"),
         (["--trec-eval-version", "9", "-m", "rbp"], "illegal measure 'rbp'"),
     ],
 )

@@ -49,10 +49,11 @@ _MEASURE_HELP = (
     "-R",
     "--Rel_info_format",
     "rel_format",
-    type=click.Choice(["qrels", "qrels_jg"]),
+    type=click.Choice(["qrels", "qrels_jg", "prefs", "qrels_prefs"]),
     default="qrels",
     show_default=True,
-    help="the format of QRELS: qrels, or qrels_jg (qid jg docid grade: judgments in groups)",
+    help="the format of QRELS: qrels, qrels_jg (qid jg docid grade: judgments in groups), prefs (qid jg jsg "
+    "docid rel_level: preferences, -m all_prefs) or qrels_prefs (a qrels file read as preferences)",
 )
 @click.option(
     "-Z",

@@ -15,7 +15,20 @@ import numpy as np
 from .evaldata import Cut, EvalData
 from .ids import Ids
 
-__all__ = ["UTIL_MAX", "UTIL_MIN", "Fits", "Grades", "Groups", "JudgmentGroups", "Pool", "SampleLabels", "Utilities"]
+__all__ = [
+    "UTIL_MAX",
+    "UTIL_MIN",
+    "Fits",
+    "Grades",
+    "Groups",
+    "JudgmentGroups",
+    "Pool",
+    "PrefGroup",
+    "Preferences",
+    "QueryPrefs",
+    "SampleLabels",
+    "Utilities",
+]
 
 UTIL_MIN, UTIL_MAX = 1, 5
 
@@ -253,3 +266,47 @@ class JudgmentGroups:
             total[has] += values[where[has]]
             count[has] += 1
         return np.where(count > 1, total / np.maximum(count, 1), total)
+
+
+@dataclass(frozen=True, eq=False)
+class PrefGroup:
+    """One judgment group of a query's preferences (trec_eval's ``JG``): ``prefs[i, j]`` counts the
+    group's preferences of doc ``i`` over doc ``j`` (docs by index: the retrieved ones first, in rank
+    order), with the fulfilled and possible counts by where the two docs rank, and either the
+    equivalence classes of its one sub-group (doc indices per level, levels descending) or, with
+    several sub-groups, each doc's level (-1: not in the group)."""
+
+    prefs: np.ndarray
+    ful_ret: int
+    poss_ret: int
+    ful_imp: int
+    poss_imp: int
+    notoccur: int
+    num_rel: int
+    num_rel_ret: int
+    num_nonrel: int
+    num_nonrel_ret: int
+    classes: tuple[np.ndarray, ...] | None
+    levels: np.ndarray | None
+
+
+@dataclass(frozen=True, eq=False)
+class QueryPrefs:
+    """A query's preferences against the run: ``n_judged`` docs, the first ``n_judged_ret`` of them
+    retrieved, its judgment groups, and ``pairs[i, j]``: how many groups prefer ``i`` to ``j``."""
+
+    n_judged: int
+    n_judged_ret: int
+    groups: tuple[PrefGroup, ...]
+    pairs: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Preferences:
+    """trec_eval's preference judgments (``-R prefs``) counted against the run, per evaluated query
+    (aligned with the EvalData's queries). Built by ``ctxeval._context.prefs``."""
+
+    queries: tuple[QueryPrefs, ...]
+
+    def cut(self, cut: Cut) -> Preferences:
+        return self

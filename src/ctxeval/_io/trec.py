@@ -53,6 +53,7 @@ __all__ = [
     "open_bytes",
     "parse_grade",
     "parse_score",
+    "read_prefs",
     "read_qrels_jg",
     "read_tags",
     "read_trec",
@@ -518,8 +519,8 @@ def read_qrels_jg(path: Path, source: str) -> dict[str, dict[str, dict[str, int]
     ``#`` are skipped; a doc judged twice in one group of one query is an error (as in trec_eval)."""
     text = decode(open_bytes(path), source)
     groups: dict[str, dict[str, dict[str, int]]] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        fields = split_fields(line.removesuffix("\r"))
         if not fields or fields[0].startswith("#"):
             continue
         if len(fields) != 4:
@@ -532,3 +533,43 @@ def read_qrels_jg(path: Path, source: str) -> dict[str, dict[str, dict[str, int]
     if not groups:
         raise EmptyInputError(f"{source}: no qrels lines found (the file is empty or only comments)")
     return {jg: groups[jg] for jg in sorted(groups, key=lambda g: g.encode())}
+
+
+class PrefLine(NamedTuple):
+    """One judgment of a preference file: ``rel`` of ``doc`` for ``qid`` in sub-group ``jsg`` of
+    judgment group ``jg``."""
+
+    qid: str
+    jg: str
+    jsg: str
+    doc: str
+    rel: float
+    line: int  #: its line number in the file
+
+
+def read_prefs(path: Path, source: str, *, qrels_form: bool = False) -> list[PrefLine]:
+    """trec_eval's preference judgments (``-R prefs``): ``qid jg jsg docid rel_level`` lines, or a
+    qrels file read as preferences (``-R qrels_prefs``: ``qid jg docid rel_level``, the iter column
+    the judgment group and one sub-group ``0``). Within a sub-group a doc with a higher level is
+    preferred to one with a lower level (trec_eval's ``get_prefs.c``). The reading rule is the
+    TREC files' (see the module docstring); a level is a finite decimal number (0: nonrelevant)."""
+    text = decode(open_bytes(path), source)
+    n_fields = 4 if qrels_form else 5
+    expect = "qid jg docid rel_level" if qrels_form else "qid jg jsg docid rel_level"
+    lines: list[PrefLine] = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        fields = split_fields(line.removesuffix("\r"))
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != n_fields:
+            raise FormatError(source, lineno, f"expected {n_fields} fields ({expect}), found {len(fields)}", line)
+        if "\x00" in line:
+            raise FormatError(source, lineno, "a NUL byte in a field", line)
+        token = fields[-1]
+        if not _DECIMAL.fullmatch(token) or not math.isfinite(float(token)):
+            raise FormatError(source, lineno, f"rel_level {token!r} is not a finite number", line)
+        jsg = "0" if qrels_form else fields[2]
+        lines.append(PrefLine(fields[0], fields[1], jsg, fields[-2], float(token), lineno))
+    if not lines:
+        raise EmptyInputError(f"{source}: no preference lines found (the file is empty or only comments)")
+    return lines

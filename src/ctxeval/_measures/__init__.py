@@ -9,6 +9,7 @@ from . import classical as classical
 from . import rag as rag
 from . import trec as trec
 from . import trec_table as trec_table
+from . import trec_prefs as trec_prefs
 from . import distraction as distraction
 from . import context as context
 

@@ -354,7 +354,7 @@ class TrecSpec:
     returns per-query values (a list of them for cut_double). ``reset_missing``: under ``-c``,
     trec_eval 10 resets this measure to 0 for a topic without results. ``order`` is trec_eval's
     printing order; ``sets`` the nicknames that select it (``official``, ``set``, ``all_trec``,
-    ``qrels_jg``).
+    ``all_prefs``, ``prefs``, ``qrels_jg``).
     """
 
     name: str
@@ -367,8 +367,9 @@ class TrecSpec:
     reset_missing: bool = False
     family: str | None = None  #: the registry family computing it, when there is one
     sets: tuple[str, ...] = ("all_trec",)  #: trec_eval's measure sets (nicknames) it belongs to
-    #: the relevance file format it reads (trec_eval's -R): qrels, or qrels_jg (judgment groups,
-    #: given to the kernel as the EvalData extra ``judgment_groups``); None: any (runid, num_q)
+    #: the relevance file format it reads (trec_eval's -R): qrels, qrels_jg (judgment groups, given
+    #: to the kernel as the EvalData extra ``judgment_groups``) or prefs (preferences, read from
+    #: ``-R prefs`` or ``-R qrels_prefs`` files: the extra ``preferences``); None: any (runid, num_q)
     rel_format: str | None = "qrels"
 
 

@@ -112,12 +112,13 @@ def _rprec_mult_avgjg(d: EvalData, a: TrecArgs, cuts: list[float]) -> list[np.nd
     return [jg.mean(d.n_queries, functools.partial(rprec_mult_values, rel=a.level, mult=c)) for c in cuts]
 
 
+_EVERY_SET = ("official", "set", "all_trec", "all_prefs", "prefs", "qrels_jg")
 _JG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
 for spec in (
-    TrecSpec("runid", 0, "runid", summary="none", sets=("official", "set", "all_trec", "qrels_jg"), rel_format=None),
-    TrecSpec("num_q", 1, "num_q", summary="sum", sets=("official", "set", "all_trec", "qrels_jg"), rel_format=None),
+    TrecSpec("runid", 0, "runid", summary="none", sets=_EVERY_SET, rel_format=None),
+    TrecSpec("num_q", 1, "num_q", summary="sum", sets=_EVERY_SET, rel_format=None),
     TrecSpec(
         "gm_map",
         6,
