@@ -229,7 +229,7 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     names = unique_names(run_objs)
     notes = naming_notes(run_objs, names)
     rates = sorted({m.k for m in ms if m.family == "DistractorRate"})
-    level = level_note(measures, session.grades, session.rag.grade_map)
+    level = level_note(measures, lambda: session.grades, session.rag.grade_map)
     if level:
         notes.append(level)
     errs = [str(m) for m in ms if m.family == "ERR" and m["gmax"] is None]

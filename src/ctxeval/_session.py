@@ -21,6 +21,7 @@ import numpy as np
 from ._context.settings import RagConfig, Settings
 from ._core.evaldata import EvalData, QueryAccounting
 from ._core.join import join
+from ._core.segments import distinct
 from ._errors import ConfigError, QueryMismatchError
 from ._io.model import Qrels, Run
 from ._measures import Measure, make, parse_measures
@@ -291,7 +292,7 @@ class Session:
     @cached_property
     def grades(self) -> list[int]:
         """The distinct grades of the qrels, ascending (read once per session)."""
-        return np.unique(self.qrels.columns.values).tolist()
+        return distinct(self.qrels.columns.values).tolist()
 
     def pool_for(self, run: Run) -> Run | None:
         """The retrieval pool of ``run``: its own (``RagConfig.pools``), the shared one, or None (the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -11,7 +12,6 @@ from typing import Any
 import click
 
 from .._errors import CtxevalError, OutputError
-from . import calibrate, compare, curve, demo, diagnose, distraction, evaluate, fit_udcg, judge, measures, trec_eval
 
 __all__ = ["cli", "console_main", "main"]
 
@@ -31,9 +31,40 @@ def invoke_reporting_errors(ctx: click.Context, invoke: Callable[[click.Context]
         ctx.exit(0)
 
 
+# command name -> (module, attribute): a command's module is imported when the command is used, so
+# `ctxeval evaluate` does not pay for importing the judge, compare, calibrate ... (about 25 ms)
+_COMMANDS = {
+    "evaluate": ("evaluate", "command"),
+    "demo": ("demo", "command"),
+    "measures": ("measures", "command"),
+    "diagnose": ("diagnose", "command"),
+    "trec_eval": ("trec_eval", "command"),
+    "calibrate": ("calibrate", "command"),
+    "distraction": ("distraction", "command"),
+    "fit-udcg": ("fit_udcg", "command"),
+    "compare": ("compare", "command"),
+    "curve": ("curve", "command"),
+    "judge": ("judge", "command"),
+    "pool": ("judge", "pool"),
+    "agreement": ("judge", "agreement"),
+}
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         return invoke_reporting_errors(ctx, super().invoke)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _COMMANDS:
+            module, attr = _COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+            for sub in getattr(command, "commands", {}).values():
+                refuse_overwriting_inputs(sub)
+            self.add_command(refuse_overwriting_inputs(command), cmd_name)
+        return self.commands.get(cmd_name)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -75,14 +106,6 @@ def refuse_overwriting_inputs(command: click.Command) -> click.Command:
 
     command.callback = guarded
     return command
-
-
-for _module in (evaluate, demo, measures, diagnose, trec_eval, calibrate, distraction, fit_udcg, compare, curve, judge):
-    cli.add_command(refuse_overwriting_inputs(_module.command))
-for _cmd in (judge.pool, judge.agreement, *judge.command.commands.values()):
-    refuse_overwriting_inputs(_cmd)
-cli.add_command(judge.pool)
-cli.add_command(judge.agreement)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,7 @@ grade; without one the qrels' own grades are read as the 1–5 scale. Every othe
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -105,15 +105,16 @@ def relevance(level: int, gm: Any, on_scale: bool) -> str:
     return f"grade >= {level} (the qrels' own grades)"
 
 
-def level_note(measures: Iterable[Measure], grades: Iterable[int], gm: Any) -> str | None:
+def level_note(measures: Iterable[Measure], grades: Callable[[], Iterable[int]], gm: Any) -> str | None:
     """A note when binary measures count another level as relevant than the 1-5 scale in force (a grade
     map, or RAG / distraction measures reading the qrels on that scale): their ``rel`` stays what was
-    asked (trec_eval's default 1 when not given), and the note says which level the scale implies."""
+    asked (trec_eval's default 1 when not given), and the note says which level the scale implies.
+    ``grades()`` gives the qrels' distinct grades (asked only when a scale is in force)."""
     ms = list(measures)
     on_scale = (gm is not None and bool(gm.mapping)) or any(m.spec.group in ("rag", "distraction") for m in ms)
     if not on_scale:
         return None
-    level = scale_level(grades, gm)
+    level = scale_level(grades(), gm)
     off = [m for m in ms if m.spec.group not in ("rag", "distraction") and _has_rel(m) and int(m["rel"]) != level]
     if not off:
         return None

@@ -58,8 +58,8 @@ def _query_sets(
     """The evaluated query ids (sorted), the qrels' and the run's segment positions among them, the
     accounting, and which evaluated queries the run holds."""
     judged_q, run_q = qrels.layout.heads, run.layout.heads
-    in_run = isin(judged_q, run_q)
-    run_judged = isin(run_q, judged_q)
+    in_run = isin(judged_q, run_q, run.layout.heads_sorted)
+    run_judged = isin(run_q, judged_q, qrels.layout.heads_sorted)
     missing_ids = tuple(np.sort(judged_q[~in_run]).tolist())
     unjudged_ids = tuple(np.sort(run_q[~run_judged]).tolist())
     if missing == "error" and missing_ids:

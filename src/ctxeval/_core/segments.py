@@ -105,18 +105,28 @@ def distinct(a: np.ndarray) -> np.ndarray:
     """Sorted distinct values (``np.unique`` without its import of ``numpy.ma``, 20 ms that a small
     evaluation would otherwise pay).
 
+    Integers spanning a small range (grades) are counted rather than sorted: 3M qrels grades take
+    5 ms instead of 0.2 s.
+
     >>> distinct(np.array(["b", "a", "b"])).tolist(), isin(np.array([1, 5, 3]), np.array([3, 1])).tolist()
     (['a', 'b'], [True, False, True])
+    >>> distinct(np.array([3, -1, 3, 0])).tolist()
+    [-1, 0, 3]
     """
+    if a.dtype.kind in "iu" and a.size:
+        lo, hi = int(a.min()), int(a.max())
+        if hi - lo <= max(a.size, 1 << 16):
+            return (np.flatnonzero(np.bincount((a - lo).astype(np.intp, copy=False), minlength=1)) + lo).astype(a.dtype)
     s = np.sort(a)
     return s[np.r_[True, s[1:] != s[:-1]]] if s.size else s
 
 
-def isin(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``bool[len(a)]``: whether each element of ``a`` is in ``b`` (``np.isin`` without ``numpy.ma``)."""
+def isin(a: np.ndarray, b: np.ndarray, b_sorted: bool = False) -> np.ndarray:
+    """``bool[len(a)]``: whether each element of ``a`` is in ``b`` (``np.isin`` without ``numpy.ma``);
+    ``b_sorted``: ``b`` ascends already (no sort)."""
     if a.size == 0 or b.size == 0:
         return np.zeros(a.size, dtype=bool)
-    s = np.sort(b)
+    s = b if b_sorted else np.sort(b)
     at = np.minimum(np.searchsorted(s, a), s.size - 1)
     return np.asarray(s[at] == a)
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._core.columns import Columns, Layout
 from .._core.ids import ArrayIds
+from .._core.segments import distinct
 from .ids import SeriesIds
 
 if TYPE_CHECKING:
@@ -44,9 +45,9 @@ def columns_from_frame(df: pl.DataFrame, value: str) -> Columns:
 def columns_from_runs(heads: np.ndarray, lengths: np.ndarray, doc: SeriesIds | ArrayIds, values: np.ndarray) -> Columns:
     """Columns from runs of equal query ids (``heads[i]`` repeated ``lengths[i]`` times)."""
     n = int(lengths.sum())
-    names, inv = np.unique(heads, return_inverse=True)
-    if names.size == heads.size:  # grouped
+    if heads.size < 2 or bool(np.all(heads[1:] > heads[:-1])) or distinct(heads).size == heads.size:  # grouped
         return Columns(Layout(heads, lengths, n), doc, values)
+    names, inv = np.unique(heads, return_inverse=True)
     return Columns.from_codes(np.repeat(inv.reshape(-1), lengths), names, doc, values)
 
 
