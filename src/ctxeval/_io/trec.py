@@ -225,16 +225,18 @@ class _Reduced:
     of equal ids (joined across pieces), its tags to whether one tag is used throughout, its values
     to a numpy array; only the doc ids stay a polars column."""
 
-    def __init__(self, kind: Kind) -> None:
+    def __init__(self, kind: Kind, size_hint: int = 0) -> None:
         self.kind = kind
+        self.size_hint = size_hint  #: the file's size in bytes (0: unknown)
         self.heads: list[pl.Series] = []
         self.lengths: list[np.ndarray] = []
         self.docs: list[pl.Series] = []
-        self.values: list[pl.Series] = []
+        self.values: np.ndarray | None = None  # filled piece by piece while the piece is in cache
+        self.n_values = 0
         self.first_tag: str | None = None
         self.one_tag = kind == "run"
 
-    def add(self, part: pl.DataFrame) -> bool:
+    def add(self, part: pl.DataFrame, piece_bytes: int = 0) -> bool:
         if part.height == 0:
             return True
         if not _frame_valid(part, self.kind):
@@ -243,7 +245,7 @@ class _Reduced:
         self.heads.append(rle["value"])
         self.lengths.append(rle["len"].to_numpy().astype(np.int64))
         self.docs.append(part["doc_id"])
-        self.values.append(part[_VALUE[self.kind]])
+        self._append_values(part[_VALUE[self.kind]], piece_bytes)
         if self.one_tag:
             tags = part["tag"]
             first = tags[0]
@@ -251,6 +253,25 @@ class _Reduced:
                 self.first_tag = first
             self.one_tag = bool(first) and first == self.first_tag and bool((tags == first).all())
         return True
+
+    def _append_values(self, s: pl.Series, piece_bytes: int) -> None:
+        """Copy a piece's values (chunk by chunk, each viewed without a copy) into one array, while
+        they are in cache: one concatenation of the whole column afterwards costs twice as much. The
+        array is sized from the first piece's rows per byte and the file's size (grown if short)."""
+        need = self.n_values + s.len()
+        if self.values is None or need > self.values.size:
+            estimate = int(s.len() / max(piece_bytes, 1) * self.size_hint * 1.02) + 1024 if self.values is None else 0
+            size = max(need, estimate, int(self.n_values * 1.25))
+            grown = np.empty(size, dtype=np.float64 if self.kind == "run" else np.int64)
+            if self.values is not None:
+                grown[: self.n_values] = self.values[: self.n_values]
+            self.values = grown
+        at = self.n_values
+        for chunk in s.get_chunks():
+            n = chunk.len()
+            self.values[at : at + n] = chunk.to_numpy()
+            at += n
+        self.n_values = at
 
     def columns(self) -> Columns | None:
         if not self.heads:
@@ -268,7 +289,7 @@ class _Reduced:
             return None  # a comment line read as a query: the next tier skips it
         doc = SeriesIds(pl.concat(self.docs, rechunk=False))
         # one copy, by polars, into a single chunk that numpy then views
-        values = pl.concat(self.values, rechunk=True).to_numpy()
+        values = self.values[: self.n_values] if self.values is not None else np.zeros(0)
         return columns_from_runs(heads_u, np.add.reduceat(lengths, at), doc, values)
 
     def tag(self) -> str | None:
@@ -300,16 +321,16 @@ def _polars_chunks(path: Path, kind: Kind, sep: bytes) -> Parsed | None:
     Peak memory is the columns plus one piece (a mapped 400 MB file counts fully in the resident
     set), and ten million rows never hold two columns of id strings.
     """
-    return _polars_pieces(_line_pieces(path), kind, sep)
+    return _polars_pieces(_line_pieces(path), kind, sep, os.path.getsize(path))
 
 
-def _polars_pieces(pieces: Any, kind: Kind, sep: bytes) -> Parsed | None:
+def _polars_pieces(pieces: Any, kind: Kind, sep: bytes, size_hint: int = 0) -> Parsed | None:
     """The loop of :func:`_polars_chunks` over pieces of whole lines (bytes)."""
     schema = _checked_schema(kind)
     names = list(schema)
     keep = [names.index(c) for c in [*_TREC_KEEP[kind], _EXTRA]]
     other = b" " if sep == b"\t" else b"\t"
-    reduced = _Reduced(kind)
+    reduced = _Reduced(kind, size_hint)
     try:
         for piece in pieces:
             if piece.find(other) >= 0 or piece.find(b"\x00") >= 0 or _doubled(piece, sep):
@@ -325,8 +346,9 @@ def _polars_pieces(pieces: Any, kind: Kind, sep: bytes) -> Parsed | None:
                 columns=keep,
                 missing_columns="insert",
             )
+            size = len(piece)
             del piece
-            if not reduced.add(part):
+            if not reduced.add(part, size):
                 return None
     except (pl.exceptions.PolarsError, UnicodeDecodeError, OSError):
         return None
