@@ -59,3 +59,19 @@ def test_an_output_in_a_missing_folder_is_one_line(files: tuple[Path, Path]) -> 
     assert result.exit_code == 2
     assert result.stderr.startswith(f"ctxeval: error: {target}: cannot write: ")
     assert "Traceback" not in result.output
+
+
+def test_an_output_gets_the_permissions_of_any_new_file(files: tuple[Path, Path], tmp_path: Path) -> None:
+    # written under a temporary name and renamed: the file must still get the umask's permissions
+    # (0o666 & ~umask), not the private 0o600 of a tempfile
+    qrels, run = files
+    old = os.umask(0o022)
+    try:
+        result = CliRunner().invoke(
+            cli, ["evaluate", str(qrels), str(run), "-m", "AP", "-o", str(tmp_path / "out.json")]
+        )
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out.json").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left

@@ -312,6 +312,16 @@ def _doubled(piece: bytes, sep: bytes) -> bool:
     return bool((odd == pair).any())
 
 
+def _plain_piece(piece: bytes, sep: bytes) -> bool:
+    """Whether the fast tier may read ``piece``: no space next to a tab, no NUL, no two separators in
+    a row (an empty field that polars would read where the rule folds the run); else the next tiers
+    decide (polars keeps a ``\r`` inside a field, as the rule does, and drops one before a line end).
+    With the one-column-past-the-format check of :func:`_checked_schema`, this is what makes the fast
+    tier follow the rule exactly; ``bench/reader_rule_cost.py`` measures what both cost."""
+    other = b" " if sep == b"\t" else b"\t"
+    return piece.find(other) < 0 and piece.find(b"\x00") < 0 and not _doubled(piece, sep)
+
+
 def _polars_chunks(path: Path, kind: Kind, sep: bytes) -> Parsed | None:
     """polars over the file read in pieces of whole lines (see :func:`_line_pieces`), each reduced as
     soon as it is parsed (:class:`_Reduced`); None when a piece fails the fast path's checks (a
@@ -328,23 +338,15 @@ def _polars_pieces(pieces: Any, kind: Kind, sep: bytes, size_hint: int = 0) -> P
     """The loop of :func:`_polars_chunks` over pieces of whole lines (bytes)."""
     schema = _checked_schema(kind)
     names = list(schema)
-    keep = [names.index(c) for c in [*_TREC_KEEP[kind], _EXTRA]]
-    other = b" " if sep == b"\t" else b"\t"
+    keep = [i for i, c in enumerate(names) if c in (*_TREC_KEEP[kind], _EXTRA)]
+    insert: dict[str, Any] = {"missing_columns": "insert"} if _EXTRA in schema else {}
     reduced = _Reduced(kind, size_hint)
     try:
         for piece in pieces:
-            if piece.find(other) >= 0 or piece.find(b"\x00") >= 0 or _doubled(piece, sep):
-                return None  # a space next to a tab, a NUL, or two separators in a row (an empty
-                # field that polars would read where the rule folds the run): the next tiers decide
-                # (polars keeps a \r inside a field, as the rule does, and drops one before a line end)
+            if not _plain_piece(piece, sep):
+                return None
             part = pl.read_csv(
-                piece,
-                separator=sep.decode(),
-                has_header=False,
-                quote_char=None,
-                schema=schema,
-                columns=keep,
-                missing_columns="insert",
+                piece, separator=sep.decode(), has_header=False, quote_char=None, schema=schema, columns=keep, **insert
             )
             size = len(piece)
             del piece
