@@ -57,6 +57,14 @@ class _Group(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(_COMMANDS)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:  # "did you mean" among every command, loaded or not
+            raise click.exceptions.NoSuchCommand(exc.command_name, possibilities=list(_COMMANDS), ctx=ctx) from None
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in _COMMANDS:
             module, attr = _COMMANDS[cmd_name]
