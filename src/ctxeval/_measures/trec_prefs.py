@@ -87,24 +87,20 @@ def _avgjg(scope: str) -> Callable[[QueryPrefs], float]:
 
 def _pair(scope: str) -> Callable[[QueryPrefs], float]:
     def value(q: QueryPrefs) -> float:
-        c, njr, n = q.pairs.astype(np.int64), q.n_judged_ret, q.n_judged
+        c, njr = q.pairs.astype(np.int64), q.n_judged_ret
         either = (c + c.T) > 0
         upper = np.triu(either, 1)
-        blocks = [upper[:njr, :njr]]  # both retrieved
+        blocks = [(upper[:njr, :njr], 0)]  # both retrieved (column offset 0)
         if scope != "ret":
-            blocks.append(either[:njr, njr:])  # one retrieved
+            blocks.append((either[:njr, njr:], njr))  # only the first retrieved
         total, count = 0.0, 0
-        for block in blocks:
-            i, j = np.nonzero(block)  # row-major: trec_eval's loop order
-            if scope == "ret" or block is blocks[0]:
-                j_abs = j
-            else:
-                j_abs = j + njr
-            for a, b in zip(i.tolist(), j_abs.tolist()):
+        for block, offset in blocks:
+            i, j = np.nonzero(block)  # row-major: trec_eval's loop order, and its sum's
+            for a, b in zip(i.tolist(), (j + offset).tolist()):
                 total += c[a, b] / (c[a, b] + c[b, a])
             count += i.size
         if scope == "all":
-            count += int(upper[njr:n, njr:n].sum())  # neither retrieved: 0 each
+            count += int(upper[njr:, njr:].sum())  # neither retrieved: 0 each
         return total / count if count else 0.0
 
     return value
