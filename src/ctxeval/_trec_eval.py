@@ -402,9 +402,9 @@ def trec_eval(
     else:
         qr = Qrels.from_file(qrels, format="trec")
     run, runid = _read_run(os.fspath(results))
-    whole_run = run
     ties = "trec10" if version >= 10 else "trec"  # 10.0 reads scores as doubles, 9.x as floats
-    run = _truncate(run, max_docs, judged_only, qr, ties)
+    if prefs is None:  # the preference measures rank and cut the run themselves, and ignore -J
+        run = _truncate(run, max_docs, judged_only, qr, ties)
     policy = "zero" if complete else "ignore"
     data = join(qr.columns, run.columns, ties=ties, missing=policy, run_name=run.name)
     for spec in trec_specs(version):
@@ -416,9 +416,7 @@ def trec_eval(
     if groups is not None:
         data = data.with_extras(judgment_groups=_judgment_groups(groups, run, data, ties))
     if prefs is not None:
-        built = build_preferences(
-            prefs, whole_run, data.qids, source=os.fspath(qrels), version=version, max_docs=max_docs
-        )
+        built = build_preferences(prefs, run, data.qids, source=os.fspath(qrels), version=version, max_docs=max_docs)
         data = data.with_extras(preferences=built)
     if data.n_queries == 0 or (not complete and data.accounting.evaluated == 0):
         raise QueryMismatchError("trec_eval: No queries with both results and relevance info")

@@ -25,6 +25,8 @@ def _run(args: list[str]) -> tuple[int, str, str]:
     [
         ("-m all_prefs -q -R prefs prefs.test prefs.results.test", "out.test.prefs"),
         ("-m all_prefs -q -R prefs prefs.comment.test prefs.results.test", "out.test.prefs"),
+        # -J (judged docs only) does not touch the preference measures: 10.0 prints the same
+        ("-m all_prefs -q -J -R prefs prefs.test prefs.results.test", "out.test.prefs"),
         ("-m all_prefs -q -R qrels_prefs qrels.test results.test", "out.test.qrels_prefs"),
         # three judgment groups (the iter column), levels -1, 0, 1
         ("-m all_prefs -q -R qrels_prefs qrels.123 results.test", "out.qrels_prefs.123"),
