@@ -22,6 +22,9 @@ What trec_eval does, and what this reproduces:
 
 Not reproduced: trec_eval 10.0 without ``-c`` reuses the previous topic's ranking for a judged topic
 that has no results (a bug, trec_eval issue #46); here such topics are simply left out, as in 9.x.
+
+(~500 lines on purpose: the program's flow, ``-m`` parsing with C's atol/atof, z-scores, judgment
+groups, preferences and the output format; the measures themselves live in the registry.)
 """
 
 from __future__ import annotations
@@ -45,8 +48,9 @@ from ._core.join import join, pair_lookup, positions
 from ._errors import ConfigError, MeasureError, QueryMismatchError, did_you_mean
 from ._io.model import Qrels, Run
 from ._io.read import read_file
+from ._io.rel_formats import read_prefs, read_qrels_jg
 from ._io.side import read_zscores
-from ._io.trec import open_bytes, read_prefs, read_qrels_jg
+from ._io.trec import open_bytes
 from ._measures import TrecArgs, TrecSpec, trec_specs
 from ._measures.trec_support import MIN_GEO_MEAN
 

@@ -26,7 +26,7 @@ import numpy as np
 from .._core.extras import Preferences, PrefGroup, QueryPrefs
 from .._errors import FormatError
 from .._io.model import Run
-from .._io.trec import PrefLine
+from .._io.rel_formats import PrefLine
 
 __all__ = ["build_preferences"]
 
