@@ -45,12 +45,16 @@ def build_preferences(
     by_query: dict[str, list[PrefLine]] = {}
     for line in lines:
         by_query.setdefault(line.qid, []).append(line)
-    ranked = run.to_dict()
-    dtype = np.float64 if version >= 10 else np.float32
+    cols = run.columns
+    lay = cols.layout
+    segment = {str(q): i for i, q in enumerate(lay.heads.tolist())}
+    docs = cols.doc.to_list()
+    keys = (-cols.values.astype(np.float64 if version >= 10 else np.float32)).tolist()
     out = []
     for qid in qids:
-        results = ranked.get(qid, {})
-        order = sorted(results, key=lambda d: (-dtype(results[d]), d))
+        at = segment.get(qid)
+        rows = range(0, 0) if at is None else range(int(lay.starts[at]), int(lay.starts[at] + lay.lengths[at]))
+        order = [docs[r] for r in sorted(rows, key=lambda r: (keys[r], docs[r]))]
         if max_docs is not None:
             order = order[: max(int(max_docs), 0)]
         out.append(_query(by_query.get(qid, []), order, qid, source))

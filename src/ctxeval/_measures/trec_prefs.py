@@ -93,14 +93,15 @@ def _pair(scope: str) -> Callable[[QueryPrefs], float]:
         blocks = [(upper[:njr, :njr], 0)]  # both retrieved (column offset 0)
         if scope != "ret":
             blocks.append((either[:njr, njr:], njr))  # only the first retrieved
-        total, count = 0.0, 0
+        parts = []
         for block, offset in blocks:
-            i, j = np.nonzero(block)  # row-major: trec_eval's loop order, and its sum's
-            for a, b in zip(i.tolist(), (j + offset).tolist()):
-                total += c[a, b] / (c[a, b] + c[b, a])
-            count += i.size
-        if scope == "all":
-            count += int(upper[njr:, njr:].sum())  # neither retrieved: 0 each
+            i, j = np.nonzero(block)  # row-major: trec_eval's loop order
+            j = j + offset
+            parts.append(c[i, j] / (c[i, j] + c[j, i]))
+        ratios = np.concatenate(parts)
+        count = ratios.size + (int(upper[njr:, njr:].sum()) if scope == "all" else 0)  # neither retrieved: 0
+        # summed one after another from the first, as trec_eval's loop does (not numpy's pairwise sum)
+        total = float(np.add.accumulate(ratios)[-1]) if ratios.size else 0.0
         return total / count if count else 0.0
 
     return value
