@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from ctxeval._demo import example_path
+from ctxeval._judge.cache import key_of
+from ctxeval._judge.tasks import TASKS
 from llm_server import Recorder, ctxeval
 
 pytestmark = pytest.mark.slow
@@ -157,3 +159,51 @@ def _judged_keys(db: Path) -> set[str]:
         return set()
     finally:
         con.close()
+
+
+def test_sigkill_mid_run_then_resume_repeats_no_finished_judgment(real_server: Any, tmp_path: Path) -> None:
+    """A run killed with SIGKILL once its first judgments are committed; the resumed run asks only
+    what was not finished (the prompts it sends, read at the proxy, include none of the cached ones)
+    and writes every grade."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    run = _slice(tmp_path, ("q03", "q04"))
+    db = tmp_path / "c.sqlite"
+    out = tmp_path / "j.qrels"
+    with Recorder(real_server.url) as rec:
+        cmd = [
+            sys.executable,
+            "-m",
+            "ctxeval",
+            "judge",
+            "grade",
+            *_judge_args(run, rec.url, db, "--depth", "2", "-o", str(out)),
+        ]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
+        deadline = time.monotonic() + 300
+        while len(_judged_keys(db)) < 1 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        kept = _judged_keys(db)
+        assert 1 <= len(kept) < 4 and not out.exists()
+        n = len(rec.requests)
+        done = ctxeval("judge", "grade", *_judge_args(run, rec.url, db, "--depth", "2", "-o", str(out)))
+        after = rec.requests[n:]
+    assert done.returncode == 0, done.stderr
+    assert f"4 judgments, {len(kept)} from the cache, {4 - len(kept)} requested, 0 undecided" in done.stderr
+    # the keys of the prompts the resumed run sent (computed here from the bodies the server got):
+    # none of them was committed before the kill, and each missing one was asked once
+    task = TASKS["grade"]
+    sent = [
+        key_of("smollm2", task.name, task.version, b["messages"], {"temperature": b["temperature"], "seed": b["seed"]})
+        for b in after
+    ]
+    assert not set(sent) & kept
+    assert len(sent) == len(set(sent)) == 4 - len(kept)
+    assert set(sent) | kept == _judged_keys(db)
+    assert len(out.read_text().splitlines()) == 4
