@@ -345,43 +345,7 @@ def merged(
 
 
 def sample_record(s: Any) -> dict[str, Any]:
-    """A :class:`Sample` as the JSON object it reads back from."""
-    rec: dict[str, Any] = {"query_id": s.query_id}
-    if s.question is not None:
-        rec["question"] = s.question
-    retrieved = []
-    for i, d in enumerate(s.retrieved_ids):
-        item: dict[str, Any] = {"id": d, "score": s.retrieved_scores[i]}
-        if s.retrieved_texts is not None:
-            item["text"] = s.retrieved_texts[i]
-        retrieved.append(item)
-    rec["retrieved"] = retrieved
-    for name in ("reference_contexts", "reference_answer", "response", "category"):
-        v = getattr(s, name)
-        if v is not None:
-            rec[name] = list(v) if isinstance(v, tuple) else v
-    if s.grades:
-        rec["grades"] = dict(s.grades)
-    if s.citations is not None:
-        rec["citations"] = list(s.citations)
-    if s.facets is not None:
-        rec["facets"] = [{"name": n, "ids": list(ids)} for n, ids in s.facets]
-    if s.nuggets is not None:
-        rec["nuggets"] = [
-            {
-                "text": t,
-                "importance": "vital" if v else "okay",
-                "supported_by": list(f),
-                "partially_supported_by": list(p),
-            }
-            for t, v, f, p in s.nuggets
-        ]
-    if s.pool is not None:
-        rec["pool"] = list(s.pool)
-    if s.claims is not None:
-        rec["claims"] = [{"text": t, "supported_by": list(f), "undecided": list(u)} for t, f, u in s.claims]
-    if s.judged is not None:
-        rec["judged"] = {"relevant": list(s.judged[0]), "undecided": list(s.judged[1])}
-    if s.labelled_by:
-        rec["labelled_by"] = [dict(x) for x in s.labelled_by]
-    return rec
+    """A :class:`Sample` as the JSON object it reads back from (the sample format's writer)."""
+    from .._io.samples import record
+
+    return record(s)
