@@ -204,8 +204,8 @@ def _settle(
 
 def _dry_run(kw: dict[str, Any], task: str, items: list[Any]) -> None:
     """What the run would ask, from the items and the cache alone (no server is contacted)."""
-    from .._judge.labels import item_asks
     from .._judge.budget import Prices, plan, plan_line
+    from .._judge.labels import item_asks
 
     model = "lexical-1" if kw["kind"] == "lexical" else kw.get("model") or ""
     if not model:
