@@ -348,7 +348,8 @@ class _Run:
         """Ask job ``k`` (cache claim, budget, request, repair turn, cache write)."""
         job = self.jobs[k]
         ttl = 2.0 * float(getattr(self.judge, "timeout", 60.0) or 60.0) * (1 + self.parse_retries) + 60.0
-        claim = self.cache.claim(k, ttl, self.retry_undecided)
+        # a heuristic costs nothing to ask again: only a model's prompts are claimed across processes
+        claim = True if self.judge.heuristic else self.cache.claim(k, ttl, self.retry_undecided)
         if claim is BUSY:
             return BUSY
         if isinstance(claim, Entry):
@@ -359,7 +360,8 @@ class _Run:
         reserve = await self.budget.reserve(job.nbytes, job.task.max_tokens)
         if reserve is None:
             self.unsent.add(k)
-            self.cache.release(k)
+            if not self.judge.heuristic:
+                self.cache.release(k)
             return None
         comps: list[Completion] = []
         seconds = 0.0
