@@ -91,7 +91,7 @@ def _judge_section(qrels: Path) -> list[str]:
     from ._judge.cache import Cache
     from ._judge.client import LexicalJudge
     from ._judge.labels import JudgeOptions, grades, items_from_runs
-    from ._judge.verbs import agreement_report
+    from ._judge.verbs import agreement
 
     runs = [example_path(f"runs/{n}.run") for n in ("bm25", "rrf", "rrf-rerank")]
     items, counts = items_from_runs(runs, example_path("queries.jsonl"), example_path("passages.jsonl"), 5)
@@ -100,8 +100,8 @@ def _judge_section(qrels: Path) -> list[str]:
             got, tally = grades(LexicalJudge(), items, cache, JudgeOptions())
         judged = Path(tmp) / "judged.qrels"
         judged.write_text("".join(f"{it.query_id} 0 {it.doc_id} {g}\n" for it, g in got), encoding="utf-8")
-        doc = agreement_report(qrels, judged, [str(r) for r in runs], "nDCG@5")
-    k, r = doc["kappa"], doc["ranking"]
+        card = agreement(qrels, judged, [str(r) for r in runs], measure="nDCG@5")
+    k, r = card.labels["kappa"], card.ranking or {}
     return [
         "8. No human labels? A judge grades the pool, and agreement says how far to trust it",
         f"  ctxeval judge grade RUN ... --queries Q --passages P --depth 5 --judge lexical   "
