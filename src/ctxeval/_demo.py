@@ -110,9 +110,10 @@ def _judge_section(qrels: Path) -> list[str]:
         f"  ctxeval agreement qrels.txt judged.qrels RUN ... : kappa {k['kappa']:.2f} (quadratic "
         f"{k['kappa_quadratic']:.2f}), exact agreement {k['exact_agreement']:.0%}; system ranking by nDCG@5: "
         f"Kendall's tau {r['kendall_tau']:.2f}",
+        f"  verdict: {card.verdict['text']}",
         "  The word-overlap heuristic agrees poorly with the people who wrote qrels.txt: its labels are a first",
-        "  look, never a verdict. Point --judge-url / --model at a model (OpenAI, vLLM, Ollama, llama.cpp) and",
-        "  check its kappa and tau the same way before letting it replace human labels.",
+        "  look. Point --judge-url / --model at a model (OpenAI, vLLM, Ollama, llama.cpp) and read its judge",
+        "  card (ctxeval agreement) the same way before letting it replace human labels.",
         "",
     ]
 
