@@ -132,7 +132,7 @@ def verdict(
     >>> v["verdict"]
     'replace'
     >>> print(v["text"])
-    can stand in for people's labels: binarized kappa 0.50 >= 0.42 (grade >= 2 relevant) and system tau 0.90 >= 0.83
+    can stand in for people's labels: binarized kappa 0.50 >= 0.42 and system tau 0.90 >= 0.83 (relevant: grade >= 2)
     """
     t = THRESHOLDS
     kb = labels.get("kappa_binary") or {}
@@ -145,7 +145,7 @@ def verdict(
         fragile.append(f"tau over {ranking['runs']} runs")
     if coverage.get("share") is not None and coverage["share"] < 0.5:
         fragile.append(f"the judge labelled {coverage['share']:.0%} of the pairs people labelled")
-    lvl = f" (grade >= {kb['level']} relevant)" if kb.get("level") is not None else ""
+    lvl = f" (relevant: grade >= {kb['level']})" if kb.get("level") is not None else ""
     k_txt = f"binarized kappa {_fmt(kappa)}"
     label_ok = None if kappa is None else kappa >= t["kappa_binary"]
     rank_ok = None if tau is None else tau >= t["tau"]
@@ -160,7 +160,7 @@ def verdict(
     elif rank_ok and label_ok:
         key, text = (
             "replace",
-            f"can stand in for people's labels: {k_txt} >= {t['kappa_binary']}{lvl} and system tau {_fmt(tau)} >= {t['tau']}",
+            f"can stand in for people's labels: {k_txt} >= {t['kappa_binary']} and system tau {_fmt(tau)} >= {t['tau']}{lvl}",
         )
     elif rank_ok and label_ok is False:
         key, text = (
