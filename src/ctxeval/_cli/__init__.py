@@ -46,7 +46,7 @@ _COMMANDS = {
     "curve": ("curve", "command"),
     "judge": ("judge", "command"),
     "pool": ("judge", "pool"),
-    "agreement": ("judge", "agreement"),
+    "agreement": ("card", "agreement"),
 }
 
 
