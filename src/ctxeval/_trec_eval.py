@@ -140,12 +140,28 @@ def _select(args: Sequence[str], version: int) -> _Selection:
     return sel
 
 
+# the measures that turn a number of their parameter into a count of docs (lround or a cast to long)
+_TO_COUNT = ("iprec_at_recall", "Rprec_mult", "Rprec_mult_avgjg", "11pt_avg")
+_COUNT_LIMIT = 1e6  # |level| beyond this: level * R may leave the range of a long
+
+
 def _check_param(spec: TrecSpec, param: str) -> None:
-    """The parameter of ``-m name.param`` checked before any file is read."""
+    """The parameter of ``-m name.param`` checked before any file is read. A level that trec_eval
+    turns into a count of docs must be finite and within ±1e6: C leaves the count of a NaN, an
+    infinity or a number beyond a long unspecified (``lround(nan)``), so trec_eval's output for it
+    is whatever the platform gives, and no reading of it would be right."""
     if spec.kind == "cut_long":
         _long_cutoffs(param, spec.name)
     elif spec.kind == "cut_double":
         _double_cutoffs(param)
+    if spec.name in _TO_COUNT:
+        for token in param.split(","):
+            value = _atof(token)
+            if not abs(value) <= _COUNT_LIMIT:
+                raise MeasureError(
+                    f"trec_eval: -m {spec.name}.{param}: {token!r} is not a usable level (a finite number within "
+                    "±1e6): trec_eval turns it into a number of docs, which C leaves unspecified for it"
+                )
     elif spec.kind == "p_pair":
         for key, value in _pairs(param):
             if spec.name.startswith("rbp") and key == "p" and not 0.0 <= value <= 1.0:
