@@ -167,7 +167,9 @@ def _html_section(qrels: Path, runs: list[Path], out: Path) -> list[str]:
     except DependencyError as exc:
         lines.append(f"  HTML report not written: {exc}")
         return [*lines, ""]
-    out.write_text(page, encoding="utf-8", newline="\n")
+    from ._io.writers import write_text
+
+    write_text(out, page)  # atomically, as every output
     lines.append(f"  HTML report (self-contained, opens offline): {out.resolve()}")
     return [*lines, ""]
 
