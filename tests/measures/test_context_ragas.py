@@ -6,32 +6,14 @@ documented differences are asserted as such."""
 
 from __future__ import annotations
 
-import importlib
 import math
-import warnings
-from typing import Any
 
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import ctxeval
-
-
-def ragas_metric(name: str) -> Any:
-    """A ragas 0.4 metric class from ``ragas.metrics`` (its public home, deprecated in 0.4 in favour of
-    ``ragas.metrics.collections``, which has no ID-based classes yet)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return getattr(importlib.import_module("ragas.metrics"), name)
-
-
-def ragas_score(metric: Any, **fields: Any) -> float:
-    from ragas.dataset_schema import SingleTurnSample
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return float(metric.single_turn_score(SingleTurnSample(**fields)))
+from ragas_oracle import ragas_metric, ragas_score
 
 
 def test_the_ragas_docs_case_by_hand() -> None:
