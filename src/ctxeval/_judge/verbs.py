@@ -160,6 +160,11 @@ def _common(
 
     def need(s: Scale, who: str) -> int:
         lv = level if level is not None else s.level
+        if lv is not None and not s.grades[0] < lv <= s.grades[-1]:
+            raise ConfigError(
+                f"--level {lv}: on the {who} scale {s.name} a level splits its grades in two: "
+                f"{s.grades[0] + 1} to {s.grades[-1]}"
+            )
         if lv is None:
             raise ConfigError(
                 f"the {who} labels are on {s.name}, where no level is conventional: give --level "
@@ -372,6 +377,12 @@ def _runs(
             ppi[rh.name] = ppi_mean(rj.per_query(mm), rh.per_query(mm), alpha=alpha).to_dict()
         except ConfigError as e:
             notes.append(f"{rh.name}: no prediction-powered estimate: {e}")
+    lost = max((p["human_only"] for p in ppi.values()), default=0)
+    if lost:
+        notes.append(
+            f"{lost} queries people labelled have no value under the judge's labels (it labelled nothing there): "
+            "left out of the prediction-powered estimates"
+        )
     if ppi:
         notes.append(
             "the prediction-powered intervals assume the queries people labelled are a random sample of all the "
