@@ -232,7 +232,9 @@ def test_a_grade_map_onto_binary_finds_its_side_and_errors_name_the_fix() -> Non
         agreement(refs, judge, grade_map="7:1")
     with pytest.raises(ConfigError, match="the side before '=' is 'human' or 'judge'"):
         agreement(refs, judge, grade_map="people=5:1")
-    with pytest.raises(ConfigError, match=r"--level 6: on the people's scale 1-5 \(RA-nWG\) a level splits its grades in two: 2 to 5"):
+    with pytest.raises(
+        ConfigError, match=r"--level 6: on the people's scale 1-5 \(RA-nWG\) a level splits its grades in two: 2 to 5"
+    ):
         agreement({"q": {"a": 5, "b": 1}}, {"q": {"a": 5, "b": 1}}, level=6)
     with pytest.raises(ConfigError, match="--level needs one scale"):
         agreement({"q": {"a": 3, "b": 0}}, {"q": {"a": 5, "b": 1}}, level=2)
