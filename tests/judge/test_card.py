@@ -157,6 +157,38 @@ def test_reference_ids_against_a_graded_judge_compare_binarized_labels_and_say_s
     assert card.coverage["judge_only"] == 2
 
 
+def test_sample_sets_with_reference_ids_and_their_retrieved_lists(tmp_path: Path) -> None:
+    """A RAG team's files: per retriever a sample set with its retrieved ids and the same reference ids
+    (people's relevant chunks, grade >= 4 of the planted truth); the judge's 1-5 grades as qrels. The
+    card reads the references as such, binarizes the judge at >= 4, and ranks the retrievers (their
+    retrieved lists) under both: the planted order, tau 1, and a verdict on the ranking alone."""
+    human, runs = planted(n_queries=30, seed=4)
+    judge = noisy(human, 0.1)
+    refs = {q: [d for d, g in docs.items() if g >= 4] for q, docs in human.items()}
+    paths = []
+    for name in ("r0", "r2", "r5"):
+        p = tmp_path / f"{name}.jsonl"
+        p.write_text(
+            "".join(
+                json.dumps(
+                    {"query_id": q, "retrieved_ids": sorted(docs, key=lambda d: -docs[d])[:5], "reference_ids": refs[q]}
+                )
+                + "\n"
+                for q, docs in runs[name].items()
+            )
+        )
+        paths.append(str(p))
+    card = agreement(paths[0], judge, paths)
+    assert card.scales["human"]["name"] == "reference ids (binary: relevant or unlabelled)"
+    assert card.coverage["human_pairs"] == sum(len(v) for v in refs.values())
+    assert "labels       people's labels are all relevant" in str(card)
+    assert card.ranking is not None and card.ranking["kendall_tau"] == 1.0
+    assert sorted(card.means, key=lambda n: -card.means[n]["human"]) == ["r0", "r2", "r5"]
+    assert card.verdict["text"].startswith(
+        "ranks systems like people (system tau 1.00 >= 0.83); label agreement cannot be measured"
+    )
+
+
 def test_a_grade_map_puts_both_sides_on_one_scale() -> None:
     """People on TREC's 0-3, the judge on 1-5. Without a map both are binarized at their levels (2 and
     4) and the card asks for a map; ``trec-dl`` (0-3 -> 2-5) covers people's grades only, so it maps
@@ -200,6 +232,10 @@ def test_a_grade_map_onto_binary_finds_its_side_and_errors_name_the_fix() -> Non
         agreement(refs, judge, grade_map="7:1")
     with pytest.raises(ConfigError, match="the side before '=' is 'human' or 'judge'"):
         agreement(refs, judge, grade_map="people=5:1")
+    with pytest.raises(
+        ConfigError, match=r"--level 6: on the people's scale 1-5 \(RA-nWG\) a level splits its grades in two: 2 to 5"
+    ):
+        agreement({"q": {"a": 5, "b": 1}}, {"q": {"a": 5, "b": 1}}, level=6)
     with pytest.raises(ConfigError, match="--level needs one scale"):
         agreement({"q": {"a": 3, "b": 0}}, {"q": {"a": 5, "b": 1}}, level=2)
 

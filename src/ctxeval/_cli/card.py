@@ -57,7 +57,9 @@ def agreement(
     ordinal alpha, leniency and a degenerate-judge check; given two or more runs, the system ranking
     under each (Kendall's tau, tau_AP, the largest swap among the top systems) and each run's
     prediction-powered mean with its interval (people's labels on a subset of queries, the judge's on
-    all); a one-line verdict with its thresholds beside the published figures they come from."""
+    all); a one-line verdict with its thresholds beside the published figures they come from. HUMAN and
+    JUDGED are qrels or sample sets (their grades, or reference ids: relevant, the rest unlabelled);
+    RUNS are runs or sample sets (their retrieved lists)."""
     from .._judge.verbs import agreement as card_of
 
     card = card_of(human, judged, list(runs), measure=measure, alpha=alpha, grade_map=grade_map, level=level, top=top)

@@ -169,7 +169,12 @@ def verdict(
             f"{k_txt} < {t['kappa_binary']}{lvl}",
         )
     elif rank_ok:
-        key, text = "rank-only", f"ranks systems like people (system tau {_fmt(tau)} >= {t['tau']}); {k_txt}{lvl}"
+        why = (
+            "label agreement cannot be measured on people's relevant-only labels"
+            if labels.get("positives_only")
+            else f"{k_txt}{lvl}"
+        )
+        key, text = "rank-only", f"ranks systems like people (system tau {_fmt(tau)} >= {t['tau']}); {why}"
     elif label_ok is not None:
         cmp = ">=" if label_ok else "<"
         key, text = (

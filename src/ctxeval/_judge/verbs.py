@@ -96,6 +96,59 @@ def _map_side(gm: GradeMap, side: str | None, hg: set[int], jg: set[int]) -> str
     return fits[0]
 
 
+_SAMPLE_KEYS = frozenset(
+    ["retrieved", "retrieved_ids", "retrieved_contexts", "contexts", "reference_ids", "reference_context_ids", "grades"]
+)
+
+
+def _is_sample_set(obj: Any) -> bool:
+    """A :class:`~ctxeval.Samples`, a list of sample mappings, or a JSON-lines file whose first record
+    has a sample set's fields (retrieved chunks, reference ids, grades)."""
+    import json
+    import os
+
+    from .._io.samples import Samples
+
+    if isinstance(obj, Samples):
+        return True
+    if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
+        return bool(obj) and isinstance(obj[0], Mapping)
+    if not isinstance(obj, (str, os.PathLike)) or not str(obj).lower().endswith((".jsonl", ".json", ".ndjson")):
+        return False
+    try:
+        with open(obj, encoding="utf-8") as f:
+            first = next((line for line in f if line.strip()), "")
+        rec = json.loads(first)
+    except (OSError, ValueError):
+        return False
+    return isinstance(rec, dict) and bool(_SAMPLE_KEYS & set(rec))
+
+
+def _read_labels(obj: Any) -> tuple[Pairs, str, bool]:
+    """(pairs, source, whether they are reference ids) from qrels (a path, a dict, a frame, a
+    :class:`~ctxeval.Qrels`) or a sample set (its grades, or its reference ids at grade 1)."""
+    if _is_sample_set(obj):
+        from .._io.samples import Samples
+
+        st = Samples.coerce(obj)
+        pairs = {(s.query_id, d): int(g) for s in st.samples for d, g in (s.grades or {}).items()}
+        kinds = {s.judgments_from for s in st.samples if s.grades}
+        return pairs, st.source, bool(kinds) and kinds <= {"reference_ids", "reference_contexts"}
+    from .._io.model import Qrels
+
+    q = Qrels.coerce(obj)
+    return {(qid, d): int(g) for qid, docs in q.to_dict().items() for d, g in docs.items()}, q.source, False
+
+
+def _as_run(obj: Any) -> Any:
+    """A run, or a sample set's retrieved lists as one."""
+    if _is_sample_set(obj):
+        from .._io.samples import Samples
+
+        return Samples.coerce(obj).run()
+    return obj
+
+
 def _binarize(pairs: Pairs, level: int) -> Pairs:
     return {p: int(g >= level) for p, g in pairs.items()}
 
@@ -107,6 +160,11 @@ def _common(
 
     def need(s: Scale, who: str) -> int:
         lv = level if level is not None else s.level
+        if lv is not None and not s.grades[0] < lv <= s.grades[-1]:
+            raise ConfigError(
+                f"--level {lv}: on the {who} scale {s.name} a level splits its grades in two: "
+                f"{s.grades[0] + 1} to {s.grades[-1]}"
+            )
         if lv is None:
             raise ConfigError(
                 f"the {who} labels are on {s.name}, where no level is conventional: give --level "
@@ -115,9 +173,9 @@ def _common(
         return lv
 
     if hs.grades == js.grades:
-        lv = 1 if hs == BINARY else need(hs, "people's")
+        lv = 1 if hs.grades == BINARY.grades else need(hs, "people's")
         return hs, hp, jp, lv, None
-    if hs == BINARY:
+    if hs.grades == BINARY.grades:
         lv = need(js, "judge's")
         return (
             BINARY,
@@ -126,7 +184,7 @@ def _common(
             1,
             f"the judge's {js.name} binarized at grade >= {lv}: people's labels are binary",
         )
-    if js == BINARY:
+    if js.grades == BINARY.grades:
         lv = need(hs, "people's")
         return (
             BINARY,
@@ -214,13 +272,14 @@ def agreement(
     from .._io.model import Qrels
     from .._measures import parse_measures
 
-    h, j = Qrels.coerce(human), Qrels.coerce(judged)
-    hp: Pairs = {(q, d): int(g) for q, docs in h.to_dict().items() for d, g in docs.items()}
-    jp: Pairs = {(q, d): int(g) for q, docs in j.to_dict().items() for d, g in docs.items()}
+    hp, h_source, refs = _read_labels(human)
+    jp, j_source, _ = _read_labels(judged)
     if not hp or not jp:
-        raise ConfigError(f"{h.source if not hp else j.source}: no labels: nothing to compare")
+        raise ConfigError(f"{h_source if not hp else j_source}: no labels: nothing to compare")
     hg, jg = set(hp.values()), set(jp.values())
     hs0, js0 = infer_scale(hg, jg), infer_scale(jg, hg)
+    if refs:
+        hs0 = Scale("reference ids (binary: relevant or unlabelled)", BINARY.grades, BINARY.level)
     notes: list[str] = []
     side, gm = _split_map(grade_map)
     hs, js = hs0, js0
@@ -238,7 +297,7 @@ def agreement(
     common, hc, jc, lv, how = _common(hs, js, hp, jp, level)
     both = sorted(set(hc) & set(jc))
     if not both:
-        raise ConfigError(f"no (query, doc) pair is labelled in both {h.source} and {j.source}: nothing to compare")
+        raise ConfigError(f"no (query, doc) pair is labelled in both {h_source} and {j_source}: nothing to compare")
     hq, bq = {q for q, _ in hc}, {q for q, _ in both}
     coverage = {
         "human_pairs": len(hc),
@@ -251,7 +310,7 @@ def agreement(
     }
     ha = np.array([hc[p] for p in both], dtype=np.int64)
     ja = np.array([jc[p] for p in both], dtype=np.int64)
-    labels = _label_stats(ha, ja, common, lv, hs == BINARY and min(hc.values()) >= lv)
+    labels = _label_stats(ha, ja, common, lv, hs.grades == BINARY.grades and min(hc.values()) >= lv)
     degenerate = _degenerate(jp)
     if coverage["share"] < 0.5:
         notes.append(
@@ -261,9 +320,9 @@ def agreement(
     card_runs: dict[str, Any] = {"measure": None, "ranking": None, "means": {}, "ppi": {}}
     if runs:
         card_runs = _runs(
-            Qrels.from_dict(_nested(hc), source=h.source),
-            Qrels.from_dict(_nested(jc), source=j.source),
-            runs,
+            Qrels.from_dict(_nested(hc), source=h_source),
+            Qrels.from_dict(_nested(jc), source=j_source),
+            [_as_run(r) for r in runs],
             parse_measures([measure])[0],
             alpha,
             top,
@@ -271,8 +330,8 @@ def agreement(
             evaluate,
         )
     return JudgeCard(
-        human=h.source,
-        judge=j.source,
+        human=h_source,
+        judge=j_source,
         labelled_by=None,
         scales={"human": hs0.to_dict(), "judge": js0.to_dict(), "common": common.to_dict(), "how": how},
         coverage=coverage,
@@ -318,6 +377,12 @@ def _runs(
             ppi[rh.name] = ppi_mean(rj.per_query(mm), rh.per_query(mm), alpha=alpha).to_dict()
         except ConfigError as e:
             notes.append(f"{rh.name}: no prediction-powered estimate: {e}")
+    lost = max((p["human_only"] for p in ppi.values()), default=0)
+    if lost:
+        notes.append(
+            f"{lost} queries people labelled have no value under the judge's labels (it labelled nothing there): "
+            "left out of the prediction-powered estimates"
+        )
     if ppi:
         notes.append(
             "the prediction-powered intervals assume the queries people labelled are a random sample of all the "
