@@ -39,6 +39,8 @@ if _typing.TYPE_CHECKING:
     from ._fit_udcg import fit_udcg
     from ._io.model import Qrels, Run
     from ._io.samples import Samples
+    from ._judge.card import JudgeCard
+    from ._judge.verbs import agreement
     from ._measures import Family, Measure, families, parse_measure, parse_measures
     from ._policies import Policies
     from ._render.report import Report, compare
@@ -79,6 +81,8 @@ _LAZY = {
     "compare": "._render.report",
     "Report": "._render.report",
     "metric_at_k": "._curve",
+    "agreement": "._judge.verbs",
+    "JudgeCard": "._judge.card",
 }
 
 
@@ -109,6 +113,7 @@ __all__ = [
     "FormatError",
     "GradeMap",
     "InputError",
+    "JudgeCard",
     "JudgeError",
     "Measure",
     "MeasureError",
@@ -128,6 +133,7 @@ __all__ = [
     "Strata",
     "UtilityConfig",
     "__version__",
+    "agreement",
     "calibrate",
     "compare",
     "diagnose",

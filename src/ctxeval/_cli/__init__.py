@@ -55,7 +55,7 @@ _COMMANDS = {
     "curve": ("curve", "command"),
     "judge": ("judge", "command"),
     "pool": ("judge", "pool"),
-    "agreement": ("judge", "agreement"),
+    "agreement": ("card", "agreement"),
 }
 
 
