@@ -27,7 +27,7 @@ MEASURES = [
     "nDCG@10",
     "P@5",
     "RR",
-    "ERR@5",
+    "ERR(gmax=3)@5",
     "recall@10",
     "RA-nWG@5",
     "PROC@5",
@@ -99,14 +99,13 @@ def test_spark_equals_the_local_engine(spark: Any, tmp_path: Path, seed: int, mi
     assert frame.count() == sum(len(r.qids) for r in local.runs)
 
 
-def test_spark_reads_frames_and_err_takes_the_global_gmax(spark: Any) -> None:
-    """ERR's default gmax is the highest grade of the whole qrels (4 here, from q2): q1's ERR@1 with a
-    grade-2 doc at rank 1 is (2^2 - 1) / 2^4 = 3/16, not (2^2 - 1) / 2^2 as q1's own top grade would give."""
+def test_spark_reads_frames_and_err_takes_its_named_gmax(spark: Any) -> None:
+    """ERR's gmax is named (never the qrels' highest grade): with gmax 4, q1's ERR@1 with a grade-2 doc at
+    rank 1 is (2^2 - 1) / 2^4 = 3/16 in every partition."""
     q = spark.createDataFrame([("q1", "a", 2), ("q2", "b", 4)], "query_id string, doc_id string, relevance int")
     r = spark.createDataFrame([("q1", "a", 1.0), ("q2", "b", 1.0)], "query_id string, doc_id string, score double")
-    res, _ = evaluate_spark(q, [r], ["ERR@1"], spark=spark, names=["r"])
-    assert res.runs[0].per_query("ERR@1") == {"q1": pytest.approx(3 / 16), "q2": pytest.approx(15 / 16)}
-    assert res.settings["err_gmax"] == 4
+    res, _ = evaluate_spark(q, [r], ["ERR(gmax=4)@1"], spark=spark, names=["r"])
+    assert res.runs[0].per_query("ERR(gmax=4)@1") == {"q1": pytest.approx(3 / 16), "q2": pytest.approx(15 / 16)}
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")  # MLlib's RDD API builds a deprecated SQLContext

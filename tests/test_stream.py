@@ -17,7 +17,7 @@ import ctxeval
 from ctxeval import FormatError
 from ctxeval._stream import evaluate_stream
 
-MEASURES = ["AP", "nDCG@10", "P@5", "RR", "ERR@5", "recall@10", "RA-nWG@5", "ContextPrecision", "num_ret"]
+MEASURES = ["AP", "nDCG@10", "P@5", "RR", "ERR(gmax=3)@5", "recall@10", "RA-nWG@5", "ContextPrecision", "num_ret"]
 
 
 @st.composite

@@ -235,13 +235,6 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     nothing = relevance_note(measures, session.qrels.columns.values, session.rag.grade_map)
     if nothing:
         notes.append(nothing)
-    errs = [str(m) for m in ms if m.family == "ERR" and m["gmax"] is None]
-    if errs:
-        top = session.grades[-1] if session.grades else 0
-        notes.append(
-            f"{', '.join(errs)}: gmax = {top}, the highest grade of the whole qrels (not of the queries evaluated); "
-            f"ERR(gmax=N)@k fixes it to the scale's top grade"
-        )
     for run, name in zip(run_objs, names):
         data = session.prepare(run, ms)
         for k in rates:

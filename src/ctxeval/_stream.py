@@ -1,7 +1,7 @@
 """``evaluate`` over a run larger than memory: the run read in chunks of whole queries
 (:mod:`ctxeval._io.stream`), each chunk evaluated against the qrels held in memory, the per-query
 values concatenated. Every per-query measure depends on its query alone, and the global statistics
-(ERR's default gmax, the grade scale) come from the qrels, so the values equal the in-memory path's
+(the grade scale) come from the qrels, so the values equal the in-memory path's
 exactly (a differential test checks it). Peak memory is the qrels, one chunk and the per-query values.
 
 Judged queries the run lacks are known only at the end: they are scored as the in-memory path scores

@@ -33,7 +33,7 @@ Checked byte for byte against both programs built from source: ``tests/cli/test_
 Accepted beyond trec_eval: blank lines and consecutive comment lines in qrels. Refused where trec_eval
 reads garbage silently: a score, grade or z-score that is not a number (``atof`` would give 0).
 
-(~500 lines on purpose: the program's flow, ``-m`` parsing with C's atol/atof, z-scores, judgment
+(~630 lines on purpose: the program's flow, ``-m`` parsing with C's atol/atof, z-scores, judgment
 groups, preferences and the output format; the measures themselves live in the registry.)
 """
 

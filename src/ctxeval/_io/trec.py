@@ -22,7 +22,7 @@ is parsed (its query ids to runs, its tags to one name); polars after folding wh
 line-by-line parser, which is the rule written out and names the line of any error. A fast tier that
 meets anything it cannot vouch for gives the file to the next.
 
-(~530 lines on purpose: the rule and every tier that follows it side by side, so that a change to the
+(~600 lines on purpose: the rule and every tier that follows it side by side, so that a change to the
 rule meets each tier in the same file; ``tests/io/test_reader_rule.py`` runs each case through each.)
 """
 
