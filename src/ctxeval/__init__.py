@@ -38,6 +38,7 @@ if _typing.TYPE_CHECKING:
     from ._evaluate import Result, RunResult, evaluate
     from ._fit_udcg import fit_udcg
     from ._io.model import Qrels, Run
+    from ._io.retrievers import collect
     from ._io.samples import Samples
     from ._measures import Family, Measure, families, parse_measure, parse_measures
     from ._policies import Policies
@@ -52,6 +53,7 @@ _LAZY = {
     "Qrels": "._io.model",
     "Run": "._io.model",
     "Samples": "._io.samples",
+    "collect": "._io.retrievers",
     "Policies": "._policies",
     "RagConfig": "._context.settings",
     "DistractorRules": "._context.utility",
@@ -125,6 +127,7 @@ __all__ = [
     "UtilityConfig",
     "__version__",
     "calibrate",
+    "collect",
     "compare",
     "diagnose",
     "distraction_table",

@@ -1,0 +1,50 @@
+"""ctxeval.collect over Haystack's own InMemoryBM25Retriever (an InMemoryDocumentStore, BM25L) on two
+indexes of the planted corpus (``retrieval_corpus``), compared end to end; ids, texts, scores and
+metadata as Haystack returns them. Runs alone with ``ctxeval[haystack]`` in a clean venv."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import retrieval_corpus as corpus
+
+pytest.importorskip("haystack", reason="needs haystack-ai (ctxeval[haystack])")
+
+from haystack import Document
+from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+import ctxeval
+
+
+def _bm25(path: Path) -> InMemoryBM25Retriever:
+    store = InMemoryDocumentStore()
+    store.write_documents([Document(id=r["id"], content=r["text"], meta=r["metadata"]) for r in corpus.read(path)])
+    return InMemoryBM25Retriever(store, top_k=10)
+
+
+def test_two_bm25_indexes_compared_end_to_end(tmp_path: Path) -> None:
+    files = corpus.write(tmp_path)
+    clean, polluted = _bm25(files["clean"]), _bm25(files["polluted"])
+    a = ctxeval.collect(clean, files["questions"], k=2, name="clean")
+    b = ctxeval.collect(polluted, files["questions"], k=2, name="polluted")
+    corpus.check_planted(a, b)
+    assert clean.top_k == 10
+    rows = {r["id"]: r for r in corpus.read(files["polluted"])}
+    for samples, retriever in ((a, clean), (b, polluted)):
+        for s, q in zip(samples.samples, corpus.questions()):
+            own = retriever.run(query=q["question"], top_k=2)["documents"]
+            assert list(s.retrieved_ids) == [d.id for d in own]
+            assert list(s.retrieved_texts or ()) == [rows[d.id]["text"] for d in own]
+            assert list(s.retrieved_scores) == [d.score for d in own]
+            assert s.retrieved_scores[0] > 0
+    assert not any("give no scores" in n for n in a.notes + b.notes)
+
+
+def test_a_component_without_a_query_input_is_refused() -> None:
+    from haystack.components.joiners import DocumentJoiner
+
+    with pytest.raises(ctxeval.ConfigError, match="whose run\\(\\) takes a query text"):
+        ctxeval.collect(DocumentJoiner(), ["a question"])
