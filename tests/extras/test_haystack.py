@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 import retrieval_corpus as corpus
 
 pytest.importorskip("haystack", reason="needs haystack-ai (ctxeval[haystack])")

@@ -1,25 +1,29 @@
 """ctxeval.collect over LangChain's own retrievers: the in-memory BM25Retriever (langchain-community with
 rank_bm25) on two indexes of the planted corpus (``retrieval_corpus``), compared end to end, and an
-in-memory vector store, whose scores collect keeps. Runs in the main test venv (the LangChain 0.3 line
-that ragas 0.2 needs) and alone with ``ctxeval[langchain]`` in a clean venv (the current line)."""
+in-memory vector store, whose scores collect keeps. Runs alone with ``ctxeval[langchain]`` in a clean
+venv (the current LangChain line); tests/io/test_collect.py runs the first on the 0.3 line that the main
+test venv holds for ragas 0.2."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
 import retrieval_corpus as corpus
+
+#: installed beside the extra by scripts/test-extras: the in-memory BM25 retriever the test drives
+TEST_REQUIRES: list[str] = ["langchain-community", "rank-bm25"]
+
 
 pytest.importorskip(
     "langchain_community.retrievers", reason="needs langchain-community (ctxeval[langchain] + its test packages)"
 )
 pytest.importorskip("rank_bm25", reason="needs rank-bm25 (LangChain's BM25Retriever)")
 
-from langchain_community.retrievers import BM25Retriever
-from langchain_core.documents import Document
+from langchain_community.retrievers import BM25Retriever  # noqa: E402
+from langchain_core.documents import Document  # noqa: E402
 
-import ctxeval
+import ctxeval  # noqa: E402
 
 
 def _bm25(path: Path, with_ids: bool = True) -> BM25Retriever:

@@ -8,17 +8,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 import retrieval_corpus as corpus
+
+#: installed beside the extra by scripts/test-extras: the in-memory BM25 retriever the test drives
+TEST_REQUIRES: list[str] = ["llama-index-retrievers-bm25"]
+
 
 pytest.importorskip(
     "llama_index.retrievers.bm25", reason="needs llama-index-retrievers-bm25 (ctxeval[llamaindex] + its test packages)"
 )
 
-from llama_index.core.schema import TextNode
-from llama_index.retrievers.bm25 import BM25Retriever
+from llama_index.core.schema import TextNode  # noqa: E402
+from llama_index.retrievers.bm25 import BM25Retriever  # noqa: E402
 
-import ctxeval
+import ctxeval  # noqa: E402
 
 
 def _bm25(path: Path, top_k: int = 5) -> BM25Retriever:

@@ -228,3 +228,18 @@ def test_importing_ctxeval_and_collect_imports_no_framework() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout.replace("'", '"')) == []
+
+
+def test_langchain_0_3_bm25_retrievers_compared_end_to_end(tmp_path: Path) -> None:
+    """The LangChain 0.3 line this venv holds for ragas 0.2 (tests/extras/test_langchain.py runs the
+    current line alone in a clean venv): the planted corpus's answer through collect."""
+    import retrieval_corpus as corpus
+    from langchain_community.retrievers import BM25Retriever
+    from langchain_core.documents import Document
+
+    files = corpus.write(tmp_path)
+    found = []
+    for index in ("clean", "polluted"):
+        docs = [Document(page_content=r["text"], metadata=r["metadata"], id=r["id"]) for r in corpus.read(files[index])]
+        found.append(ctxeval.collect(BM25Retriever.from_documents(docs), files["questions"], k=3, name=index))
+    corpus.check_planted(*found)
