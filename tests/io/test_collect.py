@@ -48,6 +48,17 @@ def test_records_keep_their_references_and_the_retrieved_chunks_their_fields() -
     assert s.notes == ("collect(overlap): 1 of 2 questions got fewer than k=2 chunks",)
     # the questions given are not changed
     assert "retrieved" not in qs[0]
+    assert q1.retrieved_meta == ({"metadata": {"len": 12}}, {"metadata": {"len": 19}})
+
+
+def test_a_collected_set_written_and_read_back_loses_nothing(tmp_path: Path) -> None:
+    qs = [{"query_id": "q1", "question": "arabica rust", "reference_ids": ["d4"], "category": "plants"}]
+    s = ctxeval.collect(search, qs, k=3, name="overlap")
+    for name in ("s.jsonl", "s.csv"):
+        s.write(tmp_path / name)
+        again = ctxeval.Samples.from_path(tmp_path / name)
+        assert again.samples == s.samples, name
+        assert again.samples[0].retrieved_meta[0] == {"metadata": {"len": 12}}
 
 
 @pytest.mark.parametrize(
