@@ -15,12 +15,12 @@ import io
 import json
 import os
 import sys
-import zipfile
 from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
+import irds_home
 import pytest
 
 # (not imported here: its home must be set first); the main run skips without it, its clean venv must have it
@@ -30,58 +30,17 @@ if importlib.util.find_spec("ir_datasets") is None and not os.environ.get("CTXEV
 import ctxeval
 from ctxeval._cli import main
 
-EXAMPLE = Path(ctxeval.__file__).parent / "data" / "example"
-DL19 = "irds:msmarco-passage/trec-dl-2019/judged"
+EXAMPLE, DL19 = irds_home.EXAMPLE, irds_home.DL19
 QRELS = str(EXAMPLE / "qrels.txt")
-UNJUDGED = {"q98": "an unjudged question about tea", "q99": "another unjudged question"}
-SCIFACT = {
-    "corpus": [
-        {
-            "_id": "4983",
-            "title": "Microstructural development",
-            "text": "Alterations of the architecture of white matter.",
-        },
-        {"_id": "5836", "title": "Induction of myelodysplasia", "text": "Myelodysplastic syndromes are disorders."},
-        {"_id": "7912", "title": "BC1 RNA", "text": "BC1 RNA is a neural non-protein-coding RNA."},
-    ],
-    "queries": [
-        {"_id": "1", "text": "0-dimensional biomaterials show inductive properties.", "metadata": {}},
-        {"_id": "3", "text": "1,000 genomes project enables mapping of genetic sequence variation.", "metadata": {}},
-        {"_id": "5", "text": "1/2000 in UK have abnormal PrP positivity.", "metadata": {}},
-    ],
-    "test": [("1", "4983", 1), ("1", "7912", 1), ("3", "5836", 1)],
-    "train": [("5", "7912", 1)],
-}
-
-
-def _build_home(home: Path) -> None:
-    """The files ir_datasets reads for msmarco-passage/trec-dl-2019 and beir/scifact, where it keeps them."""
-    mp = home / "msmarco-passage"
-    (mp / "trec-dl-2019").mkdir(parents=True)
-    (mp / "irds_version.txt").write_text("v2")  # the collection's format version (else it is rebuilt)
-    passages = [json.loads(x) for x in (EXAMPLE / "passages.jsonl").read_text().splitlines()]
-    (mp / "collection.tsv").write_text("".join(f"{p['doc_id']}\t{p['text']}\n" for p in passages))
-    queries = [json.loads(x) for x in (EXAMPLE / "queries.jsonl").read_text().splitlines()]
-    rows = [(q["qid"], q["text"]) for q in queries] + list(UNJUDGED.items())
-    (mp / "trec-dl-2019" / "queries.tsv").write_text("".join(f"{q}\t{t}\n" for q, t in rows))
-    (mp / "trec-dl-2019" / "qrels").write_text((EXAMPLE / "qrels.txt").read_text())
-    sf = home / "beir" / "scifact"
-    sf.mkdir(parents=True)
-    with zipfile.ZipFile(sf / "source.zip", "w") as z:
-        z.writestr("scifact/corpus.jsonl", "".join(json.dumps(d) + "\n" for d in SCIFACT["corpus"]))
-        z.writestr("scifact/queries.jsonl", "".join(json.dumps(q) + "\n" for q in SCIFACT["queries"]))
-        for split in ("test", "train"):
-            lines = "".join(f"{q}\t{d}\t{g}\n" for q, d, g in SCIFACT[split])
-            z.writestr(f"scifact/qrels/{split}.tsv", "query-id\tcorpus-id\tscore\n" + lines)
 
 
 @pytest.fixture(scope="module", autouse=True)
-def irds_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """IR_DATASETS_HOME set before ir_datasets is imported (it fixes its paths then), downloads refused."""
     if "ir_datasets" in sys.modules:
         pytest.skip("ir_datasets was imported before this module set its home")
     home = tmp_path_factory.mktemp("ir_datasets_home")
-    _build_home(home)
+    irds_home.build(home)
     before = os.environ.get("IR_DATASETS_HOME")
     os.environ["IR_DATASETS_HOME"] = str(home)
     from ir_datasets.util import download
@@ -117,7 +76,7 @@ def test_qrels_queries_and_passages_are_the_datasets() -> None:
     want = {json.loads(x)["qid"]: json.loads(x)["text"] for x in (EXAMPLE / "queries.jsonl").read_text().splitlines()}
     assert (texts, source) == (want, DL19)  # the judged subset: the two unjudged queries are not in it
     unfiltered, _ = read_query_texts("irds:msmarco-passage/trec-dl-2019")
-    assert unfiltered == {**want, **UNJUDGED}
+    assert unfiltered == {**want, **irds_home.UNJUDGED}
     passages, _ = read_passages("irds:msmarco-passage")
     first = json.loads((EXAMPLE / "passages.jsonl").read_text().splitlines()[0])
     assert passages[first["doc_id"]] == first["text"] and "no-such-doc" not in passages
@@ -185,7 +144,7 @@ def test_compare_takes_query_texts_by_name() -> None:
 
 
 def test_any_dataset_id_beir_scifact_as_questions_with_references() -> None:
-    docs = {d["_id"]: f"{d['title']} {d['text']}" for d in SCIFACT["corpus"]}
+    docs = {d["_id"]: f"{d['title']} {d['text']}" for d in irds_home.SCIFACT["corpus"]}
 
     def everything(question: str, k: int) -> list[dict[str, Any]]:
         return [{"id": d, "text": t} for d, t in docs.items()][:k]
@@ -193,8 +152,8 @@ def test_any_dataset_id_beir_scifact_as_questions_with_references() -> None:
     s = ctxeval.collect(everything, "irds:beir/scifact/test", k=3)
     # the test split's queries only (ir_datasets filters them by the split's qrels), its qrels as grades
     assert [(x.query_id, x.question, x.grades) for x in s.samples] == [
-        ("1", SCIFACT["queries"][0]["text"], {"4983": 1, "7912": 1}),
-        ("3", SCIFACT["queries"][1]["text"], {"5836": 1}),
+        ("1", irds_home.SCIFACT["queries"][0]["text"], {"4983": 1, "7912": 1}),
+        ("3", irds_home.SCIFACT["queries"][1]["text"], {"5836": 1}),
     ]
     result = ctxeval.evaluate(samples=s, measures=["R@3", "RR"])
     # by hand: every query retrieves the whole corpus (4983, 5836, 7912): recall 1; first relevant at 1 and 2
