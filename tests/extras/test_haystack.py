@@ -50,3 +50,24 @@ def test_a_component_without_a_query_input_is_refused() -> None:
 
     with pytest.raises(ctxeval.ConfigError, match="whose run\\(\\) takes a query text"):
         ctxeval.collect(DocumentJoiner(), ["a question"])
+
+
+def test_a_pipeline_bm25_then_a_ranker_gets_the_question_and_k_at_its_end(tmp_path: Path) -> None:
+    from haystack import Pipeline
+    from haystack.components.rankers import MetaFieldRanker
+
+    files = corpus.write(tmp_path)
+    bm25 = _bm25(files["polluted"])
+    pipe = Pipeline()
+    pipe.add_component("bm25", InMemoryBM25Retriever(bm25.document_store, top_k=5))
+    pipe.add_component("rank", MetaFieldRanker(meta_field="line", top_k=4))
+    pipe.connect("bm25.documents", "rank.documents")
+    s = ctxeval.collect(pipe, files["questions"], k=2, name="bm25+rank")
+    for sample, q in zip(s.samples, corpus.questions()):
+        # by hand: BM25's top 5 (its top_k is the pipeline's), ordered by the line number, largest first; k=2 at the end
+        top5 = bm25.run(query=q["question"], top_k=5)["documents"]
+        want = sorted(top5, key=lambda d: d.meta["line"], reverse=True)[:2]
+        assert list(sample.retrieved_ids) == [d.id for d in want]
+        own = pipe.run({"bm25": {"query": q["question"]}, "rank": {"top_k": 2}})["rank"]["documents"]
+        assert list(sample.retrieved_scores) == [d.score for d in own]
+    assert pipe.get_component("rank").top_k == 4  # k went in with the question, the component is unchanged

@@ -86,3 +86,15 @@ def test_a_vector_store_and_its_retriever_keep_the_scores(tmp_path: Path) -> Non
         assert list(s.retrieved_scores) == [float(x) for _, x in own] == list(t.retrieved_scores)
         assert list(t.retrieved_ids) == [d.id for d in store.as_retriever(search_kwargs={"k": 5}).invoke(q["question"])]
     assert not any("give no scores" in n for n in by_store.notes)
+
+
+def test_a_runnable_chain_is_invoked_and_cut_at_k(tmp_path: Path) -> None:
+    from langchain_core.runnables import RunnableLambda
+
+    files = corpus.write(tmp_path)
+    bm25 = _bm25(files["polluted"])
+    chain = bm25 | RunnableLambda(lambda docs: list(reversed(docs)))  # a "reranker" that reverses BM25's 4
+    s = ctxeval.collect(chain, files["questions"], k=3, name="reversed")
+    for sample, q in zip(s.samples, corpus.questions()):
+        assert list(sample.retrieved_ids) == [d.id for d in reversed(bm25.invoke(q["question"]))][:3]
+    assert bm25.k == 4

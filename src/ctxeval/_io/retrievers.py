@@ -69,8 +69,10 @@ def collect(
     """Run ``retriever`` on every question and keep the top ``k`` chunks (ids, texts, scores,
     metadata) as a :class:`~ctxeval.Samples`, one sample per question, ready to evaluate.
 
-    ``retriever``: a LangChain ``BaseRetriever`` or ``VectorStore``, a LlamaIndex retriever, a Haystack
-    retriever component (``run(query=..., top_k=...)``), or a function ``f(question, k)`` returning
+    ``retriever``: a LangChain ``BaseRetriever``, ``VectorStore`` or runnable chain ending in documents, a
+    LlamaIndex retriever, a Haystack retriever component (``run(query=..., top_k=...)``) or pipeline (the
+    question to its open ``query`` / ``text`` inputs, ``top_k`` to the component whose documents leave
+    it), or a function ``f(question, k)`` returning
     chunks (mappings ``{id, text, score, metadata}``, ids, or any of the frameworks' documents, alone
     or as ``(document, score)`` pairs). ``questions``: a list of question texts, a mapping
     ``{query_id: question}``, sample-like records (``query_id``, ``question``, and the references:
@@ -270,8 +272,12 @@ def _langchain(obj: Any, k: int) -> tuple[Search, bool]:
     if isinstance(obj, VectorStore):
         return (lambda q: obj.similarity_search_with_score(q, k=k)), True
     if not isinstance(obj, BaseRetriever):
+        from langchain_core.runnables import Runnable
+
+        if isinstance(obj, Runnable):  # a chain ending in documents (retriever | reranker ...): k is its own
+            return obj.invoke, False
         raise ConfigError(
-            f"collect takes a LangChain retriever (BaseRetriever) or vector store, got {type(obj).__name__}"
+            f"collect takes a LangChain retriever (BaseRetriever), vector store or runnable, got {type(obj).__name__}"
         )
     fields = type(obj).model_fields
     search_kwargs = getattr(obj, "search_kwargs", None)
@@ -304,6 +310,8 @@ def _llamaindex(obj: Any, k: int) -> tuple[Search, bool]:
 
 
 def _haystack(obj: Any, k: int) -> tuple[Search, bool]:
+    if callable(getattr(obj, "inputs", None)) and callable(getattr(obj, "outputs", None)):
+        return _haystack_pipeline(obj, k)
     run = getattr(obj, "run", None)
     params = inspect.signature(run).parameters if callable(run) else {}
     if "query" not in params:
@@ -320,6 +328,32 @@ def _haystack(obj: Any, k: int) -> tuple[Search, bool]:
         return out["documents"]
 
     return search, bool(kw)
+
+
+def _haystack_pipeline(pipe: Any, k: int) -> tuple[Search, bool]:
+    """A pipeline: the question goes to every open input named ``query`` or ``text`` (retrievers, text
+    embedders, rankers), ``top_k = k`` to the one component whose ``documents`` leave the pipeline."""
+    last = [c for c, sockets in pipe.outputs().items() if "documents" in sockets]
+    if len(last) != 1:
+        raise ConfigError(
+            f"collect takes a Haystack pipeline with one component whose documents leave it, got {len(last)}"
+            + (f" ({', '.join(last)})" if last else "")
+        )
+    opened = pipe.inputs()
+    asks = [(c, name) for c, sockets in opened.items() for name in sockets if name in ("query", "text")]
+    if not asks:
+        raise ConfigError("collect takes a Haystack pipeline with an open input named query or text, got none")
+    k_set = "top_k" in opened.get(last[0], {})
+
+    def search(q: str) -> Any:
+        data: dict[str, dict[str, Any]] = {}
+        for c, name in asks:
+            data.setdefault(c, {})[name] = q
+        if k_set:
+            data.setdefault(last[0], {})["top_k"] = k
+        return pipe.run(data)[last[0]]["documents"]
+
+    return search, k_set
 
 
 def _run_all(search: Search, records: list[dict[str, Any]], concurrency: int) -> list[Any]:
