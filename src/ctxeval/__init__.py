@@ -40,6 +40,8 @@ if _typing.TYPE_CHECKING:
     from ._io.model import Qrels, Run
     from ._io.retrievers import collect
     from ._io.samples import Samples
+    from ._judge.card import JudgeCard
+    from ._judge.verbs import agreement
     from ._measures import Family, Measure, families, parse_measure, parse_measures
     from ._policies import Policies
     from ._render.report import Report, compare
@@ -81,6 +83,8 @@ _LAZY = {
     "compare": "._render.report",
     "Report": "._render.report",
     "metric_at_k": "._curve",
+    "agreement": "._judge.verbs",
+    "JudgeCard": "._judge.card",
 }
 
 
@@ -111,6 +115,7 @@ __all__ = [
     "FormatError",
     "GradeMap",
     "InputError",
+    "JudgeCard",
     "JudgeError",
     "Measure",
     "MeasureError",
@@ -130,6 +135,7 @@ __all__ = [
     "Strata",
     "UtilityConfig",
     "__version__",
+    "agreement",
     "calibrate",
     "collect",
     "compare",

@@ -1,5 +1,5 @@
-"""``ctxeval judge``, ``ctxeval pool`` and ``ctxeval agreement``: labels from an LLM judge (or the
-offline lexical heuristic), the judgment pool to label, and how far judge labels can be trusted."""
+"""``ctxeval judge`` and ``ctxeval pool``: labels from an LLM judge (or the offline lexical heuristic)
+and the judgment pool to label (``ctxeval agreement``: :mod:`.card`; ``ctxeval judge probe``: :mod:`.probe`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .options import emit, output_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["agreement", "command", "pool"]
+__all__ = ["command", "pool"]
 
 
 def _judge_options(f: F) -> F:
@@ -202,6 +202,31 @@ def _settle(
     _finish(kw, tallies, extra)
 
 
+def _dry_run(kw: dict[str, Any], task: str, items: list[Any]) -> None:
+    """What the run would ask, from the items and the cache alone (no server is contacted)."""
+    from .._judge.labels import item_asks
+    from .._judge.runner import Prices, plan, plan_line
+
+    model = "lexical-1" if kw["kind"] == "lexical" else kw.get("model") or ""
+    if not model:
+        raise ConfigError("the judge needs a model name: --model NAME (the cache is keyed by it)")
+    with _cache(kw) as cache:
+        p = plan(
+            model,
+            item_asks(task, items),
+            cache=cache,
+            votes=kw["votes"],
+            retry_undecided=kw["retry_undecided"],
+            prices=Prices.parse(kw.get("prices") or ()),
+            concurrency=kw["concurrency"],
+        )
+    click.echo(plan_line(p), err=True)
+    if kw.get("report_path"):
+        from .._io.writers import write_text
+
+        write_text(kw["report_path"], json.dumps({"dry_run": p}, indent=2, sort_keys=True) + "\n")
+
+
 def _list_open(got: list[Any]) -> list[dict[str, Any]]:
     """The items without a value, each with its state and reason, on stderr (20 at most) and for
     --report."""
@@ -237,6 +262,11 @@ def _items(
 
 
 def _inputs(f: F) -> F:
+    f = click.option(
+        "--dry-run",
+        is_flag=True,
+        help="say what would be asked (judgments, already cached, to ask, estimated tokens, cost and time) and stop",
+    )(f)
     f = click.option(
         "--depth", type=click.IntRange(min=1), default=None, help="the top K of each run / sample (runs: default 20)"
     )(f)
@@ -274,6 +304,7 @@ def grade(
     queries: str | None,
     passages: str | None,
     depth: int | None,
+    dry_run: bool,
     scale: str,
     output: str | None,
     **kw: Any,
@@ -283,8 +314,10 @@ def grade(
     from .._judge.labels import grades
 
     _guard_paths(kw, output, [*runs, samples, queries, passages])
-    judge = _make_judge(kw)
+    judge = None if dry_run else _make_judge(kw)
     items = _items(runs, samples, queries, passages, depth)
+    if judge is None:
+        return _dry_run(kw, "grade" if scale == "rag" else "grade-trec", items)
     with _cache(kw, write=True) as cache:
         got, tally = grades(judge, items, cache, _opts(kw), scale)
     open_ = _list_open(got)
@@ -302,6 +335,7 @@ def utility(
     queries: str | None,
     passages: str | None,
     depth: int | None,
+    dry_run: bool,
     output: str | None,
     **kw: Any,
 ) -> None:
@@ -310,8 +344,10 @@ def utility(
     from .._judge.labels import utilities
 
     _guard_paths(kw, output, [*runs, samples, queries, passages])
-    judge = _make_judge(kw)
+    judge = None if dry_run else _make_judge(kw)
     items = _items(runs, samples, queries, passages, depth)
+    if judge is None:
+        return _dry_run(kw, "utility", items)
     with _cache(kw, write=True) as cache:
         got, tally = utilities(judge, items, cache, _opts(kw))
     open_ = _list_open(got)
@@ -496,29 +532,11 @@ def pool(runs: tuple[str, ...], depth: int, queries: str | None, passages: str |
     )
 
 
-@click.command("agreement")
-@click.argument("human", type=click.Path(dir_okay=False))
-@click.argument("judged", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option(
-    "-m", "--measure", default="nDCG@10", show_default=True, help="the measure the system ranking and the estimates use"
-)
-@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@output_option()
-def agreement(
-    human: str, judged: str, runs: tuple[str, ...], measure: str, alpha: float, fmt: str, output: str | None
-) -> None:
-    """How far JUDGED labels agree with HUMAN ones: Cohen's kappa (unweighted, linear, quadratic) and the
-    confusion matrix; given runs, the system ranking under each (Kendall's tau, the largest rank swap)
-    and each run's prediction-powered estimate of the measure's mean with its interval (human labels
-    on a subset of queries, judge labels on all)."""
-    from .._judge.verbs import agreement_report
+def _register_probe() -> None:
+    """``ctxeval judge probe`` lives in :mod:`.probe` (it reuses this module's options)."""
+    from .probe import probe
 
-    doc = agreement_report(human, judged, list(runs), measure, alpha)
-    if fmt == "json":
-        emit(json.dumps(doc, indent=2, sort_keys=True) + "\n", output)
-    else:
-        from .._judge.verbs import render_agreement
+    command.add_command(probe)
 
-        emit(render_agreement(doc), output)
+
+_register_probe()

@@ -48,7 +48,11 @@ CREATE TABLE IF NOT EXISTS judgments (
     reply TEXT,                     -- the raw reply text (or the logprobs as JSON)
     prompt_tokens INTEGER NOT NULL DEFAULT 0,
     completion_tokens INTEGER NOT NULL DEFAULT 0,
-    cost REAL NOT NULL DEFAULT 0
+    cost REAL NOT NULL DEFAULT 0,
+    reason TEXT,                    -- why an undecided judgment is undecided
+    ref TEXT,                       -- JSON: the ids it was asked for (query, passage, ...)
+    seconds REAL,                   -- how long the request(s) took
+    prompt_bytes INTEGER            -- the rendered prompt's size (for estimates)
 );
 CREATE INDEX IF NOT EXISTS judgments_model_task ON judgments (model, task, version);
 CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT NOT NULL,
@@ -159,7 +163,11 @@ class Cache:
         for name, kind in _ADDED.items():
             if name not in have:
                 sql = f"ALTER TABLE judgments ADD COLUMN {name} {kind}"
-                self._wait(functools.partial(self.db.execute, sql), "upgrade")
+                try:
+                    self._wait(functools.partial(self.db.execute, sql), "upgrade")
+                except sqlite3.OperationalError as exc:  # another process upgraded it meanwhile
+                    if "duplicate column" not in str(exc):
+                        raise
 
     def _has_schema(self) -> bool:
         names = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -410,14 +418,16 @@ class Cache:
         keys = ("model", "task", "version", "judgments", "undecided", "prompt_tokens", "completion_tokens", "cost")
         return [dict(zip(keys, r[:8]), oldest=r[8], newest=r[9]) for r in rows]
 
-    def usage(self, model: str) -> dict[str, float]:
-        """What the cached judgments of ``model`` say about the next ones: prompt tokens per prompt
-        byte, completion tokens and seconds per request (means; 0 where nothing is known)."""
+    def usage(self, model: str, task: str | None = None) -> dict[str, float]:
+        """What the cached judgments of ``model`` (and ``task``) say about the next ones: prompt tokens
+        per prompt byte, completion tokens and seconds per judgment (means; 0 where nothing is known)."""
+        where = "model = ? AND prompt_bytes > 0 AND prompt_tokens > 0" + (" AND task = ?" if task else "")
+        args = (model, task) if task else (model,)
         row = self._guard(
             lambda: self.db.execute(
                 "SELECT SUM(prompt_tokens), SUM(prompt_bytes), AVG(completion_tokens), AVG(seconds), COUNT(seconds) "
-                "FROM judgments WHERE model = ? AND prompt_bytes > 0 AND prompt_tokens > 0",
-                (model,),
+                f"FROM judgments WHERE {where}",
+                args,
             ).fetchone()
         )
         pt, pb, ct, sec, n = row

@@ -20,7 +20,7 @@ from .client import Judge
 from .runner import NOT_SENT, Ask, Outcome, Prices, Tally, judge_all, judge_many
 from .tasks import TASKS
 
-__all__ = ["Item", "JudgeOptions", "items_from_runs", "items_from_samples", "judgment_pool"]
+__all__ = ["Item", "JudgeOptions", "item_asks", "items_from_runs", "items_from_samples", "judgment_pool"]
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def items_from_samples(samples: Any, depth: int | None) -> list[Item]:
     return out
 
 
-def _item_asks(task: str, items: Sequence[Item]) -> list[Ask]:
+def item_asks(task: str, items: Sequence[Item]) -> list[Ask]:
     return [
         Ask(TASKS[task], {"question": it.question, "passage": it.text}, {"query_id": it.query_id, "doc_id": it.doc_id})
         for it in items
@@ -119,7 +119,7 @@ def grades(
     """Each item's :class:`Outcome`: its grade (1-5 on the ``rag`` scale, 0-3 on the ``trec`` scale)
     when decided."""
     outcomes, tally = judge_many(
-        judge, _item_asks("grade" if scale == "rag" else "grade-trec", items), cache=cache, **_kw(opts)
+        judge, item_asks("grade" if scale == "rag" else "grade-trec", items), cache=cache, **_kw(opts)
     )
     return list(zip(items, outcomes)), tally
 
@@ -128,7 +128,7 @@ def utilities(
     judge: Judge, items: Sequence[Item], cache: Cache, opts: JudgeOptions
 ) -> tuple[list[tuple[Item, Outcome]], Tally]:
     """Each item's :class:`Outcome`: its utility u = 1 - P(first token NO-RESPONSE) when decided."""
-    outcomes, tally = judge_many(judge, _item_asks("utility", items), cache=cache, **_kw(opts))
+    outcomes, tally = judge_many(judge, item_asks("utility", items), cache=cache, **_kw(opts))
     return list(zip(items, outcomes)), tally
 
 

@@ -19,7 +19,8 @@ Budget (``max_cost``): a request is sent only while the cost so far, plus the mo
 flight can cost, plus the most this one can cost, stays within the budget; the most a request can
 cost is its prompt's tokens, estimated from its bytes at the highest tokens-per-byte ratio the
 replies so far reported (+10 %; before the first reply, the ratio of this model's cached judgments,
-else 1 token per byte: the probe is sent alone so that the others are estimated from its usage),
+else 1 token per 2 bytes, twice English text's: the probe is sent alone so that the others are
+estimated from its usage),
 plus ``max_tokens`` of completion, at the model's prices. A request that does not fit while others
 are in flight waits for them; the run stops only when the next request would cross the budget with
 nothing in flight. Everything judged is kept (and cached); the asks not sent are counted.
@@ -45,7 +46,7 @@ from .cache import BUSY, Cache, Entry, key_of
 from .client import Completion, ItemFailure, Judge
 from .tasks import ParseError, Task, repair
 
-__all__ = ["NOT_SENT", "Ask", "Outcome", "Prices", "Tally", "check_undecided", "judge_all", "judge_many"]
+__all__ = ["NOT_SENT", "Ask", "Outcome", "Prices", "Tally", "check_undecided", "judge_all", "judge_many", "plan"]
 
 NOT_SENT = object()  #: the value :func:`judge_all` gives an ask the budget stopped before it was sent
 DECIDED, UNDECIDED, TIE, UNSENT = "decided", "undecided", "tie", "not sent"
@@ -244,6 +245,77 @@ def judge_many(
     return asyncio.run(run.go(progress))
 
 
+def plan(
+    model: str,
+    asks: Sequence[Ask],
+    *,
+    cache: Cache,
+    votes: int = 1,
+    retry_undecided: bool = False,
+    prices: Prices | None = None,
+    concurrency: int = 8,
+) -> dict[str, Any]:
+    """What a run would do, without asking anything: the judgments, those the cache holds (decided,
+    undecided), the requests to send, and the estimated prompt and completion tokens, cost and time
+    (from this model's cached judgments when there are some: tokens per prompt byte, completion
+    tokens and seconds per request; else 4 bytes a token, ``max_tokens`` of completion, time unknown)."""
+    keys: dict[str, tuple[Task, int]] = {}
+    for ask in asks:
+        messages = ask.task.render(ask.values)
+        for v in range(votes):
+            params = {"temperature": 0 if votes == 1 else 1, "seed": v}
+            keys.setdefault(key_of(model, ask.task.name, ask.task.version, messages, params), (ask.task, _nbytes(messages)))
+    decided = undecided = 0
+    todo = []
+    for k, job in keys.items():
+        hit = cache.get(k)
+        if hit is not None and not hit.undecided:
+            decided += 1
+        elif hit is not None and not retry_undecided:
+            undecided += 1
+        else:
+            todo.append(job)
+    usage = cache.usage(model, next(iter(keys.values()))[0].name if keys else None)
+    known = usage["known"] > 0
+    ratio = usage["tokens_per_byte"] if known else 0.25
+    prompt = round(sum(n for _, n in todo) * ratio)
+    completion = round(sum(min(t.max_tokens, usage["completion_tokens"]) if known else t.max_tokens for t, _ in todo))
+    price = (prices or Prices()).of(model)
+    cost = None if price is None else (prompt * price[0] + completion * price[1]) / 1e6
+    seconds = usage["seconds"] * len(todo) if known and usage["seconds"] else None
+    return {
+        "judgments": len(asks),
+        "requests": len(keys),
+        "cached_decided": decided,
+        "cached_undecided": undecided,
+        "to_ask": len(todo),
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "estimated_from": f"{int(usage['known'])} cached judgments of {model}" if known else "a guess: 4 bytes a token",
+        "concurrency": concurrency,
+        "cost": cost,
+        "seconds_one_at_a_time": seconds,
+        "seconds_at_concurrency": None if seconds is None else seconds / concurrency,
+    }
+
+
+def plan_line(p: Mapping[str, Any]) -> str:
+    """The plan as one line for the terminal."""
+    cost = "" if p["cost"] is None else f", cost about {p['cost']:.4f}"
+    if p["seconds_one_at_a_time"] is None:
+        when = "time unknown until a first reply"
+    else:
+        when = (
+            f"about {_duration(p['seconds_one_at_a_time'])} if the server answers one at a time "
+            f"({_duration(p['seconds_at_concurrency'])} if it serves --concurrency {p['concurrency']} at once)"
+        )
+    return (
+        f"dry run: {p['judgments']} judgments, {p['cached_decided']} decided in the cache, {p['cached_undecided']} "
+        f"undecided in the cache (--retry-undecided asks them), {p['to_ask']} to ask; about {p['prompt_tokens']} prompt "
+        f"+ {p['completion_tokens']} completion tokens ({p['estimated_from']}){cost}; {when}. Nothing was sent."
+    )
+
+
 @dataclass
 class _Job:
     task: Task
@@ -358,6 +430,9 @@ class _Run:
                 await self._wait_for_others([k])
                 continue
             if isinstance(got, Completion):
+                dialect = getattr(self.judge, "dialect", None)
+                if dialect is not None:  # kept at once: a killed run's successor need not detect it again
+                    self.cache.set_dialect(judge.endpoint_id, dialect)
                 timeout = calibrate(got.seconds or time.perf_counter() - t0)
                 lat = got.seconds or time.perf_counter() - t0
                 left = len(todo)
@@ -551,7 +626,7 @@ class _Budget:
 
     def most(self, nbytes: int, max_tokens: int) -> float:
         assert self.price is not None
-        ratio = self.ratio * 1.1 if self.ratio else 1.0
+        ratio = self.ratio * 1.1 if self.ratio else 0.5  # unknown until a reply: 2 bytes a token
         return (nbytes * ratio * self.price[0] + max_tokens * self.price[1]) / 1e6
 
     async def reserve(self, nbytes: int, max_tokens: int) -> float | None:
