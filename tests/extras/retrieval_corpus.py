@@ -25,6 +25,7 @@ so no tokenizer or stop list changes which passages match.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +114,16 @@ def check_planted(clean: Any, polluted: Any) -> None:
         assert rows[m]["significant"] and rows[m]["p_value"] < 0.02, rows[m]
     assert (rows["ContextRecall@2"]["ties"], rows["ContextRecall@2"]["p_value"]) == (12, 1.0)
     assert not rows["ContextRecall@2"]["significant"]
+
+
+def collect_both(build: Callable[[Path], Any], folder: Path, k: int) -> tuple[dict[str, Path], list[Any], list[Any]]:
+    """The corpus written to ``folder``, a retriever of each index (``build(passages_path)``), the
+    questions collected from each at ``k`` (named ``clean`` and ``polluted``) and their planted figures
+    checked: (the files, the two retrievers, the two sample sets)."""
+    import ctxeval
+
+    files = write(folder)
+    retrievers = [build(files["clean"]), build(files["polluted"])]
+    found = [ctxeval.collect(r, files["questions"], k=k, name=n) for r, n in zip(retrievers, ("clean", "polluted"))]
+    check_planted(*found)
+    return files, retrievers, found

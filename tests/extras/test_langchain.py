@@ -38,11 +38,7 @@ def _bm25(path: Path, with_ids: bool = True) -> BM25Retriever:
 
 
 def test_two_bm25_indexes_compared_end_to_end(tmp_path: Path) -> None:
-    files = corpus.write(tmp_path)
-    clean, polluted = _bm25(files["clean"]), _bm25(files["polluted"])
-    a = ctxeval.collect(clean, files["questions"], k=3, name="clean")
-    b = ctxeval.collect(polluted, files["questions"], k=3, name="polluted")
-    corpus.check_planted(a, b)
+    files, (clean, polluted), (a, b) = corpus.collect_both(_bm25, tmp_path, k=3)
     # what LangChain itself returns, field by field; collect set k on a copy (the retrievers keep k=4)
     assert clean.k == polluted.k == 4
     rows = {r["id"]: r for r in corpus.read(files["polluted"])}

@@ -33,11 +33,7 @@ def _bm25(path: Path, top_k: int = 5) -> BM25Retriever:
 
 
 def test_two_bm25_indexes_compared_end_to_end(tmp_path: Path) -> None:
-    files = corpus.write(tmp_path)
-    clean, polluted = _bm25(files["clean"]), _bm25(files["polluted"])
-    a = ctxeval.collect(clean, files["questions"], k=2, name="clean")
-    b = ctxeval.collect(polluted, files["questions"], k=2, name="polluted")
-    corpus.check_planted(a, b)
+    files, (clean, polluted), (a, b) = corpus.collect_both(_bm25, tmp_path, k=2)
     assert clean.similarity_top_k == polluted.similarity_top_k == 5  # collect set k on a copy
     rows = {r["id"]: r for r in corpus.read(files["polluted"])}
     for samples, retriever in ((a, clean), (b, polluted)):

@@ -248,9 +248,9 @@ def test_langchain_0_3_bm25_retrievers_compared_end_to_end(tmp_path: Path) -> No
     from langchain_community.retrievers import BM25Retriever
     from langchain_core.documents import Document
 
-    files = corpus.write(tmp_path)
-    found = []
-    for index in ("clean", "polluted"):
-        docs = [Document(page_content=r["text"], metadata=r["metadata"], id=r["id"]) for r in corpus.read(files[index])]
-        found.append(ctxeval.collect(BM25Retriever.from_documents(docs), files["questions"], k=3, name=index))
-    corpus.check_planted(*found)
+    def bm25(path: Path) -> BM25Retriever:
+        return BM25Retriever.from_documents(
+            [Document(page_content=r["text"], metadata=r["metadata"], id=r["id"]) for r in corpus.read(path)]
+        )
+
+    corpus.collect_both(bm25, tmp_path, k=3)
