@@ -65,7 +65,7 @@ def test_a_collected_set_written_and_read_back_loses_nothing(tmp_path: Path) -> 
     "questions",
     [
         {"q1": "arabica rust", "q2": "robusta heat"},
-        {"q1": {"question": "arabica rust"}, "q2": {"user_input": "robusta heat"}},
+        {"q1": {"question": "arabica rust"}, "q2": {"question": None, "user_input": "robusta heat"}},
         pl.DataFrame({"query_id": ["q1", "q2"], "question": ["arabica rust", "robusta heat"]}),
         pl.DataFrame({"query_id": ["q1", "q2"], "question": ["arabica rust", "robusta heat"]}).to_pandas(),
     ],

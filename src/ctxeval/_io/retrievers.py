@@ -152,7 +152,7 @@ def _questions(questions: Any) -> list[dict[str, Any]]:
     for pos, rec in enumerate(rows, start=1):
         if not isinstance(rec, Mapping):
             raise FormatError(where, pos, f"a question must be a text or a record, got {type(rec).__name__}")
-        text = rec.get("question", rec.get("user_input"))
+        text = _question(rec)
         if not isinstance(text, str) or not text.strip():
             raise FormatError(
                 where, pos, f"the question (question or user_input) must be a non-empty text, got {text!r}"
@@ -162,6 +162,10 @@ def _questions(questions: Any) -> list[dict[str, Any]]:
             raise FormatError(where, pos, f"the record already has {given[0]}: collect writes the retrieved chunks")
         out.append(dict(rec))
     return out
+
+
+def _question(rec: Mapping[str, Any]) -> Any:
+    return rec["question"] if rec.get("question") is not None else rec.get("user_input")
 
 
 def _jsonl(path: str | os.PathLike[str]) -> list[Any]:
@@ -317,7 +321,8 @@ def _haystack(obj: Any, k: int) -> tuple[Search, bool]:
     if "query" not in params:
         raise ConfigError(
             f"collect takes a Haystack retriever component whose run() takes a query text (such as "
-            f"InMemoryBM25Retriever), got {type(obj).__name__}"
+            f"InMemoryBM25Retriever), or a pipeline (an embedding retriever with its text embedder), got "
+            f"{type(obj).__name__}"
         )
     kw = {"top_k": k} if "top_k" in params else {}
 
@@ -359,7 +364,7 @@ def _haystack_pipeline(pipe: Any, k: int) -> tuple[Search, bool]:
 def _run_all(search: Search, records: list[dict[str, Any]], concurrency: int) -> list[Any]:
     def one(pos_rec: tuple[int, dict[str, Any]]) -> Any:
         pos, rec = pos_rec
-        text = str(rec.get("question", rec.get("user_input")))
+        text = str(_question(rec))
         try:
             return search(text)
         except Exception as exc:
