@@ -38,6 +38,7 @@ if _typing.TYPE_CHECKING:
     from ._evaluate import Result, RunResult, evaluate
     from ._fit_udcg import fit_udcg
     from ._io.model import Qrels, Run
+    from ._io.retrievers import collect
     from ._io.samples import Samples
     from ._judge.card import JudgeCard
     from ._judge.verbs import agreement
@@ -54,6 +55,7 @@ _LAZY = {
     "Qrels": "._io.model",
     "Run": "._io.model",
     "Samples": "._io.samples",
+    "collect": "._io.retrievers",
     "Policies": "._policies",
     "RagConfig": "._context.settings",
     "DistractorRules": "._context.utility",
@@ -135,6 +137,7 @@ __all__ = [
     "__version__",
     "agreement",
     "calibrate",
+    "collect",
     "compare",
     "diagnose",
     "distraction_table",

@@ -80,6 +80,12 @@ def _frame(spark: Any, value: Any, kind: str) -> Any:
 
     if isinstance(value, DataFrame):
         df = value
+    elif isinstance(value, str) and value.startswith("irds:"):  # an ir_datasets dataset: read here, then Spark's
+        from ._io.model import Qrels
+
+        if kind != "qrels":
+            raise ConfigError(f"{value}: an ir_datasets dataset gives qrels, query texts and passages, not a {kind}")
+        df = spark.createDataFrame(Qrels.coerce(value).frame.to_pandas())
     elif isinstance(value, (str, os.PathLike)):
         path = os.fspath(value)
         if "://" not in path and not os.path.exists(path):

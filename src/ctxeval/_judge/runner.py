@@ -264,7 +264,9 @@ def plan(
         messages = ask.task.render(ask.values)
         for v in range(votes):
             params = {"temperature": 0 if votes == 1 else 1, "seed": v}
-            keys.setdefault(key_of(model, ask.task.name, ask.task.version, messages, params), (ask.task, _nbytes(messages)))
+            keys.setdefault(
+                key_of(model, ask.task.name, ask.task.version, messages, params), (ask.task, _nbytes(messages))
+            )
     decided = undecided = 0
     todo = []
     for k, job in keys.items():
