@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
@@ -15,6 +14,7 @@ from .options import (
     rag_from,
     rag_options,
     samples_option,
+    stderr_progress,
     utility_from,
     utility_options,
     verb_inputs,
@@ -99,11 +99,12 @@ def command(
             None if samples else qrels,
             [p for _, p in named],
             list(measures) or list(DEFAULT_MEASURES),
-            names=[n or os.path.splitext(os.path.basename(p))[0] for n, p in named],
+            names=[n for n, _ in named],
             policies=policies_from(kw),
             rag=rag_from(kw),
             utility=utility_from(kw),
             master=spark_master,
+            progress=stderr_progress(),
         )
         emit(render(result, fmt, per_query), output)
         return
