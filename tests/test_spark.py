@@ -154,7 +154,7 @@ def test_cli_engine_spark(tmp_path: Path) -> None:
 
 def test_compare_on_spark_equals_the_local_report(spark: Any, tmp_path: Path) -> None:
     qrels, runs, _, _ = _collection(4, tmp_path)
-    kw: dict[str, Any] = {"stats": {"permutations": 200, "resamples": 200}, "curves_k": 0}
+    kw: dict[str, Any] = {"stats": {"permutations": 200, "resamples": 200}, "sections": {"curves_k": 0}}
     local = ctxeval.compare(str(qrels), [str(r) for r in runs], ["AP", "nDCG@10"], **kw)
     remote = ctxeval.compare(str(qrels), [str(r) for r in runs], ["AP", "nDCG@10"], engine="spark", **kw)
     assert [(c.run, str(c.measure), c.mean, c.baseline_mean, c.p_value) for c in remote.comparisons] == [

@@ -28,7 +28,7 @@ from ._version import __version__
 
 if _typing.TYPE_CHECKING:
     from ._calibrate import Calibration, calibrate
-    from ._compare.settings import Stats
+    from ._compare.settings import Sections, Stats, Strata
     from ._context.settings import RagConfig
     from ._context.utility import DistractorRules, UtilityConfig
     from ._core.grademap import GradeMap
@@ -57,6 +57,8 @@ _LAZY = {
     "DistractorRules": "._context.utility",
     "UtilityConfig": "._context.utility",
     "Stats": "._compare.settings",
+    "Strata": "._compare.settings",
+    "Sections": "._compare.settings",
     "Diagnosis": "._diagnose",
     "diagnose": "._diagnose",
     "distraction_table": "._distraction",
@@ -121,7 +123,9 @@ __all__ = [
     "Run",
     "RunResult",
     "Samples",
+    "Sections",
     "Stats",
+    "Strata",
     "UtilityConfig",
     "__version__",
     "calibrate",
