@@ -333,7 +333,7 @@ def samples_frames(spark: Any, value: Any) -> tuple[Any, Any]:
 def evaluate_spark(
     qrels: Any,
     runs: Any,
-    measures: Iterable[str | Measure] | str,
+    measures: Iterable[str | Measure] | str | Measure,
     *,
     names: Sequence[str | None] | None = None,
     policies: Any = None,
