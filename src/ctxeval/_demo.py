@@ -99,7 +99,9 @@ def _judge_section(qrels: Path) -> list[str]:
         with Cache(Path(tmp) / "judgments.sqlite") as cache:
             got, tally = grades(LexicalJudge(), items, cache, JudgeOptions())
         judged = Path(tmp) / "judged.qrels"
-        judged.write_text("".join(f"{it.query_id} 0 {it.doc_id} {g}\n" for it, g in got), encoding="utf-8")
+        judged.write_text(
+            "".join(f"{it.query_id} 0 {it.doc_id} {o.value}\n" for it, o in got if o.decided), encoding="utf-8"
+        )
         doc = agreement_report(qrels, judged, [str(r) for r in runs], "nDCG@5")
     k, r = doc["kappa"], doc["ranking"]
     return [

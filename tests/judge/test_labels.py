@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import ctxeval
 from ctxeval._cli import cli
-from ctxeval._judge.agreement import cohen_kappa, ppi_mean, ranking_agreement
+from ctxeval._judge.agreement import cohen_kappa, ranking_agreement
 
 SAMPLE = {
     "query_id": "q1",
@@ -177,17 +177,6 @@ def test_ranking_agreement_by_hand() -> None:
     r = ranking_agreement({"A": 0.9, "B": 0.8, "C": 0.7, "D": 0.1}, {"A": 0.8, "B": 0.5, "C": 0.6, "D": 0.2})
     assert r["kendall_tau"] == pytest.approx(4 / 6)
     assert r["largest_swap"] == {"run": "B", "human_rank": 2.0, "judge_rank": 3.0, "by": 1.0}
-
-
-def test_ppi_by_hand() -> None:
-    """f (judge, all 6 queries) = 0.2, 0.4, 0.6, 0.8, 0.5, 0.5: mean 0.5, sample variance 0.04.
-    Labelled queries: y = 0.3, 0.5, 0.9 with the judge's f = 0.2, 0.4, 0.6: y - f = 0.1, 0.1, 0.3,
-    mean 1/6, sample variance 1/75. Estimate 0.5 + 1/6 = 2/3; half-width 1.959964 * sqrt(0.04 / 6 +
-    (1/75) / 3) = 1.959964 * sqrt(0.011111) = 0.206598."""
-    r = ppi_mean([0.2, 0.4, 0.6, 0.8, 0.5, 0.5], [0.3, 0.5, 0.9], [0.2, 0.4, 0.6])
-    assert r["mean"] == pytest.approx(2 / 3)
-    assert r["high"] - r["mean"] == pytest.approx(1.959964 * math.sqrt(0.04 / 6 + (1 / 75) / 3), abs=1e-6)
-    assert r["human_mean"] == pytest.approx(17 / 30)
 
 
 def test_judge_needs_a_server_or_lexical(tmp_path: Path) -> None:

@@ -93,6 +93,7 @@ def command(
     """
     from .._trec_eval import TrecEvalStop, trec_eval
 
+    notes: list[str] = []
     try:
         text = trec_eval(
             qrels,
@@ -108,9 +109,14 @@ def command(
             version=int(version),
             zscores=zscores,
             rel_format=rel_format,
+            notes=notes,
         )
     except TrecEvalStop as stop:  # trec_eval 10.0's own way out: what it printed, its message, status 4
         click.echo(stop.printed, nl=False)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
         click.echo(str(stop), err=True)
         raise SystemExit(stop.exit_code) from None
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     click.echo(text, nl=False)

@@ -543,12 +543,17 @@ def read_fit(path: Any) -> dict[str, Any]:
     }
 
 
-_ZNUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# what C's atof reads as a number: decimals, and inf / infinity / nan in any case (trec_eval's own
+# test/zscores_file of 9.0.8 holds "nan" for set_F)
+_ZNUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)", re.IGNORECASE)
 
 
 def read_zscores(path: Any) -> dict[tuple[str, str], tuple[float, float]]:
     """trec_eval's ``-Z`` file: ``qid measure mean stddev`` per line (blank lines skipped) ->
-    {(qid, measure): (mean, stddev)}; a malformed line is an error naming the file and the line."""
+    {(qid, measure): (mean, stddev)}; a malformed line is an error naming the file and the line.
+    A mean or stddev may be ``nan`` or ``inf`` as C's ``atof`` reads them (a z-score against a NaN
+    is NaN, printed ``nan``, as trec_eval prints it); text that is not a number is an error, where
+    trec_eval would silently read 0."""
     source = str(path)
     table: dict[tuple[str, str], tuple[float, float]] = {}
     for lineno, line in text_lines(path, "z-scores", comments=False):
@@ -558,7 +563,7 @@ def read_zscores(path: Any) -> dict[tuple[str, str], tuple[float, float]]:
         numbers = []
         for what, token in (("mean", fields[2]), ("stddev", fields[3])):
             if not _ZNUMBER.fullmatch(token):
-                raise FormatError(source, lineno, f"{what} {token!r} is not a number", line)
+                raise FormatError(source, lineno, f"{what} {token!r} is not a number (trec_eval would read 0)", line)
             numbers.append(float(token))
         table[(fields[0], fields[1])] = (numbers[0], numbers[1])
     return table

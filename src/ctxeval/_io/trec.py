@@ -9,7 +9,9 @@ The rule, which every tier follows (``tests/io/test_reader_rule.py`` runs each c
   ones are ignored. Every other character (a no-break space, U+3000, a vertical tab ...) belongs to a
   field, except NUL, which is an error.
 * Every line holds exactly the format's fields (4 or 6); anything else is an error naming the file
-  and the line (a run given where qrels belong is named as such).
+  and the line (a run given where qrels belong is named as such). The one exception is trec_eval's
+  own reading of a run (``trailing="ignore"``, for ``ctxeval trec_eval``): words after the sixth
+  field are dropped, as trec_eval drops them, and the lines that had them are counted.
 * A grade is a whole number in ASCII digits (``2`` or ``2.0``) that fits in 64 bits; a score is a
   finite decimal number in ASCII (``0.5``, ``-1e3``). Underscores, other digits (``٣``), ``inf``
   and ``nan`` are errors.
@@ -51,6 +53,7 @@ else:
 __all__ = [
     "Kind",
     "Parsed",
+    "cut_trailing",
     "decode",
     "locate_in_trec",
     "open_bytes",
@@ -67,10 +70,12 @@ _VALUE = {"run": "score", "qrels": "relevance"}
 
 
 class Parsed(NamedTuple):
-    """A file read into columns, and for a run the tag when one non-empty tag is used throughout."""
+    """A file read into columns, and for a run the tag when one non-empty tag is used throughout;
+    ``trailing``: lines whose words after the format's fields were dropped (``trailing="ignore"``)."""
 
     columns: Columns
     tag: str | None
+    trailing: int = 0
 
 
 def open_bytes(path: Path) -> bytes:
@@ -410,6 +415,11 @@ def _slow_trec(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
             hint = ""
             if kind == "qrels" and len(fields) == 6 and _DECIMAL.fullmatch(fields[4]):
                 hint = "; this looks like a run (qid Q0 docid rank score tag), not qrels"
+            elif kind == "run" and len(fields) > ncols:
+                hint = (
+                    "; trec_eval ignores words after the run tag: `ctxeval trec_eval` reads this file as it does, "
+                    "or keep 6 fields with awk '{print $1,$2,$3,$4,$5,$6}'"
+                )
             raise FormatError(source, lineno, f"expected {ncols} fields ({expect}), found {len(fields)}{hint}", line)
         if "\x00" in line:
             raise FormatError(source, lineno, "a NUL byte in a field", line)
@@ -481,8 +491,22 @@ def parse_grade(token: Any, source: str, lineno: int | None, line: str | None) -
     return value
 
 
-def read_trec(path: Path, kind: Kind, source: str) -> Parsed:
-    """Read a TREC qrels or run file (see the module docstring)."""
+_TRAILING = re.compile(rb"(?m)^([ \t]*[^# \t\n][^ \t\n]*(?:[ \t]+[^ \t\n]+){5})[ \t]+[^ \t\r\n][^\n]*")
+
+
+def cut_trailing(data: bytes) -> tuple[bytes, int]:
+    r"""Run lines cut after their sixth field (trec_eval's reading), and how many lines were cut.
+
+    >>> cut_trailing(b"q1 Q0 d1 1 0.5 tag more junk\nq1 Q0 d2 2 0.4 tag \r\n")
+    (b'q1 Q0 d1 1 0.5 tag\nq1 Q0 d2 2 0.4 tag \r\n', 1)
+    """
+    return _TRAILING.subn(rb"\1", data)
+
+
+def read_trec(path: Path, kind: Kind, source: str, trailing: Literal["error", "ignore"] = "error") -> Parsed:
+    """Read a TREC qrels or run file (see the module docstring). ``trailing="ignore"`` (a run): words
+    after the sixth field are dropped and the lines counted (``Parsed.trailing``), as trec_eval
+    reads a run; the fast tiers refuse such lines, so only the text tiers see this."""
     small = light.read_trec(path, kind)
     if small is not None:
         return Parsed(small.columns, small.tag)
@@ -499,12 +523,15 @@ def read_trec(path: Path, kind: Kind, source: str) -> Parsed:
         raise EmptyInputError(f"{source}: the file is empty")
     if _first_data_line(data) is None:
         raise EmptyInputError(f"{source}: no {kind} lines found (the file is empty or only comments)")
+    cut = 0
+    if trailing == "ignore" and kind == "run":
+        data, cut = cut_trailing(data)
     normal = _TRAIL_WS.sub(b"", _LEAD_WS.sub(b"", _WS_RUN.sub(b" ", data)))
     found = _polars_trec(normal, kind) if normal and not normal.isspace() else None
     if found is not None:
-        return found
+        return found._replace(trailing=cut)
     df = _slow_trec(data, kind, source)
-    return Parsed(columns_from_frame(df, _VALUE[kind]), _tag_of(df["tag"]) if kind == "run" else None)
+    return Parsed(columns_from_frame(df, _VALUE[kind]), _tag_of(df["tag"]) if kind == "run" else None, cut)
 
 
 def parse_trec(data: bytes, kind: Kind, source: str, first_line: int = 1) -> Parsed:

@@ -8,26 +8,22 @@ prediction-powered estimate of a measure's mean.
 * System ranking: each run's mean of a measure under the human labels and under the judge's; Kendall's
   τ-b between the two orders and the largest rank swap (what decides whether judge labels can replace
   human ones for comparing systems; Voorhees 2000).
-* Prediction-powered inference (Angelopoulos et al., Science 2023; ARES, Saad-Falcon et al., NAACL
-  2024): with judge-labelled values f_i on all N queries and human-labelled y_j with the judge's f_j on
-  the n labelled ones, θ̂ = mean_N(f) + mean_n(y - f), Var = s²_f / N + s²_(y-f) / n (sample
-  variances), CI = θ̂ ± z_(1-α/2) √Var: unbiased whatever the judge's bias, and narrower than the
-  human-only interval when the judge tracks people.
+* Prediction-powered inference of each run's mean (Angelopoulos et al., Science 2023; as ARES,
+  Saad-Falcon et al., NAACL 2024, uses it): :mod:`ctxeval._core.ppi`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
 from .._errors import ConfigError
 
-__all__ = ["Kappa", "cohen_kappa", "ppi_mean", "ranking_agreement"]
+__all__ = ["Kappa", "cohen_kappa", "ranking_agreement"]
 
 
 @dataclass(frozen=True)
@@ -148,38 +144,3 @@ def _average_ranks(v: np.ndarray) -> np.ndarray:
         ranks[order[i : j + 1]] = (i + j) / 2 + 1
         i = j + 1
     return ranks
-
-
-def ppi_mean(
-    judge_all: Sequence[float], human_labelled: Sequence[float], judge_labelled: Sequence[float], alpha: float = 0.05
-) -> dict[str, float]:
-    """The prediction-powered estimate of a mean and its (1 - alpha) interval, beside the human-only
-    one (see the module docstring).
-
-    >>> r = ppi_mean([0.5, 0.7, 0.6, 0.8], [0.4, 0.9], [0.5, 0.7])
-    >>> round(r["mean"], 4)   # mean f = 0.65, mean (y - f) = (-0.1 + 0.2) / 2 = 0.05
-    0.7
-    """
-    f = np.asarray(judge_all, dtype=float)
-    y = np.asarray(human_labelled, dtype=float)
-    fy = np.asarray(judge_labelled, dtype=float)
-    if y.size != fy.size:
-        raise ConfigError("the labelled queries need both the human and the judge value")
-    if y.size < 2 or f.size < 2:
-        raise ConfigError("prediction-powered inference needs at least two labelled and two judged queries")
-    z = NormalDist().inv_cdf(1 - alpha / 2)
-    rect = y - fy
-    mean = float(f.mean() + rect.mean())
-    half = z * math.sqrt(f.var(ddof=1) / f.size + rect.var(ddof=1) / y.size)
-    h_half = z * math.sqrt(y.var(ddof=1) / y.size)
-    return {
-        "mean": mean,
-        "low": mean - half,
-        "high": mean + half,
-        "human_mean": float(y.mean()),
-        "human_low": float(y.mean() - h_half),
-        "human_high": float(y.mean() + h_half),
-        "judge_mean": float(f.mean()),
-        "labelled": int(y.size),
-        "judged": int(f.size),
-    }

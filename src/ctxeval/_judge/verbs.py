@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from .._core.ppi import ppi_mean
 from .._errors import ConfigError
-from .agreement import cohen_kappa, ppi_mean, ranking_agreement
+from .agreement import cohen_kappa, ranking_agreement
 
 __all__ = ["agreement_report", "render_agreement"]
 
@@ -52,13 +52,10 @@ def agreement_report(
     doc["ranking"] = ranking_agreement(hm, jm)
     ppi = {}
     for rh, rj in zip(by_h.runs, by_j.runs):
-        yh = rh.per_query(m)
-        fj = rj.per_query(m)
-        labelled = [q for q in yh if q in fj and not math.isnan(yh[q]) and not math.isnan(fj[q])]
-        every = [v for v in fj.values() if not math.isnan(v)]
-        if len(labelled) < 2 or len(every) < 2:
-            continue
-        ppi[rh.name] = ppi_mean(every, [yh[q] for q in labelled], [fj[q] for q in labelled], alpha)
+        try:
+            ppi[rh.name] = ppi_mean(rj.per_query(m), rh.per_query(m), alpha=alpha).to_dict()
+        except ConfigError as e:
+            notes.append(f"{rh.name}: no prediction-powered estimate: {e}")
     doc["ppi"] = ppi
     doc["alpha"] = alpha
     return doc

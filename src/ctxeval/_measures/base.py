@@ -334,11 +334,15 @@ def make(family: str, params: Mapping[str, Any] | None = None, cutoff: int | flo
 
 @dataclass(frozen=True)
 class TrecArgs:
-    """trec_eval's command-line settings a measure reads: ``-l`` (level), ``-N`` (n_docs), the version."""
+    """trec_eval's command-line settings a measure reads: ``-l`` (level), ``-N`` (n_docs), the version;
+    and ``no_docs``, a mask of the evaluated topics for which trec_eval retrieves nothing (after
+    ``-M`` and ``-J``; a topic without results under 10.0's ``-c`` retrieves its one bogus doc
+    unless ``-J`` or ``-M0`` drops it), where its precision of the whole ranking is 0/0."""
 
     level: int = 1
     version: int = 10
     n_docs: int = 0
+    no_docs: np.ndarray | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
