@@ -22,6 +22,8 @@ if shutil.which("java") is None:  # pragma: no cover
 
 from ctxeval._spark import evaluate_spark, spark_session
 
+pytestmark = pytest.mark.slow  # a JVM starts: 30-140 s on a busy 2-core machine
+
 MEASURES = [
     "AP",
     "nDCG@10",
@@ -198,3 +200,24 @@ def test_spark_errors_are_one_line(spark: Any, tmp_path: Path) -> None:
     (tmp_path / "qrels").write_text("q1 0 a 1\n")
     with pytest.raises(ctxeval.InputError, match=r"nope\.run: no such file"):
         evaluate_spark(str(tmp_path / "qrels"), [str(tmp_path / "nope.run")], ["AP"], spark=spark)
+
+
+def test_one_naming_rule_and_engine_spark_on_evaluate(spark: Any, tmp_path: Path) -> None:
+    """The tag names a run when one tag is used throughout; runs that share a tag take their file
+    names; NAME=PATH wins: the same names from every engine."""
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "one.run").write_text("q1 Q0 a 1 2.0 bm25\nq2 Q0 b 1 1.0 bm25\n")
+    (tmp_path / "two.run").write_text("q1 Q0 b 1 2.0 bm25\nq2 Q0 b 1 1.0 bm25\n")
+    (tmp_path / "three.run").write_text("q1 Q0 a 1 2.0 dense\nq2 Q0 a 1 1.0 dense\n")
+    (tmp_path / "mixed.run").write_text("q1 Q0 a 1 2.0 x\nq2 Q0 a 1 1.0 y\n")
+    runs = [str(tmp_path / f) for f in ("one.run", "two.run", "three.run", "mixed.run")]
+    runs.append(f"mine={tmp_path / 'three.run'}")
+    local = ctxeval.evaluate(str(tmp_path / "qrels"), runs, ["AP"])
+    on_spark = ctxeval.evaluate(str(tmp_path / "qrels"), runs, ["AP"], engine={"name": "spark", "master": "local[2]"})
+    want = ["one", "two", "dense", "mixed", "mine"]
+    assert [r.name for r in local.runs] == want
+    assert [r.name for r in on_spark.runs] == want
+    assert [r.mean("AP") for r in on_spark.runs] == [r.mean("AP") for r in local.runs] == [1.0, 0.5, 0.5, 0.5, 0.5]
+    assert any("share the name 'bm25'" in n for n in on_spark.notes)
+    alone = {r: ctxeval.evaluate(str(tmp_path / "qrels"), r, ["AP"], engine="stream").runs[0].name for r in runs}
+    assert list(alone.values()) == ["bm25", "bm25", "dense", "mixed", "mine"]  # alone, a shared tag names its run

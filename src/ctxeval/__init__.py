@@ -35,7 +35,8 @@ if _typing.TYPE_CHECKING:
     from ._curve import metric_at_k
     from ._diagnose import Diagnosis, diagnose
     from ._distraction import distraction_table
-    from ._evaluate import Result, RunResult, evaluate
+    from ._engine import Engine, evaluate
+    from ._evaluate import Result, RunResult
     from ._fit_udcg import fit_udcg
     from ._io.model import Qrels, Run
     from ._io.retrievers import collect
@@ -69,7 +70,8 @@ _LAZY = {
     "fit_udcg": "._fit_udcg",
     "Result": "._evaluate",
     "RunResult": "._evaluate",
-    "evaluate": "._evaluate",
+    "evaluate": "._engine",
+    "Engine": "._engine",
     "evaluate_stream": "._stream",
     "evaluate_spark": "._spark",
     "Family": "._measures",
@@ -111,6 +113,7 @@ __all__ = [
     "DistractorRules",
     "DuplicateError",
     "EmptyInputError",
+    "Engine",
     "Family",
     "FormatError",
     "GradeMap",

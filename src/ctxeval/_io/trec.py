@@ -228,6 +228,18 @@ def _line_pieces(path: Path) -> Iterator[bytes]:
             at, size = cut, _READ_CHUNK
 
 
+def _memory_pieces(data: bytes) -> Iterator[bytes]:
+    """``data`` in pieces of about ``_READ_CHUNK`` bytes ending at a line end, as :func:`_line_pieces`
+    reads a file: each piece parsed and reduced before the next, so that polars' working memory is a
+    piece's, not the whole buffer's."""
+    at = 0
+    while at < len(data):
+        cut = data.find(b"\n", at + _READ_CHUNK) + 1 if at + _READ_CHUNK < len(data) else 0
+        end = cut or len(data)
+        yield data[at:end]
+        at = end
+
+
 class _Reduced:
     """Each piece of a file read in pieces, reduced as soon as it is parsed: its query ids to runs
     of equal ids (joined across pieces), its tags to whether one tag is used throughout, its values
@@ -567,10 +579,10 @@ def read_trec(path: Path, kind: Kind, source: str, trailing: Literal["error", "i
 def parse_trec(data: bytes, kind: Kind, source: str, first_line: int = 1) -> Parsed:
     """TREC text already in memory (a piece of a file whose first line is ``first_line``): the same
     three tiers as :func:`read_trec`; an error names the line in the whole file."""
-    if len(data) > light.LIGHT_MAX_BYTES:  # large: polars, multi-threaded, as read_trec's pieces
+    if len(data) > light.LIGHT_MAX_BYTES:  # large: polars, multi-threaded, in read_trec's pieces
         first = _first_data_line(data[: 1 << 16])
         if first is not None:
-            found = _polars_pieces([data], kind, b"\t" if b"\t" in first else b" ")
+            found = _polars_pieces(_memory_pieces(data), kind, b"\t" if b"\t" in first else b" ", len(data))
             if found is not None:
                 return found
     small = light.parse(data, kind)
