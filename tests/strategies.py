@@ -87,7 +87,7 @@ _JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=6,
 )
-_EXTRA_NAMES = st.sampled_from(["latency_ms", "metadata", "pipeline_version", "rubrics", "zzz"])
+_EXTRA_NAMES = st.sampled_from(["latency_ms", "metadata", "pipeline_version", "run_tag", "zzz"])
 
 
 def _named(draw: st.DrawFn, names: tuple[str, ...]) -> str:
@@ -195,3 +195,23 @@ def sample_records(draw: st.DrawFn, i: int = 0, csv: bool = False) -> dict:
         else:
             rec[name] = draw(_JSON)
     return rec
+
+
+def csv_safe(rec: dict) -> dict:
+    """A sample record without the values CSV cannot tell apart from others: a scalar field's empty
+    text (an empty cell is no value), an extra field's number or boolean (CSV holds text)."""
+
+    def text_only(v: object) -> bool:
+        if isinstance(v, list):
+            return all(map(text_only, v))
+        if isinstance(v, dict):
+            return all(map(text_only, v.values()))
+        return v is None or isinstance(v, str)
+
+    extra = ("latency_ms", "metadata", "pipeline_version", "run_tag", "zzz")
+    return {
+        k: v
+        for k, v in rec.items()
+        if not (isinstance(v, str) and v == "")
+        and not (k in extra and (not isinstance(v, (list, dict)) or not text_only(v)))
+    }

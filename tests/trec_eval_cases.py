@@ -65,6 +65,10 @@ DIRECTORY = {
     "302.c": "-q -c -m all_trec qrels.test results-302.test",
     "302.stop": "-q -m all_trec qrels.test results-302.test",
     "prefs.rank20": "-m all_prefs -R prefs prefs.test prefs.rank20",
+    "302.trunc": "qrels-302.test results.trunc",
+    "302.trunc.c": "-c qrels-302.test results.trunc",
+    "M0": "-M0 qrels.test results.test",
+    "illegal.err": "-m err qrels.test results.test",
 }
 
 _SOME = "-m official -m 11pt_avg -m set_F -m Rprec_mult -m ndcg_cut -m bpref -m infAP"

@@ -33,7 +33,7 @@ Checked byte for byte against both programs built from source: ``tests/cli/test_
 Accepted beyond trec_eval: blank lines and consecutive comment lines in qrels. Refused where trec_eval
 reads garbage silently: a score, grade or z-score that is not a number (``atof`` would give 0).
 
-(~500 lines on purpose: the program's flow, ``-m`` parsing with C's atol/atof, z-scores, judgment
+(~630 lines on purpose: the program's flow, ``-m`` parsing with C's atol/atof, z-scores, judgment
 groups, preferences and the output format; the measures themselves live in the registry.)
 """
 
@@ -64,7 +64,7 @@ from ._io.trec import locate_in_trec, open_bytes, read_trec
 from ._measures import TrecArgs, TrecSpec, trec_specs
 from ._measures.trec_support import MIN_GEO_MEAN
 
-__all__ = ["TrecEvalStop", "nicknames", "trec_eval"]
+__all__ = ["TrecEvalMeasureError", "TrecEvalStop", "nicknames", "trec_eval"]
 
 REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
 # what trec_eval says when a measure meets a relevance file of another format
@@ -78,14 +78,24 @@ _SETS = ("official", "set", "all_trec", "all_prefs", "prefs", "qrels_jg")
 
 
 class TrecEvalStop(QueryMismatchError):
-    """trec_eval 10.0 stopped part-way (exit status 4): ``printed`` is what it wrote to stdout before
-    the message (``str(self)``) that it writes to stderr."""
+    """trec_eval stopped with its own message (``str(self)``, for stderr) and exit status: 4 when 10.0
+    meets a judged topic without results part-way (``printed`` is what it wrote to stdout before),
+    7 when no topic has both results and judgments."""
 
-    exit_code = 4
-
-    def __init__(self, printed: str, message: str) -> None:
+    def __init__(self, printed: str, message: str, exit_code: int = 4) -> None:
         super().__init__(message)
         self.printed = printed
+        self.exit_code = exit_code
+
+
+class TrecEvalMeasureError(MeasureError):
+    """A measure trec_eval cannot take, with trec_eval's exit status: 2 when it cannot initialise it
+    (a negative or repeated cut-off, malformed pairs), 4 when it cannot calculate it; an unknown or
+    improper measure name is a plain :class:`MeasureError` (status 1)."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def nicknames(version: int) -> dict[str, tuple[str, ...]]:
@@ -140,34 +150,52 @@ def _select(args: Sequence[str], version: int) -> _Selection:
     return sel
 
 
+# the measures that turn a number of their parameter into a count of docs (lround or a cast to long)
+_TO_COUNT = ("iprec_at_recall", "Rprec_mult", "Rprec_mult_avgjg", "11pt_avg")
+_COUNT_LIMIT = 1e6  # |level| beyond this: level * R may leave the range of a long
+
+
 def _check_param(spec: TrecSpec, param: str) -> None:
-    """The parameter of ``-m name.param`` checked before any file is read."""
+    """The parameter of ``-m name.param`` checked before any file is read. A level that trec_eval
+    turns into a count of docs must be finite and within ±1e6: C leaves the count of a NaN, an
+    infinity or a number beyond a long unspecified (``lround(nan)``), so trec_eval's output for it
+    is whatever the platform gives, and no reading of it would be right."""
     if spec.kind == "cut_long":
         _long_cutoffs(param, spec.name)
     elif spec.kind == "cut_double":
         _double_cutoffs(param)
+    if spec.name in _TO_COUNT:
+        for token in param.split(","):
+            value = _atof(token)
+            if not abs(value) <= _COUNT_LIMIT:
+                raise TrecEvalMeasureError(
+                    f"trec_eval: -m {spec.name}.{param}: {token!r} is not a usable level (a finite number within "
+                    "±1e6): trec_eval turns it into a number of docs, which C leaves unspecified for it"
+                )
     elif spec.kind == "p_pair":
         for key, value in _pairs(param):
             if spec.name.startswith("rbp") and key == "p" and not 0.0 <= value <= 1.0:
-                raise MeasureError(f"trec_eval: -m {spec.name}.{param}: p must be in [0, 1], got {value:g}")
+                raise TrecEvalMeasureError(f"trec_eval: -m {spec.name}.{param}: p must be in [0, 1], got {value:g}")
 
 
 def _long_cutoffs(text: str, name: str = "") -> list[int]:
     for token in text.split(","):
         if not _ATOL.match(token):
-            raise MeasureError(f"trec_eval: -m {name}.{text}: cutoff {token!r} is not a whole number")
+            raise TrecEvalMeasureError(f"trec_eval: -m {name}.{text}: cutoff {token!r} is not a whole number")
     cuts = sorted(_atol(t) for t in text.split(","))
     if cuts[0] <= 0:
-        raise MeasureError(f"trec_eval: -m {name}.{text}: cutoffs must be >= 1 (trec_eval: Negative cutoff detected)")
+        raise TrecEvalMeasureError(
+            f"trec_eval: -m {name}.{text}: cutoffs must be >= 1 (trec_eval: Negative cutoff detected)"
+        )
     if any(a == b for a, b in itertools.pairwise(cuts)):
-        raise MeasureError("trec_eval: duplicate cutoffs detected")
+        raise TrecEvalMeasureError("trec_eval: duplicate cutoffs detected")
     return cuts
 
 
 def _double_cutoffs(text: str) -> list[float]:
     cuts = sorted(_atof(t) for t in text.split(","))
     if any(a == b for a, b in itertools.pairwise(cuts)):
-        raise MeasureError("trec_eval: duplicate cutoffs detected")
+        raise TrecEvalMeasureError("trec_eval: duplicate cutoffs detected")
     return cuts
 
 
@@ -184,7 +212,7 @@ def _pairs(text: str) -> list[tuple[str, float]]:
                 break
             last = "="
     if last != "=":
-        raise MeasureError(f"trec_eval: malformed pair parameters in '{text}'")
+        raise TrecEvalMeasureError(f"trec_eval: malformed pair parameters in '{text}'")
     out = []
     for item in text.split(","):
         name, _, value = item.partition("=")
@@ -493,12 +521,6 @@ def trec_eval(
         built = build_preferences(prefs, run, data.qids, source=os.fspath(qrels), version=version, max_docs=max_docs)
         data = data.with_extras(preferences=built)
     present = positions(np.asarray(data.qids), before) >= 0
-    if data.n_queries == 0 or (not complete and not present.any()):
-        raise QueryMismatchError("trec_eval: No queries with both results and relevance info")
-    keep = None if complete else np.flatnonzero(present)  # without -c: the topics with results only
-    qids = data.qids if keep is None else [data.qids[i] for i in keep.tolist()]
-    missing = ~present if keep is None else np.zeros(keep.size, dtype=bool)
-    n_all = len(qids)
     # 10.0 stops at the first judged topic (in qid order) that the results lack, unless -c: it
     # prints (with -q) the topics before it, then "result qid '...' not found in qrels", exit 4
     stop_at = None
@@ -506,6 +528,15 @@ def trec_eval(
         lacking = np.asarray(data.accounting.missing_ids)
         lacking = lacking[positions(lacking, before) < 0]
         stop_at = str(lacking[0]) if lacking.size else None
+    if stop_at is not None and not present.any():
+        raise TrecEvalStop("", f"trec_eval: result qid '{stop_at}' not found in qrels")
+    # 9.x counts the topics with results only, -c or not; 10.0 with -c every judged topic
+    if data.n_queries == 0 or ((version < 10 or not complete) and not present.any()):
+        raise TrecEvalStop("", "trec_eval: No queries with both results and relevance info", 7)
+    keep = None if complete else np.flatnonzero(present)  # without -c: the topics with results only
+    qids = data.qids if keep is None else [data.qids[i] for i in keep.tolist()]
+    missing = ~present if keep is None else np.zeros(keep.size, dtype=bool)
+    n_all = len(qids)
     # trec_eval's count of retrieved docs is 0 for a topic cut to nothing, and for a topic without
     # results under 10.0's -c when -J or -M0 drops its one bogus doc ("ceci_nest_pas_un_docno")
     bogus_kept = version >= 10 and complete and max_docs != 0 and not judged_only
@@ -519,7 +550,12 @@ def trec_eval(
         if spec.kind in ("runid", "num_q"):
             columns.append((spec, []))
             continue
-        cols = _columns(spec, sel.params.get(spec.name), data, args)
+        try:
+            cols = _columns(spec, sel.params.get(spec.name), data, args)
+        except TrecEvalMeasureError:
+            raise
+        except MeasureError as exc:  # trec_eval cannot calculate it (utility's coefficients): status 4
+            raise TrecEvalMeasureError(str(exc), 4) from None
         for col in cols:
             if keep is not None:
                 col.values = col.values[keep] if isinstance(col.values, np.ndarray) else [col.values[i] for i in keep]

@@ -262,5 +262,5 @@ def test_a_doc_judged_twice_in_one_group_is_an_error_naming_the_line(tmp_path: P
 def test_bad_measure_parameters_are_refused_before_reading(measure: str, message: str, tmp_path: Path) -> None:
     # the input files do not exist: the measure is checked first
     out = CliRunner().invoke(cli, ["trec_eval", "-m", measure, str(tmp_path / "q"), str(tmp_path / "r")])
-    assert out.exit_code == 2
+    assert out.exit_code == (1 if "illegal" in message else 2)  # trec_eval's: a name 1, a parameter 2
     assert message in out.stderr

@@ -1,5 +1,5 @@
-"""``ctxeval judge``, ``ctxeval pool`` and ``ctxeval agreement``: labels from an LLM judge (or the
-offline lexical heuristic), the judgment pool to label, and how far judge labels can be trusted."""
+"""``ctxeval judge`` and ``ctxeval pool``: labels from an LLM judge (or the offline lexical heuristic)
+and the judgment pool to label (``ctxeval agreement``: :mod:`.card`; ``ctxeval judge probe``: :mod:`.probe`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .options import emit, output_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["agreement", "command", "pool"]
+__all__ = ["command", "pool"]
 
 
 def _judge_options(f: F) -> F:
@@ -481,29 +481,11 @@ def pool(runs: tuple[str, ...], depth: int, queries: str | None, passages: str |
     )
 
 
-@click.command("agreement")
-@click.argument("human", type=click.Path(dir_okay=False))
-@click.argument("judged", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option(
-    "-m", "--measure", default="nDCG@10", show_default=True, help="the measure the system ranking and the estimates use"
-)
-@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@output_option()
-def agreement(
-    human: str, judged: str, runs: tuple[str, ...], measure: str, alpha: float, fmt: str, output: str | None
-) -> None:
-    """How far JUDGED labels agree with HUMAN ones: Cohen's kappa (unweighted, linear, quadratic) and the
-    confusion matrix; given runs, the system ranking under each (Kendall's tau, the largest rank swap)
-    and each run's prediction-powered estimate of the measure's mean with its interval (human labels
-    on a subset of queries, judge labels on all)."""
-    from .._judge.verbs import agreement_report
+def _register_probe() -> None:
+    """``ctxeval judge probe`` lives in :mod:`.probe` (it reuses this module's options)."""
+    from .probe import probe
 
-    doc = agreement_report(human, judged, list(runs), measure, alpha)
-    if fmt == "json":
-        emit(json.dumps(doc, indent=2, sort_keys=True) + "\n", output)
-    else:
-        from .._judge.verbs import render_agreement
+    command.add_command(probe)
 
-        emit(render_agreement(doc), output)
+
+_register_probe()

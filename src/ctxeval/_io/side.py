@@ -425,13 +425,18 @@ def read_strata(source: Any) -> tuple[dict[str, list[str]], str]:
 
 def read_query_texts(source: Any) -> tuple[dict[str, str], str]:
     """Query texts from a mapping, a ``qid<TAB>text`` file or a JSON-lines file (``.jsonl``, or a
-    first record starting with ``{``)."""
+    first record starting with ``{``), or ``irds:<id>`` (an ir_datasets dataset's queries)."""
     return read_texts(source)
 
 
-def read_passages(source: Any) -> tuple[dict[str, str], str]:
+def read_passages(source: Any) -> tuple[Mapping[str, str], str]:
     """Passage texts: ``id<TAB>text`` lines, or JSON lines ``{"id" (or doc_id, docid, _id), "text"
-    (or contents, passage)}``, or a mapping."""
+    (or contents, passage)}``, or a mapping; ``irds:<id>``: an ir_datasets dataset's documents, looked
+    up as they are asked for."""
+    if isinstance(source, str) and source.startswith("irds:"):
+        from .irds import passages
+
+        return passages(source), source
     return read_texts(source, "passages", ("id", "doc_id", "docid", "_id", "pid"), ("text", "contents", "passage"))
 
 
@@ -446,6 +451,10 @@ def read_texts(
         return {}, ""
     if isinstance(source, Mapping):
         return {str(k): str(v) for k, v in source.items()}, f"<{what} mapping>"
+    if isinstance(source, str) and source.startswith("irds:"):  # an ir_datasets dataset by name
+        from .irds import query_texts
+
+        return query_texts(source), source
     if not isinstance(source, (str, os.PathLike)):
         raise ConfigError(f"{what} must be a file path or a mapping of id to text, got {type(source).__name__}")
     name = str(source)

@@ -7,9 +7,9 @@ JSON: a key given twice in one object is an error (``duplicates="first"`` keeps 
 set's notes count them; Python's decoder would keep the last silently); nesting deeper than the
 decoder's recursion limit and a number of more than 4,300 digits are errors naming the line.
 
-CSV holds text: an empty cell is no value, a cell of a known list or object field is JSON, a cell of
-another column is its text (or the JSON array or object it holds); line numbers count the header as
-line 1 and name a row's first line.
+CSV holds text: an empty cell is no value, a cell of a known list or object field is JSON (or a list
+as a Python literal, as RAGAS's ``to_csv`` writes it), a cell of another column is its text (or the
+JSON array or object it holds); line numbers count the header as line 1 and name a row's first line.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ JSON_CELLS = frozenset(
         "retrieved_contexts",
         "contexts",
         "retrieved_scores",
+        "retrieved_meta",
         "reference_ids",
         "reference_context_ids",
         "reference_contexts",
@@ -92,9 +93,10 @@ def decode_json(text: str, source: str, line: int, duplicates: str, tally: Tally
         raise FormatError(source, line, f"{what}not valid JSON ({str(exc).split(';')[0]})") from None
 
 
-def _read_text(p: Path) -> str:
+def _read_text(p: Path, newline: str | None = None) -> str:
     try:
-        return p.read_text(encoding="utf-8-sig")
+        with open(p, encoding="utf-8-sig", newline=newline) as f:
+            return f.read()
     except FileNotFoundError:
         raise InputError(f"{p}: no such file") from None
     except IsADirectoryError:
@@ -119,7 +121,7 @@ def read_csv(p: Path, delimiter: str, duplicates: str, tally: Tally) -> list[tup
     import csv
     import io
 
-    reader = csv.reader(io.StringIO(_read_text(p), newline=""), delimiter=delimiter, strict=True)
+    reader = csv.reader(io.StringIO(_read_text(p, newline=""), newline=""), delimiter=delimiter, strict=True)
     try:
         header = next(reader, None)
         if header is None:
@@ -153,7 +155,12 @@ def _csv_record(
         if cell == "":
             continue
         if name in JSON_CELLS:
-            rec[name] = decode_json(cell, source, line, duplicates, tally, f"{name}: ")
+            try:
+                rec[name] = decode_json(cell, source, line, duplicates, tally, f"{name}: ")
+            except FormatError:
+                rec[name] = _literal_list(cell) if cell.startswith("[") else None
+                if rec[name] is None:
+                    raise
         elif name not in FIELDS and cell.lstrip()[:1] in ("[", "{"):
             try:
                 rec[name] = json.loads(cell)
@@ -162,6 +169,20 @@ def _csv_record(
         else:
             rec[name] = cell
     return rec
+
+
+def _literal_list(cell: str) -> list[Any] | None:
+    """A list written as a Python literal (``['a', "b's"]``: RAGAS's ``to_csv`` writes lists so) of
+    strings and numbers, or None when the cell is no such literal."""
+    import ast
+
+    try:
+        value = ast.literal_eval(cell)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, list) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in value):
+        return value
+    return None
 
 
 def frame_records(frame: Any) -> list[dict[str, Any]]:
@@ -206,7 +227,7 @@ def csv_text(records: Sequence[Mapping[str, Any]], delimiter: str = ",") -> str:
     for r in records:
         columns.update(dict.fromkeys(r))
     buf = io.StringIO(newline="")
-    w = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
+    w = csv.writer(buf, delimiter=delimiter, lineterminator="\r\n")  # (RFC 4180; a lone \r in a cell is quoted)
     w.writerow(columns)
     for r in records:
         w.writerow(["" if r.get(c) is None else _cell(c, r[c]) for c in columns])

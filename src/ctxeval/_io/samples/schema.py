@@ -11,7 +11,8 @@ uses the first name). A field given under two of its names must give one value.
 * ``question`` [``user_input``];
 * the retrieved chunks, in rank order: ``retrieved`` as a list of ``{"id", "text"?, "score"?, ...}``
   (other keys are kept with the chunk) or of ids, or the parallel lists ``retrieved_ids``
-  [``retrieved_context_ids``], ``retrieved_contexts`` [``contexts``], ``retrieved_scores``. The list
+  [``retrieved_context_ids``], ``retrieved_contexts`` [``contexts``], ``retrieved_scores``,
+  ``retrieved_meta`` (one object per chunk: its other keys). The list
   order is the ranking (what the LLM reads). Scores that rank the chunks in list order under the
   evaluation's rule (decreasing as float32, ties by id descending) are the run's scores; otherwise (a
   reranker's order over first-stage scores) the list is ranked as given, with scores ``n, n - 1, ...,
@@ -124,6 +125,7 @@ _RESPONSE = ("response", "answer")
 _ONE_NAME = (
     "retrieved",
     "retrieved_scores",
+    "retrieved_meta",
     "grades",
     "reference_contexts",
     "category",
@@ -394,7 +396,7 @@ def _retrieved(
     rec = r.rec
     items = rec.get("retrieved")
     if items is not None:
-        given = [k for k in (*_IDS, *_TEXTS, "retrieved_scores") if rec.get(k) is not None]
+        given = [k for k in (*_IDS, *_TEXTS, "retrieved_scores", "retrieved_meta") if rec.get(k) is not None]
         if given:
             raise r.fail(f"retrieved and {given[0]} both give the retrieved chunks; give one of them")
         return _retrieved_objects(r, items)
@@ -409,6 +411,12 @@ def _retrieved(
         raise r.fail(f"retrieved_contexts has {len(texts)} items but retrieved_ids {len(ids)}")
     if texts:
         r.tally.empty_texts += texts.count("")
+    meta = None
+    if rec.get("retrieved_meta") is not None:
+        items = r.items(rec["retrieved_meta"], "retrieved_meta") or ()
+        if len(items) != len(ids) or not all(isinstance(m, Mapping) for m in items):
+            raise r.fail(f"retrieved_meta must be a list of {len(ids)} objects, one per retrieved chunk")
+        meta = tuple(r.clean(dict(m)) for m in items) if any(items) else None
     raw = rec.get("retrieved_scores")
     scores = None
     if raw is not None:
@@ -419,7 +427,7 @@ def _retrieved(
             scores = tuple(r.score(v, f"retrieved_scores[{i}]") for i, v in enumerate(values, start=1))
         if len(scores) != len(ids):
             raise r.fail(f"retrieved_scores has {len(scores)} items but retrieved_ids {len(ids)}")
-    return ids, (texts or None) if ids else None, scores, None
+    return ids, (texts or None) if ids else None, scores, meta
 
 
 def _retrieved_objects(

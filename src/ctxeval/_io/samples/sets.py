@@ -123,19 +123,34 @@ class Samples:
         return cls._build(records, name or p.stem, str(p), duplicates, tally, kind="column")
 
     @classmethod
+    def from_ragas(
+        cls, dataset: Any, *, name: str = "ragas", source: str = "<ragas dataset>", duplicates: str = "error"
+    ) -> Samples:
+        """From a RAGAS ``EvaluationDataset`` or a Hugging Face ``datasets.Dataset`` (anything whose
+        ``to_list()`` gives one mapping per sample; no dependency on either package), see
+        :mod:`ctxeval._io.samples.ragas`."""
+        from .ragas import from_dataset
+
+        _check_duplicates(duplicates)
+        return cls._build(list(enumerate(from_dataset(dataset, source), start=1)), name, source, duplicates, Tally())
+
+    @classmethod
     def coerce(cls, obj: Any, *, name: str | None = None, duplicates: str = "error") -> Samples:
         """A :class:`Samples`, a sample file's path, a list of sample mappings, a frame, or a RAGAS
-        ``EvaluationDataset``."""
+        ``EvaluationDataset`` (or any dataset with ``to_list()``)."""
         if isinstance(obj, Samples):
             return obj
         if isinstance(obj, (str, os.PathLike)):
             return cls.from_path(obj, name=name, duplicates=duplicates)
         if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
             return cls.from_records(obj, name=name or "samples", duplicates=duplicates)
+        if callable(getattr(obj, "to_list", None)) and not hasattr(obj, "to_dicts"):  # (a polars frame has both)
+            return cls.from_ragas(obj, name=name or "ragas", duplicates=duplicates)
         if hasattr(obj, "to_dicts") or hasattr(obj, "to_dict"):
             return cls.from_frame(obj, name=name or "samples", duplicates=duplicates)
         raise InputError(
-            f"samples must be a sample file's path, a list of sample mappings or a frame, got {type(obj).__name__}"
+            "samples must be a sample file's path, a list of sample mappings, a frame or a RAGAS dataset, "
+            f"got {type(obj).__name__}"
         )
 
     @classmethod
@@ -223,23 +238,38 @@ class Samples:
         return cls.from_records(records, name=r.name, source=r.source)
 
     # --- writing ------------------------------------------------------------------------------------
-    def to_records(self) -> list[dict[str, Any]]:
-        """Each sample as the JSON object it reads back from (:func:`ctxeval._io.samples.schema.record`):
-        nothing it was read from is lost."""
+    def to_records(self, schema: str = "ctxeval") -> list[dict[str, Any]]:
+        """Each sample as the JSON object it reads back from: ``schema="ctxeval"`` the format's names
+        (:func:`ctxeval._io.samples.schema.record`), ``"ragas"`` RAGAS's names with ctxeval's other
+        fields beside them (:func:`ctxeval._io.samples.ragas.ragas_record`); nothing is lost either way."""
+        if schema == "ragas":
+            from .ragas import ragas_record
+
+            return [ragas_record(s) for s in self.samples]
+        if schema != "ctxeval":
+            raise ConfigError(f"schema must be 'ctxeval' or 'ragas', got {schema!r}")
         return [record(s) for s in self.samples]
 
-    def write(self, path: str | os.PathLike[str]) -> None:
-        """Write the set to ``path`` (atomically), by its suffix: ``.csv`` / ``.tsv`` (lists and objects
-        as JSON text in their cells), anything else JSON lines."""
+    def write(self, path: str | os.PathLike[str], *, schema: str = "ctxeval") -> None:
+        """Write the set to ``path`` (atomically) by its suffix: ``.csv`` / ``.tsv`` (lists and objects as
+        JSON text in their cells), anything else JSON lines; ``schema="ragas"`` under RAGAS's names
+        (``EvaluationDataset.from_jsonl`` reads the JSON lines)."""
         from ..writers import write_text
         from .files import csv_text, jsonl_text
 
         p = Path(path)
         suffix = p.suffix.lower()
-        recs = self.to_records()
-        write_text(
-            p, csv_text(recs, "\t" if suffix == ".tsv" else ",") if suffix in (".csv", ".tsv") else jsonl_text(recs)
-        )
+        recs = self.to_records(schema)
+        text = csv_text(recs, "\t" if suffix == ".tsv" else ",") if suffix in (".csv", ".tsv") else jsonl_text(recs)
+        write_text(p, text)
+
+    def to_ragas(self) -> Any:
+        """The set as a RAGAS ``EvaluationDataset`` (needs ragas). Its samples hold RAGAS's fields only
+        (question, texts, ids, references, response, reference answer): query ids, scores, grades and
+        labels stay in :meth:`write` ``(path, schema="ragas")``."""
+        from .ragas import to_dataset
+
+        return to_dataset(self.to_records("ragas"))
 
     # --- conversions --------------------------------------------------------------------------------
     def qrels(self) -> Any:
