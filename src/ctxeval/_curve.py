@@ -153,18 +153,20 @@ def curves_from_result(result: Result, curves: dict[str, list[Measure]], ks: Seq
 
 
 def metric_at_k(
-    qrels: Any,
-    runs: Any,
-    measure_families: Sequence[str | Measure] | str,
+    qrels: Any = None,
+    runs: Any = None,
+    measure_families: Sequence[str | Measure] | str = ("nDCG",),
     ks: str | int | Iterable[int] = 20,
     *,
+    samples: Any = None,
     policies: Any = None,
     rag: Any = None,
     utility: Any = None,
 ) -> dict[str, Any]:
     """Every measure family at every cutoff in ``ks``, averaged over queries, for each run.
 
-    ``policies``, ``rag`` and ``utility`` are as for :func:`ctxeval.evaluate`. Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``, the
+    ``policies``, ``rag``, ``utility`` and ``samples`` (sample sets instead of ``qrels`` and
+    ``runs``) are as for :func:`ctxeval.evaluate`. Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``, the
     values in the order of ``ks`` (``None`` where the measure is undefined for every query).
 
     >>> qrels = {"q1": {"a": 1, "b": 1}}
@@ -178,7 +180,13 @@ def metric_at_k(
     k_list = parse_ks(ks)
     curves = curve_measures(fams, k_list)
     result = evaluate(
-        qrels, runs, [m for ms in curves.values() for m in ms], policies=policies, rag=rag, utility=utility
+        qrels,
+        runs,
+        [m for ms in curves.values() for m in ms],
+        samples=samples,
+        policies=policies,
+        rag=rag,
+        utility=utility,
     )
     out = curves_from_result(result, curves, k_list)
     out["settings"] = result.settings

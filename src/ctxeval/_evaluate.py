@@ -22,7 +22,16 @@ if TYPE_CHECKING:
     from ._core.evaldata import QueryAccounting
     from ._io.model import Run
 
-__all__ = ["DEFAULT_MEASURES", "Result", "RunResult", "aggregate", "evaluate", "evaluate_runs", "with_judged"]
+__all__ = [
+    "DEFAULT_MEASURES",
+    "Result",
+    "RunResult",
+    "aggregate",
+    "default_measures",
+    "evaluate",
+    "evaluate_runs",
+    "with_judged",
+]
 
 DEFAULT_MEASURES = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 
@@ -164,10 +173,43 @@ def with_judged(measures: list[Measure]) -> list[Measure]:
     return out
 
 
+def default_measures(qrels: Any, runs: list[Any], rag: Any = None) -> tuple[list[str], str]:
+    """The measures a sample set gets when none are asked for, and a note saying which and why: the
+    context measures that fit the kind of its references and the depth of its lists (d, the longest),
+    instead of the TREC defaults (``R@100`` on 10-deep lists). Binary references: ``ContextRecall``,
+    ``SetP`` (RAGAS's ID-based recall and precision), ``RR`` and ``nDCG@d``; graded ones the same at the
+    relevance level of the scale in force, with ``RA-nWG@d`` when the grades lie on the 1-5 scale;
+    text-only references add ``ContextRecall(method=similarity)`` (RAGAS's non-LLM recall)."""
+    from ._context.grades import scale_level
+    from ._context.labels import resolve
+    from ._context.settings import RagConfig
+    from ._core.segments import distinct
+
+    qr, rcfg = resolve(qrels, RagConfig.coerce(rag))
+    depth = max((int(r.columns.layout.lengths.max()) for r in runs if len(r)), default=10)
+    kind = qr.labels
+    grades = distinct(qr.columns.values).tolist()
+    gm = rcfg.grade_map
+    if kind.binary:
+        out = ["ContextRecall", "SetP", "RR", f"nDCG@{depth}"]
+        if "reference_contexts" in kind.origin:
+            out.append("ContextRecall(method=similarity)")
+        why = "binary references"
+    else:
+        rel = scale_level(grades, gm)
+        p = f"(rel={rel})" if rel != 1 else ""
+        out = [f"ContextRecall{p}", f"SetP{p}", f"RR{p}", f"nDCG@{depth}"]
+        on_scale = gm.apply(np.asarray(grades)) if gm is not None else np.asarray(grades)
+        if on_scale.size and on_scale.min() >= 1 and on_scale.max() <= 5:
+            out.append(f"RA-nWG@{depth}")
+        why = f"graded references (relevant: grade >= {rel})"
+    return out, f"no measures given: for {why} and lists up to {depth} deep, {', '.join(out)} (give -m to choose)"
+
+
 def evaluate(
     qrels: Any = None,
     runs: Any = None,
-    measures: Iterable[str | Measure] | str | Measure = DEFAULT_MEASURES,
+    measures: Iterable[str | Measure] | str | Measure | None = None,
     *,
     samples: Any = None,
     policies: Policies | Mapping[str, Any] | None = None,
@@ -197,8 +239,10 @@ def evaluate(
     settings record them.
 
     ``samples`` (instead of ``qrels`` and ``runs``): one sample set or a list of them (a
-    :class:`~ctxeval.Samples`, a JSON-lines path, a list of sample dicts or a frame), each one run; the
-    judgments are their references (see :mod:`ctxeval._io.samples`).
+    :class:`~ctxeval.Samples`, a JSON-lines path, a list of sample dicts or a frame), each one run, or
+    a mapping ``{name: set}`` naming them; the judgments are their references (see
+    :mod:`ctxeval._io.samples`). ``measures`` default: :data:`DEFAULT_MEASURES` for runs, and for
+    sample sets the context measures that fit their references and depth (:func:`default_measures`).
 
     >>> res = evaluate({"q1": {"a": 1, "b": 0}}, {"q1": {"a": 0.2, "b": 0.9}}, ["P@1", "RR"])
     >>> res.runs[0].mean("RR"), res.runs[0].mean("P@1")
@@ -209,12 +253,44 @@ def evaluate(
     (0.5, 0.0)
     """
     qrels, runs, notes, sets = resolve_inputs("evaluate", qrels, runs, samples, policies)
+    if measures is None:
+        measures = list(DEFAULT_MEASURES)
+        if sets:
+            measures, why = default_measures(qrels, runs, rag)
+            notes = [*notes, why]
     session, run_objs = open_session(qrels, runs, measures, policies=policies, rag=rag, utility=utility, samples=sets)
     if not run_objs:
         raise ConfigError("evaluate needs at least one run")
     result = evaluate_runs(session, run_objs, session.measures)
     result.notes[:0] = notes
     return result
+
+
+#: families that read no label (counts of the run, the judged share itself)
+_LABEL_FREE = frozenset({"Judged", "unj", "NumQ", "NumRet"})
+
+
+def judged_depth_notes(session: Session, name: str, data: Any, measures: list[Measure]) -> list[str]:
+    """Notes where a measure reads deeper than the judge labelled (judge-written labels with a known
+    depth), each with the share of the ranks it reads that is judged (mean Judged@k)."""
+    from ._context.labels import depth_notes
+
+    kind = session.qrels.labels
+    prov = kind.provenance
+    if not kind.judged or prov is None or prov.depth is None:
+        return []
+    deepest = int(data.n_ret.max()) if data.n_ret.size else 0
+    reads: dict[str, tuple[int | None, float]] = {}
+    for m in measures:
+        if m.family in _LABEL_FREE:
+            continue
+        k = None if m.cutoff is None else int(m.k)
+        if k is not None and k <= prov.depth:
+            continue
+        judged = make("Judged", None, k if k is not None else max(deepest, 1)).compute(data)
+        ok = judged[~np.isnan(judged)]
+        reads[str(m)] = (k, float(ok.mean()) if ok.size else 0.0)
+    return depth_notes(kind, name, reads)
 
 
 def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]) -> Result:
@@ -232,6 +308,7 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     level = level_note(measures, lambda: session.grades, session.rag.grade_map)
     if level:
         notes.append(level)
+    session.label_notes(ms)
     errs = [str(m) for m in ms if m.family == "ERR" and m["gmax"] is None]
     if errs:
         top = session.grades[-1] if session.grades else 0
@@ -251,6 +328,7 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
             if note:
                 notes.append(note)
         values = {m: m.compute(data) for m in ms}
+        notes.extend(n for n in judged_depth_notes(session, name, data, ms) if n not in notes)
         pool_report = data.extra("pool").report() if session.pool_for(run) is not None else None
         results.append(
             RunResult(

@@ -45,7 +45,7 @@ _COMMANDS = {
     "compare": ("compare", "command"),
     "curve": ("curve", "command"),
     "judge": ("judge", "command"),
-    "pool": ("judge", "pool"),
+    "pool": ("pool", "command"),
     "agreement": ("judge", "agreement"),
 }
 

@@ -199,7 +199,6 @@ def command(
     --queries) always holds the num_rel strata, and with --queries the query_length strata.
     """
     from .._compare.settings import Stats
-    from .._evaluate import DEFAULT_MEASURES
     from .._render.report import compare
 
     curves_k: Any = None
@@ -208,7 +207,7 @@ def command(
     inputs = verb_inputs(qrels, runs, samples)
     report = compare(
         **inputs,
-        measures=list(measures) or list(DEFAULT_MEASURES),
+        measures=list(measures) or None,
         baseline=baseline,
         stats=Stats(test, alpha, correction, permutations, resamples, seed, ci, confidence),
         strata=list(strata) or None,

@@ -130,7 +130,7 @@ def command(
         return
     inputs = verb_inputs(qrels, runs, samples)
     result = evaluate(
-        measures=list(measures) or list(DEFAULT_MEASURES),
+        measures=list(measures) or None,
         **inputs,
         policies=policies_from(kw),
         rag=rag_from(kw),

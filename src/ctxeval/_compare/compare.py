@@ -51,7 +51,7 @@ from .._curve import curve_measures as _curve_measures
 from .._diagnose import PCT_THRESHOLD, PROC_THRESHOLD, VERDICTS, classify
 from .._distraction import distraction_table
 from .._errors import ConfigError, MeasureError
-from .._evaluate import DEFAULT_MEASURES, Result, evaluate_runs
+from .._evaluate import DEFAULT_MEASURES, Result, default_measures, evaluate_runs
 from .._measures import Measure, make
 from .._policies import Policies
 from .._session import measure_list, naming_notes, open_session, resolve_inputs, unique_names
@@ -233,8 +233,13 @@ def compare(
     cfg = Stats.coerce(stats)
     if isinstance(min_stratum, bool) or not isinstance(min_stratum, int) or min_stratum < 0:
         raise ConfigError(f"min_stratum must be a whole number >= 0, got {min_stratum!r}")
-    user = measure_list(measures)
     qrels, runs, sample_notes, sample_sets = resolve_inputs("compare", qrels, runs, samples, policies)
+    if measures is None:  # sample sets: the measures that fit their references (evaluate's defaults)
+        measures = list(DEFAULT_MEASURES)
+        if sample_sets:
+            measures, why = default_measures(qrels, runs, rag)
+            sample_notes = [*sample_notes, why]
+    user = measure_list(measures)
     if strata is None and sample_sets:  # the samples' own categories stratify the report
         cats = {q: c for st in sample_sets for q, c in st.categories().items()}
         strata = cats or None

@@ -36,14 +36,15 @@ class GradesProvider:
 
     def build(self, data: EvalData, inputs: Inputs) -> Grades:
         gm = inputs.settings.rag.grade_map
+        binary = inputs.qrels.labels.binary
         if gm is None or not gm.mapping:
-            return Grades(data.j_grade, data.q_grade, gm.describe() if gm is not None else None)
+            return Grades(data.j_grade, data.q_grade, gm.describe() if gm is not None else None, binary)
         unmapped = gm.unmapped(data.q_grade)
         if unmapped:
             raise ConfigError(
                 f"grade map {gm.describe()} does not map grade(s) {unmapped} of the qrels; add them to the map"
             )
-        return Grades(gm.apply(data.j_grade), gm.apply(data.q_grade), gm.describe())
+        return Grades(gm.apply(data.j_grade), gm.apply(data.q_grade), gm.describe(), binary)
 
 
 register(GradesProvider())

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import EmptyInputError, FormatError, InputError
+from .labels import of_sample_grades, of_samples, union
 
 __all__ = ["Sample", "Samples"]
 
@@ -120,6 +121,13 @@ class Samples:
     name: str = "samples"
     source: str = "<samples>"
     notes: tuple[str, ...] = field(default=())
+    #: what the references are (:class:`~ctxeval._io.labels.LabelKind`): binary for reference ids or
+    #: exact-text reference contexts, graded for grades; None: inferred from the samples
+    labels: Any = None
+
+    def __post_init__(self) -> None:
+        if self.labels is None:
+            object.__setattr__(self, "labels", of_sample_grades(self.source, [s.grades for s in self.samples]))
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -247,7 +255,10 @@ class Samples:
 
         cols, scores, reordered, unscored = run_columns(columnar)
         lazy = _Lazy(columnar, cols, scores)
-        return cls(lazy, name, source, tuple(_order_notes(source, reordered, unscored)))
+        graded = columnar.grades["s"].n_unique() if columnar.grades.height else 0
+        refs = int((columnar.frame["reference_ids"].list.len().fill_null(0) > 0).sum()) if graded < len(columnar) else 0
+        labels = of_samples(source, graded, refs, 0)
+        return cls(lazy, name, source, tuple(_order_notes(source, reordered, unscored)), labels)
 
     @classmethod
     def _build(cls, records: list[tuple[int, Any]], name: str, source: str, duplicates: str) -> Samples:
@@ -259,7 +270,7 @@ class Samples:
         generate = not any(named)
         out: list[Sample] = []
         seen: dict[str, int] = {}
-        reordered = unscored = text_named = text_refs = 0
+        reordered = unscored = text_named = text_refs = graded = 0
         for pos, (line, rec) in enumerate(records, start=1):
             if not isinstance(rec, Mapping):
                 raise FormatError(source, line, f"a sample must be a JSON object, got {type(rec).__name__}")
@@ -270,6 +281,9 @@ class Samples:
             unscored += by_order == 2
             text_named += by_hash
             text_refs += refs
+            graded += (
+                bool(sample.grades) and not refs and isinstance(rec.get("grades"), Mapping) and bool(rec["grades"])
+            )
             if sample.query_id in seen:
                 raise FormatError(
                     source,
@@ -304,7 +318,8 @@ class Samples:
                 "chunk is relevant (grade 1) when its text equals a reference context exactly; "
                 "ContextPrecision/ContextRecall(method=similarity) match by string similarity instead"
             )
-        return cls(tuple(out), name, source, tuple(notes))
+        n_refs = sum(1 for s in out if s.grades) - graded - text_refs
+        return cls(tuple(out), name, source, tuple(notes), of_samples(source, graded, n_refs, text_refs))
 
     @classmethod
     def from_trec(
@@ -353,9 +368,9 @@ class Samples:
         from .model import Qrels
 
         if isinstance(self.samples, _Lazy) and self.samples.columnar.qrels is not None:
-            return self.samples.columnar.qrels
+            return self.samples.columnar.qrels.with_labels(self.labels)
         cols, _, _ = Qrels._of_frame(self.qrels_frame(), self.source, "error")
-        return Qrels(cols, self.source)
+        return Qrels(cols, self.source, labels=self.labels)
 
     def qrels_frame(self) -> Any:
         """The judgments as a polars frame (query_id, doc_id, relevance); an error when there are none."""
@@ -465,7 +480,8 @@ def union_qrels(sets: Sequence[Samples]) -> Any:
             f"{b['relevance']} in {sets[b['set']].source}; sample sets compared together must share their references"
         )
     source = " + ".join(dict.fromkeys(st.source for st in sets))
-    return Qrels.from_frame(both.select("query_id", "doc_id", "relevance"), source=source)
+    labels = union([st.labels for st in sets])
+    return Qrels.from_frame(both.select("query_id", "doc_id", "relevance"), source=source, labels=labels)
 
 
 def _order_notes(source: str, reordered: int, unscored: int) -> list[str]:
