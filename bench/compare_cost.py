@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 from ctxeval import compare
 from ctxeval._compare import stats as _stats
 from ctxeval._compare.blocks import block as _block
-from ctxeval._compare.settings import Stats
+from ctxeval._compare.settings import Stats, Strata
 from ctxeval._demo import example_path
 from ctxeval._measures import parse_measure
 
@@ -112,8 +112,7 @@ def main() -> None:
             example_path("qrels.txt"),
             runs,
             ms,
-            strata=str(example_path("categories.tsv")),
-            query_texts=str(example_path("queries.jsonl")),
+            strata=Strata(str(example_path("categories.tsv")), queries=str(example_path("queries.jsonl"))),
         ),
     )
     print(

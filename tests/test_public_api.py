@@ -88,7 +88,9 @@ def test_result_and_report_frames_have_one_shape_and_keep_summaries_apart(tmp_pa
     ]  # fmt: skip
     means = res.to_pandas()
     assert means.values.tolist() == [["t", "RR", 0.75, 2], ["t", "P@1", 0.5, 2]]
-    rep = ctxeval.compare(qrels, [run], ["RR", "P@1"], curves_k=0, stats={"permutations": 10, "resamples": 10})
+    rep = ctxeval.compare(
+        qrels, [run], ["RR", "P@1"], sections={"curves_k": 0}, stats={"permutations": 10, "resamples": 10}
+    )
     assert rep.to_pandas(per_query=True).equals(per_query)
     from_csv = pd.read_csv(__import__("io").StringIO(rep.to_csv()), dtype={"query": str})
     assert list(from_csv.columns) == list(per_query.columns) and from_csv.values.tolist() == per_query.values.tolist()

@@ -28,17 +28,21 @@ from ._version import __version__
 
 if _typing.TYPE_CHECKING:
     from ._calibrate import Calibration, calibrate
-    from ._compare.settings import Stats
+    from ._compare.settings import Sections, Stats, Strata
     from ._context.settings import RagConfig
     from ._context.utility import DistractorRules, UtilityConfig
     from ._core.grademap import GradeMap
     from ._curve import metric_at_k
     from ._diagnose import Diagnosis, diagnose
     from ._distraction import distraction_table
-    from ._evaluate import Result, RunResult, evaluate
+    from ._engine import Engine, evaluate
+    from ._evaluate import Result, RunResult
     from ._fit_udcg import fit_udcg
     from ._io.model import Qrels, Run
+    from ._io.retrievers import collect
     from ._io.samples import Samples
+    from ._judge.card import JudgeCard
+    from ._judge.verbs import agreement
     from ._measures import Family, Measure, families, parse_measure, parse_measures
     from ._policies import Policies
     from ._render.report import Report, compare
@@ -52,18 +56,22 @@ _LAZY = {
     "Qrels": "._io.model",
     "Run": "._io.model",
     "Samples": "._io.samples",
+    "collect": "._io.retrievers",
     "Policies": "._policies",
     "RagConfig": "._context.settings",
     "DistractorRules": "._context.utility",
     "UtilityConfig": "._context.utility",
     "Stats": "._compare.settings",
+    "Strata": "._compare.settings",
+    "Sections": "._compare.settings",
     "Diagnosis": "._diagnose",
     "diagnose": "._diagnose",
     "distraction_table": "._distraction",
     "fit_udcg": "._fit_udcg",
     "Result": "._evaluate",
     "RunResult": "._evaluate",
-    "evaluate": "._evaluate",
+    "evaluate": "._engine",
+    "Engine": "._engine",
     "evaluate_stream": "._stream",
     "evaluate_spark": "._spark",
     "Family": "._measures",
@@ -77,6 +85,8 @@ _LAZY = {
     "compare": "._render.report",
     "Report": "._render.report",
     "metric_at_k": "._curve",
+    "agreement": "._judge.verbs",
+    "JudgeCard": "._judge.card",
 }
 
 
@@ -103,10 +113,12 @@ __all__ = [
     "DistractorRules",
     "DuplicateError",
     "EmptyInputError",
+    "Engine",
     "Family",
     "FormatError",
     "GradeMap",
     "InputError",
+    "JudgeCard",
     "JudgeError",
     "Measure",
     "MeasureError",
@@ -121,10 +133,14 @@ __all__ = [
     "Run",
     "RunResult",
     "Samples",
+    "Sections",
     "Stats",
+    "Strata",
     "UtilityConfig",
     "__version__",
+    "agreement",
     "calibrate",
+    "collect",
     "compare",
     "diagnose",
     "distraction_table",

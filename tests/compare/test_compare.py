@@ -16,8 +16,9 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
-from ctxeval import ConfigError, CtxevalError, FormatError, Report, compare, evaluate, metric_at_k
+from ctxeval import ConfigError, CtxevalError, FormatError, Report, Strata, compare, evaluate, metric_at_k
 from ctxeval._cli import cli
+from ctxeval._compare.progress import show_progress
 from ctxeval._demo import example_path
 
 # 1-5 utility grades. q6 holds only grades 1-2, so RA-nWG is undefined (NA) there; q7 has 7 docs >= 3.
@@ -48,17 +49,23 @@ NEW = {  # no q5: with missing="ignore" q5 is unpaired
     "q7": {"r0": 3, "r1": 2, "r2": 1},
 }
 FAST_STATS = {"permutations": 500, "resamples": 500}
-FAST = {"curves_k": 0, "stats": FAST_STATS}
+FAST = {"sections": {"curves_k": 0}, "stats": FAST_STATS}
 _GROUPS = {
     "stats": ("test", "alpha", "correction", "permutations", "resamples", "seed", "ci", "confidence"),
     "policies": ("ties", "missing", "duplicates"),
     "rag": ("grade_map", "pool", "pool_depth", "allow_outside_pool", "groups"),
+    "sections": ("curves_k", "curve_measures", "pr_rel", "proc_k", "distraction_k"),
 }
+_STRATA = {"strata": "by", "query_texts": "queries", "num_rel_level": "num_rel_level", "min_stratum": "min_size"}
 
 
 def _rep(measures, runs=None, **kw):
-    """compare() on the test data with fast statistics; settings may be given flat (test=, missing=...)."""
-    opts: dict = {"curves_k": 0, "stats": dict(FAST_STATS)}
+    """compare() on the test data with fast statistics; settings may be given flat (test=, missing=,
+    query_texts=...)."""
+    opts: dict = {"sections": {"curves_k": 0}, "stats": dict(FAST_STATS)}
+    strata = {_STRATA[k]: kw.pop(k) for k in list(kw) if k in _STRATA}
+    if strata:
+        opts["strata"] = Strata(**strata)
     for key, value in kw.items():
         group = next((g for g, keys in _GROUPS.items() if key in keys), None)
         if group is None:
@@ -109,7 +116,13 @@ def test_p_values_match_scipy_on_the_paired_values(test, oracle):
     rng = np.random.default_rng(4)
     qrels = {f"q{i:02d}": {f"d{j}": int(rng.integers(0, 3)) for j in range(12)} for i in range(40)}
     runs = [{q: {f"d{j}": float(rng.random()) for j in range(12)} for q in qrels} for _ in range(3)]
-    rep = compare(qrels, runs, ["nDCG@5", "AP"], curves_k=0, stats={**FAST_STATS, "test": test, "correction": "holm"})
+    rep = compare(
+        qrels,
+        runs,
+        ["nDCG@5", "AP"],
+        sections={"curves_k": 0},
+        stats={**FAST_STATS, "test": test, "correction": "holm"},
+    )
     raw = []
     for c in rep.comparisons:
         i = rep.run_names.index(c.run)
@@ -142,7 +155,9 @@ def test_win_tie_loss_and_lower_is_better():
 
 
 def test_randomization_p_matches_exact_enumeration_on_the_example_pairs():
-    rep = compare(QRELS, [BASE, NEW], ["nDCG@3"], curves_k=0, stats={"permutations": 50_000, "resamples": 200})
+    rep = compare(
+        QRELS, [BASE, NEW], ["nDCG@3"], sections={"curves_k": 0}, stats={"permutations": 50_000, "resamples": 200}
+    )
     _, new, base = _paired("nDCG@3")
     d = new - base
     obs = abs(d.sum())
@@ -157,7 +172,7 @@ def test_cis_match_scipy_bootstrap_and_geometric_and_sum_summaries():
         QRELS,
         [BASE, NEW],
         ["nDCG@3", "gm_map", "NumRelRet"],
-        curves_k=0,
+        sections={"curves_k": 0},
         stats={"resamples": 3000, "permutations": 100, "seed": 3},
     )
     base_vals = evaluate(QRELS, BASE, ["nDCG@3"]).runs[0].values
@@ -194,7 +209,11 @@ def test_difference_ci_matches_scipy_paired_bootstrap(method):
     qrels = {f"q{i:02d}": {f"d{j}": int(rng.integers(0, 3)) for j in range(10)} for i in range(35)}
     runs = [{q: {f"d{j}": float(rng.random()) for j in range(10)} for q in qrels} for _ in range(2)]
     rep = compare(
-        qrels, runs, ["nDCG@5"], curves_k=0, stats={"ci": method, "resamples": 3000, "permutations": 100, "seed": 7}
+        qrels,
+        runs,
+        ["nDCG@5"],
+        sections={"curves_k": 0},
+        stats={"ci": method, "resamples": 3000, "permutations": 100, "seed": 7},
     )
     a, b = (evaluate(qrels, r, ["nDCG@5"]).runs[0].values[rep.measures[0]] for r in runs)
     ref = stats.bootstrap(
@@ -229,7 +248,7 @@ def test_one_and_two_queries_against_scipy_and_exact_enumeration():
         ("wilcoxon", stats.wilcoxon([0.5]).pvalue),
         ("bootstrap", None),
     ):
-        c = compare(*one, ["RR"], curves_k=0, stats={**FAST_STATS, "test": test}).comparisons[0]
+        c = compare(*one, ["RR"], sections={"curves_k": 0}, stats={**FAST_STATS, "test": test}).comparisons[0]
         assert (c.n_queries, c.diff) == (1, 0.5)
         assert (
             (math.isnan(c.p_value) and math.isnan(c.p_adjusted))
@@ -244,7 +263,9 @@ def test_one_and_two_queries_against_scipy_and_exact_enumeration():
         ("t", stats.ttest_rel(a, b).pvalue),
         ("wilcoxon", stats.wilcoxon(a, b).pvalue),
     ):
-        c = compare(qrels, [base, new], ["RR"], curves_k=0, stats={**FAST_STATS, "test": test}).comparisons[0]
+        c = compare(
+            qrels, [base, new], ["RR"], sections={"curves_k": 0}, stats={**FAST_STATS, "test": test}
+        ).comparisons[0]
         assert c.p_value == pytest.approx(ref, rel=1e-9) and (c.wins, c.ties, c.losses) == (1, 0, 1)
 
 
@@ -255,7 +276,7 @@ def test_wilcoxon_with_zeros_and_ties_matches_scipy_in_compare():
     runs = [
         {q: {"a": 1.0, **{f"x{j}": 2.0 + j for j in range(int(rng.integers(0, 3)))}} for q in qrels} for _ in range(2)
     ]
-    rep = compare(qrels, runs, ["RR"], curves_k=0, stats={**FAST_STATS, "test": "wilcoxon"})
+    rep = compare(qrels, runs, ["RR"], sections={"curves_k": 0}, stats={**FAST_STATS, "test": "wilcoxon"})
     a, b = (evaluate(qrels, r, ["RR"]).runs[0].values[rep.measures[0]] for r in runs)
     assert np.any(a == b) and len(set(np.abs(a - b)[a != b])) < np.count_nonzero(a != b)  # zeros and ties
     assert rep.comparisons[0].p_value == pytest.approx(stats.wilcoxon(b, a).pvalue, rel=1e-10)
@@ -338,7 +359,7 @@ rng = np.random.default_rng(2)
 qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(8)} for i in range(2000)}
 runs = [{q: {f"d{j}": float(rng.random()) for j in range(8)} for q in qrels} for _ in range(3)]
 for ci in ("percentile", "bca"):
-    rep = compare(qrels, runs, ["nDCG@5", "AP", "NumRelRet"], curves_k=0, stats={"permutations": 1000, "resamples": 1000, "ci": ci, "test": "bootstrap"})
+    rep = compare(qrels, runs, ["nDCG@5", "AP", "NumRelRet"], sections={"curves_k": 0}, stats={"permutations": 1000, "resamples": 1000, "ci": ci, "test": "bootstrap"})
     print(hashlib.sha1(rep.to_json().encode()).hexdigest())
 """
 
@@ -488,7 +509,7 @@ def test_example_queries_jsonl_gives_length_strata():
         example_path("qrels.txt"),
         [str(example_path("runs/bm25.run")), str(example_path("runs/rrf.run"))],
         ["nDCG@10"],
-        query_texts=str(example_path("queries.jsonl")),
+        strata=Strata(queries=str(example_path("queries.jsonl"))),
         **FAST,
     )
     names = [k for k in rep.strata if k.startswith("query_length:")]
@@ -514,9 +535,7 @@ def test_metric_at_k_by_hand():
 
 
 def test_report_curves_pr_and_proc():
-    rep = compare(
-        QRELS, [BASE, NEW], ["nDCG@3", "RA-nWG@2"], curves_k="1:4", **{k: v for k, v in FAST.items() if k != "curves_k"}
-    )
+    rep = compare(QRELS, [BASE, NEW], ["nDCG@3", "RA-nWG@2"], sections={"curves_k": "1:4"}, stats=FAST_STATS)
     d = rep.to_dict()
     assert d["curves"]["ks"] == [1, 2, 3, 4]
     series = {(s["run"], s["measure"]): s["values"] for s in d["curves"]["series"]}
@@ -537,7 +556,14 @@ def test_report_curves_pr_and_proc():
     # nDCG alone: no scale in force, trec_eval's default level 1; --pr-rel / pr_rel overrides
     d1 = compare(QRELS, [BASE, NEW], ["nDCG@3"], **FAST).to_dict()
     assert d1["settings"]["pr_rel"] == 1 and d1["settings"]["pr_relevance"] == "grade >= 1 (the qrels' own grades)"
-    d2 = compare(QRELS, [BASE, NEW], ["nDCG@3"], pr_rel=2, rag={"grade_map": "1:2,2:3,3:4,4:5,5:5"}, **FAST).to_dict()
+    d2 = compare(
+        QRELS,
+        [BASE, NEW],
+        ["nDCG@3"],
+        sections={"curves_k": 0, "pr_rel": 2},
+        rag={"grade_map": "1:2,2:3,3:4,4:5,5:5"},
+        stats=FAST_STATS,
+    ).to_dict()
     assert d2["settings"]["pr_relevance"] == (
         "qrels grade >= 2 (grade >= 3 on the 1-5 scale after the grade map 1:2,2:3,3:4,4:5,5:5)"
     )
@@ -553,7 +579,7 @@ def test_report_curves_pr_and_proc():
 def test_metric_at_k_curves_even_when_no_measure_asked_for_has_a_cutoff():
     # "Metric@K curves ... per run are part of the report data": with only measures without a cutoff
     # (gm_map, Rprec) the report falls back to nDCG@K and says so
-    rep = compare(QRELS, [BASE, NEW], ["gm_map", "Rprec"], curves_k="1:3", stats=FAST_STATS)
+    rep = compare(QRELS, [BASE, NEW], ["gm_map", "Rprec"], sections={"curves_k": "1:3"}, stats=FAST_STATS)
     series = {(s["run"], s["measure"]): s["values"] for s in rep.curves["series"]}
     assert set(series) == {("run", "nDCG"), ("run#2", "nDCG")}
     for k in (1, 3):
@@ -704,7 +730,9 @@ def test_table_marks_best_significance_and_cis():
     qrels = {f"q{i}": {"a": 1, "b": 1} for i in range(30)}
     bad = {q: {"x": 3, "y": 2, "a": 1} for q in qrels}
     good = {q: {"a": 3, "b": 2, "x": 1} for q in qrels}
-    rep = compare(qrels, [bad, good], ["RR", "P@2"], curves_k=0, stats={"permutations": 999, "resamples": 300})
+    rep = compare(
+        qrels, [bad, good], ["RR", "P@2"], sections={"curves_k": 0}, stats={"permutations": 999, "resamples": 300}
+    )
     text = rep.to_table()
     row = next(line for line in text.splitlines() if line.startswith("│ run#2"))
     assert "1.0000 * ▲" in row
@@ -789,7 +817,8 @@ def test_to_html_delegates_to_the_html_renderer(monkeypatch):
 
 
 def test_progress_display_goes_to_stderr(capsys):
-    rep = _rep(["nDCG@3"], progress=True)
+    with show_progress():
+        rep = _rep(["nDCG@3"])
     assert isinstance(rep, Report)
     assert capsys.readouterr().out == ""
 
@@ -905,7 +934,7 @@ def test_cli_json_follows_contract_c(tmp_path):
         runs,
         ["nDCG@10", "RA-nWG@5"],
         strata=str(example_path("categories.tsv")),
-        curves_k="1:5",
+        sections={"curves_k": "1:5"},
         rag={"pool": runs[0]},
         stats={"permutations": 500, "resamples": 500},
     )
@@ -947,7 +976,9 @@ def test_progress_only_on_a_terminal_and_never_with_quiet(monkeypatch):
     real = cm.compare
 
     def spy(*args, **kwargs):
-        seen.append(kwargs["progress"])
+        from ctxeval._compare.progress import _SHOW
+
+        seen.append(_SHOW.get())  # the display is turned on around the call, not passed to it
         return real(*args, **kwargs)
 
     monkeypatch.setattr(cm, "compare", spy)
@@ -981,3 +1012,49 @@ def test_latex_label_is_written_as_given_and_checked():
     assert "\\label{tab:main_results}" in rep.to_latex(label="tab:main_results").splitlines()
     with pytest.raises(ConfigError, match="label"):
         rep.to_latex(label="tab:{bad}%")
+
+
+# --------------------------------------------------------------------------------------------------
+# the verb's shape: a real signature, settings grouped in validated values
+# --------------------------------------------------------------------------------------------------
+
+
+def test_compare_has_a_real_signature_and_refuses_a_misspelled_keyword():
+    import inspect
+
+    import ctxeval
+
+    params = inspect.signature(ctxeval.compare).parameters
+    assert len(params) <= 12
+    assert all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params.values())
+    assert inspect.signature(ctxeval.compare) == inspect.signature(ctxeval._compare.compare.compare).replace(
+        return_annotation=inspect.signature(ctxeval.compare).return_annotation
+    )
+    with pytest.raises(TypeError, match="curves_k"):
+        compare(QRELS, [BASE, NEW], ["RR"], curves_k=0)  # moved into sections=
+    with pytest.raises(TypeError, match="baseline_run"):
+        compare(QRELS, [BASE, NEW], ["RR"], baseline_run="run")
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        (lambda: {"strata": Strata(min_size=-1)}, "min_size must be a whole number >= 0, got -1"),
+        (lambda: {"strata": Strata(num_rel_level=1.5)}, r"num_rel_level must be a whole number \(a grade\), got 1.5"),
+        (lambda: {"sections": {"distraction_k": 0}}, "distraction_k must be a whole number >= 1, got 0"),
+        (lambda: {"sections": {"pr_rel": True}}, r"pr_rel must be a whole number \(a grade\), got True"),
+        (lambda: {"sections": {"curve_k": 3}}, r"unknown report sections \['curve_k'\]"),
+        (lambda: {"engine": "gpu"}, "engine must be one of 'local', 'spark', got 'gpu'"),
+        (lambda: {"engine": {"name": "local", "master": "local[2]"}}, "a master URL is for the spark engine"),
+    ],
+)
+def test_settings_values_refuse_bad_fields_with_one_clear_message(kw, message):
+    with pytest.raises(ConfigError, match=message):
+        compare(QRELS, [BASE, NEW], ["RR"], **kw())
+
+
+def test_strata_given_as_sources_or_as_a_value_give_the_same_report():
+    cats = {"q1": "head", "q2": "head", "q3": "tail"}
+    a = _rep(["nDCG@3"], strata=cats).to_dict()
+    b = compare(QRELS, [BASE, NEW], ["nDCG@3"], strata=Strata(by=cats), **FAST).to_dict()
+    assert a == b and "head" in a["strata"] and "num_rel:1" in a["strata"]

@@ -19,7 +19,7 @@ def test_compare_passes_the_utility_options_and_adds_the_table() -> None:
         QRELS,
         RUNS,
         ["dDCG@5", "DistractorRate@5"],
-        curves_k=0,
+        sections={"curves_k": 0},
         utility={"distractors": KNOWN, "rules": "strict"},
         stats={"permutations": 200, "resamples": 200},
     )
@@ -38,7 +38,7 @@ def test_compare_passes_the_utility_options_and_adds_the_table() -> None:
 
 
 def test_compare_without_distraction_measures_has_no_table_unless_asked(tmp_path) -> None:
-    rep = compare(QRELS, RUNS, ["nDCG@5"], curves_k=0, stats={"permutations": 100, "resamples": 100})
+    rep = compare(QRELS, RUNS, ["nDCG@5"], sections={"curves_k": 0}, stats={"permutations": 100, "resamples": 100})
     assert rep.to_dict()["distraction"] is None
     out = tmp_path / "r.json"
     assert (

@@ -15,7 +15,7 @@ from ctxeval._demo import example_path
 
 Q = str(example_path("qrels.txt"))
 RUNS = [str(example_path(f"runs/{n}.run")) for n in ("bm25", "rrf")]
-FAST = {"stats": {"permutations": 200, "resamples": 200}, "curves_k": 0}
+FAST = {"stats": {"permutations": 200, "resamples": 200}, "sections": {"curves_k": 0}}
 LEVELS = [f"{r / 10:g}" for r in range(11)]
 
 

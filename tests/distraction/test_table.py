@@ -324,7 +324,7 @@ def test_markdown_comparison_report_states_the_utility_settings() -> None:
         EXAMPLE / "qrels.txt",
         runs,
         ["dDCG@5"],
-        curves_k=0,
+        sections={"curves_k": 0},
         utility={"rules": "lenient"},
         stats={"permutations": 100, "resamples": 100},
     )
@@ -335,7 +335,7 @@ def test_markdown_comparison_report_states_the_utility_settings() -> None:
     )
     assert "- utility source: labels (UDCG: label-derived stand-ins)" in md
     plain = compare(
-        EXAMPLE / "qrels.txt", runs, ["nDCG@5"], curves_k=0, stats={"permutations": 100, "resamples": 100}
+        EXAMPLE / "qrels.txt", runs, ["nDCG@5"], sections={"curves_k": 0}, stats={"permutations": 100, "resamples": 100}
     ).to_markdown()
     assert "utility map" not in plain
     tex = rep.to_latex()
@@ -344,7 +344,11 @@ def test_markdown_comparison_report_states_the_utility_settings() -> None:
     assert (
         "% utility"
         not in compare(
-            EXAMPLE / "qrels.txt", runs, ["nDCG@5"], curves_k=0, stats={"permutations": 100, "resamples": 100}
+            EXAMPLE / "qrels.txt",
+            runs,
+            ["nDCG@5"],
+            sections={"curves_k": 0},
+            stats={"permutations": 100, "resamples": 100},
         ).to_latex()
     )
 

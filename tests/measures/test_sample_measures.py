@@ -87,7 +87,7 @@ def test_compare_takes_samples_with_their_side_data_and_categories() -> None:
         samples=[Samples.from_records(a, name="first"), Samples.from_records(b, name="second")],
         measures=["AttributionRate", "CoverageRecall@2"],
         stats={"permutations": 100, "resamples": 100},
-        curves_k=0,
+        sections={"curves_k": 0},
     ).to_dict()
     agg = {r["name"]: r["aggregate"] for r in rep["runs"]}
     # first: q1 cites a, c of 4 (1/2), q3 none of 1 (0) -> 1/4; second: q1 cites a (1/4), q3 0 -> 1/8

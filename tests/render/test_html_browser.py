@@ -30,6 +30,8 @@ ARGS = [
     "--disable-quic",
 ]
 
+pytestmark = pytest.mark.slow  # a headless browser starts for each page
+
 if os.environ.get("CTXEVAL_SKIP_BROWSER") == "1":
     pytest.skip("browser tests skipped: CTXEVAL_SKIP_BROWSER=1", allow_module_level=True)
 
@@ -213,7 +215,7 @@ def test_hostile_names_through_the_real_compare_do_not_execute(browser, tmp_path
         runs,
         ["nDCG@3", "RA-nWG@2", "DistractorRate@3"],
         strata=strata,
-        curves_k="1:3",
+        sections={"curves_k": "1:3"},
         policies={"missing": "ignore"},
         stats={"permutations": 200, "resamples": 200},
     )

@@ -198,32 +198,27 @@ def command(
     --queries); name a file ./num_rel to read a file of that name. A stratified report (--strata or
     --queries) always holds the num_rel strata, and with --queries the query_length strata.
     """
-    from .._compare.settings import Stats
+    from .._compare.progress import show_progress
+    from .._compare.settings import Sections, Stats, Strata
     from .._render.report import compare
 
     curves_k: Any = None
     if curve_k is not None:
         curves_k = 0 if curve_k.strip() == "0" else curve_k
     inputs = verb_inputs(qrels, runs, samples)
-    report = compare(
-        **inputs,
-        measures=list(measures) or None,
-        baseline=baseline,
-        stats=Stats(test, alpha, correction, permutations, resamples, seed, ci, confidence),
-        strata=list(strata) or None,
-        query_texts=queries,
-        num_rel_level=num_rel_level,
-        pr_rel=pr_rel,
-        min_stratum=min_stratum,
-        curves_k=curves_k,
-        distraction_k=distraction_k,
-        progress=_progress_wanted(quiet),
-        policies=policies_from(kw),
-        rag=rag_from(kw),
-        utility=utility_from(kw),
-        engine=engine,
-        spark_master=spark_master,
-    )
+    with show_progress(_progress_wanted(quiet)):
+        report = compare(
+            **inputs,
+            measures=list(measures) or None,
+            baseline=baseline,
+            stats=Stats(test, alpha, correction, permutations, resamples, seed, ci, confidence),
+            strata=Strata(list(strata) or None, queries, num_rel_level, min_stratum),
+            sections=Sections(curves_k=curves_k, pr_rel=pr_rel, distraction_k=distraction_k),
+            policies=policies_from(kw),
+            rag=rag_from(kw),
+            utility=utility_from(kw),
+            engine={"name": engine, "master": spark_master},
+        )
     to_file = bool(output and output != "-")
     text = {
         "json": report.to_json,

@@ -4,6 +4,7 @@ parsed values into the validated settings value the verbs take."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -311,3 +312,20 @@ def verb_inputs(qrels: str, runs: tuple[str, ...], samples: bool) -> dict[str, A
     if not runs:
         raise ConfigError("give QRELS and at least one RUN, or sample sets with --samples FILE [FILE ...]")
     return {"qrels": qrels, "runs": list(runs)}
+
+
+def stderr_progress() -> Callable[[str, bool], None]:
+    """Progress of a slow start (an engine's JVM) on stderr, each line prefixed ``ctxeval:``; counts
+    (``update=True``) rewrite one line on a terminal and are left out of a log."""
+    tty = sys.stderr.isatty()
+    pending = [False]
+
+    def say(text: str, update: bool = False) -> None:
+        if update and not tty:
+            return
+        if pending[0]:
+            click.echo("\r\x1b[2K", nl=False, err=True)
+        click.echo(f"ctxeval: {text}", nl=not update, err=True)
+        pending[0] = update
+
+    return say

@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,60 +51,26 @@ from .._curve import curve_family, curves_from_result, parse_ks, pr_from_result,
 from .._curve import curve_measures as _curve_measures
 from .._diagnose import PCT_THRESHOLD, PROC_THRESHOLD, VERDICTS, classify
 from .._distraction import distraction_table
+from .._engine import Engine
 from .._errors import ConfigError, MeasureError
 from .._evaluate import DEFAULT_MEASURES, Result, default_measures, evaluate_runs
 from .._measures import Measure, make
 from .._policies import Policies
-from .._session import measure_list, naming_notes, open_session, resolve_inputs, unique_names
+from .._session import Session, measure_list, naming_notes, open_session, resolve_inputs, unique_names
 from .blocks import TIE_TOL, block
 from .model import Report, Stratum
-from .settings import TEST_NAMES, Stats
+from .progress import Progress
+from .settings import TEST_NAMES, Sections, Stats, Strata
 from .strata import BUILTIN, StratumSet, load_strata, num_rel_strata, query_length_strata, read_query_texts
+
+if TYPE_CHECKING:
+    from .._io.model import Run
 
 __all__ = ["compare"]
 
 
 def _num(x: float) -> float | None:
     return None if x is None or math.isnan(x) else float(x)
-
-
-class _Progress:
-    """A rich progress display on stderr, or nothing."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.bar = None
-        if enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                TaskProgressColumn(),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-                transient=True,
-            )
-
-    def __enter__(self) -> _Progress:
-        if self.bar is not None:
-            self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-
-    def task(self, description: str, total: float) -> Any:
-        if self.bar is None:
-            return None
-        tid = self.bar.add_task(description, total=total)
-        bar = self.bar
-
-        def advance(step: float = 1.0) -> None:
-            bar.advance(tid, step)
-
-        return advance
 
 
 def _strata_sources(strata: Any) -> list[Any]:
@@ -160,12 +127,6 @@ def _proc_k(measures: list[Measure]) -> int:
     return 10
 
 
-def _whole_level(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ConfigError(f"{name} must be a whole number (a grade), got {value!r}")
-    return int(value)
-
-
 def _pr_rel(measures: list[Measure]) -> int:
     for m in measures:
         if any(p.name == "rel" for p in m.spec.params):
@@ -173,101 +134,40 @@ def _pr_rel(measures: list[Measure]) -> int:
     return 1
 
 
-def compare(
-    qrels: Any = None,
-    runs: Any = None,
-    measures: Iterable[str | Measure] | str | Measure = DEFAULT_MEASURES,
-    *,
-    samples: Any = None,
-    baseline: str | None = None,
-    stats: Stats | Mapping[str, Any] | None = None,
-    strata: Any = None,
-    query_texts: Any = None,
-    num_rel_level: int | None = None,
-    min_stratum: int = 10,
-    curves_k: str | int | Iterable[int] | None = None,
-    curve_measures: Sequence[str | Measure] | None = None,
-    pr_rel: int | None = None,
-    proc_k: int | None = None,
-    distraction_k: int | None = None,
-    policies: Policies | Mapping[str, Any] | None = None,
-    rag: RagConfig | Mapping[str, Any] | None = None,
-    utility: UtilityConfig | Mapping[str, Any] | None = None,
-    progress: bool = False,
-    engine: str = "local",
-    spark_master: str | None = None,
-) -> Report:
-    """Compare runs with a baseline run: summaries with CIs, paired tests, strata, curves.
+@dataclass(frozen=True)
+class _Plan:
+    """What a comparison evaluates besides the measures asked for, and at which relevance levels."""
 
-    ``runs``: paths, dicts, frames or :class:`Run` objects (as :func:`evaluate`); or ``samples`` instead
-    of ``qrels`` and ``runs``: sample sets, each one run (as :func:`evaluate`), whose ``category`` fields
-    stratify the report when ``strata`` is not given. ``baseline``: a run name (default: the first run). ``strata``: a ``qid category`` file, a mapping ``qid -> category
-    | [categories]``, the built-in ``"num_rel"`` / ``"query_length"``, or a list of these;
-    ``query_texts`` (a ``qid<TAB>text`` or JSONL file, or a mapping) adds the ``query_length`` strata.
-    Every stratified report holds the ``num_rel`` strata (0, 1, 2–5, > 5 docs with grade ≥
-    ``num_rel_level``), named or not. ``num_rel_level`` and ``pr_rel`` (the relevance level of the
-    precision–recall curve) default to the level of the grade scale in force
-    (:func:`ctxeval._context.grades.scale_level`): with a grade map, or with RAG or distraction
-    measures (which read the 1–5 scale), the smallest qrels grade that is grade >= 3 on the 1–5 scale
-    (grade 1 is a distractor, 2 useless); otherwise the ``rel`` of the first measure having one, else 1
-    (trec_eval's default). The settings say which scale each level is on.
-    ``curves_k``: cutoffs of the metric@K curves (default 1..max(20, largest cutoff asked), at most
-    100; 0 for none); ``curve_measures``: their families (default: those of ``measures`` that take a
-    cutoff; nDCG when none of them does). ``proc_k``: the k of the PROC / %PROC data (default: the
-    cutoff of the first PROC, %PROC or other RAG measure, else 10). ``distraction_k``: add the
-    distraction table of :func:`ctxeval.distraction_table` at this k (default: the cutoff of the first
-    distraction-aware measure asked for, else none); ``utility`` serves it and the distraction-aware
-    measures. ``stats`` (a :class:`Stats`) sets the test, its level and correction, the bootstrap and
-    the seed; ``policies`` and ``rag`` are as for :func:`evaluate`. ``engine="spark"`` computes each
-    run's per-query values on Spark (``spark_master``, default ``local[*]``; runs and qrels as paths
-    Spark reads); the statistics then run on the collected values, as always.
+    measures: list[Measure]  #: the measures asked for (the tables)
+    ks: list[int]  #: cutoffs of the metric@K curves
+    curves: dict[str, list[Measure]]  #: curve family -> its measures at ks
+    curve_note: str
+    pr_rel: int  #: relevance level of the precision-recall curve
+    num_rel_level: int  #: relevance level of the num_rel strata
+    on_scale: bool  #: levels are on the 1-5 scale (through the grade map)
+    proc_k: int
+    proc_ms: list[Measure]  #: PROC@k and %PROC@k when set-based evaluation is wanted
+    rag_ms: bool  #: RAG measures asked for (PROC is then evaluated with them)
+    distraction_k: int | None
 
-    >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
-    >>> base = {"q1": {"x": 2, "a": 1}, "q2": {"x": 2, "b": 1}, "q3": {"c": 1}}
-    >>> new = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
-    >>> rep = compare(qrels, [base, new], ["RR"], stats=Stats(resamples=200, permutations=200), curves_k=0)
-    >>> c = rep.comparisons[0]
-    >>> round(c.mean, 3), round(c.baseline_mean, 3), (c.wins, c.ties, c.losses)
-    (1.0, 0.667, (2, 1, 0))
-    """
-    cfg = Stats.coerce(stats)
-    if isinstance(min_stratum, bool) or not isinstance(min_stratum, int) or min_stratum < 0:
-        raise ConfigError(f"min_stratum must be a whole number >= 0, got {min_stratum!r}")
-    qrels, runs, sample_notes, sample_sets = resolve_inputs("compare", qrels, runs, samples, policies)
-    if measures is None:  # sample sets: the measures that fit their references (evaluate's defaults)
-        measures = list(DEFAULT_MEASURES)
-        if sample_sets:
-            measures, why = default_measures(qrels, runs, rag)
-            sample_notes = [*sample_notes, why]
-    user = measure_list(measures)
-    if strata is None and sample_sets:  # the samples' own categories stratify the report
-        cats = {q: c for st in sample_sets for q, c in st.categories().items()}
-        strata = cats or None
-    session, run_objs = open_session(
-        qrels, runs, user, policies=policies, rag=rag, utility=utility, samples=sample_sets
-    )
-    if not run_objs:
-        raise ConfigError("compare needs at least one run")
-    user = session.measures
-    qr = session.qrels
-    names = unique_names(run_objs)
-    if baseline is None:
-        base = 0
-    elif baseline in names:
-        base = names.index(baseline)
-    else:
-        raise ConfigError(f"baseline {baseline!r} is not one of the runs ({', '.join(names)})")
+    @property
+    def all_measures(self) -> list[Measure]:
+        extra = [m for ms in self.curves.values() for m in ms] + pr_measures(self.pr_rel)
+        extra += self.proc_ms if self.rag_ms else []
+        return list(self.measures) + [m for m in dict.fromkeys(extra) if m not in self.measures]
+
+
+def _plan(session: Session, user: list[Measure], sec: Sections, num_rel_level: int | None) -> _Plan:
+    """The curves, levels, PROC data and distraction k of a report (see :class:`Sections`)."""
     rag_ms = any(is_rag(m) for m in user)
-
-    # extra measures: curves, precision-recall, PROC
-    if curves_k is None:
+    if sec.curves_k is None:
         ks = _default_curve_ks(user)
-    elif isinstance(curves_k, int) and not isinstance(curves_k, bool) and curves_k == 0:
+    elif isinstance(sec.curves_k, int) and sec.curves_k == 0:
         ks = []
     else:
-        ks = parse_ks(curves_k)
+        ks = parse_ks(sec.curves_k)
     curve_note = ""
-    if curve_measures is None:
+    if sec.curve_measures is None:
         fams: list[str] = []
         for m in user:
             try:
@@ -278,132 +178,127 @@ def compare(
             fams = ["nDCG"]  # the curves are part of every report: the standard one when none asked for has a cutoff
             curve_note = "metric@K curves of nDCG: none of the measures asked for takes a cutoff @K"
     else:
-        fams = [curve_family(f) for f in curve_measures]
-    curves = _curve_measures(fams, ks) if ks and fams else {}
+        fams = [curve_family(f) for f in sec.curve_measures]
     gm = session.rag.grade_map
-    dist_k_given = distraction_k is not None
     on_scale = (
         (gm is not None and bool(gm.mapping))
         or rag_ms
-        or dist_k_given
+        or sec.distraction_k is not None
         or any(m.spec.group == "distraction" for m in user)
     )
     implied = scale_level(session.grades, gm) if on_scale else 1
-    if pr_rel is None:
-        rel = implied if on_scale else _pr_rel(user)
-    else:
-        rel = _whole_level("pr_rel", pr_rel)
-    nr_level = implied if num_rel_level is None else _whole_level("num_rel_level", num_rel_level)
-    prs = pr_measures(rel)
+    rel = (implied if on_scale else _pr_rel(user)) if sec.pr_rel is None else int(sec.pr_rel)
     want_proc = rag_ms or session.has_pool
-    pk = _proc_k(user) if proc_k is None else int(proc_k)
-    proc_ms = [make("PROC", None, pk), make("%PROC", None, pk)] if want_proc else []
-    extra = [m for ms in curves.values() for m in ms] + prs + (proc_ms if rag_ms else [])
-    all_ms = list(user) + [m for m in dict.fromkeys(extra) if m not in user]
-    if distraction_k is None:
-        distraction_k = next(
-            (int(m.cutoff) for m in user if m.spec.group == "distraction" and m.cutoff is not None), None
-        )
-    elif isinstance(distraction_k, bool) or not isinstance(distraction_k, int) or distraction_k < 1:
-        raise ConfigError(f"distraction_k must be a whole number >= 1, got {distraction_k!r}")
+    pk = _proc_k(user) if sec.proc_k is None else int(sec.proc_k)
+    dk = sec.distraction_k
+    if dk is None:
+        dk = next((int(m.cutoff) for m in user if m.spec.group == "distraction" and m.cutoff is not None), None)
+    return _Plan(
+        measures=list(user),
+        ks=ks,
+        curves=_curve_measures(fams, ks) if ks and fams else {},
+        curve_note=curve_note,
+        pr_rel=rel,
+        num_rel_level=implied if num_rel_level is None else int(num_rel_level),
+        on_scale=on_scale,
+        proc_k=pk,
+        proc_ms=[make("PROC", None, pk), make("%PROC", None, pk)] if want_proc else [],
+        rag_ms=rag_ms,
+        distraction_k=dk,
+    )
 
-    notes: list[str] = [curve_note] if curve_note else []
-    notes += sample_notes + naming_notes(run_objs, names)
-    if len(run_objs) == 1:
-        notes.append("only one run: nothing to compare with the baseline (give two or more runs for paired tests)")
-    with _Progress(progress) as bar:
-        tick = bar.task("evaluating runs", len(run_objs))
-        parts = []
-        if engine not in ("local", "spark"):
-            raise ConfigError(f"engine must be 'local' or 'spark', got {engine!r}")
-        raw_runs = list(runs) if isinstance(runs, (list, tuple)) else [runs]
-        if engine == "spark" and sample_sets:
-            raise ConfigError("compare on Spark reads qrels and run files (or Spark DataFrames), not sample sets")
-        for i, (run, name) in enumerate(zip(run_objs, names)):
-            if engine == "spark":
-                from .._spark import evaluate_spark
 
-                part, _ = evaluate_spark(
-                    qrels, [raw_runs[i]], all_ms, names=[name], policies=policies, rag=rag, utility=utility,
-                    master=spark_master,
-                )  # fmt: skip
-                parts.append(part)
-            else:
-                parts.append(evaluate_runs(session, [run.with_name(name)], all_ms))
-            if tick:
-                tick()
-        result = Result(parts[0].measures, [p.runs[0] for p in parts], parts[0].settings)
-        notes += [n for p in parts for n in p.notes if n not in notes]
-        proc_result = result if (want_proc and rag_ms) else None
-        if want_proc and not rag_ms:
-            try:
-                pparts = [evaluate_runs(session, [run.with_name(name)], proc_ms) for run, name in zip(run_objs, names)]
-                proc_result = Result(pparts[0].measures, [p.runs[0] for p in pparts], pparts[0].settings)
-            except ConfigError as exc:
-                notes.append(f"PROC / %PROC data left out: {exc}")
+def _evaluate_all(
+    session: Session, run_objs: list[Run], names: list[str], plan: _Plan, spark: Any, tick: Any
+) -> tuple[Result, Result | None, list[str]]:
+    """Every run's per-query values of the plan's measures (on Spark when ``spark`` holds the
+    arguments of :func:`ctxeval.evaluate_spark`), the PROC data, and the notes of both."""
+    parts = []
+    for i, (run, name) in enumerate(zip(run_objs, names)):
+        if spark is not None:
+            from .._spark import evaluate_spark
 
-        # the union query index
-        union = sorted({q for r in result.runs for q in r.qids})
-        pos = {q: i for i, q in enumerate(union)}
-        R, N, M = len(result.runs), len(union), len(user)
-        values = np.full((R, N, M), np.nan)
-        present = np.zeros((R, N), dtype=bool)
-        for i, r in enumerate(result.runs):
-            idx = np.fromiter((pos[q] for q in r.qids), dtype=np.int64, count=len(r.qids))
-            present[i, idx] = True
-            for j, m in enumerate(user):
-                values[i, idx, j] = r.values[m]
+            qrels, raw_runs, kw = spark
+            part, _ = evaluate_spark(qrels, [raw_runs[i]], plan.all_measures, names=[name], **kw)
+            parts.append(part)
+        else:
+            parts.append(evaluate_runs(session, [run.with_name(name)], plan.all_measures))
+        if tick:
+            tick()
+    result = Result(parts[0].measures, [p.runs[0] for p in parts], parts[0].settings)
+    notes = list(dict.fromkeys(n for p in parts for n in p.notes))
+    proc_result = result if (plan.proc_ms and plan.rag_ms) else None
+    if plan.proc_ms and not plan.rag_ms:
+        try:
+            pparts = [evaluate_runs(session, [run.with_name(name)], plan.proc_ms) for run, name in zip(run_objs, names)]
+            proc_result = Result(pparts[0].measures, [p.runs[0] for p in pparts], pparts[0].settings)
+        except ConfigError as exc:
+            notes.append(f"PROC / %PROC data left out: {exc}")
+    return result, proc_result, notes
 
-        # strata
-        sets: list[StratumSet] = []
-        texts, texts_source = read_query_texts(query_texts)
-        sources = _strata_sources(strata)
-        named = [s for s in sources if isinstance(s, str)]
-        if (sources or texts) and "num_rel" not in named:
-            sources.append("num_rel")  # built in: part of every stratified report
-        if texts and "query_length" not in named:
-            sources.append("query_length")
-        for src in sources:
-            if isinstance(src, str) and src in BUILTIN:
-                if src == "num_rel":
-                    sets.append(num_rel_strata(qr.columns, union, nr_level, relevance(nr_level, gm, on_scale)))
-                else:
-                    if not texts:
-                        raise ConfigError(
-                            "the query_length strata need the query texts (query_texts=... / --queries FILE)"
-                        )
-                    sets.append(query_length_strata(texts, union, texts_source))
-            else:
-                sets.append(load_strata(src, union))
-        notes.extend(_strata_notes(sets))
-        seen_names: dict[str, str] = {}
-        for s in sets:
-            for name in s.members:
-                if name in seen_names:
-                    raise ConfigError(f"stratum {name!r} comes from both {seen_names[name]} and {s.source}; rename one")
-                seen_names[name] = s.source
 
-        n_blocks = 1 + sum(len(s.members) for s in sets)
-        tick = bar.task("statistics", 2.0 * n_blocks)
-        overall = block(values, present, np.arange(N), names, user, base, cfg, tick)
-        strata_out: dict[str, Stratum] | None = None
-        if sets:
-            strata_out = {}
-            for s in sets:
-                for name, qids in s.members.items():
-                    rows = np.array(sorted(pos[q] for q in set(qids) if q in pos), dtype=np.int64)
-                    blk = block(values, present, rows, names, user, base, cfg, tick)
-                    strata_out[name] = Stratum(name, s.kind, rows.size < min_stratum, blk)
-
+def _cube(result: Result, measures: list[Measure]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The union of the runs' queries (sorted), values ``float64[R, N, M]`` (NaN = NA or not
+    evaluated) and ``present[R, N]`` (the run was evaluated on the query)."""
+    union = sorted({q for r in result.runs for q in r.qids})
+    pos = {q: i for i, q in enumerate(union)}
+    R, N, M = len(result.runs), len(union), len(measures)
+    values = np.full((R, N, M), np.nan)
+    present = np.zeros((R, N), dtype=bool)
     for i, r in enumerate(result.runs):
-        if i == base:
-            continue
-        only = int((present[i] ^ present[base]).sum())
-        if only:
-            notes.append(
-                f"{r.name}: {only} queries evaluated for only one of {r.name} and the baseline {names[base]} (not paired, left out of its comparisons)"
-            )
+        idx = np.fromiter((pos[q] for q in r.qids), dtype=np.int64, count=len(r.qids))
+        present[i, idx] = True
+        for j, m in enumerate(measures):
+            values[i, idx, j] = r.values[m]
+    return union, values, present
 
+
+def _strata_sets(st: Strata, session: Session, union: list[str], plan: _Plan) -> tuple[list[StratumSet], str | None]:
+    """The stratum sets of the report (the built-in num_rel ones in every stratified report, the
+    query_length ones with query texts) and where the texts came from."""
+    sets: list[StratumSet] = []
+    texts, texts_source = read_query_texts(st.queries)
+    sources = _strata_sources(st.by)
+    named = [s for s in sources if isinstance(s, str)]
+    if (sources or texts) and "num_rel" not in named:
+        sources.append("num_rel")  # built in: part of every stratified report
+    if texts and "query_length" not in named:
+        sources.append("query_length")
+    gm = session.rag.grade_map
+    for src in sources:
+        if isinstance(src, str) and src in BUILTIN:
+            if src == "num_rel":
+                what = relevance(plan.num_rel_level, gm, plan.on_scale)
+                sets.append(num_rel_strata(session.qrels.columns, union, plan.num_rel_level, what))
+            elif not texts:
+                raise ConfigError("the query_length strata need the query texts (query_texts=... / --queries FILE)")
+            else:
+                sets.append(query_length_strata(texts, union, texts_source))
+        else:
+            sets.append(load_strata(src, union))
+    seen: dict[str, str] = {}
+    for s in sets:
+        for name in s.members:
+            if name in seen:
+                raise ConfigError(f"stratum {name!r} comes from both {seen[name]} and {s.source}; rename one")
+            seen[name] = s.source
+    return sets, texts_source
+
+
+def _proc_data(proc_result: Result, plan: _Plan) -> dict[str, Any]:
+    """Per query PROC@k and %PROC@k of every run, and the counts of diagnose's verdicts."""
+    pm, pp = plan.proc_ms
+    series = []
+    for r in proc_result.runs:
+        verdicts = classify(r.values[pm], r.values[pp], PROC_THRESHOLD, PCT_THRESHOLD)
+        counts = np.bincount(verdicts, minlength=len(VERDICTS))
+        per_query = {q: [_num(float(r.values[pm][i])), _num(float(r.values[pp][i]))] for i, q in enumerate(r.qids)}
+        series.append({"run": r.name, "per_query": per_query, "verdicts": dict(zip(VERDICTS, counts.tolist()))})
+    return {"k": plan.proc_k, "thresholds": {"PROC": PROC_THRESHOLD, "%PROC": PCT_THRESHOLD}, "series": series}
+
+
+def _settings(cfg: Stats, result: Result, plan: _Plan, present: np.ndarray, base: int) -> dict[str, Any]:
+    """The report's settings: the statistics, evaluate's settings, and the levels and cutoffs used."""
     settings: dict[str, Any] = {
         "test": cfg.test,
         "test_description": TEST_NAMES[cfg.test],
@@ -420,51 +315,150 @@ def compare(
     settings.setdefault("pool", None)
     settings["tie_tolerance"] = TIE_TOL
     settings["measure_info"] = {
-        str(m): {"higher_is_better": m.spec.higher_is_better, "aggregate": m.spec.aggregate} for m in user
+        str(m): {"higher_is_better": m.spec.higher_is_better, "aggregate": m.spec.aggregate} for m in plan.measures
     }
     settings["unpaired_queries"] = {
         r.name: int((present[i] ^ present[base]).sum()) for i, r in enumerate(result.runs) if i != base
     }
+    return settings
+
+
+def compare(
+    qrels: Any = None,
+    runs: Any = None,
+    measures: Iterable[str | Measure] | str | Measure | None = None,
+    *,
+    samples: Any = None,
+    baseline: str | None = None,
+    stats: Stats | Mapping[str, Any] | None = None,
+    strata: Strata | Any = None,
+    sections: Sections | Mapping[str, Any] | None = None,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: RagConfig | Mapping[str, Any] | None = None,
+    utility: UtilityConfig | Mapping[str, Any] | None = None,
+    engine: Engine | str | Mapping[str, Any] = "local",
+) -> Report:
+    """Compare runs with a baseline run: summaries with CIs, paired tests, strata, curves.
+
+    ``runs``: paths, dicts, frames or :class:`Run` objects (as :func:`evaluate`); or ``samples`` instead
+    of ``qrels`` and ``runs``: sample sets, each one run (as :func:`evaluate`), whose ``category`` fields
+    stratify the report when ``strata`` is not given. ``baseline``: a run name (default: the first run).
+    ``stats`` (a :class:`~ctxeval.Stats`) sets the test, its level and correction, the bootstrap and
+    the seed. ``strata`` (a :class:`~ctxeval.Strata`, or its ``by`` sources directly: a ``qid
+    category`` file, a mapping ``qid -> category | [categories]``, the built-in ``"num_rel"`` /
+    ``"query_length"``, or a list of these) stratifies the report; ``Strata(queries=...)`` (a
+    ``qid<TAB>text`` or JSONL file, or a mapping) adds the ``query_length`` strata. Every stratified
+    report holds the ``num_rel`` strata (0, 1, 2–5, > 5 docs with grade ≥ ``num_rel_level``), named or
+    not. ``num_rel_level`` and ``Sections.pr_rel`` (the relevance level of the precision–recall curve)
+    default to the level of the grade scale in force (:func:`ctxeval._context.grades.scale_level`):
+    with a grade map, or with RAG or distraction measures (which read the 1–5 scale), the smallest
+    qrels grade that is grade >= 3 on the 1–5 scale (grade 1 is a distractor, 2 useless); otherwise the
+    ``rel`` of the first measure having one, else 1 (trec_eval's default). The settings say which
+    scale each level is on. ``sections`` (a :class:`~ctxeval.Sections`) sets the curves, the PROC
+    data and the distraction table (of :func:`ctxeval.distraction_table`; ``utility`` serves it and
+    the distraction-aware measures). ``policies`` and ``rag`` are as for :func:`evaluate`; ``measures=None``: as for :func:`evaluate` (sample sets get the
+    measures that fit their references).
+    ``engine="spark"`` (or ``{"name": "spark", "master": ...}``) computes each run's per-query values
+    on Spark (runs and qrels as paths Spark reads); the statistics then run on the collected values, as
+    always.
+
+    >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    >>> base = {"q1": {"x": 2, "a": 1}, "q2": {"x": 2, "b": 1}, "q3": {"c": 1}}
+    >>> new = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    >>> rep = compare(qrels, [base, new], ["RR"], stats=Stats(resamples=200, permutations=200), sections={"curves_k": 0})
+    >>> c = rep.comparisons[0]
+    >>> round(c.mean, 3), round(c.baseline_mean, 3), (c.wins, c.ties, c.losses)
+    (1.0, 0.667, (2, 1, 0))
+    """
+    cfg, st, sec, eng = Stats.coerce(stats), Strata.coerce(strata), Sections.coerce(sections), Engine.coerce(engine)
+    qrels, runs, sample_notes, sample_sets = resolve_inputs("compare", qrels, runs, samples, policies)
+    if measures is None:  # sample sets: the measures that fit their references (evaluate's defaults)
+        measures = list(DEFAULT_MEASURES)
+        if sample_sets:
+            measures, why = default_measures(qrels, runs, rag)
+            sample_notes = [*sample_notes, why]
+    user = measure_list(measures)
+    if st.by is None and sample_sets:  # the samples' own categories stratify the report
+        cats = {q: c for s in sample_sets for q, c in s.categories().items()}
+        st = replace(st, by=cats or None)
+    if eng.name == "stream":
+        raise ConfigError(
+            "compare holds every run's per-query values side by side and reads its runs whole: use the local or "
+            "spark engine (evaluate and metric_at_k stream one run)"
+        )
+    if eng.name == "spark" and sample_sets:
+        raise ConfigError("compare on Spark reads qrels and run files (or Spark DataFrames), not sample sets")
+    session, run_objs = open_session(
+        qrels, runs, user, policies=policies, rag=rag, utility=utility, samples=sample_sets
+    )
+    if not run_objs:
+        raise ConfigError("compare needs at least one run")
+    user = session.measures
+    names = unique_names(run_objs)
+    if baseline is not None and baseline not in names:
+        raise ConfigError(f"baseline {baseline!r} is not one of the runs ({', '.join(names)})")
+    base = 0 if baseline is None else names.index(baseline)
+    plan = _plan(session, user, sec, st.num_rel_level)
+    spark = None
+    if eng.name == "spark":
+        raw = list(runs) if isinstance(runs, (list, tuple)) else [runs]
+        kw = {"policies": policies, "rag": rag, "utility": utility, "master": eng.master}
+        spark = (qrels, raw, kw)
+
+    notes: list[str] = [plan.curve_note] if plan.curve_note else []
+    notes += sample_notes + naming_notes(run_objs, names)
+    if len(run_objs) == 1:
+        notes.append("only one run: nothing to compare with the baseline (give two or more runs for paired tests)")
+    with Progress() as bar:
+        result, proc_result, eval_notes = _evaluate_all(
+            session, run_objs, names, plan, spark, bar.task("evaluating runs", len(run_objs))
+        )
+        notes += [n for n in eval_notes if n not in notes]
+        union, values, present = _cube(result, user)
+        sets, texts_source = _strata_sets(st, session, union, plan)
+        notes.extend(_strata_notes(sets))
+        tick = bar.task("statistics", 2.0 * (1 + sum(len(s.members) for s in sets)))
+        overall = block(values, present, np.arange(len(union)), names, user, base, cfg, tick)
+        strata_out: dict[str, Stratum] | None = {} if sets else None
+        pos = {q: i for i, q in enumerate(union)}
+        for s in sets:
+            for name, qids in s.members.items():
+                rows = np.array(sorted(pos[q] for q in set(qids) if q in pos), dtype=np.int64)
+                blk = block(values, present, rows, names, user, base, cfg, tick)
+                strata_out[name] = Stratum(name, s.kind, rows.size < st.min_size, blk)  # type: ignore[index]
+
+    for i, r in enumerate(result.runs):
+        only = int((present[i] ^ present[base]).sum()) if i != base else 0
+        if only:
+            notes.append(
+                f"{r.name}: {only} queries evaluated for only one of {r.name} and the baseline {names[base]} (not paired, left out of its comparisons)"
+            )
+    settings = _settings(cfg, result, plan, present, base)
+    gm = session.rag.grade_map
     if sets:
         settings["strata"] = [s.describe() for s in sets]
-        settings["min_stratum"] = min_stratum
+        settings["min_stratum"] = st.min_size
     if texts_source:
         settings["queries"] = texts_source
-    settings["curves_k"] = ks
-    settings["curve_measures"] = list(curves)
-    settings["pr_rel"] = rel
-    settings["pr_relevance"] = relevance(rel, gm, on_scale)
+    settings["curves_k"] = plan.ks
+    settings["curve_measures"] = list(plan.curves)
+    settings["pr_rel"] = plan.pr_rel
+    settings["pr_relevance"] = relevance(plan.pr_rel, gm, plan.on_scale)
     if sets:
-        settings["num_rel_level"] = nr_level
-        settings["num_rel_relevance"] = relevance(nr_level, gm, on_scale)
-    settings["proc_k"] = pk if proc_result is not None else None
+        settings["num_rel_level"] = plan.num_rel_level
+        settings["num_rel_relevance"] = relevance(plan.num_rel_level, gm, plan.on_scale)
+    settings["proc_k"] = plan.proc_k if proc_result is not None else None
 
-    curves_out = curves_from_result(result, curves, ks) if ks and curves else None
-    pr_out = pr_from_result(result, rel)
-    proc_out = None
-    if proc_result is not None:
-        pm, pp = proc_ms
-        series = []
-        for r in proc_result.runs:
-            verdicts = classify(r.values[pm], r.values[pp], PROC_THRESHOLD, PCT_THRESHOLD)
-            counts = np.bincount(verdicts, minlength=len(VERDICTS))
-            series.append(
-                {
-                    "run": r.name,
-                    "per_query": {
-                        q: [_num(float(r.values[pm][i])), _num(float(r.values[pp][i]))] for i, q in enumerate(r.qids)
-                    },
-                    "verdicts": dict(zip(VERDICTS, counts.tolist())),
-                }
-            )
-        proc_out = {"k": pk, "thresholds": {"PROC": PROC_THRESHOLD, "%PROC": PCT_THRESHOLD}, "series": series}
+    curves_out = curves_from_result(result, plan.curves, plan.ks) if plan.ks and plan.curves else None
+    pr_out = pr_from_result(result, plan.pr_rel)
+    proc_out = _proc_data(proc_result, plan) if proc_result is not None else None
     notes += [n for n in session.notes if n not in notes]
     report = Report(names[base], user, result, overall, strata_out, curves_out, pr_out, proc_out, settings, notes)
-    if distraction_k is not None:
+    if plan.distraction_k is not None:
         report.distraction = distraction_table(
-            qr,
+            session.qrels,
             [r.with_name(n) for r, n in zip(run_objs, names)],
-            distraction_k,
+            plan.distraction_k,
             utility=session.utility,
             policies=session.policies,
             rag=RagConfig(grade_map=session.rag.grade_map),

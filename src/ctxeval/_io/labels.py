@@ -53,7 +53,6 @@ __all__ = [
     "SIDECAR_SUFFIX",
     "LabelKind",
     "Provenance",
-    "of_sample_grades",
     "of_samples",
     "read_sidecar",
     "sidecar_path",
@@ -335,13 +334,6 @@ def of_samples(source: str, graded: int, refs: int, texts: int) -> LabelKind:
     if texts:
         return LabelKind("binary", None, f"reference_contexts in {source}, matched by exact text")
     return LabelKind("binary", None, f"reference_ids in {source}" if refs else f"no references in {source}")
-
-
-def of_sample_grades(source: str, grades: list[Mapping[str, int] | None]) -> LabelKind:
-    """The kind of samples built directly (not read from a file), from each sample's grades: graded
-    when a sample grades a chunk other than 1 (reference ids are stored as grade 1), else binary."""
-    graded = sum(1 for g in grades if g and set(g.values()) != {1})
-    return of_samples(source, graded, sum(1 for g in grades if g) - graded, 0)
 
 
 def union(kinds: list[LabelKind]) -> LabelKind:

@@ -147,7 +147,7 @@ class Qrels(_Rows):
         """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
         ``columns``: which columns hold what, for names the reader does not know (see :class:`Policies`).
         ``labels``: what the grades are; default: the file's sidecar (judge-written labels), else graded."""
-        read = read_file(path, "qrels", format, duplicates, Policies(columns=columns).renames())
+        read = read_file(path, "qrels", format, duplicates, Policies(columns=columns).renames("qrels"))
         kind = labels if labels is not None else read_sidecar(path)
         if kind is None:
             kind = LabelKind("graded", None, f"qrels file {Path(path).name}")
@@ -178,7 +178,7 @@ class Qrels(_Rows):
     ) -> Qrels:
         """From a pandas or polars frame with query id, doc id and relevance columns (``columns``:
         which columns hold what, as for :meth:`from_file`)."""
-        cols, dropped, _ = cls._of_frame(frame, source, duplicates, renames=Policies(columns=columns).renames())
+        cols, dropped, _ = cls._of_frame(frame, source, duplicates, renames=Policies(columns=columns).renames("qrels"))
         return cls(cols, source, dropped_duplicates=dropped, labels=labels)
 
     @classmethod
@@ -267,7 +267,7 @@ class Run(_Rows):
         The run's name is ``name`` if given, else its tag when one tag is used throughout, else the
         file name without extension. ``columns``: as for :meth:`Qrels.from_file`.
         """
-        read = read_file(path, "run", format, duplicates, Policies(columns=columns).renames())
+        read = read_file(path, "run", format, duplicates, Policies(columns=columns).renames("run"))
         return cls(read.columns, name or read.tag or _stem(path), str(path), dropped_duplicates=read.dropped)
 
     @classmethod
@@ -295,7 +295,7 @@ class Run(_Rows):
     ) -> Run:
         """From a pandas or polars frame with query id, doc id and score columns (and optionally a tag;
         ``columns``: which columns hold what, as for :meth:`from_file`)."""
-        cols, dropped, tag = cls._of_frame(frame, source, duplicates, renames=Policies(columns=columns).renames())
+        cols, dropped, tag = cls._of_frame(frame, source, duplicates, renames=Policies(columns=columns).renames("run"))
         return cls(cols, name or tag or "run", source, dropped_duplicates=dropped)
 
     @classmethod

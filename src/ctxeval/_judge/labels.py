@@ -10,17 +10,17 @@ texts). A missing text is an error naming the id and the file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ConfigError, InputError
 from .cache import Cache
 from .client import Judge
-from .runner import NOT_SENT, Ask, Prices, Tally, judge_all
+from .runner import NOT_SENT, Ask, Outcome, Prices, Tally, judge_all, judge_many
 from .tasks import TASKS
 
-__all__ = ["Item", "JudgeOptions", "items_from_runs", "items_from_samples", "judgment_pool"]
+__all__ = ["Item", "JudgeOptions", "item_asks", "items_from_runs", "items_from_samples", "judgment_pool"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,8 @@ class JudgeOptions:
     prices: Prices | None = None
     votes: int = 1
     progress: bool = False
+    retry_undecided: bool = False  #: ask cached undecided judgments again
+    notify: Callable[[str], None] | None = None  #: one-line messages (the probe, waits) go here
 
 
 #: what the answer-based tasks need of a sample, in the sample format's own field names
@@ -112,23 +114,30 @@ def items_from_samples(samples: Any, depth: int | None) -> list[Item]:
     return out
 
 
+def item_asks(task: str, items: Sequence[Item]) -> list[Ask]:
+    return [
+        Ask(TASKS[task], {"question": it.question, "passage": it.text}, {"query_id": it.query_id, "doc_id": it.doc_id})
+        for it in items
+    ]
+
+
 def grades(
     judge: Judge, items: Sequence[Item], cache: Cache, opts: JudgeOptions, scale: str = "rag"
-) -> tuple[list[tuple[Item, Any]], Tally]:
-    """Each item's grade (1-5 on the ``rag`` scale, 0-3 on the ``trec`` scale; None undecided)."""
-    task = TASKS["grade" if scale == "rag" else "grade-trec"]
-    asks = [Ask(task, {"question": it.question, "passage": it.text}) for it in items]
-    values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
-    return list(zip(items, values)), tally
+) -> tuple[list[tuple[Item, Outcome]], Tally]:
+    """Each item's :class:`Outcome`: its grade (1-5 on the ``rag`` scale, 0-3 on the ``trec`` scale)
+    when decided."""
+    outcomes, tally = judge_many(
+        judge, item_asks("grade" if scale == "rag" else "grade-trec", items), cache=cache, **_kw(opts)
+    )
+    return list(zip(items, outcomes)), tally
 
 
 def utilities(
     judge: Judge, items: Sequence[Item], cache: Cache, opts: JudgeOptions
-) -> tuple[list[tuple[Item, Any]], Tally]:
-    """Each item's utility u = 1 - P(first token NO-RESPONSE) (None undecided)."""
-    asks = [Ask(TASKS["utility"], {"question": it.question, "passage": it.text}) for it in items]
-    values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
-    return list(zip(items, values)), tally
+) -> tuple[list[tuple[Item, Outcome]], Tally]:
+    """Each item's :class:`Outcome`: its utility u = 1 - P(first token NO-RESPONSE) when decided."""
+    outcomes, tally = judge_many(judge, item_asks("utility", items), cache=cache, **_kw(opts))
+    return list(zip(items, outcomes)), tally
 
 
 def _kw(opts: JudgeOptions) -> dict[str, Any]:
@@ -138,6 +147,8 @@ def _kw(opts: JudgeOptions) -> dict[str, Any]:
         "prices": opts.prices,
         "votes": opts.votes,
         "progress": opts.progress,
+        "retry_undecided": opts.retry_undecided,
+        "notify": opts.notify,
     }
 
 
@@ -342,43 +353,7 @@ def merged(
 
 
 def sample_record(s: Any) -> dict[str, Any]:
-    """A :class:`Sample` as the JSON object it reads back from."""
-    rec: dict[str, Any] = {"query_id": s.query_id}
-    if s.question is not None:
-        rec["question"] = s.question
-    retrieved = []
-    for i, d in enumerate(s.retrieved_ids):
-        item: dict[str, Any] = {"id": d, "score": s.retrieved_scores[i]}
-        if s.retrieved_texts is not None:
-            item["text"] = s.retrieved_texts[i]
-        retrieved.append(item)
-    rec["retrieved"] = retrieved
-    for name in ("reference_contexts", "reference_answer", "response", "category"):
-        v = getattr(s, name)
-        if v is not None:
-            rec[name] = list(v) if isinstance(v, tuple) else v
-    if s.grades:
-        rec["grades"] = dict(s.grades)
-    if s.citations is not None:
-        rec["citations"] = list(s.citations)
-    if s.facets is not None:
-        rec["facets"] = [{"name": n, "ids": list(ids)} for n, ids in s.facets]
-    if s.nuggets is not None:
-        rec["nuggets"] = [
-            {
-                "text": t,
-                "importance": "vital" if v else "okay",
-                "supported_by": list(f),
-                "partially_supported_by": list(p),
-            }
-            for t, v, f, p in s.nuggets
-        ]
-    if s.pool is not None:
-        rec["pool"] = list(s.pool)
-    if s.claims is not None:
-        rec["claims"] = [{"text": t, "supported_by": list(f), "undecided": list(u)} for t, f, u in s.claims]
-    if s.judged is not None:
-        rec["judged"] = {"relevant": list(s.judged[0]), "undecided": list(s.judged[1])}
-    if s.labelled_by:
-        rec["labelled_by"] = [dict(x) for x in s.labelled_by]
-    return rec
+    """A :class:`Sample` as the JSON object it reads back from (the sample format's writer)."""
+    from .._io.samples import record
+
+    return record(s)

@@ -9,21 +9,27 @@ escaped for its format."""
 
 from __future__ import annotations
 
-import functools
 import io
 import math
 import re
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .._compare.compare import compare as compare_model
 from .._compare.model import Block, Comparison
 from .._compare.model import Report as ReportModel
-from .._compare.settings import CORRECTION_NAMES
+from .._compare.settings import CORRECTION_NAMES, Sections, Stats, Strata
 from .._context.utility import describe_lines
 from .._errors import ConfigError
 from .._measures import Measure
 from .distraction import render_distraction
 from .text import accounting_lines
+
+if TYPE_CHECKING:
+    from .._context.settings import RagConfig
+    from .._context.utility import UtilityConfig
+    from .._engine import Engine
+    from .._policies import Policies
 
 __all__ = ["Report", "compare", "latex_escape", "markdown_escape", "to_latex", "to_markdown", "to_table"]
 
@@ -507,6 +513,26 @@ class Report(ReportModel):
         return render_html(self.to_dict())
 
 
-@functools.wraps(compare_model)
-def compare(*args: Any, **kwargs: Any) -> Report:
-    return Report.of(compare_model(*args, **kwargs))
+def compare(
+    qrels: Any = None,
+    runs: Any = None,
+    measures: Iterable[str | Measure] | str | Measure | None = None,
+    *,
+    samples: Any = None,
+    baseline: str | None = None,
+    stats: Stats | Mapping[str, Any] | None = None,
+    strata: Strata | Any = None,
+    sections: Sections | Mapping[str, Any] | None = None,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: RagConfig | Mapping[str, Any] | None = None,
+    utility: UtilityConfig | Mapping[str, Any] | None = None,
+    engine: Engine | str | Mapping[str, Any] = "local",
+) -> Report:
+    model = compare_model(
+        qrels, runs, measures, samples=samples, baseline=baseline, stats=stats, strata=strata, sections=sections,
+        policies=policies, rag=rag, utility=utility, engine=engine,
+    )  # fmt: skip
+    return Report.of(model)
+
+
+compare.__doc__ = compare_model.__doc__
