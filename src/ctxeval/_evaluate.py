@@ -196,7 +196,7 @@ def default_measures(qrels: Any, runs: list[Any], rag: Any = None) -> tuple[list
             out.append("ContextRecall(method=similarity)")
         why = "binary references"
     else:
-        rel = scale_level(grades, gm)
+        rel = scale_level(grades, gm) if gm is not None else (3 if kind.scale == "rag" or max(grades) > 3 else 1)
         p = f"(rel={rel})" if rel != 1 else ""
         out = [f"ContextRecall{p}", f"SetP{p}", f"RR{p}", f"nDCG@{depth}"]
         on_scale = gm.apply(np.asarray(grades)) if gm is not None else np.asarray(grades)
@@ -305,7 +305,9 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     names = unique_names(run_objs)
     notes = naming_notes(run_objs, names)
     rates = sorted({m.k for m in ms if m.family == "DistractorRate"})
-    level = level_note(measures, lambda: session.grades, session.rag.grade_map)
+    level = level_note(
+        measures, lambda: session.grades, session.rag.grade_map, scale_known=session.qrels.labels.scale == "rag"
+    )
     if level:
         notes.append(level)
     nothing = relevance_note(measures, session.qrels.columns.values, session.rag.grade_map)

@@ -310,7 +310,7 @@ def read_sidecar(path: str | os.PathLike[str]) -> LabelKind | None:
     return kind
 
 
-def of_samples(source: str, graded: int, refs: int, texts: int) -> LabelKind:
+def of_samples(source: str, graded: int, refs: int, texts: int, grades: Any = ()) -> LabelKind:
     """The kind of a sample set's references from how many samples give ``grades`` (``graded``),
     ``reference_ids`` (``refs``) and only ``reference_contexts`` matched by exact text (``texts``).
 
@@ -319,6 +319,12 @@ def of_samples(source: str, graded: int, refs: int, texts: int) -> LabelKind:
     >>> k = of_samples("s.jsonl", 3, 2, 0)
     >>> k.kind, len(k.notes)
     ('graded', 1)
+
+    Grades within 1-5 that use 4 or 5 (``grades``: the distinct values given) are read as the 1-5 scale
+    (``rag``): no other common scale has them without a 0.
+
+    >>> of_samples("s.jsonl", 3, 0, 0, {1, 2, 5}).scale, of_samples("s.jsonl", 3, 0, 0, {0, 1, 3}).scale
+    ('rag', None)
     """
     if graded:
         notes: tuple[str, ...] = ()
@@ -328,7 +334,9 @@ def of_samples(source: str, graded: int, refs: int, texts: int) -> LabelKind:
                 "references are read as grade 1 on the grades' scale (on the 1-5 scale a distractor); give grades "
                 "everywhere, or reference ids everywhere (binary labels)",
             )
-        return LabelKind("graded", None, f"grades in {source}", notes=notes)
+        values = set(grades)
+        scale = "rag" if values and values <= {1, 2, 3, 4, 5} and max(values) >= 4 and not notes else None
+        return LabelKind("graded", scale, f"grades in {source}", notes=notes)
     if refs and texts:
         return LabelKind("binary", None, f"reference_ids and exact-text reference_contexts in {source}")
     if texts:

@@ -25,7 +25,7 @@ _RETRIEVED = ("retrieved", "retrieved_ids", "retrieved_context_ids", "retrieved_
 
 @dataclass(frozen=True)
 class Samples:
-    """A sample set: one run of a RAG pipeline with its references (fields: :mod:`ctxeval._io.samples`).
+    """A sample set: one run of a RAG pipeline with its references (fields: the README's sample section).
 
     >>> s = Samples.from_records([
     ...     {"query_id": "q1", "retrieved_ids": ["a", "b", "c"], "reference_ids": ["a", "c", "z"]},
@@ -41,7 +41,7 @@ class Samples:
     name: str = "samples"
     source: str = "<samples>"
     notes: tuple[str, ...] = field(default=())
-    #: what the references are (a :class:`~ctxeval._io.labels.LabelKind`): binary for reference ids or
+    #: what the references are (a :class:`~ctxeval.LabelKind`): binary for reference ids or
     #: exact-text reference contexts, graded for grades; None: inferred from the samples' judgments_from
     labels: Any = None
 
@@ -59,7 +59,7 @@ class Samples:
     ) -> Samples:
         """From a JSON-lines file, one sample object per line (blank lines are skipped). A plain file
         (ids, scores, references, question, category) is decoded column-wise
-        (:mod:`ctxeval._io.samples.fast`); ``fast=False`` reads every file line by line, the reference
+        (a columnar fast path); ``fast=False`` reads every file line by line, the reference
         that reader is tested against."""
         from .files import read_jsonl
 
@@ -135,8 +135,8 @@ class Samples:
         cls, dataset: Any, *, name: str = "ragas", source: str = "<ragas dataset>", duplicates: str = "error"
     ) -> Samples:
         """From a RAGAS ``EvaluationDataset`` or a Hugging Face ``datasets.Dataset`` (anything whose
-        ``to_list()`` gives one mapping per sample; no dependency on either package), see
-        :mod:`ctxeval._io.samples.ragas`."""
+        ``to_list()`` gives one mapping per sample; no dependency on either package): RAGAS's names
+        read as the README's sample section says."""
         from .ragas import from_dataset
 
         _check_duplicates(duplicates)
@@ -247,9 +247,8 @@ class Samples:
 
     # --- writing ------------------------------------------------------------------------------------
     def to_records(self, schema: str = "ctxeval") -> list[dict[str, Any]]:
-        """Each sample as the JSON object it reads back from: ``schema="ctxeval"`` the format's names
-        (:func:`ctxeval._io.samples.schema.record`), ``"ragas"`` RAGAS's names with ctxeval's other
-        fields beside them (:func:`ctxeval._io.samples.ragas.ragas_record`); nothing is lost either way."""
+        """Each sample as the JSON object it reads back from: ``schema="ctxeval"`` the format's names,
+        ``"ragas"`` RAGAS's names with ctxeval's other fields beside them; nothing is lost either way."""
         if schema == "ragas":
             from .ragas import ragas_record
 
@@ -316,7 +315,7 @@ class Samples:
         return frame
 
     def run(self, name: str | None = None) -> Any:
-        """The retrieved lists as a run, ranked by list order (see :mod:`ctxeval._io.samples`); a set
+        """The retrieved lists as a run, ranked by list order (see :class:`~ctxeval.Samples`); a set
         where no sample retrieved anything is a run without rows."""
         import polars as pl
 
@@ -486,9 +485,12 @@ def _labels_of(st: Samples) -> Any:
         c = st.samples.columnar
         graded = c.grades["s"].n_unique() if c.grades.height else 0
         refs = int((c.frame["reference_ids"].list.len().fill_null(0) > 0).sum()) if graded < len(c) else 0
-        return of_samples(st.source, graded, refs, 0)
+        values = c.grades["relevance"].unique().to_list() if c.grades.height else ()
+        return of_samples(st.source, graded, refs, 0, values)
     where = [s.judgments_from for s in st.samples]
-    return of_samples(st.source, where.count("grades"), where.count("reference_ids"), where.count("reference_contexts"))
+    values = {g for s in st.samples if s.judgments_from == "grades" for g in (s.grades or {}).values()}
+    counts = (where.count("grades"), where.count("reference_ids"), where.count("reference_contexts"))
+    return of_samples(st.source, *counts, values)
 
 
 class _Lazy(Sequence[Sample]):
