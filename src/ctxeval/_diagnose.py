@@ -42,6 +42,7 @@ from ._errors import ConfigError
 from ._measures import make
 from ._policies import Policies
 from ._session import depth_note, one_run_inputs, open_session
+from ._show import html_table, pandas
 
 __all__ = [
     "ADVICE_ALPHA",
@@ -184,6 +185,33 @@ class Diagnosis:
         if r > s:
             return f"fix the retriever first: {r} retrieval vs {s} selection failures ({test}){both}"
         return f"fix the reranker first: {s} selection vs {r} retrieval failures ({test}){both}"
+
+    def __repr__(self) -> str:
+        c = self.counts
+        shown = ", ".join(f"{v} {n}" for v, n in c.items() if n)
+        return f"Diagnosis({self.run!r}, K={self.k}: {shown}; {self.advice})"
+
+    def _repr_html_(self) -> str:
+        rows = [[v, n, f"{100 * n / max(len(self.queries), 1):.1f}%"] for v, n in self.counts.items()]
+        return html_table(["verdict", "queries", "share"], rows, f"{self.run}, K = {self.k}: {self.advice}")
+
+    def to_pandas(self) -> Any:
+        """One row per query: ``query, verdict, RA-nWG, PROC, %PROC, N-Recall5, missed`` (the grade-5
+        docs missing from the top K, with where they sat)."""
+        pd = pandas("Diagnosis.to_pandas")
+        rows = [
+            (
+                q.query_id,
+                q.verdict,
+                q.ra_nwg,
+                q.proc,
+                q.pct_proc,
+                q.n_recall5,
+                "; ".join(f"{m.doc_id} ({m.where})" for m in q.missed),
+            )
+            for q in self.queries
+        ]
+        return pd.DataFrame(rows, columns=["query", "verdict", "RA-nWG", "PROC", "%PROC", "N-Recall5", "missed"])
 
     def to_dict(self) -> dict[str, Any]:
         return {

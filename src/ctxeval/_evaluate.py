@@ -11,10 +11,11 @@ import numpy as np
 
 from ._context.grades import level_note, relevance_note
 from ._context.utility import flag_counts, flag_note
-from ._errors import ConfigError, DependencyError
+from ._errors import ConfigError
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
 from ._session import Session, depth_note, naming_notes, open_session, resolve_inputs, unique_names
+from ._show import fmt, html_table, pandas, short
 
 if TYPE_CHECKING:
     from ._context.settings import RagConfig
@@ -104,6 +105,21 @@ class RunResult:
         vals = self.values[_key(measure)]
         return {q: float(v) for q, v in zip(self.qids, vals)}
 
+    def __repr__(self) -> str:
+        means = ", ".join(f"{m} {fmt(v)}" for m, (v, _) in list(self.summary.items())[:4])
+        more = f" and {len(self.summary) - 4} more" if len(self.summary) > 4 else ""
+        return f"RunResult({self.name!r}, {len(self.qids)} queries: {means}{more})"
+
+    def to_pandas(self, per_query: bool = False) -> Any:
+        """This run's means (``measure, value, valid_queries``), or with ``per_query=True`` its
+        per-query values (``query, measure, value``; NaN = NA)."""
+        pd = pandas("RunResult.to_pandas")
+        if per_query:
+            rows = [(q, str(m), float(v[i])) for m, v in self.values.items() for i, q in enumerate(self.qids)]
+            return pd.DataFrame(rows, columns=["query", "measure", "value"])
+        rows2 = [(str(m), v, n) for m, (v, n) in self.summary.items()]
+        return pd.DataFrame(rows2, columns=["measure", "value", "valid_queries"])
+
 
 def _key(measure: Measure | str) -> Measure:
     return measure if isinstance(measure, Measure) else parse_measures(measure)[0]
@@ -140,15 +156,22 @@ class Result:
             out["notes"] = list(self.notes)
         return out
 
+    def __repr__(self) -> str:
+        runs = short([r.name for r in self.runs])
+        ms = short([str(m) for m in self.measures])
+        return f"Result({len(self.runs)} runs x {len(self.measures)} measures; runs: {runs}; measures: {ms})"
+
+    def _repr_html_(self) -> str:
+        rows = [[r.name, *(r.summary[m][0] for m in self.measures)] for r in self.runs]
+        cap = "means over queries" + (f"; {len(self.notes)} notes (.notes)" if self.notes else "")
+        return html_table(["run", *map(str, self.measures)], rows, cap)
+
     def to_pandas(self, per_query: bool = False) -> Any:
         """The means, one row per (run, measure): ``run, measure, value, valid_queries``; with
         ``per_query=True`` the per-query values instead, ``run, query, measure, value`` (NaN = NA),
         the shape of :meth:`Report.to_pandas(per_query=True) <ctxeval.Report.to_pandas>` and of the
         report's CSV. The two never share a frame, so a query named ``all`` stays a query."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise DependencyError("Result.to_pandas", "pandas", "pandas") from None
+        pd = pandas("Result.to_pandas")
 
         if per_query:
             rows = [
@@ -223,7 +246,7 @@ def evaluate(
     (``ties``), judged queries absent from a run (``missing``: ``zero``, scored 0, trec_eval ``-c``,
     the default here; ``ignore``, trec_eval's default; ``error``) and repeated pairs (``duplicates``).
 
-    Set-based RAG measures (``RA-nWG@10``, ``PROC@10``, ...; see :mod:`ctxeval._measures.rag`) read
+    Set-based RAG measures (``RA-nWG@10``, ``PROC@10``, ...; ``ctxeval measures`` lists them) read
     the qrels grades through ``rag.grade_map`` (a preset such as ``"trec-dl"``, ``"3:5,2:4,1:3,0:2"``,
     a mapping or a :class:`GradeMap`) and need them on the 1–5 scale; ``Judged@K`` is added beside
     them. ``rag.pool`` is the retrieval pool (a run; with several runs, the same pool applies to all;
@@ -233,7 +256,7 @@ def evaluate(
     group) serves ``RA-nWG(novelty=...)``.
 
     Distraction-aware measures (``dDCG@5``, ``UDCG@5``, ``DistractorRate@5``, ...; see
-    :mod:`ctxeval._measures.distraction`) read per-passage utilities set by ``utility`` (a
+    ``ctxeval measures``) read per-passage utilities set by ``utility`` (a
     :class:`~ctxeval.UtilityConfig`: the utility map, known distractors, LLM utilities and the
     detection rules); they are computed once per run, only when such a measure is requested, and the
     settings record them.
@@ -241,7 +264,7 @@ def evaluate(
     ``samples`` (instead of ``qrels`` and ``runs``): one sample set or a list of them (a
     :class:`~ctxeval.Samples`, a JSON-lines path, a list of sample dicts or a frame), each one run, or
     a mapping ``{name: set}`` naming them; the judgments are their references (see
-    :mod:`ctxeval._io.samples`). ``measures`` default: :data:`DEFAULT_MEASURES` for runs, and for
+    :class:`~ctxeval.Samples` and the README's sample section). ``measures`` default: :data:`DEFAULT_MEASURES` for runs, and for
     sample sets the context measures that fit their references and depth (:func:`default_measures`).
 
     >>> res = evaluate({"q1": {"a": 1, "b": 0}}, {"q1": {"a": 0.2, "b": 0.9}}, ["P@1", "RR"])

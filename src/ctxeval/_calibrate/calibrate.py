@@ -23,6 +23,7 @@ from .._measures import Measure, parse_measure
 from .._policies import Policies
 from .._selector import POLICY_FORMAT, RANKING_RULE, RELATIVE_SCORE_RULE, ContextSelector
 from .._session import one_run_inputs, open_session
+from .._show import fmt, html_table, pandas, pyplot
 from .._version import __version__
 from .grid import POLICY_RULE, TAUS, Checks, Fit, checks, fit, lead_lengths, prefix_utility
 
@@ -115,6 +116,53 @@ class Calibration:
     def selector(self) -> ContextSelector:
         return ContextSelector.from_dict(self.policy)
 
+    def __repr__(self) -> str:
+        ins = self.policy["in_sample"]
+        rec = self.policy["checks"].get("recommended_fixed_k")
+        use = f"use the fixed K={rec}" if rec is not None and not self.beats_fixed_k else "beats the best fixed K"
+        return (
+            f"Calibration(k_max={self.k_max}, tau={self.tau:g}, objective {self.policy['objective']} "
+            f"{fmt(ins['objective'])} in sample; {use}; {len(self.notes)} notes)"
+        )
+
+    def _repr_html_(self) -> str:
+        ins, cv = self.policy["in_sample"], self.policy["cross_validation"]
+        rows = [
+            ["policy", f"K_max={self.k_max}, tau={self.tau:g}", ins["objective"], cv["objective"]],
+            [
+                "best fixed K",
+                f"K={ins['best_fixed_k']}",
+                ins["objective_at_best_fixed_k"],
+                cv["objective_at_best_fixed_k"],
+            ],
+        ]
+        cap = "; ".join(self.notes[-1:]) or f"objective {self.policy['objective']}"
+        return html_table(["", "setting", "in sample", "held out"], rows, cap)
+
+    def to_pandas(self) -> Any:
+        """The grid: one row per (K_max, tau) with its in-sample ``objective`` (the mean over queries)."""
+        pd = pandas("Calibration.to_pandas")
+        grid = self.fit.grid
+        rows = [(k + 1, t, float(grid[k, j])) for k in range(grid.shape[0]) for j, t in enumerate(self.fit.taus)]
+        return pd.DataFrame(rows, columns=["k_max", "tau", "objective"])
+
+    def plot(self, ax: Any = None) -> Any:
+        """The objective of every fixed K (tau = 0) against K, the policy's value marked; on
+        matplotlib ``ax`` (default: a new figure). Returns the axes. Needs the ``report`` extra."""
+        plt = pyplot("Calibration.plot")
+        if ax is None:
+            _, ax = plt.subplots()
+        grid = self.fit.grid
+        ks = list(range(1, grid.shape[0] + 1))
+        ax.plot(ks, grid[:, 0], marker="o", label="fixed K (tau = 0)")
+        ax.axhline(
+            self.policy["in_sample"]["objective"], linestyle="--", label=f"policy K_max={self.k_max}, tau={self.tau:g}"
+        )
+        ax.set_xlabel("K")
+        ax.set_ylabel(f"mean {self.policy['objective']}")
+        ax.legend()
+        return ax
+
     def to_json(self) -> str:
         """The policy as JSON: deterministic bytes (fixed key order, NaN as null, ``\\n`` at the end)."""
         return json.dumps(self.policy, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
@@ -133,7 +181,7 @@ def calibrate(
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
 ) -> Calibration:
-    """Fit a runtime policy (K_max, τ) on ``run`` against ``qrels`` (see :mod:`ctxeval._calibrate.grid`).
+    """Fit a runtime policy (K_max, τ) on ``run`` against ``qrels`` (the README's "Runtime policy" section).
 
     ``objective``: ``"utility"`` (total utility of the selected set) or a measure name; ``k``: the
     largest K_max tried; ``folds``, ``seed``: the cross-validation. The per-passage utilities come from

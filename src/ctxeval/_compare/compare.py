@@ -350,7 +350,7 @@ def compare(
     ``qid<TAB>text`` or JSONL file, or a mapping) adds the ``query_length`` strata. Every stratified
     report holds the ``num_rel`` strata (0, 1, 2–5, > 5 docs with grade ≥ ``num_rel_level``), named or
     not. ``num_rel_level`` and ``Sections.pr_rel`` (the relevance level of the precision–recall curve)
-    default to the level of the grade scale in force (:func:`ctxeval._context.grades.scale_level`):
+    default to the level of the grade scale in force (the README's "Grade scales"):
     with a grade map, or with RAG or distraction measures (which read the 1–5 scale), the smallest
     qrels grade that is grade >= 3 on the 1–5 scale (grade 1 is a distractor, 2 useless); otherwise the
     ``rel`` of the first measure having one, else 1 (trec_eval's default). The settings say which

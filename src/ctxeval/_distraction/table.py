@@ -34,9 +34,10 @@ from .._measures import Measure, make
 from .._measures.distraction import ideal_ddcg, top_rows, unknown_queries
 from .._policies import Policies
 from .._session import depth_note, open_session, resolve_inputs, unique_names
+from .._show import fmt, html_table, pandas
 from .dynamic_k import dynamic_k_summary
 
-__all__ = ["RISKY", "SAFE", "VERDICTS", "auto_rel", "distraction_table", "safety_verdict"]
+__all__ = ["RISKY", "SAFE", "VERDICTS", "DistractionTable", "auto_rel", "distraction_table", "safety_verdict"]
 
 SAFE, RISKY = 0.10, 0.50
 _VERDICT_TOL = 1e-9
@@ -93,6 +94,45 @@ def auto_rel(qrels: Qrels, config: UtilityConfig, gm: Any) -> tuple[int, list[st
     if odd:
         notes.append(f"grades {odd} lie above rel={rel} but have utility <= 0: RR and R count them as relevant")
     return rel, notes
+
+
+class DistractionTable(dict[str, Any]):
+    """What :func:`distraction_table` returns: the dict of the report contract (as ``ctxeval distraction
+    --format json`` prints it), with a short ``repr``, an HTML table in a notebook and :meth:`to_pandas`."""
+
+    def __repr__(self) -> str:
+        rows = ", ".join(f"{r['run']} {r['verdict']} (rate {fmt(r['distractor_rate'])})" for r in self["rows"][:4])
+        more = f" and {len(self['rows']) - 4} more" if len(self["rows"]) > 4 else ""
+        return f"DistractionTable(k={self['k']}: {rows}{more}; {len(self['notes'])} notes)"
+
+    def _repr_html_(self) -> str:
+        names = list(self["rows"][0]["measures"]) if self["rows"] else []
+        rows = [
+            [r["run"], *r["measures"].values(), r["verdict"], r["optimal_k"]["mean"], r["hidden_harm"]]
+            for r in self["rows"]
+        ]
+        reasons = [f"{r['run']}: {r['verdict_reason']}" for r in self["rows"] if r.get("verdict_reason")]
+        cap = f"distraction at k = {self['k']}" + (f"; {reasons[0]}" if reasons else "")
+        return html_table(["run", *names, "verdict", "optimal k (mean)", "hidden harm"], rows, cap)
+
+    def to_pandas(self) -> Any:
+        """One row per run: its measures, ``verdict``, ``verdict_reason``, ``optimal_k_mean``,
+        ``optimal_k_median``, ``best_fixed_k`` and ``hidden_harm``."""
+        pd = pandas("DistractionTable.to_pandas")
+        rows = [
+            {
+                "run": r["run"],
+                **r["measures"],
+                "verdict": r["verdict"],
+                "verdict_reason": r.get("verdict_reason"),
+                "optimal_k_mean": r["optimal_k"]["mean"],
+                "optimal_k_median": r["optimal_k"]["median"],
+                "best_fixed_k": r["optimal_k"]["best_fixed_k"],
+                "hidden_harm": r["hidden_harm"],
+            }
+            for r in self["rows"]
+        ]
+        return pd.DataFrame(rows)
 
 
 def _no_verdict(unknown: int, queries: int, k: int) -> str:
@@ -159,7 +199,7 @@ def distraction_table(
     discount: bool = False,
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> DistractionTable:
     """One row per run: rank measures next to the distraction-aware ones, the safety verdict, the
     optimal k and the worst distractors. Returns the ``distraction`` object of the report contract
     (``k``, ``rules``, ``utility_map``, ``utility_source``, ``rows``) plus the settings that shaped it
@@ -317,19 +357,21 @@ def distraction_table(
         )
         if n_unknown:
             rows_out[-1]["verdict_reason"] = _no_verdict(n_unknown, data.n_queries, k)
-    return {
-        "k": k,
-        "rules": config.rules.describe(),
-        "utility_map": {str(g): u for g, u in config.utility_map},
-        "utility_source": config.source,
-        "rel": rel_used,
-        "rel_relevance": relevance(rel_used, gm, True),
-        "verdict_thresholds": {"safe": float(safe), "risky": float(risky)},
-        "known_distractors": config.describe()["known_distractors"],
-        "utilities": config.describe()["utilities"],
-        "grade_map": gm.describe() if gm is not None else None,
-        "qrels_dropped_duplicates": int(qr.dropped_duplicates),
-        "discount": bool(discount),
-        "notes": notes + session.notes,
-        "rows": rows_out,
-    }
+    return DistractionTable(
+        {
+            "k": k,
+            "rules": config.rules.describe(),
+            "utility_map": {str(g): u for g, u in config.utility_map},
+            "utility_source": config.source,
+            "rel": rel_used,
+            "rel_relevance": relevance(rel_used, gm, True),
+            "verdict_thresholds": {"safe": float(safe), "risky": float(risky)},
+            "known_distractors": config.describe()["known_distractors"],
+            "utilities": config.describe()["utilities"],
+            "grade_map": gm.describe() if gm is not None else None,
+            "qrels_dropped_duplicates": int(qr.dropped_duplicates),
+            "discount": bool(discount),
+            "notes": notes + session.notes,
+            "rows": rows_out,
+        }
+    )

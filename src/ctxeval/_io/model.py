@@ -98,7 +98,7 @@ class _Rows:
 class Qrels(_Rows):
     """Relevance judgments: one integer grade per (query id, doc id); grades may be negative.
 
-    ``labels`` (a :class:`~ctxeval._io.labels.LabelKind`) says what the grades are: ``graded`` unless
+    ``labels`` (a :class:`~ctxeval.LabelKind`) says what the grades are: ``graded`` unless
     told otherwise (``labels="binary"`` for reference ids, ``"trec"`` for TREC's 0-3 ...), a file's
     sidecar (``<file>.labels.json``, written by the judge) or the sample set the judgments came from.
 
@@ -126,7 +126,7 @@ class Qrels(_Rows):
         self.columns = columns
         self.source = source
         self.dropped_duplicates = dropped_duplicates
-        #: what the grades are (see :mod:`ctxeval._io.labels`)
+        #: what the grades are (a :class:`~ctxeval.LabelKind`)
         self.labels = LabelKind.coerce(labels) if labels is not None else LabelKind("graded", None, "assumed")
 
     def with_labels(self, labels: LabelKind | str) -> Qrels:

@@ -507,7 +507,7 @@ class Report(ReportModel):
         return to_table(self, color, width)
 
     def to_html(self) -> str:
-        """One self-contained HTML file (:func:`ctxeval._render.html.render_html`)."""
+        """One self-contained HTML file (the README's "HTML report" section)."""
         from .html import render_html
 
         return render_html(self.to_dict())
