@@ -1,5 +1,5 @@
-"""``ctxeval judge`` and ``ctxeval pool``: labels from an LLM judge (or the offline lexical heuristic)
-and the judgment pool to label (``ctxeval agreement``: :mod:`.card`; ``ctxeval judge probe``: :mod:`.probe`)."""
+"""``ctxeval judge``: labels from an LLM judge (or the offline lexical heuristic) (``ctxeval pool``, the
+judgment pool to label: :mod:`.pool`; ``ctxeval agreement``: :mod:`.card`; ``ctxeval judge probe``: :mod:`.probe`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .options import emit, output_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["command", "pool"]
+__all__ = ["command"]
 
 
 def _judge_options(f: F) -> F:
@@ -442,43 +442,6 @@ def cache_prune(
     with _cache({"cache_path": cache_path}) as cache:
         n = cache.prune(model=model, task=task, older_than_days=older, undecided=undecided)
     click.echo(f"deleted {n} judgments")
-
-
-@click.command("pool")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--depth", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option(
-    "--queries", type=click.Path(dir_okay=False), help="with --passages: write JSON lines with the texts, for labelling"
-)
-@click.option("--passages", type=click.Path(dir_okay=False))
-@output_option(None, "where to write the pool (default stdout)")
-def pool(runs: tuple[str, ...], depth: int, queries: str | None, passages: str | None, output: str | None) -> None:
-    """The judgment pool: per query, the union of every run's top DEPTH docs, as 'qid docid best_rank'
-    lines (or, with --queries and --passages, JSON lines with the texts), with counts on stderr."""
-    from .._judge.labels import items_from_runs, judgment_pool
-
-    if (queries is None) != (passages is None):
-        raise ConfigError("--queries and --passages go together")
-    pairs, counts = judgment_pool(runs, depth)
-    if queries is not None:
-        items, _ = items_from_runs(runs, queries, passages, depth)
-        text = "".join(
-            json.dumps(
-                {"query_id": it.query_id, "question": it.question, "doc_id": it.doc_id, "text": it.text},
-                ensure_ascii=False,
-            )
-            + "\n"
-            for it in items
-        )
-    else:
-        text = "".join(f"{q} {d}\n" for q, d in pairs)
-    emit(text, output)
-    per_run = ", ".join(f"{name} {n}" for name, n in counts["unique_per_run"].items())
-    click.echo(
-        f"pool: {counts['pairs']} (query, doc) pairs over {counts['queries']} queries at depth {depth}; "
-        f"docs only one run contributes: {per_run}",
-        err=True,
-    )
 
 
 def _register_probe() -> None:

@@ -51,10 +51,17 @@ class JudgeOptions:
     notify: Callable[[str], None] | None = None  #: one-line messages (the probe, waits) go here
 
 
+#: what the answer-based tasks need of a sample, in the sample format's own field names
+_NEEDS_ANSWER = (
+    "no sample has both a reference answer (the field reference_answer, or RAGAS's reference) and chunk texts "
+    "(retrieved as [{id, text}], or retrieved_contexts)"
+)
+
+
 def judgment_pool(runs: Sequence[Any], depth: int) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     """The judgment pool: per query (byte-wise order), the union of every run's top ``depth`` docs, in
     order of their best rank (then doc id); with counts (queries, pairs, and per run the docs only it
-    contributes)."""
+    contributes) and each pair's best rank (``best_rank``)."""
     from .._io.model import Run
 
     if depth < 1:
@@ -79,6 +86,7 @@ def judgment_pool(runs: Sequence[Any], depth: int) -> tuple[list[tuple[str, str]
     pairs = sorted(best, key=lambda k: (k[0].encode(), best[k], k[1].encode()))
     only = {name: len(s - set().union(*(o for n, o in by_run.items() if n != name))) for name, s in by_run.items()}
     counts = {"queries": len({q for q, _ in pairs}), "pairs": len(pairs), "depth": depth, "unique_per_run": only}
+    counts["best_rank"] = best  # (qid, doc) -> its best rank over the runs
     return pairs, counts
 
 
@@ -164,7 +172,7 @@ def claims(
     st = Samples.coerce(samples)
     have = [s for s in st.samples if s.reference_answer and s.retrieved_texts is not None]
     if not have:
-        raise InputError(f"{st.source}: no sample has a reference_answer and chunk texts: nothing to split into claims")
+        raise InputError(f"{st.source}: {_NEEDS_ANSWER}: nothing to split into claims")
     split_task, support_task = TASKS["claims-split"], TASKS["claims-support"]
     split, t1 = judge_all(
         judge,
@@ -242,7 +250,7 @@ def relevance(
     st = Samples.coerce(samples)
     have = [s for s in st.samples if s.reference_answer and s.retrieved_texts is not None]
     if not have:
-        raise InputError(f"{st.source}: no sample has a reference_answer and chunk texts")
+        raise InputError(f"{st.source}: {_NEEDS_ANSWER}: nothing to judge the chunks against")
     rel, und, tally = _chunk_flags(judge, have, "relevance", lambda s: s.reference_answer or "", cache, opts, depth)
     out = [{"query_id": s.query_id, "judged": {"relevant": r, "undecided": u}} for s, r, u in zip(have, rel, und)]
     return out, tally
