@@ -105,8 +105,10 @@ register(SamplesProvider())
 @dataclass(frozen=True)
 class SimilarityProvider:
     """``similarity``: the normalised Levenshtein similarity (rapidfuzz, as RAGAS's non-LLM context
-    measures compute it) of every (reference context, retrieved chunk) pair of a sample that gives
-    both texts; a sample without them is NA for the measures that read it."""
+    measures compute it) of every (non-empty reference context, retrieved chunk) pair of a sample that
+    gives both texts (an empty chunk text is 0 similar to every reference); a sample without reference
+    texts, or whose chunks have no texts, is NA for the measures that read it, one that retrieved
+    nothing scores 0."""
 
     name: str = "similarity"
     after: tuple[str, ...] = ()
@@ -125,18 +127,19 @@ class SimilarityProvider:
         sims: list[np.ndarray] = []
         first = 0
         for i, _q, s, lo, hi in queries:
-            if s.retrieved_texts is None or not s.reference_contexts:
-                continue
-            text_of = dict(zip(s.retrieved_ids, s.retrieved_texts))
-            texts = [text_of.get(docs[r], "") for r in range(lo, hi)]
-            has[i] = True
-            n_ref[i] = len(s.reference_contexts)
-            if texts:
-                m = cdist(s.reference_contexts, texts, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
+            ref_texts = s.relevant_contexts()  # (an empty reference context is no reference)
+            if not ref_texts or (hi > lo and s.retrieved_texts is None):
+                continue  # NA: no reference text, or chunks without texts to compare
+            has[i] = True  # (a sample that retrieved nothing scores 0)
+            n_ref[i] = len(ref_texts)
+            if hi > lo:
+                text_of = dict(zip(s.retrieved_ids, s.retrieved_texts or ()))
+                texts = [text_of.get(docs[r], "") for r in range(lo, hi)]
+                m = cdist(ref_texts, texts, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
                 refs.append(np.repeat(np.arange(first, first + m.shape[0], dtype=np.int64), m.shape[1]))
                 rows.append(np.tile(np.arange(lo, hi, dtype=np.int64), m.shape[0]))
                 sims.append(m.ravel())
-            first += len(s.reference_contexts)
+            first += len(ref_texts)
         ref_off = np.zeros(n_q + 1, dtype=np.int64)
         np.cumsum(n_ref, out=ref_off[1:])
 

@@ -33,10 +33,23 @@ a name of its own, since no RAGAS metric computes it on ids:
 ``NonLLMContextRecall``): sim(a, b) = 1 - normalised Levenshtein distance (rapidfuzz); a retrieved chunk
 is relevant when its best sim to a reference context is >= ``threshold`` (default 0.5), and a reference
 context is recalled when some chunk of the top k is >= ``threshold`` similar to it. A sample without
-retrieved texts or reference contexts is NA. Deliberate differences from ragas 0.4.3: its recall
-counts sim > threshold (strictly; its precision uses >=), ctxeval uses >= for both, so the two differ
-only where a similarity equals the threshold exactly; ragas fails on an empty retrieved list where
-ctxeval scores 0.
+reference texts, or whose chunks have no texts, is NA. ragas 0.4.3's recall counts sim > threshold
+(strictly; its precision uses >=), ctxeval uses >= for both: the two differ only where a similarity
+equals the threshold exactly.
+
+Edge samples have one reading each, the same under every method (the sample set's notes count them;
+the differences from ragas 0.4.3 are checked against ragas in the tests):
+
+* an empty retrieved list scores 0 (a query the run lacks, under the default ``missing="zero"``; a
+  pipeline that returns nothing never raises a mean). ragas: IDBasedContextPrecision NaN (``missing=
+  "ignore"`` gives that reading: such samples leave every mean), IDBasedContextRecall 0, the non-LLM
+  precision 0 and recall an error;
+* an empty reference list (no reference id, grade or non-empty reference context) is NA: nothing is
+  relevant there, and the sample leaves every mean, as an unjudged query does. ragas:
+  IDBasedContextPrecision 0, IDBasedContextRecall NaN, the non-LLM precision an error, recall NaN;
+* an empty text matches nothing: an empty reference context is no reference, an empty chunk text is 0
+  similar to every reference. ragas finds "" 1.0 similar to "" (a match);
+* a lone surrogate in a text reads as U+FFFD (ragas keeps it; the texts compare the same).
 
 ``method=judge`` (RAGAS's LLM-based variants, on labels ``ctxeval judge`` wrote into the samples):
 precision as above with chunk i relevant when the judge found it useful for the reference answer (NA
