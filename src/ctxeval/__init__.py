@@ -35,10 +35,14 @@ if _typing.TYPE_CHECKING:
     from ._curve import metric_at_k
     from ._diagnose import Diagnosis, diagnose
     from ._distraction import distraction_table
-    from ._evaluate import Result, RunResult, evaluate
+    from ._engine import Engine, evaluate
+    from ._evaluate import Result, RunResult
     from ._fit_udcg import fit_udcg
     from ._io.model import Qrels, Run
+    from ._io.retrievers import collect
     from ._io.samples import Samples
+    from ._judge.card import JudgeCard
+    from ._judge.verbs import agreement
     from ._measures import Family, Measure, families, parse_measure, parse_measures
     from ._policies import Policies
     from ._render.report import Report, compare
@@ -52,6 +56,7 @@ _LAZY = {
     "Qrels": "._io.model",
     "Run": "._io.model",
     "Samples": "._io.samples",
+    "collect": "._io.retrievers",
     "Policies": "._policies",
     "RagConfig": "._context.settings",
     "DistractorRules": "._context.utility",
@@ -65,7 +70,8 @@ _LAZY = {
     "fit_udcg": "._fit_udcg",
     "Result": "._evaluate",
     "RunResult": "._evaluate",
-    "evaluate": "._evaluate",
+    "evaluate": "._engine",
+    "Engine": "._engine",
     "evaluate_stream": "._stream",
     "evaluate_spark": "._spark",
     "Family": "._measures",
@@ -79,6 +85,8 @@ _LAZY = {
     "compare": "._render.report",
     "Report": "._render.report",
     "metric_at_k": "._curve",
+    "agreement": "._judge.verbs",
+    "JudgeCard": "._judge.card",
 }
 
 
@@ -105,10 +113,12 @@ __all__ = [
     "DistractorRules",
     "DuplicateError",
     "EmptyInputError",
+    "Engine",
     "Family",
     "FormatError",
     "GradeMap",
     "InputError",
+    "JudgeCard",
     "JudgeError",
     "Measure",
     "MeasureError",
@@ -128,7 +138,9 @@ __all__ = [
     "Strata",
     "UtilityConfig",
     "__version__",
+    "agreement",
     "calibrate",
+    "collect",
     "compare",
     "diagnose",
     "distraction_table",

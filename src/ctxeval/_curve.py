@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._errors import ConfigError, MeasureError
-from ._evaluate import Result, aggregate, evaluate
+from ._evaluate import Result, aggregate
 from ._measures import Measure, make, parse_measure
 
 __all__ = [
@@ -161,10 +161,12 @@ def metric_at_k(
     policies: Any = None,
     rag: Any = None,
     utility: Any = None,
+    engine: Any = "local",
 ) -> dict[str, Any]:
     """Every measure family at every cutoff in ``ks``, averaged over queries, for each run.
 
-    ``policies``, ``rag`` and ``utility`` are as for :func:`ctxeval.evaluate`. Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``, the
+    ``policies``, ``rag``, ``utility`` and ``engine`` (local, stream or spark) are as for
+    :func:`ctxeval.evaluate`. Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``, the
     values in the order of ``ks`` (``None`` where the measure is undefined for every query).
 
     >>> qrels = {"q1": {"a": 1, "b": 1}}
@@ -177,9 +179,10 @@ def metric_at_k(
         raise ConfigError("metric_at_k needs at least one measure family")
     k_list = parse_ks(ks)
     curves = curve_measures(fams, k_list)
-    result = evaluate(
-        qrels, runs, [m for ms in curves.values() for m in ms], policies=policies, rag=rag, utility=utility
-    )
+    from ._engine import evaluate as on_engine
+
+    ms = [m for ms in curves.values() for m in ms]
+    result = on_engine(qrels, runs, ms, policies=policies, rag=rag, utility=utility, engine=engine)
     out = curves_from_result(result, curves, k_list)
     out["settings"] = result.settings
     return out

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._context.grades import level_note
+from ._context.grades import level_note, relevance_note
 from ._context.utility import flag_counts, flag_note
 from ._errors import ConfigError, DependencyError
 from ._measures import Measure, make, parse_measures
@@ -232,13 +232,9 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     level = level_note(measures, lambda: session.grades, session.rag.grade_map)
     if level:
         notes.append(level)
-    errs = [str(m) for m in ms if m.family == "ERR" and m["gmax"] is None]
-    if errs:
-        top = session.grades[-1] if session.grades else 0
-        notes.append(
-            f"{', '.join(errs)}: gmax = {top}, the highest grade of the whole qrels (not of the queries evaluated); "
-            f"ERR(gmax=N)@k fixes it to the scale's top grade"
-        )
+    nothing = relevance_note(measures, session.qrels.columns.values, session.rag.grade_map)
+    if nothing:
+        notes.append(nothing)
     for run, name in zip(run_objs, names):
         data = session.prepare(run, ms)
         for k in rates:

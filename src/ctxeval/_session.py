@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -60,7 +60,16 @@ def measure_list(measures: Iterable[str | Measure] | str | Measure) -> list[Meas
     return out
 
 
-def unique_names(runs: Sequence[Run]) -> list[str]:
+class Named(Protocol):
+    """What naming reads of a run: its name (given, else its tag, else its file) and its source."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+
+
+def unique_names(runs: Sequence[Named]) -> list[str]:
     """Run names made distinct: runs that share a name (often a tag such as ``rank`` used by every
     run of a system) take their file names instead when those differ (:func:`naming_notes` says so);
     whatever still repeats gets ``#2``, ``#3`` ..."""
@@ -82,7 +91,7 @@ def unique_names(runs: Sequence[Run]) -> list[str]:
     return final
 
 
-def naming_notes(runs: Sequence[Run], names: Sequence[str]) -> list[str]:
+def naming_notes(runs: Sequence[Named], names: Sequence[str]) -> list[str]:
     """What :func:`unique_names` did, for the report."""
     notes = []
     for name in dict.fromkeys(r.name for r in runs):
@@ -137,7 +146,7 @@ def depth_note(name: str, data: EvalData, k: int, consequence: str) -> str | Non
     )
 
 
-def _file_stem(run: Run) -> str | None:
+def _file_stem(run: Named) -> str | None:
     src = run.source
     if not src or not os.path.isfile(src):
         return None

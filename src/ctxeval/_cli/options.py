@@ -4,6 +4,7 @@ parsed values into the validated settings value the verbs take."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -300,3 +301,20 @@ def inputs_from(qrels: str, runs: tuple[str, ...], samples: bool, kw: dict[str, 
     for note in notes:
         click.echo(f"note: {note}", err=True)
     return qr, run_objs
+
+
+def stderr_progress() -> Callable[[str, bool], None]:
+    """Progress of a slow start (an engine's JVM) on stderr, each line prefixed ``ctxeval:``; counts
+    (``update=True``) rewrite one line on a terminal and are left out of a log."""
+    tty = sys.stderr.isatty()
+    pending = [False]
+
+    def say(text: str, update: bool = False) -> None:
+        if update and not tty:
+            return
+        if pending[0]:
+            click.echo("\r\x1b[2K", nl=False, err=True)
+        click.echo(f"ctxeval: {text}", nl=not update, err=True)
+        pending[0] = update
+
+    return say

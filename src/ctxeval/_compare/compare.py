@@ -375,6 +375,11 @@ def compare(
     if st.by is None and sample_sets:  # the samples' own categories stratify the report
         cats = {q: c for s in sample_sets for q, c in s.categories().items()}
         st = replace(st, by=cats or None)
+    if eng.name == "stream":
+        raise ConfigError(
+            "compare holds every run's per-query values side by side and reads its runs whole: use the local or "
+            "spark engine (evaluate and metric_at_k stream one run)"
+        )
     if eng.name == "spark" and sample_sets:
         raise ConfigError("compare on Spark reads qrels and run files (or Spark DataFrames), not sample sets")
     session, run_objs = open_session(

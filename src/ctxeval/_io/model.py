@@ -125,7 +125,7 @@ class Qrels(_Rows):
     ) -> Qrels:
         """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
         ``columns``: which columns hold what, for names the reader does not know (see :class:`Policies`)."""
-        read = read_file(path, "qrels", format, duplicates, Policies(columns=columns).renames())
+        read = read_file(path, "qrels", format, duplicates, Policies(columns=columns).renames("qrels"))
         return cls(read.columns, str(path), dropped_duplicates=read.dropped)
 
     @classmethod
@@ -225,7 +225,7 @@ class Run(_Rows):
         The run's name is ``name`` if given, else its tag when one tag is used throughout, else the
         file name without extension. ``columns``: as for :meth:`Qrels.from_file`.
         """
-        read = read_file(path, "run", format, duplicates, Policies(columns=columns).renames())
+        read = read_file(path, "run", format, duplicates, Policies(columns=columns).renames("run"))
         return cls(read.columns, name or read.tag or _stem(path), str(path), dropped_duplicates=read.dropped)
 
     @classmethod

@@ -10,17 +10,17 @@ texts). A missing text is an error naming the id and the file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ConfigError, InputError
 from .cache import Cache
 from .client import Judge
-from .runner import NOT_SENT, Ask, Prices, Tally, judge_all
+from .runner import NOT_SENT, Ask, Outcome, Prices, Tally, judge_all, judge_many
 from .tasks import TASKS
 
-__all__ = ["Item", "JudgeOptions", "items_from_runs", "items_from_samples", "judgment_pool"]
+__all__ = ["Item", "JudgeOptions", "item_asks", "items_from_runs", "items_from_samples", "judgment_pool"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,8 @@ class JudgeOptions:
     prices: Prices | None = None
     votes: int = 1
     progress: bool = False
+    retry_undecided: bool = False  #: ask cached undecided judgments again
+    notify: Callable[[str], None] | None = None  #: one-line messages (the probe, waits) go here
 
 
 def judgment_pool(runs: Sequence[Any], depth: int) -> tuple[list[tuple[str, str]], dict[str, Any]]:
@@ -104,23 +106,30 @@ def items_from_samples(samples: Any, depth: int | None) -> list[Item]:
     return out
 
 
+def item_asks(task: str, items: Sequence[Item]) -> list[Ask]:
+    return [
+        Ask(TASKS[task], {"question": it.question, "passage": it.text}, {"query_id": it.query_id, "doc_id": it.doc_id})
+        for it in items
+    ]
+
+
 def grades(
     judge: Judge, items: Sequence[Item], cache: Cache, opts: JudgeOptions, scale: str = "rag"
-) -> tuple[list[tuple[Item, Any]], Tally]:
-    """Each item's grade (1-5 on the ``rag`` scale, 0-3 on the ``trec`` scale; None undecided)."""
-    task = TASKS["grade" if scale == "rag" else "grade-trec"]
-    asks = [Ask(task, {"question": it.question, "passage": it.text}) for it in items]
-    values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
-    return list(zip(items, values)), tally
+) -> tuple[list[tuple[Item, Outcome]], Tally]:
+    """Each item's :class:`Outcome`: its grade (1-5 on the ``rag`` scale, 0-3 on the ``trec`` scale)
+    when decided."""
+    outcomes, tally = judge_many(
+        judge, item_asks("grade" if scale == "rag" else "grade-trec", items), cache=cache, **_kw(opts)
+    )
+    return list(zip(items, outcomes)), tally
 
 
 def utilities(
     judge: Judge, items: Sequence[Item], cache: Cache, opts: JudgeOptions
-) -> tuple[list[tuple[Item, Any]], Tally]:
-    """Each item's utility u = 1 - P(first token NO-RESPONSE) (None undecided)."""
-    asks = [Ask(TASKS["utility"], {"question": it.question, "passage": it.text}) for it in items]
-    values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
-    return list(zip(items, values)), tally
+) -> tuple[list[tuple[Item, Outcome]], Tally]:
+    """Each item's :class:`Outcome`: its utility u = 1 - P(first token NO-RESPONSE) when decided."""
+    outcomes, tally = judge_many(judge, item_asks("utility", items), cache=cache, **_kw(opts))
+    return list(zip(items, outcomes)), tally
 
 
 def _kw(opts: JudgeOptions) -> dict[str, Any]:
@@ -130,6 +139,8 @@ def _kw(opts: JudgeOptions) -> dict[str, Any]:
         "prices": opts.prices,
         "votes": opts.votes,
         "progress": opts.progress,
+        "retry_undecided": opts.retry_undecided,
+        "notify": opts.notify,
     }
 
 
