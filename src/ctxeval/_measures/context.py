@@ -66,8 +66,13 @@ From a sample set's own fields (the ``samples`` side data; NA for a sample witho
 * ``NuggetRecall(score=...)@k`` (TREC 2024 RAG track, Pradeep et al. 2024, with the given
   ``supported_by`` labels instead of an LLM's): a nugget's support s is 1 when a chunk of the top k
   supports it, 0.5 when one only partially supports it, else 0; the ``strict`` scores count s = 1
-  only. ``all`` = mean s over the nuggets; ``vital`` = mean s over the vital ones (NA without any);
-  ``weighted`` = Σ w s / Σ w with w = 1 (vital), 0.5 (okay). Default ``vital_strict``.
+  only. ``all`` = mean s over the nuggets; ``vital`` = mean s over the vital ones; ``weighted`` = Σ w s
+  / Σ w with w = 1 (vital), 0.5 (okay) (open-rag-eval's form, without its max(count, 1) per kind).
+  Default ``vital_strict``. A sample whose nuggets hold none of the kind scored (no vital nugget for
+  the vital scores, an empty nugget list) scores 0.0, as castorini/nuggetizer's ``metrics.py`` (the
+  TREC 2024 RAG reference code) scores it before averaging over every sample (its output is the
+  oracle in the tests); ``empty=na`` leaves such samples out of the mean instead (NA). A sample
+  without a ``nuggets`` field is NA either way.
 """
 
 from __future__ import annotations
@@ -245,6 +250,8 @@ def _nugget_recall(d: EvalData, m: Measure) -> np.ndarray:
     num = np.bincount(q_of, weights=weight * support, minlength=d.n_queries)
     den = np.bincount(q_of, weights=weight, minlength=d.n_queries)
     out = ratio(num, den)
+    if m["empty"] == "zero":
+        out[den == 0] = 0.0  # nuggetizer's reading: no nugget of the kind scored is a score of 0
     out[~lab.has_nuggets] = np.nan
     return out
 
@@ -336,10 +343,22 @@ for fam in (
         "NuggetRecall",
         "Share of a sample's nuggets the top k supports (TREC 2024 RAG scores, on given labels)",
         "NuggetRecall@k = Σ w_i s_i / Σ w_i over the nuggets; s = 1 supported by a top-k chunk, 0.5 partially, "
-        "else 0 (strict: s = 1 only); w: all 1, vital 1/okay 0 (vital), vital 1/okay 0.5 (weighted)",
+        "else 0 (strict: s = 1 only); w: all 1, vital 1/okay 0 (vital), vital 1/okay 0.5 (weighted); "
+        "Σ w_i = 0: 0 (empty=zero, nuggetizer's) or NA (empty=na)",
         "Pradeep, Thakur, Upadhyay, Campos, Craswell & Lin, TREC 2024 RAG Track nugget evaluation (2024)",
         _nugget_recall,
-        (Param("score", "str", "vital_strict", "which TREC 2024 RAG nugget score", choices=NUGGET_SCORES),),
+        (
+            Param("score", "str", "vital_strict", "which TREC 2024 RAG nugget score", choices=NUGGET_SCORES),
+            Param(
+                "empty",
+                "str",
+                "zero",
+                "a sample whose nuggets hold none of the kind scored (no vital one for vital scores, none for "
+                "the others): zero = 0.0, as nuggetizer (the TREC 2024 RAG reference code) scores it and then "
+                "averages over every sample; na = left out of the mean",
+                choices=("zero", "na"),
+            ),
+        ),
         cutoff="required",
         group="context",
         requires=frozenset({"samples"}),
