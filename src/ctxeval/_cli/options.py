@@ -292,11 +292,14 @@ def verb_inputs(qrels: str, runs: tuple[str, ...], samples: bool) -> dict[str, A
 def inputs_from(qrels: str, runs: tuple[str, ...], samples: bool, kw: dict[str, Any]) -> tuple[Any, list[Any]]:
     """(qrels, runs) from the positional files: QRELS RUN..., or with ``--samples`` sample sets whose
     references are the qrels (their notes go to stderr)."""
-    from .._session import samples_inputs
+    from .._errors import ConfigError
+    from .._session import COLUMNS_WITH_SAMPLES, samples_inputs
 
     if not samples:
         given = verb_inputs(qrels, runs, samples)
         return given["qrels"], given["runs"]
+    if kw.get("columns"):
+        raise ConfigError(COLUMNS_WITH_SAMPLES)
     qr, run_objs, notes, _ = samples_inputs([qrels, *runs], kw.get("duplicates", "error"))
     for note in notes:
         click.echo(f"note: {note}", err=True)

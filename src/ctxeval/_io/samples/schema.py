@@ -421,7 +421,7 @@ def _retrieved(
     scores = None
     if raw is not None:
         values = r.items(raw, "retrieved_scores") or ()
-        if set(map(type, values)) <= {float, int} and all(map(math.isfinite, values)):
+        if set(map(type, values)) <= {float} and all(map(math.isfinite, values)):
             scores = tuple(float(v) for v in values)  # the common case, without a check per item
         else:
             scores = tuple(r.score(v, f"retrieved_scores[{i}]") for i, v in enumerate(values, start=1))
