@@ -51,6 +51,11 @@ the differences from ragas 0.4.3 are checked against ragas in the tests):
   similar to every reference. ragas finds "" 1.0 similar to "" (a match);
 * a lone surrogate in a text reads as U+FFFD (ragas keeps it; the texts compare the same).
 
+``method=containment``: as ``similarity``, a chunk matching a reference context when the chunk's text
+holds the reference's (blanks collapsed; ``threshold`` is not read). For references that are excerpts of
+the chunks: a 200-character excerpt of a 1,000-character chunk is 0.2 similar to it, and equal to no
+chunk text (the sample set's notes count such references when exact text is in force).
+
 ``method=judge`` (RAGAS's LLM-based variants, on labels ``ctxeval judge`` wrote into the samples):
 precision as above with chunk i relevant when the judge found it useful for the reference answer (NA
 when a chunk of the top k is undecided: never guessed); recall = (claims of the reference answer that
@@ -89,7 +94,7 @@ RAGAS = "Es, James, Espinosa-Anke & Schockaert, EACL 2024 (RAGAS); ragas 0.4 con
 
 
 def _context_precision(d: EvalData, m: Measure) -> np.ndarray:
-    if m["method"] == "similarity":
+    if m["method"] in _TEXT_METHODS:
         return _similar_precision(d, m)
     if m["method"] == "judge":
         lab: JudgeLabels = d.extra("judged")
@@ -116,7 +121,7 @@ def _id_recall(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _context_recall(d: EvalData, m: Measure) -> np.ndarray:
-    if m["method"] == "similarity":
+    if m["method"] in _TEXT_METHODS:
         return _similar_recall(d, m)
     if m["method"] == "judge":
         return _judged_recall(d, m)
@@ -125,10 +130,19 @@ def _context_recall(d: EvalData, m: Measure) -> np.ndarray:
 
 def _similar_precision(d: EvalData, m: Measure) -> np.ndarray:
     """v_i = 1 when chunk i's best similarity to a reference context is >= the threshold."""
-    sim: Similarities = d.extra("similarity")
+    sim, threshold = _texts(d, m)
     best = np.full(d.n_rows, -1.0)
     np.maximum.at(best, sim.p_row, sim.p_sim)
-    return _rank_precision(d, m, best >= m["threshold"], sim.has)
+    return _rank_precision(d, m, best >= threshold, sim.has)
+
+
+#: method -> the side data its text matches come from
+_TEXT_METHODS = {"similarity": "similarity", "containment": "containment"}
+
+
+def _texts(d: EvalData, m: Measure) -> tuple[Similarities, float]:
+    """The text matches of ``m``'s method and the similarity at which they count (containment: 1)."""
+    return d.extra(_TEXT_METHODS[m["method"]]), (1.0 if m["method"] == "containment" else m["threshold"])
 
 
 def _rank_precision(
@@ -177,8 +191,8 @@ def _judged_recall(d: EvalData, m: Measure) -> np.ndarray:
 
 def _similar_recall(d: EvalData, m: Measure) -> np.ndarray:
     """A reference context is found when some chunk of the top k is >= the threshold similar to it."""
-    sim: Similarities = d.extra("similarity")
-    ok = sim.p_sim >= m["threshold"]
+    sim, threshold = _texts(d, m)
+    ok = sim.p_sim >= threshold
     if m.cutoff is not None:
         ok &= d.r_rank[sim.p_row] <= m.k
     n_refs = int(sim.ref_off[-1])
@@ -195,17 +209,18 @@ METHOD = Param(
     "str",
     "ids",
     "ids: relevance from the judgments (reference ids / grades); similarity: a chunk matches a reference "
-    "context when their normalised Levenshtein similarity is >= threshold (RAGAS's non-LLM variant); judge: "
+    "context when their normalised Levenshtein similarity is >= threshold (RAGAS's non-LLM variant); containment: "
+    "when the chunk's text holds the reference's (blanks collapsed; references that are excerpts of chunks); judge: "
     "an LLM judge's labels of the sample set (ctxeval judge relevance / judge claims; RAGAS's LLM variants)",
-    choices=("ids", "similarity", "judge"),
+    choices=("ids", "similarity", "containment", "judge"),
 )
 THRESHOLD = Param("threshold", "float", 0.5, "similarity at or above which texts match", lo=0.0, hi=1.0)
 
 
 def _method_needs(m: Measure) -> frozenset[str]:
-    return (
-        frozenset({"similarity" if m["method"] == "similarity" else "judged"}) if m["method"] != "ids" else frozenset()
-    )
+    if m["method"] == "ids":
+        return frozenset()
+    return frozenset({_TEXT_METHODS.get(m["method"], "judged")})
 
 
 def _labels(d: EvalData) -> SampleLabels:

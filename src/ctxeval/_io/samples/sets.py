@@ -410,6 +410,13 @@ def _notes(source: str, t: Tally, generated: int, samples: Sequence[Sample]) -> 
             "chunk is relevant (grade 1) when its text equals a reference context exactly; "
             "ContextPrecision/ContextRecall(method=similarity) match by string similarity instead"
         )
+    if t.excerpts:
+        notes.append(
+            f"{source}: {t.excerpts} reference contexts equal no retrieved text but are contained in one (an "
+            "excerpt of a chunk): exact text matching, in force without reference ids or grades, reads them as "
+            "not retrieved; ContextRecall/ContextPrecision(method=containment) match a chunk that holds the "
+            "reference's text (method=similarity compares whole texts: an excerpt is far from its chunk)"
+        )
     if t.empty_retrieved:
         notes.append(
             f"{source}: {t.empty_retrieved} samples retrieved nothing: each is a query the run lacks, scored 0 "
