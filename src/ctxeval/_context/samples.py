@@ -119,7 +119,7 @@ class SimilarityProvider:
         from rapidfuzz.process import cdist
 
         def pairs(refs: tuple[str, ...], texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            m = cdist(refs, texts, scorer=Levenshtein.normalized_similarity, dtype=np.float64, workers=-1)
+            m = cdist(refs, texts, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
             ref, row = np.indices(m.shape).reshape(2, -1)
             return ref, row, m.ravel()
 
