@@ -447,10 +447,21 @@ def resolve_inputs(
     if samples is not None:
         if qrels is not None or runs is not None:
             raise ConfigError("give either samples or qrels and runs, not both")
-        return samples_inputs(samples, Policies.coerce(policies).duplicates)
+        p = Policies.coerce(policies)
+        if p.columns:
+            raise ConfigError(COLUMNS_WITH_SAMPLES)
+        return samples_inputs(samples, p.duplicates)
     if qrels is None or runs is None:
         raise ConfigError(f"{verb} needs qrels and runs, or samples")
     return qrels, runs, [], []
+
+
+#: the error of ``columns`` given with sample sets
+COLUMNS_WITH_SAMPLES = (
+    "columns (--columns) names the columns of qrels and run tables; a sample set names its fields itself "
+    "(query_id, question, retrieved_ids, retrieved_contexts, reference_ids, grades, ... or RAGAS's user_input, "
+    "retrieved_context_ids, reference_context_ids): rename them in the samples, or leave columns out"
+)
 
 
 def one_run_inputs(
