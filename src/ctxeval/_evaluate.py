@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._context.grades import level_note, relevance_note
-from ._context.utility import flag_counts, flag_note
+from ._context.utility import flag_counts, flag_note, unlabelled_note
 from ._errors import ConfigError
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
@@ -294,26 +294,42 @@ _LABEL_FREE = frozenset({"Judged", "unj", "NumQ", "NumRet"})
 
 
 def judged_depth_notes(session: Session, name: str, data: Any, measures: list[Measure]) -> list[str]:
-    """Notes where a measure reads deeper than the judge labelled (judge-written labels with a known
-    depth), each with the share of the ranks it reads that is judged (mean Judged@k)."""
+    """Notes where a measure reads deeper than a judge labelled (judge-written qrels or LLM utilities
+    whose sidecar gives the depth), each with the share of the ranks it reads that carries a label
+    (for qrels the mean Judged@k, for utilities the share of the top k with an LLM utility)."""
     from ._context.labels import depth_notes
 
+    deepest = max(int(data.n_ret.max()) if data.n_ret.size else 0, 1)
+    out: list[str] = []
     kind = session.qrels.labels
-    prov = kind.provenance
-    if not kind.judged or prov is None or prov.depth is None:
-        return []
-    deepest = int(data.n_ret.max()) if data.n_ret.size else 0
-    reads: dict[str, tuple[int | None, float]] = {}
-    for m in measures:
-        if m.family in _LABEL_FREE:
-            continue
-        k = None if m.cutoff is None else int(m.k)
-        if k is not None and k <= prov.depth:
-            continue
-        judged = make("Judged", None, k if k is not None else max(deepest, 1)).compute(data)
-        ok = judged[~np.isnan(judged)]
-        reads[str(m)] = (k, float(ok.mean()) if ok.size else 0.0)
-    return depth_notes(kind, name, reads)
+    if kind.judged and kind.provenance is not None and kind.provenance.depth is not None:
+        reads: dict[str, tuple[int | None, float]] = {}
+        for m in measures:
+            k = None if m.cutoff is None else int(m.k)
+            if m.family in _LABEL_FREE or (k is not None and k <= kind.provenance.depth):
+                continue
+            judged = make("Judged", None, k if k is not None else deepest).compute(data)
+            ok = judged[~np.isnan(judged)]
+            reads[str(m)] = (k, float(ok.mean()) if ok.size else 0.0)
+        out += depth_notes(kind, name, reads)
+    llm = session.utility.llm_labels
+    if llm is not None and llm.judged and llm.provenance is not None and llm.provenance.depth is not None:
+        u = data.extra("utility") if data.has("utility") else None
+        reads = {}
+        for m in measures:
+            k = None if m.cutoff is None else int(m.k)
+            if (
+                u is None
+                or u.llm_u is None
+                or "utility" not in m.requires
+                or (k is not None and k <= llm.provenance.depth)
+            ):
+                continue
+            has = ~np.isnan(u.llm_u)
+            top = data.r_rank <= (k if k is not None else deepest)
+            reads[str(m)] = (k, float(has[top].mean()) if top.any() else 0.0)
+        out += depth_notes(llm, name, reads)
+    return out
 
 
 def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]) -> Result:
@@ -345,7 +361,11 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
                 notes.append(note)
         ucounts = data.extra("utility").counts() if need_u else None
         if need_u:
-            note = flag_note(name, flag_counts(data.extra("utility"), data.r_judged), session.utility.rules)
+            counts = flag_counts(data.extra("utility"), data.r_judged)
+            note = unlabelled_note(name, counts)
+            if note:
+                notes.append(note)
+            note = flag_note(name, counts, session.utility.rules)
             if note:
                 notes.append(note)
         values = {m: m.compute(data) for m in ms}

@@ -144,8 +144,13 @@ def depth_notes(kind: LabelKind, run: str, judged: dict[str, tuple[int | None, f
             continue
         reads = "the whole list" if ranks is None else f"{ranks} ranks"
         who = p.describe().split(", ")[0]
+        rest = (
+            "carry an LLM utility, the rest keep the one their labels give"
+            if kind.scale == "utility"
+            else "are judged (Judged), the rest count as not relevant"
+        )
         out.append(
             f"{run}: {name} reads {reads} but the judge ({who}) labelled only the top {p.depth} of each list: "
-            f"{100 * share:.0f} % of the ranks it reads are judged (Judged), the rest count as not relevant"
+            f"{100 * share:.0f} % of the ranks it reads {rest}"
         )
     return out

@@ -89,6 +89,7 @@ __all__ = [
     "llm_rule",
     "parse_utility_map",
     "row_utilities",
+    "unlabelled_note",
 ]
 
 DEFAULT_UTILITY_MAP: dict[int, float] = {5: 1.0, 4: 1.0, 3: 0.5, 2: 0.0, 1: -1.0}
@@ -279,6 +280,22 @@ def flag_note(name: str, counts: Mapping[str, int], rules: DistractorRules) -> s
         f"({100 * s / n:.0f} %) as hard negatives: "
         "its scores sit close to the top of each list, so its distractor figures rest on tau more than on the run "
         "(LLM utilities, --utilities, do not)"
+    )
+
+
+def unlabelled_note(name: str, counts: Mapping[str, int]) -> str | None:
+    """A note counting the unlabelled passages the detection rules made hard negatives (``counts`` from
+    :func:`flag_counts`), or None when they made none: a verdict resting on them says so.
+
+    >>> unlabelled_note("bm25", {"judged": 2, "unlabelled": 30, "by_score": 5, "utility_0": 100})
+    'bm25: the hard-negative rules made 30 passages nobody labelled distractors (and 2 judged ones); the figures that count distractors rest on them (--no-flag-unlabelled leaves unlabelled passages alone)'
+    """
+    if not counts["unlabelled"]:
+        return None
+    return (
+        f"{name}: the hard-negative rules made {counts['unlabelled']} passages nobody labelled distractors (and "
+        f"{counts['judged']} judged ones); the figures that count distractors rest on them (--no-flag-unlabelled "
+        "leaves unlabelled passages alone)"
     )
 
 
