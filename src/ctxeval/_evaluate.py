@@ -301,8 +301,8 @@ def judged_depth_notes(session: Session, name: str, data: Any, measures: list[Me
 
     deepest = max(int(data.n_ret.max()) if data.n_ret.size else 0, 1)
     out: list[str] = []
-    kind = session.qrels.labels
-    if kind.judged and kind.provenance is not None and kind.provenance.depth is not None:
+    kind = None if session.qrels.plain else session.qrels.labels
+    if kind is not None and kind.judged and kind.provenance is not None and kind.provenance.depth is not None:
         reads: dict[str, tuple[int | None, float]] = {}
         for m in measures:
             k = None if m.cutoff is None else int(m.k)
@@ -345,7 +345,10 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     notes = naming_notes(run_objs, names)
     rates = sorted({m.k for m in ms if m.family == "DistractorRate"})
     level = level_note(
-        measures, lambda: session.grades, session.rag.grade_map, scale_known=session.qrels.labels.scale == "rag"
+        measures,
+        lambda: session.grades,
+        session.rag.grade_map,
+        scale_known=not session.qrels.plain and session.qrels.labels.scale == "rag",
     )
     if level:
         notes.append(level)

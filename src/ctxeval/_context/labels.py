@@ -47,6 +47,8 @@ def resolve(qrels: Qrels, rag: RagConfig) -> tuple[Qrels, RagConfig]:
     ``trec-dl`` for TREC's 0-3 scale."""
     if rag.labels is not None:
         qrels = qrels.with_labels(rag.labels)
+    if qrels.plain:  # graded, read as they are: nothing to resolve
+        return qrels, rag
     kind = qrels.labels
     if rag.grade_map is None:
         if kind.binary:

@@ -66,7 +66,6 @@ from .._core.extras import WHY_KNOWN, WHY_LABEL, WHY_LLM, WHY_RANK, WHY_SCORE, G
 from .._core.join import judged_docs, pair_lookup
 from .._core.relscore import RELATIVE_SCORE_RULE, relative_scores
 from .._errors import ConfigError
-from .._io.labels import read_sidecar
 from .._io.side import Pairs, read_distractors, read_utilities
 from . import Inputs, register
 
@@ -419,7 +418,11 @@ class UtilityConfig:
         drules = DistractorRules.resolve(rules, tau, top_rank, penalty, flag_unlabelled)
         known = read_distractors(distractors) if distractors is not None else None
         llm = read_utilities(utilities) if utilities is not None else None
-        llm_labels = read_sidecar(utilities) if isinstance(utilities, (str, os.PathLike)) else None
+        llm_labels = None
+        if isinstance(utilities, (str, os.PathLike)):
+            from .._io.labels import read_sidecar
+
+            llm_labels = read_sidecar(utilities)
         return cls(
             utility_map=umap,
             rules=drules,
@@ -542,7 +545,7 @@ def row_utilities(
         why[known] = WHY_KNOWN
     rel = relative_scores(data.r_off, data.r_score) if n else np.zeros(0)
     rules = config.rules
-    binary = qrels is not None and qrels.labels.binary
+    binary = qrels is not None and not qrels.plain and qrels.labels.binary
     cand = (u == 0.0) & (why == WHY_LABEL)
     if not rules.flags_unlabelled(binary):
         cand &= data.r_judged
