@@ -199,8 +199,9 @@ def with_judged(measures: list[Measure]) -> list[Measure]:
 def default_measures(qrels: Any, runs: list[Any], rag: Any = None) -> tuple[list[str], str]:
     """The measures a sample set gets when none are asked for, and a note saying which and why: the
     context measures that fit the kind of its references and the depth of its lists (d, the longest),
-    instead of the TREC defaults (``R@100`` on 10-deep lists). Binary references: ``ContextRecall``,
-    ``SetP`` (RAGAS's ID-based recall and precision), ``RR`` and ``nDCG@d``; graded ones the same at the
+    instead of the TREC defaults (``R@100`` on 10-deep lists). Binary references:
+    ``IDBasedContextRecall`` and ``IDBasedContextPrecision`` (RAGAS's numbers), ``RR`` and ``nDCG@d``;
+    graded ones the same at the
     relevance level of the scale in force, with ``RA-nWG@d`` when the grades lie on the 1-5 scale;
     text-only references add ``ContextRecall(method=similarity)`` (RAGAS's non-LLM recall)."""
     from ._context.grades import scale_level
@@ -214,14 +215,14 @@ def default_measures(qrels: Any, runs: list[Any], rag: Any = None) -> tuple[list
     grades = distinct(qr.columns.values).tolist()
     gm = rcfg.grade_map
     if kind.binary:
-        out = ["ContextRecall", "SetP", "RR", f"nDCG@{depth}"]
+        out = ["IDBasedContextRecall", "IDBasedContextPrecision", "RR", f"nDCG@{depth}"]
         if "reference_contexts" in kind.origin:
             out.append("ContextRecall(method=similarity)")
         why = "binary references"
     else:
         rel = scale_level(grades, gm) if gm is not None else (3 if kind.scale == "rag" or max(grades) > 3 else 1)
         p = f"(rel={rel})" if rel != 1 else ""
-        out = [f"ContextRecall{p}", f"SetP{p}", f"RR{p}", f"nDCG@{depth}"]
+        out = [f"IDBasedContextRecall{p}", f"IDBasedContextPrecision{p}", f"RR{p}", f"nDCG@{depth}"]
         on_scale = gm.apply(np.asarray(grades)) if gm is not None else np.asarray(grades)
         if on_scale.size and on_scale.min() >= 1 and on_scale.max() <= 5:
             out.append(f"RA-nWG@{depth}")
