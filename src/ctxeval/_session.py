@@ -237,18 +237,19 @@ class Session:
         """The utility configuration in force; on binary labels the detection rules leave unlabelled
         passages alone unless they were told otherwise."""
         cfg = self.settings.utility or coerce_utility(None)
-        if cfg.rules.unlabelled is None and self.qrels.labels.binary:
+        if cfg.rules.unlabelled is None and not self.qrels.plain and self.qrels.labels.binary:
             cfg = replace(cfg, rules=replace(cfg.rules, unlabelled=False))
         return cfg
 
     def label_notes(self, measures: Iterable[Measure], scale_read: bool = False) -> list[str]:
         """What the reports must say about the kind of the labels for ``measures`` (see
         :func:`ctxeval._context.labels.label_notes`); added to :attr:`notes` once."""
-        from ._context.labels import label_notes
+        from ._context.labels import label_notes, reads_scale
 
-        notes = label_notes(
-            self.qrels.labels, measures, self.grades, self.rag.grade_map, self.utility, scale_read=scale_read
-        )
+        ms = list(measures)
+        if self.qrels.plain and not scale_read and not any(map(reads_scale, ms)):
+            return []  # graded as read, and nothing reads the 1-5 scale: nothing to say
+        notes = label_notes(self.qrels.labels, ms, self.grades, self.rag.grade_map, self.utility, scale_read=scale_read)
         for n in notes:
             if n not in self.notes:
                 self.notes.append(n)
@@ -315,9 +316,8 @@ class Session:
             "qrels_dropped_duplicates": self.qrels.dropped_duplicates,
             "grade_map": gm.describe() if gm is not None else None,
         }
-        kind = self.qrels.labels
-        if kind.kind != "graded" or kind.scale is not None or kind.origin == "given":
-            out["labels"] = kind.to_dict()
+        if not self.qrels.plain:
+            out["labels"] = self.qrels.labels.to_dict()
         if self.policies.overlap != "require":
             out["overlap"] = self.policies.overlap
         if self.policies.columns:

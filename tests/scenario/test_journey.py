@@ -61,7 +61,9 @@ def test_evaluate_gives_the_planted_figures(expr: str, files: dict[str, Path], c
 @pytest.mark.parametrize("expr", EXPRESSIONS)
 def test_evaluate_without_measures_reads_the_context_measures(expr: str, files: dict[str, Path]) -> None:
     res = run("evaluate", "--samples", *pair(files, expr))
-    assert "R@100" not in res.stdout and "ContextRecall" in res.stdout
+    assert (
+        "R@100" not in res.stdout and "IDBasedContextRecall" in res.stdout and "IDBasedContextPrecision" in res.stdout
+    )
     assert "no measures given" in res.stdout  # said once, for both files
     assert res.stdout.count("no measures given") == 1
 

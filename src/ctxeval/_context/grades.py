@@ -45,7 +45,7 @@ class GradesProvider:
 
     def build(self, data: EvalData, inputs: Inputs) -> Grades:
         gm = inputs.settings.rag.grade_map
-        binary = inputs.qrels.labels.binary
+        binary = not inputs.qrels.plain and inputs.qrels.labels.binary
         if gm is None or not gm.mapping:
             return Grades(data.j_grade, data.q_grade, gm.describe() if gm is not None else None, binary)
         unmapped = gm.unmapped(data.q_grade)
