@@ -223,6 +223,16 @@ def _label_stats(h: np.ndarray, j: np.ndarray, common: Scale, lv: int, all_human
             "ratio": float(jb.mean() / hb.mean()) if hb.mean() > 0 else None,
         },
     }
+    if common.grades == RA_NWG.grades and (h == 1).sum() >= 5:  # grade 1 is a distractor on this scale
+        called = int((jb[h == 1]).sum())
+        pairs = int((h == 1).sum())
+        out["distractors"] = {
+            "grade": 1,
+            "pairs": pairs,
+            "called_relevant": called,
+            "share": called / pairs,
+            "flag": called / pairs >= THRESHOLDS["distractors"],
+        }
     if all_human_relevant:
         out["positives_only"] = (
             f"people's labels are all relevant (reference ids: relevant or unlabelled), so kappa and alpha cannot "
