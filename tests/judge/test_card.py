@@ -193,6 +193,33 @@ def test_sample_sets_with_reference_ids_and_their_retrieved_lists(tmp_path: Path
     assert "3 runs are too few to judge the ranking (tau 1.00; 5 or more)" in three.verdict["text"]
 
 
+def test_the_label_kinds_name_the_scales_and_the_sidecar_who_judged(tmp_path: Path) -> None:
+    """A judge on TREC's 0-3 that used grades 1-3 only would be read as 1-5 from its grades; its sidecar
+    says trec (and who judged, how deep), so people's 1-5 and its 0-3 are both binarized at their
+    levels (>= 4 and >= 2). People's qrels declared binary are read as reference ids."""
+    from ctxeval import Qrels
+    from ctxeval._io.labels import LabelKind, Provenance, write_sidecar
+
+    human = {"q": {"a": 5, "b": 2, "c": 4, "d": 1}}
+    path = Path(_write(tmp_path / "j.qrels", {"q": {"a": 3, "b": 1, "c": 2, "d": 1}}))
+    write_sidecar(
+        path, LabelKind("judged", "trec", provenance=Provenance("openai", "m7", task="grade", depth=2, pairs=4))
+    )
+    card = agreement(human, str(path))
+    assert card.scales["judge"]["name"] == "0-3 (TREC)"
+    assert card.scales["how"] == (
+        "people's 1-5 (RA-nWG) at grade >= 4 and the judge's 0-3 (TREC) at >= 2, both binarized: map one scale "
+        "onto the other (--grade-map) to compare grades"
+    )
+    assert card.labels["kappa_binary"]["kappa"] == 1.0
+    assert card.labelled_by == "task grade by openai / m7, top 2 of each list, 4 pairs judged"
+    assert "(labels by task grade by openai / m7, top 2 of each list, 4 pairs judged)" in str(card).splitlines()[0]
+    refs = agreement(Qrels.from_dict({"q": {"a": 1, "c": 1}}, labels="binary"), str(path))
+    assert refs.scales["human"]["name"] == "reference ids (binary: relevant or unlabelled)"
+    with pytest.raises(ConfigError, match=r"declared 0-3 \(TREC\) .* but hold grade\(s\) \[4, 5\]"):
+        agreement(Qrels.from_dict(human, labels="trec"), str(path))
+
+
 def test_a_grade_map_puts_both_sides_on_one_scale() -> None:
     """People on TREC's 0-3, the judge on 1-5. Without a map both are binarized at their levels (2 and
     4) and the card asks for a map; ``trec-dl`` (0-3 -> 2-5) covers people's grades only, so it maps
