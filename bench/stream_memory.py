@@ -5,7 +5,13 @@ query), five measures (classical and set-based: AP, nDCG@10, P@10, RA-nWG@10 and
 pool is the run itself), each path in a fresh process, side by side: wall time, lines per second,
 peak memory (max RSS of the process), and a digest of every per-query value (they must be equal).
 
-    python bench/stream_memory.py [--lines 50000000] [--chunk-mb 64]
+    python bench/stream_memory.py [--lines 50000000] [--chunk-mb 64 [16 ...]] [--measures default]
+                                  [--unsorted]
+
+``--chunk-mb auto`` is the default chunk (chosen from the file's size); ``--measures default`` the
+default measures of ``evaluate`` (nDCG@10, AP, RR, P@10, R@100); ``--unsorted`` evaluates a copy of
+the run with its queries interleaved (every query split in two halves, the second halves after all
+first ones), in memory and with ``--sort-first``, and times how long streaming takes to reject it.
 
 The data goes to bench/data/stream/ (not committed; ~1.9 GB for 50M lines). Issue 15 asks for the
 streaming path under 2 GiB of peak memory at no less than 80 % of the in-memory path's throughput.
@@ -28,10 +34,19 @@ import hashlib, json, resource, sys, time
 t0 = time.perf_counter()
 import ctxeval
 from ctxeval._stream import evaluate_stream
-mode, qrels, run, measures, chunk = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), int(sys.argv[5])
+mode, qrels, run, measures, chunk = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5]
 t1 = time.perf_counter()
-if mode == "stream":
-    res = evaluate_stream(qrels, run, measures, chunk_bytes=chunk << 20)
+chunk_bytes = None if chunk == "auto" else int(chunk) << 20
+if mode == "reject":
+    try:
+        evaluate_stream(qrels, run, measures, chunk_bytes=chunk_bytes)
+    except ctxeval.FormatError as exc:
+        print(json.dumps({"eval": time.perf_counter() - t1, "error": str(exc)[:160],
+                          "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+        sys.exit(0)
+    sys.exit("the unsorted run was not rejected")
+if mode in ("stream", "sort"):
+    res = evaluate_stream(qrels, run, measures, chunk_bytes=chunk_bytes, sort_first=mode == "sort")
 else:
     res = ctxeval.evaluate(qrels, run, measures)
 t2 = time.perf_counter()
@@ -86,10 +101,25 @@ def generate(lines: int, out: Path) -> tuple[Path, Path]:
     return run, qrels
 
 
-def measure(mode: str, qrels: Path, run: Path, chunk: int) -> dict:
+def unsorted_copy(run: Path) -> Path:
+    """Every query's lines split in two halves, all first halves before all second halves."""
+    out = run.with_name(run.stem + "-unsorted.txt")
+    if out.exists():
+        return out
+    with run.open("rb") as fh, out.open("wb") as first, open(str(out) + ".tail", "wb") as second:
+        for i, line in enumerate(fh):
+            (first if i % 100 < 50 else second).write(line)
+    with out.open("ab") as fo, open(str(out) + ".tail", "rb") as tail:
+        while block := tail.read(1 << 24):
+            fo.write(block)
+    Path(str(out) + ".tail").unlink()
+    return out
+
+
+def measure(mode: str, qrels: Path, run: Path, chunk: str, measures: list[str]) -> dict:
     t0 = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", WORKER, mode, str(qrels), str(run), json.dumps(MEASURES), str(chunk)],
+        [sys.executable, "-c", WORKER, mode, str(qrels), str(run), json.dumps(measures), chunk],
         capture_output=True,
         text=True,
         check=True,
@@ -102,22 +132,42 @@ def measure(mode: str, qrels: Path, run: Path, chunk: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=50_000_000)
-    ap.add_argument("--chunk-mb", type=int, default=64)
+    ap.add_argument("--chunk-mb", nargs="+", default=["auto"], help="chunk sizes in MiB, or auto (the default)")
+    ap.add_argument("--measures", default="rag", choices=["rag", "default"])
+    ap.add_argument("--unsorted", action="store_true", help="also an ungrouped copy: in memory, --sort-first, rejected")
     args = ap.parse_args()
+    measures = MEASURES if args.measures == "rag" else ["nDCG@10", "AP", "RR", "P@10", "R@100"]
     t = time.perf_counter()
     run, qrels = generate(args.lines, BENCH / "data" / "stream")
     print(f"data ready in {time.perf_counter() - t:.0f} s: {run} ({run.stat().st_size / 2**30:.2f} GiB)")
-    got = {mode: measure(mode, qrels, run, args.chunk_mb) for mode in ("memory", "stream")}
-    if got["memory"]["digest"] != got["stream"]["digest"]:
-        raise SystemExit(f"the per-query values differ: {got}")
-    print(f"{args.lines:,} run lines, {got['memory']['queries']:,} queries, measures {', '.join(MEASURES)}")
-    print(f"{'path':<26} {'evaluate (s)':>12} {'lines/s':>12} {'x memory':>9} {'peak MiB':>9}")
-    base = args.lines / got["memory"]["eval"]
-    for mode, label in (("memory", "in memory"), ("stream", f"streaming ({args.chunk_mb} MiB chunks)")):
-        g = got[mode]
+    rows = [("in memory", measure("memory", qrels, run, "auto", measures))]
+    for c in args.chunk_mb:
+        rows.append(
+            (
+                f"--stream ({c} MiB chunks)" if c != "auto" else "--stream (default chunk)",
+                measure("stream", qrels, run, c, measures),
+            )
+        )
+    if args.unsorted:
+        mixed = unsorted_copy(run)
+        rows.append(("unsorted, in memory", measure("memory", qrels, mixed, "auto", measures)))
+        rows.append(("unsorted, --sort-first", measure("sort", qrels, mixed, "auto", measures)))
+        rejected = measure("reject", qrels, mixed, "auto", measures)
+    digests = {r["digest"] for _, r in rows}
+    if len(digests) != 1:
+        raise SystemExit(f"the per-query values differ: {rows}")
+    print(f"{args.lines:,} run lines, {rows[0][1]['queries']:,} queries, measures {', '.join(measures)}")
+    print(f"{'path':<32} {'evaluate (s)':>12} {'lines/s':>12} {'x memory':>9} {'peak MiB':>9}")
+    base = args.lines / rows[0][1]["eval"]
+    for label, g in rows:
         rate = args.lines / g["eval"]
-        print(f"{label:<26} {g['eval']:>12.1f} {rate:>12,.0f} {rate / base:>9.2f} {g['peak_mib']:>9.0f}")
-    print("per-query values: identical (sha256 " + got["stream"]["digest"][:16] + ")")
+        print(f"{label:<32} {g['eval']:>12.1f} {rate:>12,.0f} {rate / base:>9.2f} {g['peak_mib']:>9.0f}")
+    if args.unsorted:
+        print(
+            f"{'unsorted, --stream (rejected)':<32} {rejected['eval']:>12.1f} {'':>12} {'':>9} {rejected['peak_mib']:>9.0f}"
+        )
+        print(f"  {rejected['error']}")
+    print("per-query values: identical (sha256 " + rows[0][1]["digest"][:16] + ")")
 
 
 if __name__ == "__main__":

@@ -116,7 +116,8 @@ class Server:
 
 
 def user_text(body: dict[str, Any]) -> str:
-    return body["messages"][-1]["content"]
+    """The first user message (the prompt; a repair turn comes after it)."""
+    return next(m["content"] for m in body["messages"] if m["role"] == "user")
 
 
 def fenced(body: dict[str, Any], tag: str) -> str:

@@ -22,12 +22,14 @@ if shutil.which("java") is None:  # pragma: no cover
 
 from ctxeval._spark import evaluate_spark, spark_session
 
+pytestmark = pytest.mark.slow  # a JVM starts: 30-140 s on a busy 2-core machine
+
 MEASURES = [
     "AP",
     "nDCG@10",
     "P@5",
     "RR",
-    "ERR@5",
+    "ERR(gmax=3)@5",
     "recall@10",
     "RA-nWG@5",
     "PROC@5",
@@ -99,14 +101,13 @@ def test_spark_equals_the_local_engine(spark: Any, tmp_path: Path, seed: int, mi
     assert frame.count() == sum(len(r.qids) for r in local.runs)
 
 
-def test_spark_reads_frames_and_err_takes_the_global_gmax(spark: Any) -> None:
-    """ERR's default gmax is the highest grade of the whole qrels (4 here, from q2): q1's ERR@1 with a
-    grade-2 doc at rank 1 is (2^2 - 1) / 2^4 = 3/16, not (2^2 - 1) / 2^2 as q1's own top grade would give."""
+def test_spark_reads_frames_and_err_takes_its_named_gmax(spark: Any) -> None:
+    """ERR's gmax is named (never the qrels' highest grade): with gmax 4, q1's ERR@1 with a grade-2 doc at
+    rank 1 is (2^2 - 1) / 2^4 = 3/16 in every partition."""
     q = spark.createDataFrame([("q1", "a", 2), ("q2", "b", 4)], "query_id string, doc_id string, relevance int")
     r = spark.createDataFrame([("q1", "a", 1.0), ("q2", "b", 1.0)], "query_id string, doc_id string, score double")
-    res, _ = evaluate_spark(q, [r], ["ERR@1"], spark=spark, names=["r"])
-    assert res.runs[0].per_query("ERR@1") == {"q1": pytest.approx(3 / 16), "q2": pytest.approx(15 / 16)}
-    assert res.settings["err_gmax"] == 4
+    res, _ = evaluate_spark(q, [r], ["ERR(gmax=4)@1"], spark=spark, names=["r"])
+    assert res.runs[0].per_query("ERR(gmax=4)@1") == {"q1": pytest.approx(3 / 16), "q2": pytest.approx(15 / 16)}
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")  # MLlib's RDD API builds a deprecated SQLContext
@@ -199,3 +200,24 @@ def test_spark_errors_are_one_line(spark: Any, tmp_path: Path) -> None:
     (tmp_path / "qrels").write_text("q1 0 a 1\n")
     with pytest.raises(ctxeval.InputError, match=r"nope\.run: no such file"):
         evaluate_spark(str(tmp_path / "qrels"), [str(tmp_path / "nope.run")], ["AP"], spark=spark)
+
+
+def test_one_naming_rule_and_engine_spark_on_evaluate(spark: Any, tmp_path: Path) -> None:
+    """The tag names a run when one tag is used throughout; runs that share a tag take their file
+    names; NAME=PATH wins: the same names from every engine."""
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "one.run").write_text("q1 Q0 a 1 2.0 bm25\nq2 Q0 b 1 1.0 bm25\n")
+    (tmp_path / "two.run").write_text("q1 Q0 b 1 2.0 bm25\nq2 Q0 b 1 1.0 bm25\n")
+    (tmp_path / "three.run").write_text("q1 Q0 a 1 2.0 dense\nq2 Q0 a 1 1.0 dense\n")
+    (tmp_path / "mixed.run").write_text("q1 Q0 a 1 2.0 x\nq2 Q0 a 1 1.0 y\n")
+    runs = [str(tmp_path / f) for f in ("one.run", "two.run", "three.run", "mixed.run")]
+    runs.append(f"mine={tmp_path / 'three.run'}")
+    local = ctxeval.evaluate(str(tmp_path / "qrels"), runs, ["AP"])
+    on_spark = ctxeval.evaluate(str(tmp_path / "qrels"), runs, ["AP"], engine={"name": "spark", "master": "local[2]"})
+    want = ["one", "two", "dense", "mixed", "mine"]
+    assert [r.name for r in local.runs] == want
+    assert [r.name for r in on_spark.runs] == want
+    assert [r.mean("AP") for r in on_spark.runs] == [r.mean("AP") for r in local.runs] == [1.0, 0.5, 0.5, 0.5, 0.5]
+    assert any("share the name 'bm25'" in n for n in on_spark.notes)
+    alone = {r: ctxeval.evaluate(str(tmp_path / "qrels"), r, ["AP"], engine="stream").runs[0].name for r in runs}
+    assert list(alone.values()) == ["bm25", "bm25", "dense", "mixed", "mine"]  # alone, a shared tag names its run

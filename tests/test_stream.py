@@ -17,7 +17,7 @@ import ctxeval
 from ctxeval import FormatError
 from ctxeval._stream import evaluate_stream
 
-MEASURES = ["AP", "nDCG@10", "P@5", "RR", "ERR@5", "recall@10", "RA-nWG@5", "ContextPrecision", "num_ret"]
+MEASURES = ["AP", "nDCG@10", "P@5", "RR", "ERR(gmax=3)@5", "recall@10", "RA-nWG@5", "ContextPrecision", "num_ret"]
 
 
 @st.composite
@@ -80,9 +80,81 @@ def test_an_ungrouped_run_names_the_line_and_sort_first_fixes_it(tmp_path: Path)
             "run:3: query 'q1' comes back after other queries (its first line is 1): the run is not grouped by "
             "query, which streaming needs; --sort-first (sort_first=True) sorts it out of core"
         )
-    got = evaluate_stream(str(tmp_path / "qrels"), tmp_path / "run", ["AP", "num_ret"], sort_first=True)
     want = ctxeval.evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), ["AP", "num_ret"])
+    got = evaluate_stream(str(tmp_path / "qrels"), tmp_path / "run", ["AP", "num_ret"], sort_first=True)
+    _same(want, got)  # it fits in memory: read whole
+    assert got.settings["streamed"]["read_whole"] is True
+    assert any("--sort-first read the run whole" in n for n in got.notes)
+
+
+def test_sort_first_out_of_core_when_the_run_does_not_fit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ctxeval._stream as stream
+
+    monkeypatch.setattr(stream, "_available_memory", lambda: 10)  # 10 bytes free: sorted out of core
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 2.0 s\nq2 Q0 b 1 2.0 s\nq1 Q0 c 2 1.0 s\n")
+    want = ctxeval.evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), ["AP", "num_ret"])
+    got = evaluate_stream(str(tmp_path / "qrels"), tmp_path / "run", ["AP", "num_ret"], sort_first=True)
     _same(want, got)
+    assert "read_whole" not in got.settings["streamed"]
+
+
+def test_the_default_chunk_is_an_eighth_of_the_text_within_bounds(tmp_path: Path) -> None:
+    from ctxeval._io.stream import CHUNK_MAX, CHUNK_MIN, auto_chunk_bytes, text_size
+
+    small = tmp_path / "small.run"
+    small.write_bytes(b"q1 Q0 a 1 2.0 s\n" * 1000)
+    assert auto_chunk_bytes(small) == CHUNK_MIN
+    big = tmp_path / "big.run"
+    with big.open("wb") as fh:  # sparse: 1 GiB of text without writing it
+        fh.truncate(1 << 30)
+    assert auto_chunk_bytes(big) == CHUNK_MAX
+    mid = tmp_path / "mid.run"
+    with mid.open("wb") as fh:
+        fh.truncate(200 << 20)
+    assert auto_chunk_bytes(mid) == 25 << 20
+    data = b"q1 Q0 a 1 2.0 s\n" * 5000
+    (tmp_path / "z.run.gz").write_bytes(gzip.compress(data))
+    assert text_size(tmp_path / "z.run.gz") == len(data)  # the uncompressed size from gzip's trailer
+
+
+def test_a_truncated_gzip_is_one_line_not_aborted(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from ctxeval._cli import cli
+
+    (tmp_path / "qrels").write_text("q1 0 d1 1\n")
+    data = b"".join(b"q%d Q0 d%d 1 %d.5 s\n" % (i // 50, i, i) for i in range(50_000))
+    (tmp_path / "run.gz").write_bytes(gzip.compress(data)[:-4000])
+    res = CliRunner().invoke(cli, ["evaluate", str(tmp_path / "qrels"), str(tmp_path / "run.gz"), "--stream"])
+    assert res.exit_code == 2
+    assert "Aborted" not in res.output
+    assert "run.gz: the gzip data is cut short or damaged" in res.output
+    assert "the file is incomplete" in res.output
+
+
+def test_columns_apply_to_a_streamed_parquet_run(tmp_path: Path) -> None:
+    import polars as pl
+
+    rows = [(f"q{q}", f"d{d}", float(d % 4), float(-d)) for q in range(4) for d in range(6)]
+    pl.DataFrame(rows, schema=["topic", "passage", "other", "sim"], orient="row").write_parquet(tmp_path / "r.parquet")
+    (tmp_path / "qrels").write_text("".join(f"q{q} 0 d{q + 1} 1\n" for q in range(4)))
+    cols = {"qid": "topic", "doc": "passage", "score": "sim"}
+    (tmp_path / "qrels.csv").write_text("topic,passage,relevance\n" + "".join(f"q{q},d{q + 1},1\n" for q in range(4)))
+    want = ctxeval.evaluate(
+        str(tmp_path / "qrels.csv"), str(tmp_path / "r.parquet"), ["RR"], policies={"columns": cols}
+    )
+    got = evaluate_stream(str(tmp_path / "qrels.csv"), tmp_path / "r.parquet", ["RR"], policies={"columns": cols})
+    _same(want, got)
+    # ranked by sim = -d, the relevant d{q+1} of query q is at rank q + 2: RR = 1 / (q + 2)
+    assert got.runs[0].values[got.measures[0]].tolist() == pytest.approx([1 / 2, 1 / 3, 1 / 4, 1 / 5])
+    with pytest.raises(ctxeval.ConfigError, match=r"r\.parquet: no column 'nope'"):
+        evaluate_stream(
+            str(tmp_path / "qrels.csv"),
+            tmp_path / "r.parquet",
+            ["RR"],
+            policies={"columns": {"qid": "topic", "doc": "passage", "score": "nope"}},
+        )
 
 
 def test_missing_error_and_zero_overlap_as_in_memory(tmp_path: Path) -> None:

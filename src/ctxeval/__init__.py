@@ -32,13 +32,18 @@ if _typing.TYPE_CHECKING:
     from ._context.settings import RagConfig
     from ._context.utility import DistractorRules, UtilityConfig
     from ._core.grademap import GradeMap
-    from ._curve import metric_at_k
+    from ._curve import Curves, metric_at_k
     from ._diagnose import Diagnosis, diagnose
-    from ._distraction import distraction_table
-    from ._evaluate import Result, RunResult, evaluate
-    from ._fit_udcg import fit_udcg
+    from ._distraction import DistractionTable, distraction_table
+    from ._engine import Engine, evaluate
+    from ._evaluate import Result, RunResult
+    from ._fit_udcg import FitResult, fit_udcg
+    from ._io.labels import LabelKind
     from ._io.model import Qrels, Run
+    from ._io.retrievers import collect
     from ._io.samples import Samples
+    from ._judge.card import JudgeCard
+    from ._judge.verbs import agreement
     from ._measures import Family, Measure, families, parse_measure, parse_measures
     from ._policies import Policies
     from ._render.report import Report, compare
@@ -49,9 +54,11 @@ if _typing.TYPE_CHECKING:
 # public name -> the private module defining it (imported on first access)
 _LAZY = {
     "GradeMap": "._core.grademap",
+    "LabelKind": "._io.labels",
     "Qrels": "._io.model",
     "Run": "._io.model",
     "Samples": "._io.samples",
+    "collect": "._io.retrievers",
     "Policies": "._policies",
     "RagConfig": "._context.settings",
     "DistractorRules": "._context.utility",
@@ -65,7 +72,8 @@ _LAZY = {
     "fit_udcg": "._fit_udcg",
     "Result": "._evaluate",
     "RunResult": "._evaluate",
-    "evaluate": "._evaluate",
+    "evaluate": "._engine",
+    "Engine": "._engine",
     "evaluate_stream": "._stream",
     "evaluate_spark": "._spark",
     "Family": "._measures",
@@ -76,9 +84,14 @@ _LAZY = {
     "ContextSelector": "._selector",
     "calibrate": "._calibrate",
     "Calibration": "._calibrate",
+    "Curves": "._curve",
+    "DistractionTable": "._distraction",
+    "FitResult": "._fit_udcg",
     "compare": "._render.report",
     "Report": "._render.report",
     "metric_at_k": "._curve",
+    "agreement": "._judge.verbs",
+    "JudgeCard": "._judge.card",
 }
 
 
@@ -100,16 +113,22 @@ __all__ = [
     "ConfigError",
     "ContextSelector",
     "CtxevalError",
+    "Curves",
     "DependencyError",
     "Diagnosis",
+    "DistractionTable",
     "DistractorRules",
     "DuplicateError",
     "EmptyInputError",
+    "Engine",
     "Family",
+    "FitResult",
     "FormatError",
     "GradeMap",
     "InputError",
+    "JudgeCard",
     "JudgeError",
+    "LabelKind",
     "Measure",
     "MeasureError",
     "OutputError",
@@ -128,7 +147,9 @@ __all__ = [
     "Strata",
     "UtilityConfig",
     "__version__",
+    "agreement",
     "calibrate",
+    "collect",
     "compare",
     "diagnose",
     "distraction_table",

@@ -91,7 +91,7 @@ def _judge_section(qrels: Path) -> list[str]:
     from ._judge.cache import Cache
     from ._judge.client import LexicalJudge
     from ._judge.labels import JudgeOptions, grades, items_from_runs
-    from ._judge.verbs import agreement_report
+    from ._judge.verbs import agreement
 
     runs = [example_path(f"runs/{n}.run") for n in ("bm25", "rrf", "rrf-rerank")]
     items, counts = items_from_runs(runs, example_path("queries.jsonl"), example_path("passages.jsonl"), 5)
@@ -99,9 +99,11 @@ def _judge_section(qrels: Path) -> list[str]:
         with Cache(Path(tmp) / "judgments.sqlite") as cache:
             got, tally = grades(LexicalJudge(), items, cache, JudgeOptions())
         judged = Path(tmp) / "judged.qrels"
-        judged.write_text("".join(f"{it.query_id} 0 {it.doc_id} {g}\n" for it, g in got), encoding="utf-8")
-        doc = agreement_report(qrels, judged, [str(r) for r in runs], "nDCG@5")
-    k, r = doc["kappa"], doc["ranking"]
+        judged.write_text(
+            "".join(f"{it.query_id} 0 {it.doc_id} {o.value}\n" for it, o in got if o.decided), encoding="utf-8"
+        )
+        card = agreement(qrels, judged, [str(r) for r in runs], measure="nDCG@5")
+    k, r = card.labels["kappa"], card.ranking or {}
     return [
         "8. No human labels? A judge grades the pool, and agreement says how far to trust it",
         f"  ctxeval judge grade RUN ... --queries Q --passages P --depth 5 --judge lexical   "
@@ -110,9 +112,10 @@ def _judge_section(qrels: Path) -> list[str]:
         f"  ctxeval agreement qrels.txt judged.qrels RUN ... : kappa {k['kappa']:.2f} (quadratic "
         f"{k['kappa_quadratic']:.2f}), exact agreement {k['exact_agreement']:.0%}; system ranking by nDCG@5: "
         f"Kendall's tau {r['kendall_tau']:.2f}",
+        f"  verdict: {card.verdict['text']}",
         "  The word-overlap heuristic agrees poorly with the people who wrote qrels.txt: its labels are a first",
-        "  look, never a verdict. Point --judge-url / --model at a model (OpenAI, vLLM, Ollama, llama.cpp) and",
-        "  check its kappa and tau the same way before letting it replace human labels.",
+        "  look. Point --judge-url / --model at a model (OpenAI, vLLM, Ollama, llama.cpp) and read its judge",
+        "  card (ctxeval agreement) the same way before letting it replace human labels.",
         "",
     ]
 
@@ -164,7 +167,9 @@ def _html_section(qrels: Path, runs: list[Path], out: Path) -> list[str]:
     except DependencyError as exc:
         lines.append(f"  HTML report not written: {exc}")
         return [*lines, ""]
-    out.write_text(page, encoding="utf-8", newline="\n")
+    from ._io.writers import write_text
+
+    write_text(out, page)  # atomically, as every output
     lines.append(f"  HTML report (self-contained, opens offline): {out.resolve()}")
     return [*lines, ""]
 

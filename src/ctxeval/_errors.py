@@ -99,10 +99,14 @@ class OutputError(CtxevalError, OSError):
 class DependencyError(CtxevalError, ImportError):
     """An optional package is not installed; the message names the extra that installs it."""
 
-    def __init__(self, what: str, package: str, extra: str) -> None:
+    def __init__(self, what: str, package: str, extra: str, found: str | None = None, how: str | None = None) -> None:
         self.package = package
         self.extra = extra
-        super().__init__(f"{what} needs {package}, which is not installed: pip install 'ctxeval[{extra}]'")
+        if found is None and how is None:
+            super().__init__(f"{what} needs {package}, which is not installed: pip install 'ctxeval[{extra}]'")
+        else:  # a version too old, or something pip does not install (Java)
+            how = how or f"pip install 'ctxeval[{extra}]'"
+            super().__init__(f"{what} needs {package}, {found}: {how}")
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:

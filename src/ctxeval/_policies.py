@@ -105,10 +105,16 @@ class Policies:
             out["columns"] = dict(self._column_pairs())
         return out
 
-    def renames(self) -> dict[str, str]:
+    def renames(self, kind: str | None = None) -> dict[str, str]:
         """Column name -> the readers' name for it (``query_id``, ``doc_id``, ``relevance``, ``score``,
-        ``tag``), from :attr:`columns`."""
-        return {column: CANONICAL[role] for role, column in self._column_pairs()}
+        ``tag``), from :attr:`columns`; for one ``kind`` of file (``qrels``: qid, doc, grade; ``run``:
+        qid, doc, score, tag), only its roles (a qrels' ``grade=score`` leaves a run's ``score`` alone).
+
+        >>> Policies(columns="qid=query-id,grade=score").renames("run")
+        {'query-id': 'query_id'}
+        """
+        roles = _KIND_ROLES.get(kind or "", tuple(CANONICAL))
+        return {column: CANONICAL[role] for role, column in self._column_pairs() if role in roles}
 
     def _column_pairs(self) -> tuple[tuple[str, str], ...]:
         return cast("tuple[tuple[str, str], ...]", self.columns or ())
@@ -116,6 +122,7 @@ class Policies:
 
 #: the roles of ``columns`` and the column names the table readers know them by
 CANONICAL = {"qid": "query_id", "doc": "doc_id", "grade": "relevance", "score": "score", "tag": "tag"}
+_KIND_ROLES = {"qrels": ("qid", "doc", "grade"), "run": ("qid", "doc", "score", "tag")}
 
 
 def parse_columns(value: Any) -> tuple[tuple[str, str], ...] | None:

@@ -18,10 +18,18 @@ TREC text (qrels: ``qid iter docid grade``; runs: ``qid Q0 docid rank score tag`
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shutil
+import subprocess
+import sys
 import tempfile
+import threading
+import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +40,86 @@ from ._evaluate import Result, RunResult
 from ._measures import Measure
 from ._session import measure_list
 
-__all__ = ["evaluate_spark", "spark_session"]
+__all__ = ["check_spark_needs", "evaluate_spark", "spark_session"]
+
+#: the Java release Spark 4 needs at least
+JAVA_MIN = 17
+_JAVA_HOW = (
+    "install it (Debian/Ubuntu: apt install openjdk-17-jre-headless; macOS: brew install openjdk@17) "
+    "or set JAVA_HOME to a Java 17 (or later) installation"
+)
+
+#: ``progress(text, update)``: a line saying what is starting or done; ``update=True``: a count that
+#: replaces the previous one (a terminal rewrites its line; a log may skip it)
+Progress = Callable[[str, bool], None]
 
 
-def spark_session(master: str | None = None) -> Any:
-    """The active Spark session, or a quiet local one (``local[*]`` by default)."""
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text.split("+")[0])[:3])
+
+
+def check_spark_needs() -> None:
+    """Before any JVM starts (it takes 10-90 s): pyspark, the pandas and pyarrow that pyspark's Arrow
+    path requires (its own ``sql`` requirements, read from its metadata), and a Java runtime of
+    release 17 or later (``$JAVA_HOME/bin/java``, else ``java`` on PATH), each missing one as a
+    one-line :class:`DependencyError` saying how to install it."""
+    from importlib import metadata
+
+    what = "the Spark engine"
+    try:
+        metadata.version("pyspark")
+    except metadata.PackageNotFoundError:
+        raise DependencyError(what, "pyspark", "spark") from None
+    for req in metadata.requires("pyspark") or []:
+        m = re.match(r"\s*([A-Za-z0-9_.-]+)\s*>=\s*([0-9][^;,\s]*)\s*;.*extra\s*==\s*.sql.", req)
+        if m is None:
+            continue
+        name, least = m.groups()
+        try:
+            have = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            raise DependencyError(what, f"{name} >= {least} (for pyspark's Arrow path)", "spark") from None
+        if _version(have) < _version(least):
+            raise DependencyError(what, f"{name} >= {least} (for pyspark's Arrow path)", "spark", found=f"found {have}")
+    _check_java(what)
+
+
+def _check_java(what: str) -> None:
+    home = os.environ.get("JAVA_HOME")
+    package = f"Java {JAVA_MIN} or later"
+    if home:
+        java: str | None = os.path.join(home, "bin", "java")
+        if not os.access(java, os.X_OK):  # type: ignore[arg-type]
+            raise DependencyError(
+                what, package, "spark", found=f"and JAVA_HOME={home} holds no bin/java", how=_JAVA_HOW
+            )
+    else:
+        java = shutil.which("java")
+        if java is None:
+            raise DependencyError(
+                what,
+                package,
+                "spark",
+                found="and no Java was found (JAVA_HOME is unset, no java on PATH)",
+                how=_JAVA_HOW,
+            )
+    try:
+        done = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)  # type: ignore[list-item]
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise DependencyError(what, package, "spark", found=f"and {java} does not run ({exc})", how=_JAVA_HOW) from None
+    m = re.search(r'version "([^"]+)"', done.stderr + done.stdout)
+    if done.returncode != 0 or m is None:
+        raise DependencyError(what, package, "spark", found=f"and {java} -version failed", how=_JAVA_HOW)
+    release = _version(m.group(1))
+    major = release[1] if release[:1] == (1,) and len(release) > 1 else release[0]  # "1.8.0_292" is Java 8
+    if major < JAVA_MIN:
+        raise DependencyError(what, package, "spark", found=f"found Java {major} ({java})", how=_JAVA_HOW)
+
+
+def spark_session(master: str | None = None, progress: Progress | None = None) -> Any:
+    """The active Spark session, or a quiet local one (``local[*]`` by default). A new local session
+    runs its Python workers with this interpreter (unless ``PYSPARK_PYTHON`` says otherwise), so a
+    venv's ``ctxeval`` called by its path works without the venv activated."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -44,8 +127,13 @@ def spark_session(master: str | None = None) -> Any:
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
+    check_spark_needs()
     warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no warning about the host name's address
+    if (master or "local").startswith("local"):
+        # local workers are started by the JVM with PYSPARK_PYTHON, else "python3" on PATH: a venv
+        # not activated would give them an interpreter without ctxeval (or pyspark)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     log4j = Path(__file__).parent / "data" / "spark-log4j2.properties"
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
     builder = (
@@ -61,6 +149,13 @@ def spark_session(master: str | None = None) -> Any:
     # the JVM's start-up chatter (log level hints, incubator modules) goes to a log file, not to the
     # user's terminal: the JVM keeps the standard error it is started with
     log = Path(tempfile.gettempdir()) / f"ctxeval-spark-{os.getpid()}.log"
+    if progress is not None:
+        progress(
+            f"starting Spark ({master or 'local[*]'}): a Java virtual machine and Spark's context, "
+            "usually 10-90 s (its log: " + str(log) + ")",
+            False,
+        )
+    t0 = time.perf_counter()
     saved = os.dup(2)
     try:
         with open(log, "ab") as fh:
@@ -70,7 +165,43 @@ def spark_session(master: str | None = None) -> Any:
         os.dup2(saved, 2)
         os.close(saved)
     spark.sparkContext.setLogLevel("ERROR")
+    if progress is not None:
+        progress(f"Spark started in {time.perf_counter() - t0:.0f} s", False)
     return spark
+
+
+class _Tasks:
+    """Reports the tasks of the running Spark stages every ``every`` seconds while a job runs."""
+
+    def __init__(self, spark: Any, progress: Progress | None, what: str, every: float = 1.0) -> None:
+        self.spark, self.progress, self.what, self.every = spark, progress, what, every
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __enter__(self) -> _Tasks:
+        if self.progress is not None:
+            self.progress(f"{self.what}: submitting the Spark job", False)
+            self.thread = threading.Thread(target=self._poll, daemon=True)
+            self.thread.start()
+        return self
+
+    def _poll(self) -> None:
+        tracker = self.spark.sparkContext.statusTracker()
+        while not self.stop.wait(self.every):
+            try:
+                infos = [tracker.getStageInfo(i) for i in tracker.getActiveStageIds()]
+            except Exception:  # pragma: no cover - the context stopping under the poll
+                return
+            infos = [i for i in infos if i is not None]
+            if infos and self.progress is not None:
+                done = sum(i.numCompletedTasks for i in infos)
+                total = sum(i.numTasks for i in infos)
+                self.progress(f"{self.what}: Spark tasks {done}/{total}", True)
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
 
 
 def _frame(spark: Any, value: Any, kind: str) -> Any:
@@ -80,6 +211,12 @@ def _frame(spark: Any, value: Any, kind: str) -> Any:
 
     if isinstance(value, DataFrame):
         df = value
+    elif isinstance(value, str) and value.startswith("irds:"):  # an ir_datasets dataset: read here, then Spark's
+        from ._io.model import Qrels
+
+        if kind != "qrels":
+            raise ConfigError(f"{value}: an ir_datasets dataset gives qrels, query texts and passages, not a {kind}")
+        df = spark.createDataFrame(Qrels.coerce(value).frame.to_pandas())
     elif isinstance(value, (str, os.PathLike)):
         path = os.fspath(value)
         if "://" not in path and not os.path.exists(path):
@@ -93,7 +230,14 @@ def _frame(spark: Any, value: Any, kind: str) -> Any:
             lines = spark.read.text(path).where(~F.col("value").startswith("#") & (F.length(F.trim("value")) > 0))
             if kind == "qrels":
                 df = lines.select(fields[0].alias("query_id"), fields[2].alias("doc_id"), fields[3].alias("relevance"))
-            elif kind in ("run", "pool"):
+            elif kind == "run":
+                df = lines.select(
+                    fields[0].alias("query_id"),
+                    fields[2].alias("doc_id"),
+                    fields[4].alias("score"),
+                    fields[5].alias("tag"),
+                )
+            elif kind == "pool":
                 df = lines.select(fields[0].alias("query_id"), fields[2].alias("doc_id"), fields[4].alias("score"))
             elif kind == "utility":
                 df = lines.select(fields[0].alias("query_id"), fields[1].alias("doc_id"), fields[2].alias("u"))
@@ -110,11 +254,13 @@ def _frame(spark: Any, value: Any, kind: str) -> Any:
     if q is None or d is None or (v is None and kind != "distractor"):
         raise ConfigError(f"the {kind} frame needs query_id, doc_id and a value column, got {df.columns}")
     val = F.col(v).cast("double") if v is not None else F.lit(1.0)
+    tag = F.col(cols["tag"]).cast("string") if kind == "run" and "tag" in cols else F.lit(None).cast("string")
     return df.select(
         F.lit(kind).alias("kind"),
         F.col(q).cast("string").alias("query_id"),
         F.col(d).cast("string").alias("doc_id"),
         val.alias("value"),
+        tag.alias("tag"),
     )
 
 
@@ -193,16 +339,22 @@ def samples_frames(spark: Any, value: Any) -> tuple[Any, Any]:
 def evaluate_spark(
     qrels: Any,
     runs: Any,
-    measures: Iterable[str | Measure] | str,
+    measures: Iterable[str | Measure] | str | Measure,
     *,
-    names: Sequence[str] | None = None,
+    names: Sequence[str | None] | None = None,
     policies: Any = None,
     rag: Any = None,
     utility: Any = None,
     spark: Any = None,
     master: str | None = None,
+    progress: Progress | None = None,
 ) -> tuple[Result, Any]:
-    """:func:`ctxeval.evaluate` on Spark (see the module docstring). ``rag`` may hold ``pool`` (a
+    """:func:`ctxeval.evaluate` on Spark (see the module docstring). A run is named as the local
+    engine names it: its entry in ``names`` (None: not given), else its tag when one tag is used
+    throughout, else its file name without extension (``run1``, ``run2`` ... for DataFrames);
+    runs that share a name take their file names. What the engine needs (pyspark, pandas, pyarrow,
+    Java 17) is checked before a JVM starts; ``progress`` (see :data:`Progress`) hears what is
+    starting and how far the Spark tasks are. ``rag`` may hold ``pool`` (a
     DataFrame or path) beside its other settings; ``utility`` may hold ``utilities`` and
     ``distractors`` (DataFrames or paths). Returns the result and the per-query values as a Spark
     DataFrame ``(run, query_id, <one column per measure>)``. Sample sets: ``qrels=None`` and
@@ -215,7 +367,7 @@ def evaluate_spark(
     with warnings.catch_warnings():  # pyspark's FutureWarnings about pandas are not the user's concern
         warnings.filterwarnings("ignore", category=FutureWarning)
         try:
-            return _evaluate_spark(qrels, runs, measures, names, policies, rag, utility, spark, master)
+            return _evaluate_spark(qrels, runs, measures, names, policies, rag, utility, spark, master, progress)
         except PySparkException as exc:  # Spark's own errors as one line, not a Java stack
             raise InputError(f"Spark: {str(exc).splitlines()[0]}") from None
 
@@ -224,23 +376,24 @@ def _evaluate_spark(
     qrels: Any,
     runs: Any,
     measures: Any,
-    names: Sequence[str] | None,
+    names: Sequence[str | None] | None,
     policies: Any,
     rag: Any,
     utility: Any,
     spark: Any,
     master: str | None,
+    progress: Progress | None,
 ) -> tuple[Result, Any]:
     from pyspark.sql import functions as F
 
     from ._evaluate import with_judged
 
-    spark = spark or spark_session(master)
+    spark = spark or spark_session(master, progress)
     ms = measure_list(measures)
     if any(m.spec.group == "rag" for m in ms):
         ms = with_judged(ms)  # as the local engine reports them
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
-    labels = list(names) if names else [_name(r, i) for i, r in enumerate(run_list)]
+    given: list[str | None] = list(names) if names else [None] * len(run_list)
     if qrels is None:  # sample sets: each one run, their references the judgments
         pairs = [samples_frames(spark, s) for s in run_list]
         qrels = pairs[0][0]
@@ -281,7 +434,10 @@ def _evaluate_spark(
     results: list[RunResult] = []
     frames = []
     out_ms: list[Measure] = []
-    for label, run in zip(labels, run_list):
+    tags: list[set[str | None]] = []
+    pers = []
+    for i, (given_name, run) in enumerate(zip(given, run_list)):
+        label = given_name or _name(run, i)
         data = side[0]
         for extra in [*side[1:], _frame(spark, run, "run")]:
             data = data.unionByName(extra)
@@ -290,10 +446,13 @@ def _evaluate_spark(
             "query_id string, status string, evaluated long, missing long, unjudged long, beyond long, "
             + ", ".join(f"`m{i}` double" for i in range(len(want)))
         )
+        schema += ", tags string"
         per = data.repartition("query_id").mapInArrow(fn, schema)
-        rows = per.collect()
+        with _Tasks(spark, progress, f"evaluating run {i + 1} of {len(run_list)} ({label})"):
+            rows = per.collect()
         values_rows = sorted((r for r in rows if r["status"] == "value"), key=lambda r: r["query_id"].encode("utf-8"))
         acc_rows = [r for r in rows if r["status"] == "accounting"]
+        tags.append({t for r in acc_rows for t in json.loads(r["tags"] or "[]")})
         missing_total = sum(r["missing"] for r in acc_rows)
         evaluated = sum(r["evaluated"] for r in acc_rows)
         unjudged = sum(r["unjudged"] for r in acc_rows)
@@ -325,9 +484,22 @@ def _evaluate_spark(
                 acc,
             )
         )
+        pers.append(per)
+    # one naming rule for every engine: the given name, else the one tag used throughout, else the file
+    from ._session import naming_notes, unique_names
+
+    named = [
+        _Named(_label(g, t, run, i), os.fspath(run) if isinstance(run, (str, os.PathLike)) else "")
+        for i, (g, t, run) in enumerate(zip(given, tags, run_list))
+    ]
+    final = unique_names(named)
+    notes = naming_notes(named, final)
+    for rr, name in zip(results, final):
+        rr.name = name
+    for name, per in zip(final, pers):
         frames.append(
             per.where(F.col("status") == "value").select(
-                F.lit(label).alias("run"), "query_id", *(F.col(f"m{i}").alias(str(m)) for i, m in enumerate(out_ms))
+                F.lit(name).alias("run"), "query_id", *(F.col(f"m{i}").alias(str(m)) for i, m in enumerate(out_ms))
             )
         )
     settings: dict[str, Any] = {"engine": "spark", "master": spark.sparkContext.master, "missing": pol.missing}
@@ -336,13 +508,29 @@ def _evaluate_spark(
     all_frames = frames[0]
     for f in frames[1:]:
         all_frames = all_frames.unionByName(f)
-    return Result(out_ms, results, settings, []), all_frames
+    return Result(out_ms, results, settings, notes), all_frames
+
+
+@dataclass(frozen=True)
+class _Named:
+    name: str
+    source: str
 
 
 def _name(run: Any, i: int) -> str:
     if isinstance(run, (str, os.PathLike)):
-        return os.path.splitext(os.path.basename(os.fspath(run)))[0]
+        from ._io.model import _stem
+
+        return _stem(run)
     return f"run{i + 1}"
+
+
+def _label(given: str | None, tags: set[str | None], run: Any, i: int) -> str:
+    if given:
+        return given
+    if len(tags) == 1 and None not in tags:
+        return str(next(iter(tags)))
+    return _name(run, i)
 
 
 def _explicit(m: Measure, gmax: int | None) -> Measure:
@@ -394,9 +582,11 @@ def _evaluate_partition(df: Any, want: list[str], pol: Any, rag: Any, utility: A
     cols: dict[str, list[Any]] = {k: [] for k in ("query_id", "status", "evaluated", "missing", "unjudged", "beyond")}
     for i in range(len(want)):
         cols[f"m{i}"] = []
+    cols["tags"] = []  # the columns in the order of the schema
+    run_tags = df.filter(pl.col("kind") == "run")["tag"].unique().to_list()[:2]
     run_q = set(run["query_id"].unique().to_list())
     if qr.height == 0:
-        _acc(cols, len(want), 0, 0, len(run_q), 0)
+        _acc(cols, len(want), 0, 0, len(run_q), 0, run_tags)
         return cols
     from dataclasses import replace
 
@@ -422,18 +612,23 @@ def _evaluate_partition(df: Any, want: list[str], pol: Any, rag: Any, utility: A
     ms = [by_name[w] for w in want]
     for j, qid in enumerate(rr.qids):
         cols["query_id"].append(qid)
+        cols["tags"].append(None)
         cols["status"].append("value")
         for k in ("evaluated", "missing", "unjudged", "beyond"):
             cols[k].append(0)
         for i, m in enumerate(ms):
             cols[f"m{i}"].append(float(rr.values[m][j]))
     a = rr.accounting
-    _acc(cols, len(want), a.evaluated, a.missing, a.unjudged, a.beyond_float32)
+    _acc(cols, len(want), a.evaluated, a.missing, a.unjudged, a.beyond_float32, run_tags)
     return cols
 
 
-def _acc(cols: dict[str, list[Any]], n: int, evaluated: int, missing: int, unjudged: int, beyond: int) -> None:
+def _acc(
+    cols: dict[str, list[Any]], n: int, evaluated: int, missing: int, unjudged: int, beyond: int, tags: list[Any]
+) -> None:
+    """The partition's accounting row; ``tags``: up to two distinct tags of its run rows (naming)."""
     cols["query_id"].append(None)
+    cols["tags"].append(json.dumps(tags))
     cols["status"].append("accounting")
     cols["evaluated"].append(evaluated)
     cols["missing"].append(missing)

@@ -1,7 +1,7 @@
 """``evaluate`` over a run larger than memory: the run read in chunks of whole queries
 (:mod:`ctxeval._io.stream`), each chunk evaluated against the qrels held in memory, the per-query
 values concatenated. Every per-query measure depends on its query alone, and the global statistics
-(ERR's default gmax, the grade scale) come from the qrels, so the values equal the in-memory path's
+(the grade scale) come from the qrels, so the values equal the in-memory path's
 exactly (a differential test checks it). Peak memory is the qrels, one chunk and the per-query values.
 
 Judged queries the run lacks are known only at the end: they are scored as the in-memory path scores
@@ -21,40 +21,85 @@ import numpy as np
 from ._context.settings import RagConfig
 from ._core.evaldata import QueryAccounting
 from ._core.join import missing_error
-from ._errors import ConfigError
-from ._evaluate import Result, RunResult, evaluate_runs
-from ._io.model import Run
+from ._errors import ConfigError, InputError
+from ._evaluate import Result, RunResult, evaluate, evaluate_runs
+from ._io.model import Run, _stem
 from ._io.read import resolve_duplicates
-from ._io.stream import run_chunks, sort_run
+from ._io.stream import auto_chunk_bytes, run_chunks, sort_run, text_size
+from ._measures import Measure
 from ._policies import Policies
 from ._session import open_session, overlap_check
 
 __all__ = ["evaluate_stream"]
 
+#: reading a run whole costs about this many times its text in memory (``bench/stream_memory.py``):
+#: ``sort_first`` reads a run whole when that fits in the memory available
+WHOLE_FACTOR = 4
+
+
+def _available_memory() -> int | None:
+    """MemAvailable of /proc/meminfo in bytes (Linux), else None (then the run is sorted out of core)."""
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
 
 def evaluate_stream(
     qrels: Any,
     run: str | os.PathLike[str],
-    measures: Iterable[Any] | str,
+    measures: Iterable[str | Measure] | str | Measure,
     *,
     name: str | None = None,
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
     utility: Any = None,
-    chunk_bytes: int = 64 << 20,
+    chunk_bytes: int | None = None,
     chunk_rows: int = 2_000_000,
     sort_first: bool = False,
 ) -> Result:
     """:func:`ctxeval.evaluate` of one run file read in chunks of whole queries (see the module
-    docstring); ``sort_first`` sorts an ungrouped run out of core first."""
+    docstring). ``chunk_bytes`` (default: an eighth of the run's text, between 4 and 64 MiB, which
+    keeps the peak below the in-memory path's) bounds the memory; ``sort_first`` groups an ungrouped
+    run first: read whole when it fits in the memory available, else sorted out of core.
+
+    Streaming pays only for a run whose in-memory reading (about four times its text) does not fit:
+    below that, the in-memory path is faster for the same values."""
     pol = Policies.coerce(policies)
+    path = os.fspath(run)
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: no such file")
+    chunk_bytes = auto_chunk_bytes(path) if chunk_bytes is None else chunk_bytes
+    if sort_first and not path.lower().endswith(".parquet"):
+        size, free = text_size(path), _available_memory()
+        if free is not None and size * WHOLE_FACTOR <= free:
+            # sorting out of core costs several times the in-memory path's time and memory: a run that
+            # fits is read whole, which needs no grouping; the values are the same
+            res = evaluate(
+                qrels,
+                Run.from_file(path, name=name, duplicates=pol.duplicates, columns=pol.columns),
+                measures,
+                policies=pol,
+                rag=rag,
+                utility=utility,
+            )
+            res.notes.append(
+                f"{path}: --sort-first read the run whole ({size / 2**20:.0f} MiB of text, "
+                f"{free / 2**20:.0f} MiB of memory available): it fits, and reading it whole is faster and "
+                "smaller than sorting it out of core"
+            )
+            res.settings["streamed"] = {"chunk_bytes": None, "sort_first": True, "read_whole": True}
+            return res
     if RagConfig.coerce(rag).pools:
         raise ConfigError("streaming evaluates one run: give its pool as rag.pool (--pool POOL), not rag.pools")
     chunk_pol = replace(pol, missing="ignore", overlap="any")
     session, _ = open_session(qrels, [], measures, policies=chunk_pol, rag=rag, utility=utility)
-    path = os.fspath(run)
     sorted_path = sort_run(path) if sort_first else None
-    label = name or os.path.splitext(os.path.basename(path))[0]
+    label = name or _stem(path)
     qids: list[np.ndarray] = []
     parts: dict[Any, list[np.ndarray]] = {}
     evaluated = unjudged = beyond = dropped = 0
@@ -71,7 +116,9 @@ def evaluate_stream(
         )
     last_settings: dict[str, Any] = {}
     try:
-        for chunk in run_chunks(sorted_path or path, chunk_bytes=chunk_bytes, chunk_rows=chunk_rows):
+        for chunk in run_chunks(
+            sorted_path or path, chunk_bytes=chunk_bytes, chunk_rows=chunk_rows, renames=pol.renames()
+        ):
             tags.add(chunk.tag)
             cols, n_dropped = resolve_duplicates(chunk.columns, "run", path, pol.duplicates)
             res = evaluate_runs(session, [Run(cols, label, path)], session.measures)

@@ -5,25 +5,35 @@ family declares its trec_eval spec beside its kernel (:class:`~ctxeval._measures
 What trec_eval does, and what this reproduces:
 
 * **Input.** Qrels ``qid iter docno rel`` and results ``qid iter docno rank sim runid`` (the rank is
-  ignored). Docs are ranked by ``sim`` as a C float, descending, ties by docno descending; ``-M``
-  keeps the first N of each topic after ranking; ``-J`` then drops the docs not judged (>= 0).
-  Duplicate docs in a topic are an error. The runid is the last line's.
-* **Queries.** Topics of the results without judgments are ignored. Judged topics without results
-  are left out, unless ``-c``: then 10.0 evaluates them against a one-document "bogus" ranking (so
-  every measure scores what an empty ranking scores; ``num_ret``, ``utility``, ``unj``, ``rbp_resid``
-  and ``relstring`` are reset to nothing) and prints them with ``-q``; 9.x instead adds them as
-  zeros to every average without printing them. With ``-c`` the summary ``num_rel`` counts every
-  judgment with rel > 0 in the qrels (trec_eval's ``te_calc_avg_num_rel``), and ``gm_*`` use the
-  floor 0.00001 for the missing topics.
+  ignored; words after the runid are ignored too, and the lines that had them counted in a note).
+  10.0 skips comment lines (``#``); 9.0.x has none, so a 9.x reading of a file holding one stops
+  with an error naming the line. Docs are ranked by ``sim`` (a double in 10.0, a float in 9.x),
+  descending, ties by docno descending; ``-M`` keeps the first N of each topic after ranking; ``-J``
+  then drops the docs not judged (>= 0). A topic that ``-M`` / ``-J`` leave with nothing is still
+  evaluated, with no doc retrieved. Duplicate docs in a topic are an error. The runid is the last
+  line's.
+* **Queries.** Topics of the results without judgments are ignored. A judged topic without results
+  stops 10.0 (exit status 4, after the ``-q`` lines of the topics before it) and is left out by 9.x,
+  unless ``-c``: then 10.0 evaluates it against a one-document "bogus" ranking (every measure scores
+  what a ranking of one unjudged doc scores; ``num_ret``, ``utility``, ``unj``, ``rbp_resid`` and
+  ``relstring`` are reset to nothing) and prints it with ``-q``; 9.x instead adds it as zeros to
+  every average without printing it. With ``-c`` the summary ``num_rel`` counts every judgment with
+  rel > 0 in the qrels (trec_eval's ``te_calc_avg_num_rel``), and ``gm_*`` use the floor 0.00001 for
+  the missing topics.
+* **0/0.** Where trec_eval divides 0 by 0 (the precision of a topic that retrieved nothing, which
+  ``iprec_at_recall`` gives to its cut-offs at 0 relevant docs, and ``11pt_avg`` averages), the value
+  is NaN, printed ``-nan`` as glibc prints x86-64's default NaN; a NaN read from a ``-Z`` file
+  prints ``nan``; an average over topics holding NaNs is the last of them (as trec_eval's build adds).
 * **Summary.** Averages are sums in topic order divided by the number of topics; ``num_*`` are sums;
   ``gm_map`` / ``gm_bpref`` are ``exp(Σ log(max(v, 0.00001)) / n)``.
 * **Output.** ``%-22s\\t%s\\t%6.4f`` (``%ld`` for counts), measures in trec_eval's fixed order, the
   ``-q`` lines topic by topic, then ``all``.
 
-Not reproduced: trec_eval 10.0 without ``-c`` reuses the previous topic's ranking for a judged topic
-that has no results (a bug, trec_eval issue #46); here such topics are simply left out, as in 9.x.
+Checked byte for byte against both programs built from source: ``tests/cli/test_trec_eval_suite.py``.
+Accepted beyond trec_eval: blank lines and consecutive comment lines in qrels. Refused where trec_eval
+reads garbage silently: a score, grade or z-score that is not a number (``atof`` would give 0).
 
-(~500 lines on purpose: the program's flow, ``-m`` parsing with C's atol/atof, z-scores, judgment
+(~630 lines on purpose: the program's flow, ``-m`` parsing with C's atol/atof, z-scores, judgment
 groups, preferences and the output format; the measures themselves live in the registry.)
 """
 
@@ -45,16 +55,16 @@ from ._context.prefs import build_preferences
 from ._core.evaldata import EvalData
 from ._core.extras import JudgmentGroups
 from ._core.join import join, pair_lookup, positions
-from ._errors import ConfigError, MeasureError, QueryMismatchError, did_you_mean
+from ._errors import ConfigError, FormatError, InputError, MeasureError, QueryMismatchError, did_you_mean
 from ._io.model import Qrels, Run
-from ._io.read import read_file
+from ._io.read import resolve_duplicates
 from ._io.rel_formats import read_prefs, read_qrels_jg
 from ._io.side import read_zscores
-from ._io.trec import open_bytes
+from ._io.trec import locate_in_trec, open_bytes, read_trec
 from ._measures import TrecArgs, TrecSpec, trec_specs
 from ._measures.trec_support import MIN_GEO_MEAN
 
-__all__ = ["TrecEvalStop", "nicknames", "trec_eval"]
+__all__ = ["TrecEvalMeasureError", "TrecEvalStop", "nicknames", "trec_eval"]
 
 REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
 # what trec_eval says when a measure meets a relevance file of another format
@@ -68,14 +78,24 @@ _SETS = ("official", "set", "all_trec", "all_prefs", "prefs", "qrels_jg")
 
 
 class TrecEvalStop(QueryMismatchError):
-    """trec_eval 10.0 stopped part-way (exit status 4): ``printed`` is what it wrote to stdout before
-    the message (``str(self)``) that it writes to stderr."""
+    """trec_eval stopped with its own message (``str(self)``, for stderr) and exit status: 4 when 10.0
+    meets a judged topic without results part-way (``printed`` is what it wrote to stdout before),
+    7 when no topic has both results and judgments."""
 
-    exit_code = 4
-
-    def __init__(self, printed: str, message: str) -> None:
+    def __init__(self, printed: str, message: str, exit_code: int = 4) -> None:
         super().__init__(message)
         self.printed = printed
+        self.exit_code = exit_code
+
+
+class TrecEvalMeasureError(MeasureError):
+    """A measure trec_eval cannot take, with trec_eval's exit status: 2 when it cannot initialise it
+    (a negative or repeated cut-off, malformed pairs), 4 when it cannot calculate it; an unknown or
+    improper measure name is a plain :class:`MeasureError` (status 1)."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def nicknames(version: int) -> dict[str, tuple[str, ...]]:
@@ -130,34 +150,52 @@ def _select(args: Sequence[str], version: int) -> _Selection:
     return sel
 
 
+# the measures that turn a number of their parameter into a count of docs (lround or a cast to long)
+_TO_COUNT = ("iprec_at_recall", "Rprec_mult", "Rprec_mult_avgjg", "11pt_avg")
+_COUNT_LIMIT = 1e6  # |level| beyond this: level * R may leave the range of a long
+
+
 def _check_param(spec: TrecSpec, param: str) -> None:
-    """The parameter of ``-m name.param`` checked before any file is read."""
+    """The parameter of ``-m name.param`` checked before any file is read. A level that trec_eval
+    turns into a count of docs must be finite and within ±1e6: C leaves the count of a NaN, an
+    infinity or a number beyond a long unspecified (``lround(nan)``), so trec_eval's output for it
+    is whatever the platform gives, and no reading of it would be right."""
     if spec.kind == "cut_long":
         _long_cutoffs(param, spec.name)
     elif spec.kind == "cut_double":
         _double_cutoffs(param)
+    if spec.name in _TO_COUNT:
+        for token in param.split(","):
+            value = _atof(token)
+            if not abs(value) <= _COUNT_LIMIT:
+                raise TrecEvalMeasureError(
+                    f"trec_eval: -m {spec.name}.{param}: {token!r} is not a usable level (a finite number within "
+                    "±1e6): trec_eval turns it into a number of docs, which C leaves unspecified for it"
+                )
     elif spec.kind == "p_pair":
         for key, value in _pairs(param):
             if spec.name.startswith("rbp") and key == "p" and not 0.0 <= value <= 1.0:
-                raise MeasureError(f"trec_eval: -m {spec.name}.{param}: p must be in [0, 1], got {value:g}")
+                raise TrecEvalMeasureError(f"trec_eval: -m {spec.name}.{param}: p must be in [0, 1], got {value:g}")
 
 
 def _long_cutoffs(text: str, name: str = "") -> list[int]:
     for token in text.split(","):
         if not _ATOL.match(token):
-            raise MeasureError(f"trec_eval: -m {name}.{text}: cutoff {token!r} is not a whole number")
+            raise TrecEvalMeasureError(f"trec_eval: -m {name}.{text}: cutoff {token!r} is not a whole number")
     cuts = sorted(_atol(t) for t in text.split(","))
     if cuts[0] <= 0:
-        raise MeasureError(f"trec_eval: -m {name}.{text}: cutoffs must be >= 1 (trec_eval: Negative cutoff detected)")
+        raise TrecEvalMeasureError(
+            f"trec_eval: -m {name}.{text}: cutoffs must be >= 1 (trec_eval: Negative cutoff detected)"
+        )
     if any(a == b for a, b in itertools.pairwise(cuts)):
-        raise MeasureError("trec_eval: duplicate cutoffs detected")
+        raise TrecEvalMeasureError("trec_eval: duplicate cutoffs detected")
     return cuts
 
 
 def _double_cutoffs(text: str) -> list[float]:
     cuts = sorted(_atof(t) for t in text.split(","))
     if any(a == b for a, b in itertools.pairwise(cuts)):
-        raise MeasureError("trec_eval: duplicate cutoffs detected")
+        raise TrecEvalMeasureError("trec_eval: duplicate cutoffs detected")
     return cuts
 
 
@@ -174,7 +212,7 @@ def _pairs(text: str) -> list[tuple[str, float]]:
                 break
             last = "="
     if last != "=":
-        raise MeasureError(f"trec_eval: malformed pair parameters in '{text}'")
+        raise TrecEvalMeasureError(f"trec_eval: malformed pair parameters in '{text}'")
     out = []
     for item in text.split(","):
         name, _, value = item.partition("=")
@@ -235,17 +273,22 @@ def _fmt(value: float, fmt: str) -> str:
         if not math.isfinite(value):
             return "-9223372036854775808"
         return str(int(value))
-    if math.isnan(value):
-        return "%6s" % "-nan"
+    if math.isnan(value):  # glibc's printf shows the sign bit: 0/0 on x86-64 is -nan, atof("nan") nan
+        return "%6s" % ("-nan" if math.copysign(1.0, value) < 0 else "nan")
     return "%6.4f" % value
 
 
 def _seq_total(values: np.ndarray) -> float:
-    """Sum in order, one addition at a time (as trec_eval accumulates)."""
+    """Sum in order, one addition at a time (as trec_eval accumulates). A NaN in the values makes the
+    sum that NaN, and of two NaNs the later one wins (``accum += value`` in trec_eval's x86-64 build:
+    what decides whether ``-nan`` or ``nan`` is printed; Python's own ``+`` does not promise it)."""
     total = 0.0
+    last_nan = None
     for v in values.tolist():
+        if v != v:
+            last_nan = v
         total += v
-    return total
+    return total if last_nan is None else last_nan
 
 
 # --------------------------------------------------------------------------------------------------
@@ -273,18 +316,59 @@ def _last_tag(path: Path) -> str:
     return fields[5].decode("utf-8", errors="replace") if len(fields) >= 6 else ""
 
 
-def _read_run(path: str) -> tuple[Run, str]:
+def _read_run(path: str, notes: list[str], version: int) -> tuple[Run, str]:
+    """The results file read as trec_eval reads it: words after the run tag are ignored (and the
+    lines that had them counted in a note); the run id is the last line's."""
     if path == "-":
         data = sys.stdin.buffer.read()
         with tempfile.TemporaryDirectory() as tmp:
             tmp_path = Path(tmp) / "stdin.run"
             tmp_path.write_bytes(data)
-            read = read_file(tmp_path, "run", "trec")
-            runid = _last_tag(tmp_path)
-        return Run(read.columns, runid or "run", "<stdin>"), runid
-    read = read_file(path, "run", "trec")
-    runid = read.tag if read.tag is not None else _last_tag(Path(path))
-    return Run(read.columns, runid or "run", str(path)), runid
+            run, runid = _read_results(tmp_path, "<stdin>", notes, version)
+        return run, runid
+    return _read_results(Path(path), path, notes, version)
+
+
+def _read_results(path: Path, source: str, notes: list[str], version: int) -> tuple[Run, str]:
+    if not path.is_file():
+        raise InputError(f"{source}: {'is a directory, expected a results file' if path.is_dir() else 'no such file'}")
+    if version < 10:
+        _refuse_comments_v9(path, 6, source)
+    parsed = read_trec(path, "run", source, trailing="ignore")
+    cols, _ = resolve_duplicates(parsed.columns, "run", source, "error", lambda q, d: locate_in_trec(path, q, d))
+    if parsed.trailing:
+        n = parsed.trailing
+        notes.append(
+            f"{source}: {n} line{'s' if n != 1 else ''} with words after the run tag (the sixth field); "
+            "ignored, as trec_eval ignores them"
+        )
+    runid = parsed.tag if parsed.tag is not None else _last_tag(path)
+    return Run(cols, runid or "run", source), runid
+
+
+_COMMENT = re.compile(rb"(?m)^[ \t]*#[^\n]*")
+
+
+def _refuse_comments_v9(path: Path, n_fields: int, source: str | None = None) -> None:
+    """trec_eval 9.0.x has no comment lines (10.0 skips lines starting with ``#``): a 9.x reading of
+    a file holding one stops, as 9.0.x does when the line lacks the format's fields ("Malformed
+    line"), and also when it has them, where 9.0.x would read it as data for a query named ``#...``."""
+    data = open_bytes(path)
+    found = _COMMENT.search(data)
+    if found is None:
+        return
+    line = found.group().decode("utf-8", errors="replace").rstrip("\r")
+    fields = line.split()
+    if len(fields) == n_fields or (n_fields == 6 and len(fields) > 6):
+        what = f"would take this one as data for a query named {fields[0]!r}"
+    else:
+        what = "stops here with 'Malformed line'"
+    raise FormatError(
+        source or str(path),
+        data.count(b"\n", 0, found.start()) + 1,
+        f"a comment line: trec_eval 9.0.x reads none and {what}; trec_eval 10.0 skips them (--trec-eval-version 10)",
+        line,
+    )
 
 
 def _truncate(run: Run, max_docs: int | None, judged_only: bool, qrels: Qrels, ties: str) -> Run:
@@ -347,7 +431,10 @@ def _to_zscores(
             out[i] = MISSING_ZSCORE
             continue
         mean, stddev = found
-        if stddev:
+        if math.isnan(v) or math.isnan(mean) or math.isnan(stddev):
+            # (v - mean) / stddev in trec_eval's build: the first NaN operand is the result's
+            out[i] = v if math.isnan(v) else mean if math.isnan(mean) else stddev
+        elif stddev:
             out[i] = (v - mean) / stddev
         else:
             out[i] = 0.0 if v == mean else MISSING_ZSCORE
@@ -369,6 +456,7 @@ def trec_eval(
     version: int = 10,
     zscores: str | os.PathLike[str] | None = None,
     rel_format: str = "qrels",
+    notes: list[str] | None = None,
 ) -> str:
     """Evaluate like ``trec_eval [-q] [-c] [-n] [-J] [-l L] [-M N] [-N D] [-Z FILE] {-m measure}* qrels
     results`` and return what it prints.
@@ -383,7 +471,11 @@ def trec_eval(
     (``qid jg jsg docid rel_level``: preferences, for the ``prefs_*`` measures, ``-m all_prefs``),
     or ``qrels_prefs`` (a qrels file read as preferences: the iter column is the judgment group).
     The preference measures rank a run by score and then doc id *ascending* (trec_eval's
-    ``form_prefs_counts.c``), apply ``-M`` in that order and ignore ``-J``."""
+    ``form_prefs_counts.c``), apply ``-M`` in that order and ignore ``-J``.
+
+    ``notes``: a list that receives what the caller should tell the user (lines of the results file
+    with words after the run tag, which trec_eval ignores)."""
+    notes = [] if notes is None else notes
     if version not in (9, 10):
         raise ConfigError(f"trec_eval version must be 9 or 10, got {version!r}")
     if max_docs is not None and max_docs < 0:
@@ -394,6 +486,8 @@ def trec_eval(
     ztable = None if zscores is None else read_zscores(zscores)
     groups = None
     prefs = None
+    if version < 10:
+        _refuse_comments_v9(Path(qrels), 5 if rel_format == "prefs" else 4)
     if rel_format == "qrels_jg":
         groups = {jg: Qrels.from_dict(q) for jg, q in read_qrels_jg(Path(qrels), os.fspath(qrels)).items()}
         qr = _union(list(groups.values()))
@@ -405,11 +499,15 @@ def trec_eval(
         qr = Qrels.from_dict(judged)  # the topics and docs judged: which topics are evaluated
     else:
         qr = Qrels.from_file(qrels, format="trec")
-    run, runid = _read_run(os.fspath(results))
+    run, runid = _read_run(os.fspath(results), notes, version)
     ties = "trec10" if version >= 10 else "trec"  # 10.0 reads scores as doubles, 9.x as floats
+    before = np.sort(run.columns.layout.heads)  # the topics with results, before -M and -J
     if prefs is None:  # the preference measures rank and cut the run themselves, and ignore -J
         run = _truncate(run, max_docs, judged_only, qr, ties)
-    policy = "zero" if complete else "ignore"
+    # a topic whose docs -M / -J removed is still a topic with results (trec_eval cuts while it
+    # evaluates): it is evaluated with nothing retrieved, and printed, in both versions
+    emptied = run.columns.layout.n_segments < before.size
+    policy = "zero" if complete or emptied else "ignore"
     data = join(qr.columns, run.columns, ties=ties, missing=policy, run_name=run.name)
     for spec in trec_specs(version):
         reads = "prefs" if rel_format == "qrels_prefs" else rel_format
@@ -422,17 +520,29 @@ def trec_eval(
     if prefs is not None:
         built = build_preferences(prefs, run, data.qids, source=os.fspath(qrels), version=version, max_docs=max_docs)
         data = data.with_extras(preferences=built)
-    if data.n_queries == 0 or (not complete and data.accounting.evaluated == 0):
-        raise QueryMismatchError("trec_eval: No queries with both results and relevance info")
-    missing = ~np.asarray(data.has_run, dtype=bool)
-    n_all = data.n_queries
+    present = positions(np.asarray(data.qids), before) >= 0
     # 10.0 stops at the first judged topic (in qid order) that the results lack, unless -c: it
     # prints (with -q) the topics before it, then "result qid '...' not found in qrels", exit 4
     stop_at = None
     if version >= 10 and not complete and data.accounting.missing_ids:
-        stop_at = data.accounting.missing_ids[0]
+        lacking = np.asarray(data.accounting.missing_ids)
+        lacking = lacking[positions(lacking, before) < 0]
+        stop_at = str(lacking[0]) if lacking.size else None
+    if stop_at is not None and not present.any():
+        raise TrecEvalStop("", f"trec_eval: result qid '{stop_at}' not found in qrels")
+    # 9.x counts the topics with results only, -c or not; 10.0 with -c every judged topic
+    if data.n_queries == 0 or ((version < 10 or not complete) and not present.any()):
+        raise TrecEvalStop("", "trec_eval: No queries with both results and relevance info", 7)
+    keep = None if complete else np.flatnonzero(present)  # without -c: the topics with results only
+    qids = data.qids if keep is None else [data.qids[i] for i in keep.tolist()]
+    missing = ~present if keep is None else np.zeros(keep.size, dtype=bool)
+    n_all = len(qids)
+    # trec_eval's count of retrieved docs is 0 for a topic cut to nothing, and for a topic without
+    # results under 10.0's -c when -J or -M0 drops its one bogus doc ("ceci_nest_pas_un_docno")
+    bogus_kept = version >= 10 and complete and max_docs != 0 and not judged_only
+    no_docs = (data.n_ret == 0) & (present | (not bogus_kept))
 
-    args = TrecArgs(level, version, n_docs)
+    args = TrecArgs(level, version, n_docs, no_docs)
     columns: list[tuple[TrecSpec, list[_Column]]] = []
     for spec in trec_specs(version):
         if spec.name not in sel.marked:
@@ -440,8 +550,15 @@ def trec_eval(
         if spec.kind in ("runid", "num_q"):
             columns.append((spec, []))
             continue
-        cols = _columns(spec, sel.params.get(spec.name), data, args)
+        try:
+            cols = _columns(spec, sel.params.get(spec.name), data, args)
+        except TrecEvalMeasureError:
+            raise
+        except MeasureError as exc:  # trec_eval cannot calculate it (utility's coefficients): status 4
+            raise TrecEvalMeasureError(str(exc), 4) from None
         for col in cols:
+            if keep is not None:
+                col.values = col.values[keep] if isinstance(col.values, np.ndarray) else [col.values[i] for i in keep]
             if complete and missing.any() and isinstance(col.values, np.ndarray):
                 vals = np.array(col.values, dtype=np.float64)
                 if version < 10:
@@ -451,7 +568,7 @@ def trec_eval(
                     vals[missing] = 0.0
                 col.values = vals
             if ztable is not None and isinstance(col.values, np.ndarray):
-                zs = _to_zscores(ztable, data.qids, col.name, np.asarray(col.values, dtype=np.float64))
+                zs = _to_zscores(ztable, qids, col.name, np.asarray(col.values, dtype=np.float64))
                 if complete and version < 10:
                     zs[missing] = 0.0  # 9.x: topics without results are not evaluated, not converted
                 col.values = zs
@@ -462,7 +579,7 @@ def trec_eval(
     if query:
         printed = np.flatnonzero(~missing) if version < 10 else np.arange(n_all)
         for qi in printed.tolist():
-            qid = data.qids[qi]
+            qid = qids[qi]
             if stop_at is not None and qid > stop_at:
                 break
             for _spec, cols in columns:
@@ -500,7 +617,8 @@ def trec_eval(
                     lines.append("%s%-22s\t%s\t%s" % (z, col.name, "all", _fmt(total, "double" if z else "long")))
                 elif col.summary == "gm":
                     use = vals if version >= 10 else vals[~missing]
-                    logs = np.array([math.log(max(v, MIN_GEO_MEAN)) for v in use.tolist()])
+                    # C's MAX(v, floor): a NaN is not > the floor, so it counts as the floor
+                    logs = np.array([math.log(v if v > MIN_GEO_MEAN else MIN_GEO_MEAN) for v in use.tolist()])
                     total = _seq_total(logs)
                     if version < 10 and complete:
                         total += (n_all - n_eval) * math.log(MIN_GEO_MEAN)

@@ -15,10 +15,6 @@ import ctxeval
 from ctxeval._cli import cli
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "trec_eval"
-MEAS_PARAMS = (
-    "-q -miprec_at_recall..10,.20,.25,.75,.50 -m P.5,7,3 -m recall.20,2000 -m Rprec_mult.5.0,0.2,0.35 "
-    "-mutility.2,-1,0,0 -m 11pt_avg..25,.5,.75 -mndcg.1=3,2=9,4=4.5 -mndcg_cut.10,20,23.4 -msuccess.2,5,20"
-)
 
 
 def _trec_eval(args: list[str], monkeypatch: pytest.MonkeyPatch) -> str:
@@ -28,26 +24,7 @@ def _trec_eval(args: list[str], monkeypatch: pytest.MonkeyPatch) -> str:
     return result.stdout
 
 
-@pytest.mark.parametrize(
-    ("args", "expected", "summary_only"),
-    [
-        ("-m all_trec -q qrels.test results.test", "out.test.aq.v10", False),
-        (MEAS_PARAMS + " qrels.test results.test", "out.test.meas_params.v10", False),
-        ("-m all_trec -q -c qrels.test results.trunc", "out.test.aqc.v10.all", True),
-        ("-m all_trec -q -c -M100 qrels.test results.trunc", "out.test.aqcM.v10.all", True),
-        ("qrels.test results.test", "out.test", False),
-        ("-q -m all_trec -Z zscores_file qrels.test results.test", "out.test.aqZ", False),
-        ("-q -c -m all_trec -Z zscores_file qrels.test results.trunc", "out.test.aqcZ.v10", False),
-        ("-m qrels_jg -q -R qrels_jg qrels.123 results.test", "out.test.qrels_jg", False),
-    ],
-)
-def test_byte_identical_to_trec_eval_10(
-    args: str, expected: str, summary_only: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    out = _trec_eval(args.split(), monkeypatch)
-    if summary_only:
-        out = "".join(line + "\n" for line in out.splitlines() if "\tall\t" in line)
-    assert out == (DATA / expected).read_text()
+# trec_eval's own test suite, byte for byte in both versions: test_trec_eval_suite.py
 
 
 def test_11pt_avg_rounds_the_recall_cut_off_as_each_version(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -285,5 +262,5 @@ def test_a_doc_judged_twice_in_one_group_is_an_error_naming_the_line(tmp_path: P
 def test_bad_measure_parameters_are_refused_before_reading(measure: str, message: str, tmp_path: Path) -> None:
     # the input files do not exist: the measure is checked first
     out = CliRunner().invoke(cli, ["trec_eval", "-m", measure, str(tmp_path / "q"), str(tmp_path / "r")])
-    assert out.exit_code == 2
+    assert out.exit_code == (1 if "illegal" in message else 2)  # trec_eval's: a name 1, a parameter 2
     assert message in out.stderr

@@ -17,7 +17,7 @@ import pytest
 from ctxeval import JudgeError
 from ctxeval._judge.cache import Cache
 from ctxeval._judge.client import OpenAIJudge
-from ctxeval._judge.runner import NOT_SENT, Ask, Prices, judge_all
+from ctxeval._judge.runner import NOT_SENT, Ask, Prices, judge_all, judge_many
 from ctxeval._judge.tasks import TASKS
 from judge_server import Reply, Server, chat, fenced, logprobs, user_text
 
@@ -85,13 +85,24 @@ def test_the_last_retry_fails_with_the_endpoint_and_never_the_key(tmp_path: Path
     assert "SECRET" not in str(err.value)
 
 
-def test_slow_replies_time_out_and_are_retried(tmp_path: Path) -> None:
+def test_a_request_that_times_out_is_not_sent_again(tmp_path: Path) -> None:
+    """A server keeps working on a request whose client gave up: resending it would queue a second
+    generation behind the first. The judgment is undecided, its reason names --timeout, and the
+    concurrency limit halves."""
+
     def script(body: dict[str, Any], n: int) -> Reply:
-        return Reply(200, chat('{"grade": 3}').body, delay=1.0) if n == 1 else chat('{"grade": 3}')
+        slow = fenced(body, "passage") == "passage 0"
+        return Reply(200, chat('{"grade": 3}').body, delay=1.0 if slow else 0.0)
 
     with Server(script) as srv, Cache(tmp_path / "c.sqlite") as cache:
-        values, _ = judge_all(_judge(srv, timeout=0.2), _asks(1), cache=cache)
-    assert values == [3] and len(srv.requests) == 2
+        judge = _judge(srv, timeout=0.3, concurrency=4)
+        outcomes, tally = judge_many(judge, _asks(3), cache=cache, concurrency=4)
+        assert [len([b for b in srv.requests if fenced(b, "passage") == f"passage {i}"]) for i in range(3)] == [1, 1, 1]
+    assert [o.status for o in outcomes] == ["undecided", "decided", "decided"]
+    assert "no reply within 0.3 s (--timeout)" in (outcomes[0].reason or "")
+    assert tally.timeouts == 1 and tally.undecided == 1 and tally.requested == 2
+    assert judge.limiter.lowest == 2
+    assert "1 timed out (none sent twice; --timeout)" in tally.line()
 
 
 def test_a_client_error_is_not_retried(tmp_path: Path) -> None:
@@ -101,23 +112,39 @@ def test_a_client_error_is_not_retried(tmp_path: Path) -> None:
         assert len(srv.requests) == 1
 
 
-def test_a_reply_that_does_not_parse_is_asked_once_more_then_undecided(tmp_path: Path) -> None:
-    replies = {"question 0?": ["I'd say 4", '{"grade": 4}'], "question 1?": ["4", "grade four"]}
+def test_a_reply_that_does_not_parse_gets_a_repair_turn_then_is_undecided(tmp_path: Path) -> None:
+    """The second request is a repair turn: the same prompt, the model's own reply as an assistant
+    turn, and the instruction to answer with the object only (a greedy server asked the same prompt
+    again would repeat itself). Undecided judgments are cached with their reason, counted as such on
+    a re-run, and asked again with retry_undecided."""
+    replies = {"question 0?": ["I'd say 4", '{"grade": 4}'], "question 1?": ["4", "grade four", '{"grade": 2}']}
 
     def script(body: dict[str, Any], n: int) -> Reply:
         q = fenced(body, "question")
         return chat(replies[q].pop(0))
 
     with Server(script) as srv, Cache(tmp_path / "c.sqlite") as cache:
-        values, tally = judge_all(_judge(srv), _asks(2), cache=cache)
-        assert values == [4, None]
+        outcomes, tally = judge_many(_judge(srv, structured="off"), _asks(2), cache=cache)
+        assert [o.value for o in outcomes] == [4, None]
+        assert outcomes[1].reason == (
+            "the reply is not the JSON object asked for, after a repair turn: not a JSON object: 'grade four'"
+        )
         assert tally.undecided == 1 and tally.requested == 4
-        seeds = sorted(r["seed"] for r in srv.requests)
-        assert seeds == [0, 0, 7919, 7919]  # the second ask differs in its seed
-        # undecided is cached too (a re-run costs nothing); prune --undecided asks again
-        _, t2 = judge_all(_judge(srv), _asks(2), cache=cache)
-        assert t2.requested == 0
-        assert cache.prune(undecided=True) == 1
+        assert {r["seed"] for r in srv.requests} == {0}
+        repairs = [r for r in srv.requests if len(r["messages"]) == 4]
+        assert len(repairs) == 2
+        for r in repairs:
+            assert r["messages"][:2] == srv.requests[0]["messages"][:2] or fenced(r, "question") == "question 1?"
+            assert r["messages"][2]["role"] == "assistant" and r["messages"][2]["content"] in ("I'd say 4", "4")
+            assert "JSON object only" in r["messages"][3]["content"]
+            assert '{"grade": N} with N from 1 to 5' in r["messages"][3]["content"]
+        # undecided is cached with its reason: a re-run asks nothing and says where they came from
+        again, t2 = judge_many(_judge(srv, structured="off"), _asks(2), cache=cache)
+        assert t2.requested == 0 and (t2.from_cache, t2.cached_undecided) == (2, 1)
+        assert again[1].reason == outcomes[1].reason
+        assert "2 from the cache (1 of them undecided: --retry-undecided asks again)" in t2.line()
+        third, t3 = judge_many(_judge(srv, structured="off"), _asks(2), cache=cache, retry_undecided=True)
+        assert [o.value for o in third] == [4, 2] and t3.requested == 1 and t3.from_cache == 1
 
 
 def test_votes_take_the_majority_and_report_agreement(tmp_path: Path) -> None:
@@ -128,8 +155,11 @@ def test_votes_take_the_majority_and_report_agreement(tmp_path: Path) -> None:
         return chat(json.dumps({"grade": answers[i][body["seed"]]}))
 
     with Server(script) as srv, Cache(tmp_path / "c.sqlite") as cache:
-        values, tally = judge_all(_judge(srv), _asks(3), cache=cache, votes=3)
-    assert values == [3, 2, None]  # 1-1-1 is a tie: undecided
+        outcomes, tally = judge_many(_judge(srv), _asks(3), cache=cache, votes=3)
+    assert [o.value for o in outcomes] == [3, 2, None]
+    # 1-1-1 is a tie, kept apart from undecided, with the split as its reason
+    assert outcomes[2].status == "tie" and outcomes[2].reason == "the votes tie: 1 x1, 2 x1, 3 x1"
+    assert (tally.ties, tally.undecided, tally.decided) == (1, 0, 2) and "1 ties" in tally.line()
     assert all(r["temperature"] == 1 for r in srv.requests) and len(srv.requests) == 9
     assert tally.unanimous == 0.0
 

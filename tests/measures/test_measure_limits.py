@@ -52,7 +52,7 @@ def test_err_with_large_grades_is_finite_and_warns_nothing(tmp_path) -> None:
     run.write_text("q1 Q0 b 1 3 t\nq1 Q0 a 2 2 t\nq1 Q0 c 3 1 t\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        value = ctxeval.evaluate(qrels, run, "ERR@3").runs[0].mean("ERR@3")
+        value = ctxeval.evaluate(qrels, run, "ERR(gmax=2000)@3").runs[0].mean("ERR(gmax=2000)@3")
     # gmax = 2000: R(1999) = 2^-1 - 2^-2000 = 0.5, R(2000) = 1 - 2^-2000 = 1 (in doubles);
     # ERR = 1/1 * 0.5 + 1/2 * (1 - 0.5) * 1 = 0.75
     assert math.isfinite(value)
@@ -66,7 +66,8 @@ def test_err_is_unchanged_for_ordinary_grades(tmp_path) -> None:
     qrels.write_text("q1 0 a 3\nq1 0 b 1\nq1 0 c 0\n")
     run = tmp_path / "run.txt"
     run.write_text("q1 Q0 b 1 3 t\nq1 Q0 a 2 2 t\nq1 Q0 c 3 1 t\n")
-    assert ctxeval.evaluate(qrels, run, "ERR@3").runs[0].mean("ERR@3") == 0.125 + 0.5 * (7 / 8) * (7 / 8)
+    got = ctxeval.evaluate(qrels, run, "ERR(gmax=3)@3").runs[0].mean("ERR(gmax=3)@3")
+    assert got == 0.125 + 0.5 * (7 / 8) * (7 / 8)
 
 
 def test_err_with_a_grade_above_gmax_stops_the_user_there(tmp_path) -> None:

@@ -117,13 +117,15 @@ def instances() -> list[Measure]:
             cuts = [0.0, 0.3, 1.0]
         else:
             cuts = [1, 3, 10] + ([None] if fam.cutoff == "optional" else [])
+        needed = ",".join(f"{p.name}=3" for p in fam.params if p.required)  # (ERR's gmax)
+        name = f"{fam.name}({needed})" if needed else fam.name
         for c in cuts:
             out.append(
                 Measure(fam.name, (), c)
                 if c is None
-                else parse_measure(fam.name) @ c
+                else parse_measure(name) @ c
                 if fam.cutoff == "optional"
-                else parse_measure(f"{fam.name}@{c}")
+                else parse_measure(f"{name}@{c}")
             )
     return out
 
@@ -206,7 +208,9 @@ def test_hand_calculation_small_ranking() -> None:
     v = {
         str(m): float(x[0])
         for m, x in _values(
-            qrels, run, parse_measures(["AP", "RR", "P@2", "R@4", "nDCG@4", "nDCG", "Rprec", "Bpref", "DCG@4", "ERR@4"])
+            qrels,
+            run,
+            parse_measures(["AP", "RR", "P@2", "R@4", "nDCG@4", "nDCG", "Rprec", "Bpref", "DCG@4", "ERR(gmax=3)@4"]),
         ).items()
     }
     R = 3  # d1, d3, d4 relevant at rel=1
@@ -219,8 +223,8 @@ def test_hand_calculation_small_ranking() -> None:
     assert v["Rprec"] == pytest.approx(1 / 3)  # one relevant in the top 3
     # bpref: N = 1 judged non-relevant; d1 has none above (1), d3 has d2 above: 1 - min(1,3)/min(1,3) = 0
     assert v["Bpref"] == pytest.approx((1 + 0) / 3)
-    # ERR with gmax = 3 (highest grade in the qrels): R(2) = 3/8, R(1) = 1/8
-    assert v["ERR@4"] == pytest.approx(1 * 3 / 8 + (1 / 4) * (1 / 8) * (1 - 3 / 8))
+    # ERR with gmax = 3: R(2) = 3/8, R(1) = 1/8
+    assert v["ERR(gmax=3)@4"] == pytest.approx(1 * 3 / 8 + (1 / 4) * (1 / 8) * (1 - 3 / 8))
 
 
 def test_float32_ties_follow_trec_eval() -> None:

@@ -57,7 +57,7 @@ CLASSICAL = (
     "-m",
     "Bpref",
     "-m",
-    "ERR@10",
+    "ERR(gmax=5)@10",
     "-m",
     "IPrec@0.5",
     "-m",

@@ -30,6 +30,8 @@ ARGS = [
     "--disable-quic",
 ]
 
+pytestmark = pytest.mark.slow  # a headless browser starts for each page
+
 if os.environ.get("CTXEVAL_SKIP_BROWSER") == "1":
     pytest.skip("browser tests skipped: CTXEVAL_SKIP_BROWSER=1", allow_module_level=True)
 

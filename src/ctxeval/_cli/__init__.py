@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import os
@@ -29,6 +30,14 @@ def invoke_reporting_errors(ctx: click.Context, invoke: Callable[[click.Context]
         ctx.exit(2)
     except BrokenPipeError:  # pragma: no cover
         ctx.exit(0)
+    except OSError as exc:  # a full disk under standard output: say so, never exit 0 on a cut output
+        click.echo(f"ctxeval: error: {_where(exc)}: {exc.strerror or exc}", err=True)
+        ctx.exit(2)
+
+
+def _where(exc: OSError) -> str:
+    """The file an OSError names, or standard output (the streams' errors name no file)."""
+    return str(exc.filename) if exc.filename is not None else "cannot write to standard output"
 
 
 # command name -> (module, attribute): a command's module is imported when the command is used, so
@@ -45,8 +54,8 @@ _COMMANDS = {
     "compare": ("compare", "command"),
     "curve": ("curve", "command"),
     "judge": ("judge", "command"),
-    "pool": ("judge", "pool"),
-    "agreement": ("judge", "agreement"),
+    "pool": ("pool", "command"),
+    "agreement": ("card", "agreement"),
 }
 
 
@@ -131,6 +140,13 @@ def console_main() -> None:
     second on large runs and does nothing useful for a process that is about to end.
     """
     code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # pragma: no cover
+        pass
+    except OSError as exc:
+        sys.stderr.write(f"ctxeval: error: {_where(exc)}: {exc.strerror or exc}\n")
+        code = code or 2
+    with contextlib.suppress(OSError):
+        sys.stderr.flush()
     os._exit(code)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
@@ -15,6 +14,7 @@ from .options import (
     rag_from,
     rag_options,
     samples_option,
+    stderr_progress,
     utility_from,
     utility_options,
     verb_inputs,
@@ -40,19 +40,30 @@ def _measure_help() -> str:
 @click.option(
     "--stream",
     is_flag=True,
-    help="read the (one) run in chunks of whole queries: memory bounded by the chunk and the qrels, for runs "
-    "larger than memory; the run must be grouped by query (see --sort-first)",
+    help="the same as --engine stream: read the (one) run in chunks of whole queries. Pays only for a run "
+    "whose in-memory reading (about 4x its text) does not fit in memory; below that the default engine is "
+    "faster for the same values. The run must be grouped by query (see --sort-first)",
 )
 @click.option(
-    "--chunk-mb", type=click.IntRange(min=1), default=64, show_default=True, help="with --stream: the chunk size"
+    "--chunk-mb",
+    type=click.IntRange(min=1),
+    default=None,
+    help="with --stream: the chunk size [default: an eighth of the run's text, 4-64 MiB, which keeps the peak "
+    "memory below the default engine's]",
 )
-@click.option("--sort-first", is_flag=True, help="with --stream: sort an ungrouped run by query out of core first")
+@click.option(
+    "--sort-first",
+    is_flag=True,
+    help="with --stream: group an unsorted run by query first (read whole when it fits in memory, else sorted "
+    "out of core)",
+)
 @click.option(
     "--engine",
-    type=click.Choice(["local", "spark"]),
+    type=click.Choice(["local", "stream", "spark"]),
     default="local",
     show_default=True,
-    help="spark: evaluate on Spark (pip install 'ctxeval[spark]'; needs Java 17), the same kernels per query group",
+    help="local: in this process; stream: see --stream; spark: on Spark (pip install 'ctxeval[spark]'; needs "
+    "Java 17), the same kernels per query group",
 )
 @click.option("--spark-master", default=None, help="with --engine spark: the master URL (default local[*])")
 @policy_options()
@@ -68,7 +79,7 @@ def command(
     fmt: str,
     output: str | None,
     stream: bool,
-    chunk_mb: int,
+    chunk_mb: int | None,
     sort_first: bool,
     engine: str,
     spark_master: str | None,
@@ -81,59 +92,46 @@ def command(
     Distraction-aware measures (dDCG@K, ndDCG@K, UDCG@K, DistractorRate@K, DistractorHarm@K) read
     per-passage utilities set by --utility-map, --distractors, --utilities and --distractor-rules.
     """
-    from .._evaluate import DEFAULT_MEASURES, evaluate
+    from .._engine import evaluate
+    from .._errors import ConfigError
+    from .._evaluate import DEFAULT_MEASURES
+    from .._io.model import split_named
     from .._render.text import render
 
+    if stream or sort_first or chunk_mb is not None:
+        if engine == "spark":
+            raise ConfigError("--stream, --chunk-mb and --sort-first are the stream engine's, not Spark's")
+        engine = "stream"
+    if spark_master is not None and engine != "spark":
+        raise ConfigError("--spark-master is for --engine spark")
+    measure_names = list(measures) or None  # None: the defaults that fit the input (sample sets: by their labels)
     if engine == "spark":
-        from .._errors import ConfigError
-        from .._io.model import split_named
         from .._spark import evaluate_spark
 
-        if stream or (not runs and not samples):
-            raise ConfigError(
-                "--engine spark evaluates QRELS RUN [RUN ...] or --samples FILE [FILE ...] (not --stream)"
-            )
+        if not runs and not samples:
+            raise ConfigError("--engine spark evaluates QRELS RUN [RUN ...] or --samples FILE [FILE ...]")
         files = [qrels, *runs] if samples else list(runs)
         named = [split_named(r) for r in files]
         result, _ = evaluate_spark(
             None if samples else qrels,
             [p for _, p in named],
-            list(measures) or list(DEFAULT_MEASURES),
-            names=[n or os.path.splitext(os.path.basename(p))[0] for n, p in named],
+            measure_names or list(DEFAULT_MEASURES),
+            names=[n for n, _ in named],
             policies=policies_from(kw),
             rag=rag_from(kw),
             utility=utility_from(kw),
             master=spark_master,
+            progress=stderr_progress(),
         )
-        emit(render(result, fmt, per_query), output)
-        return
-    if stream or sort_first:
-        from .._errors import ConfigError
-        from .._io.model import split_named
-        from .._stream import evaluate_stream
-
-        if samples or len(runs) != 1:
+    else:
+        if engine == "stream" and (samples or len(runs) != 1):
             raise ConfigError("--stream evaluates one run file: QRELS RUN (not sample sets)")
-        run_name, run_path = split_named(runs[0])
-        result = evaluate_stream(
-            qrels,
-            run_path,
-            list(measures) or list(DEFAULT_MEASURES),
-            name=run_name,
+        result = evaluate(
+            measures=measure_names,
+            **verb_inputs(qrels, runs, samples),
             policies=policies_from(kw),
             rag=rag_from(kw),
             utility=utility_from(kw),
-            chunk_bytes=chunk_mb << 20,
-            sort_first=sort_first,
+            engine={"name": engine, "chunk_mb": chunk_mb, "sort_first": sort_first} if engine == "stream" else engine,
         )
-        emit(render(result, fmt, per_query), output)
-        return
-    inputs = verb_inputs(qrels, runs, samples)
-    result = evaluate(
-        measures=list(measures) or list(DEFAULT_MEASURES),
-        **inputs,
-        policies=policies_from(kw),
-        rag=rag_from(kw),
-        utility=utility_from(kw),
-    )
     emit(render(result, fmt, per_query), output)

@@ -1,5 +1,5 @@
-"""``ctxeval judge``, ``ctxeval pool`` and ``ctxeval agreement``: labels from an LLM judge (or the
-offline lexical heuristic), the judgment pool to label, and how far judge labels can be trusted."""
+"""``ctxeval judge``: labels from an LLM judge (or the offline lexical heuristic) (``ctxeval pool``, the
+judgment pool to label: :mod:`.pool`; ``ctxeval agreement``: :mod:`.card`; ``ctxeval judge probe``: :mod:`.probe`)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from typing import Any, TypeVar
 import click
 
 from .._errors import ConfigError
+from .._judge.labels import LABELS, Labeling
 from .options import emit, output_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["agreement", "command", "pool"]
+__all__ = ["command"]
 
 
 def _judge_options(f: F) -> F:
@@ -61,8 +62,29 @@ def _judge_options(f: F) -> F:
             "--votes", type=click.IntRange(min=1), default=1, show_default=True, help="judgments per item (majority)"
         ),
         click.option(
-            "--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="seconds per request"
+            "--timeout",
+            type=click.FloatRange(min=0.1),
+            default=None,
+            help="seconds to wait for a reply (a request that times out is not sent again: the server may still "
+            "be working on it); default: 3 x the first reply's latency x --concurrency, at least 60 s",
         ),
+        click.option(
+            "--structured",
+            type=click.Choice(["auto", "schema", "json", "off"]),
+            default="auto",
+            show_default=True,
+            help="send the task's JSON schema so the server constrains its reply: auto detects the server's dialect "
+            "(json_schema: OpenAI, vLLM, llama.cpp; json_object + schema: llama-cpp-python; format: Ollama); "
+            "schema / json force the first two; off: the prompt alone",
+        ),
+        click.option(
+            "--max-undecided",
+            type=click.FloatRange(0.0, 1.0),
+            default=0.5,
+            show_default=True,
+            help="fail (exit 2, nothing written) when a task's share of undecided judgments is over this",
+        ),
+        click.option("--retry-undecided", is_flag=True, help="ask the judgments the cache holds as undecided again"),
         click.option("--max-retries", type=click.IntRange(min=0), default=5, show_default=True),
         click.option(
             "--report",
@@ -94,6 +116,7 @@ def _make_judge(kw: dict[str, Any]) -> Any:
         timeout=kw["timeout"],
         max_retries=kw["max_retries"],
         concurrency=kw["concurrency"],
+        structured=kw["structured"],
     )
 
 
@@ -107,13 +130,46 @@ def _opts(kw: dict[str, Any]) -> Any:
         prices=Prices.parse(kw.get("prices") or ()),
         votes=kw["votes"],
         progress=not kw["quiet"] and sys.stderr.isatty(),
+        retry_undecided=kw["retry_undecided"],
+        notify=_say,
     )
 
 
-def _cache(kw: dict[str, Any]) -> Any:
+def _say(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+def _cache(kw: dict[str, Any], write: bool = False) -> Any:
     from .._judge.cache import Cache, default_path
 
-    return Cache(kw.get("cache_path") or default_path())
+    return Cache(kw.get("cache_path") or default_path(), write=write, notify=_say)
+
+
+def _guard_paths(kw: dict[str, Any], output: str | None, inputs: list[str | None]) -> None:
+    """Refuse ``--report`` / ``-o`` paths that name an input, the cache or each other."""
+    import os
+
+    from .._errors import OutputError
+    from .._judge.cache import default_path
+
+    def same(a: str, b: str) -> bool:
+        try:
+            return os.path.samefile(a, b)
+        except OSError:
+            return os.path.realpath(a) == os.path.realpath(b)
+
+    cache = str(kw.get("cache_path") or default_path())
+    named = [(p, "an input") for p in inputs if p] + [
+        (cache, "the judgment cache"),
+        (cache + "-wal", "the cache's log"),
+    ]
+    outs = [(o, flag) for o, flag in ((output, "-o"), (kw.get("report_path"), "--report")) if o and o != "-"]
+    for o, flag in outs:
+        for p, what in named:
+            if same(o, p):
+                raise OutputError(f"{flag} {o}: that is {what} ({p}); it would be overwritten: write elsewhere")
+    if len(outs) == 2 and same(outs[0][0], outs[1][0]):
+        raise OutputError(f"-o and --report both name {outs[0][0]}: give them different files")
 
 
 def _finish(kw: dict[str, Any], tallies: list[Any], extra: dict[str, Any] | None = None) -> None:
@@ -124,6 +180,67 @@ def _finish(kw: dict[str, Any], tallies: list[Any], extra: dict[str, Any] | None
 
         doc = {"tallies": [t.to_dict() for t in tallies], **(extra or {})}
         write_text(kw["report_path"], json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+def _settle(
+    kw: dict[str, Any], tallies: list[Any], text: str, output: str | None, what: str, extra: dict[str, Any]
+) -> None:
+    """Fail, writing nothing but the report, when too much is undecided or nothing was judged; else
+    write ``text``, then the tally and the report."""
+    from .._errors import JudgeError
+    from .._judge.runner import check_undecided
+
+    try:
+        check_undecided(tallies, kw["max_undecided"])
+        if not text:
+            not_sent = sum(t.not_sent for t in tallies)
+            why = f"{not_sent} not sent (the budget)" if not_sent else "no judgment was decided"
+            raise JudgeError(f"no {what} to write ({why}); nothing written")
+    except JudgeError:
+        _finish(kw, tallies, extra)
+        raise
+    emit(text, output)
+    _finish(kw, tallies, extra)
+
+
+def _dry_run(kw: dict[str, Any], task: str, items: list[Any]) -> None:
+    """What the run would ask, from the items and the cache alone (no server is contacted)."""
+    from .._judge.budget import Prices, plan, plan_line
+    from .._judge.labels import item_asks
+
+    model = "lexical-1" if kw["kind"] == "lexical" else kw.get("model") or ""
+    if not model:
+        raise ConfigError("the judge needs a model name: --model NAME (the cache is keyed by it)")
+    with _cache(kw) as cache:
+        p = plan(
+            model,
+            item_asks(task, items),
+            cache=cache,
+            votes=kw["votes"],
+            retry_undecided=kw["retry_undecided"],
+            prices=Prices.parse(kw.get("prices") or ()),
+            concurrency=kw["concurrency"],
+        )
+    click.echo(plan_line(p), err=True)
+    if kw.get("report_path"):
+        from .._io.writers import write_text
+
+        write_text(kw["report_path"], json.dumps({"dry_run": p}, indent=2, sort_keys=True) + "\n")
+
+
+def _list_open(got: list[Any]) -> list[dict[str, Any]]:
+    """The items without a value, each with its state and reason, on stderr (20 at most) and for
+    --report."""
+    open_ = [
+        {"query_id": it.query_id, "doc_id": it.doc_id, "status": o.status, "reason": o.reason}
+        for it, o in got
+        if not o.decided
+    ]
+    for r in open_[:20]:
+        click.echo(f"{r['status']}: {r['query_id']} {r['doc_id']}: {r['reason']}", err=True)
+    if len(open_) > 20:
+        click.echo(f"... {len(open_) - 20} more not decided (see --report)", err=True)
+    return open_
 
 
 def _items(
@@ -147,6 +264,11 @@ def _items(
 
 def _inputs(f: F) -> F:
     f = click.option(
+        "--dry-run",
+        is_flag=True,
+        help="say what would be asked (judgments, already cached, to ask, estimated tokens, cost and time) and stop",
+    )(f)
+    f = click.option(
         "--depth", type=click.IntRange(min=1), default=None, help="the top K of each run / sample (runs: default 20)"
     )(f)
     f = click.option(
@@ -166,7 +288,7 @@ def command() -> None:
     """Labels from an LLM judge: grades, utilities, claims, relevance, nuggets; and its cache."""
 
 
-@command.command("grade")
+@command.command("grade", help=LABELS["grade"].help)
 @_inputs
 @click.option(
     "--scale",
@@ -183,29 +305,26 @@ def grade(
     queries: str | None,
     passages: str | None,
     depth: int | None,
+    dry_run: bool,
     scale: str,
     output: str | None,
     **kw: Any,
 ) -> None:
-    """Grade each (question, passage) pair and write qrels (undecided pairs are listed on stderr and in
-    --report, never written as a grade)."""
     from .._judge.labels import grades
 
-    judge = _make_judge(kw)
+    _guard_paths(kw, output, [*runs, samples, queries, passages])
+    judge = None if dry_run else _make_judge(kw)
     items = _items(runs, samples, queries, passages, depth)
-    with _cache(kw) as cache:
+    if judge is None:
+        return _dry_run(kw, "grade" if scale == "rag" else "grade-trec", items)
+    with _cache(kw, write=True) as cache:
         got, tally = grades(judge, items, cache, _opts(kw), scale)
-    lines = [f"{it.query_id} 0 {it.doc_id} {v}\n" for it, v in got if isinstance(v, int)]
-    open_ = [(it.query_id, it.doc_id) for it, v in got if not isinstance(v, int)]
-    emit("".join(lines), output)
-    for q, d in open_[:20]:
-        click.echo(f"undecided: {q} {d}", err=True)
-    if len(open_) > 20:
-        click.echo(f"undecided: ... {len(open_) - 20} more (see --report)", err=True)
-    _finish(kw, [tally], {"undecided": [list(p) for p in open_], "scale": scale})
+    open_ = _list_open(got)
+    text = LABELS["grade"].write(got)
+    _settle(kw, [tally], text, output, "grades", {"not_decided": open_, "scale": scale})
 
 
-@command.command("utility")
+@command.command("utility", help=LABELS["utility"].help)
 @_inputs
 @_judge_options
 @output_option(None, "the utility file to write: qid docid u lines (default stdout)")
@@ -215,38 +334,38 @@ def utility(
     queries: str | None,
     passages: str | None,
     depth: int | None,
+    dry_run: bool,
     output: str | None,
     **kw: Any,
 ) -> None:
-    """u = 1 - P(first token is NO-RESPONSE) for each (question, passage), from the server's logprobs,
-    written as the utility file UDCG reads (--utilities)."""
     from .._judge.labels import utilities
 
-    judge = _make_judge(kw)
+    _guard_paths(kw, output, [*runs, samples, queries, passages])
+    judge = None if dry_run else _make_judge(kw)
     items = _items(runs, samples, queries, passages, depth)
-    with _cache(kw) as cache:
+    if judge is None:
+        return _dry_run(kw, "utility", items)
+    with _cache(kw, write=True) as cache:
         got, tally = utilities(judge, items, cache, _opts(kw))
-    emit("".join(f"{it.query_id} {it.doc_id} {v!r}\n" for it, v in got if isinstance(v, float)), output)
-    open_ = [[it.query_id, it.doc_id] for it, v in got if not isinstance(v, float)]
-    _finish(kw, [tally], {"undecided": open_})
+    open_ = _list_open(got)
+    text = LABELS["utility"].write(got)
+    _settle(kw, [tally], text, output, "utilities", {"not_decided": open_})
 
 
-def _sample_labels(name: str, make: Callable[..., Any], doc: str) -> click.Command:
-    @command.command(name, help=doc)
+def _sample_labels(kind: Labeling) -> click.Command:
+    @command.command(kind.name, help=kind.help)
     @click.option("--samples", required=True, type=click.Path(dir_okay=False), help="the sample set to label")
     @click.option("--depth", type=click.IntRange(min=1), default=None, help="judge the top K chunks only")
     @_judge_options
     @output_option(None, "the labelled sample set to write (JSON lines; default stdout)")
     def sub(samples: str, depth: int | None, output: str | None, **kw: Any) -> None:
-        from .._judge.labels import merged
-
+        _guard_paths(kw, output, [samples])
         judge = _make_judge(kw)
-        with _cache(kw) as cache:
-            labels, *tallies = make(judge, samples, cache, _opts(kw), depth)
-        by = {"judge": judge.describe, "model": judge.model, "heuristic": judge.heuristic, "task": name}
-        records = merged(samples, labels, by)
-        emit("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), output)
-        _finish(kw, list(tallies), _label_counts(labels))
+        with _cache(kw, write=True) as cache:
+            labels, *tallies = kind.collect(judge, samples, cache, _opts(kw), depth)
+        by = {"judge": judge.describe, "model": judge.model, "heuristic": judge.heuristic, "task": kind.name}
+        text = kind.write(samples, labels, by)
+        _settle(kw, list(tallies), text, output, kind.name, _label_counts(labels))
 
     return sub
 
@@ -261,53 +380,8 @@ def _label_counts(labels: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _claims(*a: Any) -> Any:
-    from .._judge.labels import claims
-
-    return claims(*a)
-
-
-def _relevance(*a: Any) -> Any:
-    from .._judge.labels import relevance
-
-    return relevance(*a)
-
-
-def _attribution(*a: Any) -> Any:
-    from .._judge.labels import attribution
-
-    return attribution(*a)
-
-
-def _nuggets(*a: Any) -> Any:
-    from .._judge.labels import nuggets
-
-    return nuggets(*a)
-
-
-claims_command = _sample_labels(
-    "claims",
-    _claims,
-    "Split each reference answer into claims and decide which of the top-K chunks support each: the samples "
-    "with a claims field, for ContextRecall(method=judge).",
-)
-relevance_command = _sample_labels(
-    "relevance",
-    _relevance,
-    "Decide which of the top-K chunks are useful for the reference answer: the samples with a judged field, "
-    "for ContextPrecision(method=judge).",
-)
-attribution_command = _sample_labels(
-    "attribution",
-    _attribution,
-    "Decide which of the top-K chunks the response used: the samples with a citations field, for AttributionRate[@k].",
-)
-nuggets_command = _sample_labels(
-    "nuggets",
-    _nuggets,
-    "Create vital/okay nuggets from each question and its reference material and assign each support / "
-    "partial support against the top-K chunks: the samples with a nuggets field, for NuggetRecall(score=...)@k.",
-)
+for _kind in ("claims", "relevance", "attribution", "nuggets"):
+    _sample_labels(LABELS[_kind])
 
 
 @command.group("cache")
@@ -370,66 +444,11 @@ def cache_prune(
     click.echo(f"deleted {n} judgments")
 
 
-@click.command("pool")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--depth", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option(
-    "--queries", type=click.Path(dir_okay=False), help="with --passages: write JSON lines with the texts, for labelling"
-)
-@click.option("--passages", type=click.Path(dir_okay=False))
-@output_option(None, "where to write the pool (default stdout)")
-def pool(runs: tuple[str, ...], depth: int, queries: str | None, passages: str | None, output: str | None) -> None:
-    """The judgment pool: per query, the union of every run's top DEPTH docs, as 'qid docid best_rank'
-    lines (or, with --queries and --passages, JSON lines with the texts), with counts on stderr."""
-    from .._judge.labels import items_from_runs, judgment_pool
+def _register_probe() -> None:
+    """``ctxeval judge probe`` lives in :mod:`.probe` (it reuses this module's options)."""
+    from .probe import probe
 
-    if (queries is None) != (passages is None):
-        raise ConfigError("--queries and --passages go together")
-    pairs, counts = judgment_pool(runs, depth)
-    if queries is not None:
-        items, _ = items_from_runs(runs, queries, passages, depth)
-        text = "".join(
-            json.dumps(
-                {"query_id": it.query_id, "question": it.question, "doc_id": it.doc_id, "text": it.text},
-                ensure_ascii=False,
-            )
-            + "\n"
-            for it in items
-        )
-    else:
-        text = "".join(f"{q} {d}\n" for q, d in pairs)
-    emit(text, output)
-    per_run = ", ".join(f"{name} {n}" for name, n in counts["unique_per_run"].items())
-    click.echo(
-        f"pool: {counts['pairs']} (query, doc) pairs over {counts['queries']} queries at depth {depth}; "
-        f"docs only one run contributes: {per_run}",
-        err=True,
-    )
+    command.add_command(probe)
 
 
-@click.command("agreement")
-@click.argument("human", type=click.Path(dir_okay=False))
-@click.argument("judged", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option(
-    "-m", "--measure", default="nDCG@10", show_default=True, help="the measure the system ranking and the estimates use"
-)
-@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@output_option()
-def agreement(
-    human: str, judged: str, runs: tuple[str, ...], measure: str, alpha: float, fmt: str, output: str | None
-) -> None:
-    """How far JUDGED labels agree with HUMAN ones: Cohen's kappa (unweighted, linear, quadratic) and the
-    confusion matrix; given runs, the system ranking under each (Kendall's tau, the largest rank swap)
-    and each run's prediction-powered estimate of the measure's mean with its interval (human labels
-    on a subset of queries, judge labels on all)."""
-    from .._judge.verbs import agreement_report
-
-    doc = agreement_report(human, judged, list(runs), measure, alpha)
-    if fmt == "json":
-        emit(json.dumps(doc, indent=2, sort_keys=True) + "\n", output)
-    else:
-        from .._judge.verbs import render_agreement
-
-        emit(render_agreement(doc), output)
+_register_probe()

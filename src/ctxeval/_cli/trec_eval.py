@@ -91,8 +91,10 @@ def command(
 
     RESULTS may be '-' for standard input. Missing topics are ignored unless -c.
     """
+    from .._errors import DuplicateError, MeasureError
     from .._trec_eval import TrecEvalStop, trec_eval
 
+    notes: list[str] = []
     try:
         text = trec_eval(
             qrels,
@@ -108,9 +110,17 @@ def command(
             version=int(version),
             zscores=zscores,
             rel_format=rel_format,
+            notes=notes,
         )
     except TrecEvalStop as stop:  # trec_eval 10.0's own way out: what it printed, its message, status 4
         click.echo(stop.printed, nl=False)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
         click.echo(str(stop), err=True)
         raise SystemExit(stop.exit_code) from None
+    except (MeasureError, DuplicateError) as exc:  # trec_eval's exit status: 1 a name, 2 its parameter,
+        click.echo(f"ctxeval: error: {exc}", err=True)  # 4 what it cannot calculate (a doc given twice)
+        raise SystemExit(4 if isinstance(exc, DuplicateError) else getattr(exc, "exit_code", 1)) from None
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     click.echo(text, nl=False)

@@ -21,7 +21,16 @@ if TYPE_CHECKING:
     from .._core.evaldata import EvalData
     from .._measures import Measure
 
-__all__ = ["SCALE_REL", "GradesProvider", "check_scale", "is_rag", "level_note", "relevance", "scale_level"]
+__all__ = [
+    "SCALE_REL",
+    "GradesProvider",
+    "check_scale",
+    "is_rag",
+    "level_note",
+    "relevance",
+    "relevance_note",
+    "scale_level",
+]
 
 #: the relevance level of the 1-5 utility scale: the lowest grade of positive utility in the default
 #: utility map (5 decisive, 4 useful, 3 partial; 2 on topic but useless, 1 a distractor)
@@ -36,14 +45,15 @@ class GradesProvider:
 
     def build(self, data: EvalData, inputs: Inputs) -> Grades:
         gm = inputs.settings.rag.grade_map
+        binary = inputs.qrels.labels.binary
         if gm is None or not gm.mapping:
-            return Grades(data.j_grade, data.q_grade, gm.describe() if gm is not None else None)
+            return Grades(data.j_grade, data.q_grade, gm.describe() if gm is not None else None, binary)
         unmapped = gm.unmapped(data.q_grade)
         if unmapped:
             raise ConfigError(
                 f"grade map {gm.describe()} does not map grade(s) {unmapped} of the qrels; add them to the map"
             )
-        return Grades(gm.apply(data.j_grade), gm.apply(data.q_grade), gm.describe())
+        return Grades(gm.apply(data.j_grade), gm.apply(data.q_grade), gm.describe(), binary)
 
 
 register(GradesProvider())
@@ -105,21 +115,26 @@ def relevance(level: int, gm: Any, on_scale: bool) -> str:
     return f"grade >= {level} (the qrels' own grades)"
 
 
-def level_note(measures: Iterable[Measure], grades: Callable[[], Iterable[int]], gm: Any) -> str | None:
+def level_note(
+    measures: Iterable[Measure], grades: Callable[[], Iterable[int]], gm: Any, scale_known: bool = False
+) -> str | None:
     """A note when binary measures count another level as relevant than the 1-5 scale in force (a grade
     map, or RAG / distraction measures reading the qrels on that scale): their ``rel`` stays what was
     asked (trec_eval's default 1 when not given), and the note says which level the scale implies.
-    ``grades()`` gives the qrels' distinct grades (asked only when a scale is in force)."""
+    ``grades()`` gives the qrels' distinct grades (asked only when a scale is in force); ``scale_known``:
+    the labels say they are on the 1-5 scale (a sample set graded 1-5, ``labels="rag"``)."""
     ms = list(measures)
-    on_scale = (gm is not None and bool(gm.mapping)) or any(m.spec.group in ("rag", "distraction") for m in ms)
+    on_scale = (
+        scale_known or (gm is not None and bool(gm.mapping)) or any(m.spec.group in ("rag", "distraction") for m in ms)
+    )
     if not on_scale:
         return None
     level = scale_level(grades(), gm)
-    off = [m for m in ms if m.spec.group not in ("rag", "distraction") and _has_rel(m) and int(m["rel"]) != level]
+    off = [m for m in ms if m.spec.group not in ("rag", "distraction") and _rel(m) not in (None, level)]
     if not off:
         return None
     names = ", ".join(str(m) for m in off[:4]) + (", ..." if len(off) > 4 else "")
-    rels = sorted({int(m["rel"]) for m in off})
+    rels = sorted({int(m["rel"]) for m in off})  # (all set: _rel is not None)
     asked = relevance(rels[0], gm, True) if len(rels) == 1 else "other grades"
     implied = relevance(level, gm, True) if gm is not None and gm.mapping else f"grade >= {level}"
     why = "" if gm is not None and gm.mapping else " (grade 1 is a distractor, 2 not useful)"
@@ -130,5 +145,43 @@ def level_note(measures: Iterable[Measure], grades: Callable[[], Iterable[int]],
     )
 
 
-def _has_rel(m: Measure) -> bool:
-    return any(p.name == "rel" for p in m.spec.params)
+def _rel(m: Measure) -> int | None:
+    """The level a binary measure counts as relevant; None for a measure without one (graded, or
+    ``RBP`` without ``rel``: its graded gain)."""
+    if not any(p.name == "rel" for p in m.spec.params) or m["rel"] is None:
+        return None
+    return int(m["rel"])
+
+
+def relevance_note(measures: Iterable[Measure], values: Any, gm: Any) -> str | None:
+    """A note when the qrels (``values``: their grades) make nothing relevant: every grade is 0 or
+    less, so every measure of relevance is 0 for every query; or no grade reaches the level some
+    binary measures ask for. Without a grade map only (a map decides what the grades mean).
+
+    >>> import numpy as np
+    >>> from ctxeval._measures.grammar import parse_measure as parse
+    >>> relevance_note([parse("RR"), parse("nDCG@10")], np.array([0, 0, -1]), None)
+    'the qrels judge nothing relevant: all 3 judgments have a grade of 0 or less, so every measure of relevance is 0 for every query'
+    >>> relevance_note([parse("P(rel=2)@5"), parse("RR")], np.array([0, 1]), None)
+    'P(rel=2)@5: no judgment reaches grade 2 (the highest grade in the qrels is 1), so it is 0 for every query'
+    """
+    if (gm is not None and gm.mapping) or len(values) == 0:
+        return None
+    top = int(values.max())
+    if top <= 0:
+        return (
+            f"the qrels judge nothing relevant: all {len(values)} judgments have a grade of 0 or less, so every "
+            "measure of relevance is 0 for every query"
+        )
+    ms = list(measures)
+    asked = {m: r for m in ms if (r := _rel(m)) is not None and r > top and m.spec.group not in ("rag", "distraction")}
+    if not asked:
+        return None
+    dead = list(asked)
+    names = ", ".join(str(m) for m in dead[:4]) + (", ..." if len(dead) > 4 else "")
+    levels = sorted(set(asked.values()))
+    level = f"grade {levels[0]}" if len(levels) == 1 else f"grades {', '.join(map(str, levels))}"
+    return (
+        f"{names}: no judgment reaches {level} (the highest grade in the qrels is {top}), so "
+        f"{'it is' if len(dead) == 1 else 'they are'} 0 for every query"
+    )

@@ -71,7 +71,7 @@ class SamplesProvider:
             if s.nuggets is not None:
                 has_nug[i] = True
                 n_count[i] = len(s.nuggets)
-                for _, vital, full, partial in s.nuggets:
+                for _, vital, full, partial, _undecided in s.nuggets:
                     no = len(n_vital)
                     n_vital.append(vital)
                     for ids, level in ((full, 1.0), (partial, 0.5)):

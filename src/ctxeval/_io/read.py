@@ -97,6 +97,8 @@ def read_file(
     """Read a run or qrels file of any registered format and apply the duplicate policy; ``renames``:
     column name -> the readers' name (:meth:`ctxeval.Policies.renames`), for tabular formats."""
     check_duplicate_policy(duplicates)
+    if isinstance(path, str) and path.startswith("irds:"):  # an ir_datasets dataset by name
+        return _read_irds(path, kind, duplicates)
     p = Path(path)
     source = str(path)
     if not p.exists():
@@ -113,6 +115,15 @@ def read_file(
     if dropped and kind == "run" and fmt == "trec" and tag is None:
         tag = _kept_tag(p, cols, source)  # the dropped rows may have carried the other tags
     return Read(cols, dropped, tag)
+
+
+def _read_irds(ref: str, kind: Kind, duplicates: str) -> Read:
+    from .irds import qrels_columns
+
+    if kind != "qrels":
+        raise ConfigError(f"{ref}: an ir_datasets dataset gives qrels, query texts and passages, not a {kind}")
+    cols, dropped = resolve_duplicates(qrels_columns(ref), kind, ref, duplicates)
+    return Read(cols, dropped, None)
 
 
 def _kept_tag(path: Path, cols: Columns, source: str) -> str | None:

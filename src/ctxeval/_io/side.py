@@ -425,13 +425,18 @@ def read_strata(source: Any) -> tuple[dict[str, list[str]], str]:
 
 def read_query_texts(source: Any) -> tuple[dict[str, str], str]:
     """Query texts from a mapping, a ``qid<TAB>text`` file or a JSON-lines file (``.jsonl``, or a
-    first record starting with ``{``)."""
+    first record starting with ``{``), or ``irds:<id>`` (an ir_datasets dataset's queries)."""
     return read_texts(source)
 
 
-def read_passages(source: Any) -> tuple[dict[str, str], str]:
+def read_passages(source: Any) -> tuple[Mapping[str, str], str]:
     """Passage texts: ``id<TAB>text`` lines, or JSON lines ``{"id" (or doc_id, docid, _id), "text"
-    (or contents, passage)}``, or a mapping."""
+    (or contents, passage)}``, or a mapping; ``irds:<id>``: an ir_datasets dataset's documents, looked
+    up as they are asked for."""
+    if isinstance(source, str) and source.startswith("irds:"):
+        from .irds import passages
+
+        return passages(source), source
     return read_texts(source, "passages", ("id", "doc_id", "docid", "_id", "pid"), ("text", "contents", "passage"))
 
 
@@ -446,6 +451,10 @@ def read_texts(
         return {}, ""
     if isinstance(source, Mapping):
         return {str(k): str(v) for k, v in source.items()}, f"<{what} mapping>"
+    if isinstance(source, str) and source.startswith("irds:"):  # an ir_datasets dataset by name
+        from .irds import query_texts
+
+        return query_texts(source), source
     if not isinstance(source, (str, os.PathLike)):
         raise ConfigError(f"{what} must be a file path or a mapping of id to text, got {type(source).__name__}")
     name = str(source)
@@ -543,12 +552,17 @@ def read_fit(path: Any) -> dict[str, Any]:
     }
 
 
-_ZNUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# what C's atof reads as a number: decimals, and inf / infinity / nan in any case (trec_eval's own
+# test/zscores_file of 9.0.8 holds "nan" for set_F)
+_ZNUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)", re.IGNORECASE)
 
 
 def read_zscores(path: Any) -> dict[tuple[str, str], tuple[float, float]]:
     """trec_eval's ``-Z`` file: ``qid measure mean stddev`` per line (blank lines skipped) ->
-    {(qid, measure): (mean, stddev)}; a malformed line is an error naming the file and the line."""
+    {(qid, measure): (mean, stddev)}; a malformed line is an error naming the file and the line.
+    A mean or stddev may be ``nan`` or ``inf`` as C's ``atof`` reads them (a z-score against a NaN
+    is NaN, printed ``nan``, as trec_eval prints it); text that is not a number is an error, where
+    trec_eval would silently read 0."""
     source = str(path)
     table: dict[tuple[str, str], tuple[float, float]] = {}
     for lineno, line in text_lines(path, "z-scores", comments=False):
@@ -558,7 +572,7 @@ def read_zscores(path: Any) -> dict[tuple[str, str], tuple[float, float]]:
         numbers = []
         for what, token in (("mean", fields[2]), ("stddev", fields[3])):
             if not _ZNUMBER.fullmatch(token):
-                raise FormatError(source, lineno, f"{what} {token!r} is not a number", line)
+                raise FormatError(source, lineno, f"{what} {token!r} is not a number (trec_eval would read 0)", line)
             numbers.append(float(token))
         table[(fields[0], fields[1])] = (numbers[0], numbers[1])
     return table

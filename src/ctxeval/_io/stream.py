@@ -15,7 +15,8 @@ import gzip
 import io
 import os
 import tempfile
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -26,7 +27,32 @@ from .._core.columns import Columns
 from .._errors import ConfigError, EmptyInputError, FormatError, InputError
 from .trec import parse_trec
 
-__all__ = ["Chunk", "run_chunks", "sort_run"]
+__all__ = ["Chunk", "auto_chunk_bytes", "run_chunks", "sort_run", "text_size"]
+
+#: the largest and smallest default chunk
+CHUNK_MAX = 64 << 20
+CHUNK_MIN = 4 << 20
+
+
+def text_size(path: str | os.PathLike[str]) -> int:
+    """The run's size as text: a plain file's size, a gzip file's uncompressed size (its trailer
+    holds it modulo 4 GiB: at least the compressed size times 4 is assumed beyond that)."""
+    p = Path(path)
+    size = p.stat().st_size
+    with open(p, "rb") as fh:
+        if fh.read(2) != b"\x1f\x8b" or size < 20:
+            return size
+        fh.seek(-4, os.SEEK_END)
+        isize = int.from_bytes(fh.read(4), "little")
+    return max(isize, size * 4) if size * 4 > 1 << 32 else isize
+
+
+def auto_chunk_bytes(path: str | os.PathLike[str]) -> int:
+    """The default chunk: an eighth of the run's text, between 4 and 64 MiB. Parsing and evaluating a
+    chunk costs several times its size in memory, as reading the whole file costs several times the
+    file's; an eighth keeps the streaming path's peak below the in-memory path's at every size
+    (``bench/stream_memory.py`` measures both)."""
+    return min(CHUNK_MAX, max(CHUNK_MIN, text_size(path) // 8))
 
 
 @dataclass(frozen=True)
@@ -119,18 +145,37 @@ def _trec_chunk(piece: bytes, source: str, first_line: int, grouping: _Grouping)
 
 
 def run_chunks(
-    path: str | os.PathLike[str], *, chunk_bytes: int = 64 << 20, chunk_rows: int = 2_000_000
+    path: str | os.PathLike[str],
+    *,
+    chunk_bytes: int = 64 << 20,
+    chunk_rows: int = 2_000_000,
+    renames: Mapping[str, str] | None = None,
 ) -> Iterator[Chunk]:
-    """The run at ``path`` in chunks of whole queries, in file order."""
+    """The run at ``path`` in chunks of whole queries, in file order. ``renames`` (column name -> the
+    readers' name, :meth:`ctxeval.Policies.renames`) applies to Parquet; TREC text has no column
+    names, so it is an error there, as when the run is read whole."""
     p = Path(path)
     source = str(p)
     if not p.is_file():
         raise InputError(f"{source}: no such file")
     if p.suffix.lower() == ".parquet":
-        yield from _parquet_chunks(p, chunk_rows)
+        yield from _parquet_chunks(p, chunk_rows, renames or {})
         return
+    if renames:
+        raise ConfigError(
+            f"{source}: the columns setting names columns of tabular input (CSV, TSV, JSON lines, Parquet), not of TREC text"
+        )
     if chunk_bytes < 1:
         raise ConfigError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
+    try:
+        yield from _trec_chunks(p, source, chunk_bytes)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise InputError(
+            f"{source}: the gzip data is cut short or damaged ({exc}): the file is incomplete, nothing was evaluated"
+        ) from None
+
+
+def _trec_chunks(p: Path, source: str, chunk_bytes: int) -> Iterator[Chunk]:
     grouping = _Grouping(source, "line")
     line = 1
     carry = b""
@@ -157,17 +202,21 @@ def run_chunks(
                 piece, carry = buf[:cut], b""
             else:
                 piece, carry = buf[:cut], buf[cut:]
+            del buf, more  # only the piece stays in memory while it is parsed and evaluated
             size = chunk_bytes
+            lines = piece.count(b"\n")
             if not piece.isspace():
                 chunk = _trec_chunk(piece, source, line, grouping)
+                del piece
                 any_rows = any_rows or len(chunk.columns) > 0
                 yield chunk
-            line += piece.count(b"\n")
+                del chunk
+            line += lines
     if not any_rows:
         raise EmptyInputError(f"{source}: the file is empty")
 
 
-def _parquet_chunks(path: Path, chunk_rows: int) -> Iterator[Chunk]:
+def _parquet_chunks(path: Path, chunk_rows: int, renames: Mapping[str, str]) -> Iterator[Chunk]:
     import polars as pl
 
     from .model import Run
@@ -175,6 +224,13 @@ def _parquet_chunks(path: Path, chunk_rows: int) -> Iterator[Chunk]:
     source = str(path)
     grouping = _Grouping(source, "row")
     scan = pl.scan_parquet(path)
+    if renames:
+        have = scan.collect_schema().names()
+        absent = [c for c in renames if c not in have]
+        if absent:
+            raise ConfigError(f"{source}: no column {', '.join(map(repr, absent))} (the columns are {', '.join(have)})")
+        shadowed = [c for c in renames.values() if c in have and c not in renames]  # replaced by the renamed
+        scan = scan.drop(shadowed).rename(dict(renames))
     n = scan.select(pl.len()).collect().item()
     if n == 0:
         raise EmptyInputError(f"{source}: the file has no rows")

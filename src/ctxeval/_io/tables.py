@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -23,7 +22,7 @@ from .._core.columns import Columns, Layout
 from .._core.ids import ArrayIds
 from .._errors import EmptyInputError, FormatError, InputError
 from .frames import columns_from_frame
-from .trec import Kind, decode, parse_grade, parse_score
+from .trec import Kind, brief, decode, finite_float, parse_grade, parse_score
 
 if TYPE_CHECKING:
     import polars as pl
@@ -54,13 +53,43 @@ def pick(names: Iterable[str], candidates: tuple[str, ...], what: str, source: s
     return None
 
 
+_ROLE_NAMES = {"query_id": _QID_NAMES, "doc_id": _DOC_NAMES, "score": _SCORE_NAMES, "relevance": _REL_NAMES}
+_ROLE_NAMES["tag"] = _TAG_NAMES
+# roles of one kind of file (a run's score and tag, a qrels' grade): the column named for one must be there
+_OWN_ROLES = {"score": "score", "relevance": "grade", "tag": "tag"}
+
+
 def renamed(names: list[str], renames: Mapping[str, str] | None, source: str) -> list[str]:
-    """Header names with the columns of a ``columns`` mapping renamed to the readers' names (one
-    mapping serves the qrels and the runs: a column a file lacks is not looked for in it; a role that
-    is then missing is reported as any missing column is)."""
+    """Header names with the columns of a ``columns`` mapping renamed to the readers' names.
+
+    The query and doc ids are shared by the qrels and the runs: a file that lacks the column named
+    for one is read by the usual names. A column named for a score, grade or tag must be in the file
+    (never another column in its place); and a column the usual names would have picked for a role the
+    mapping gives to another column is not read (``score=similarity`` ignores a ``score`` column).
+
+    >>> renamed(["qid", "docid", "score", "similarity"], {"similarity": "score"}, "run.csv")
+    ['qid', 'docid', 'score (not read: the columns setting names another)', 'score']
+    """
     if not renames:
         return names
-    return [renames.get(n, n) for n in names]
+    present = set(names)
+    for column, target in renames.items():
+        if target in _OWN_ROLES and column not in present:
+            raise FormatError(
+                source,
+                1,
+                f"no column {column!r}, which the columns setting names for the {_OWN_ROLES[target]}; "
+                f"found {', '.join(map(str, names)) or 'none'}",
+            )
+    hidden = {alias for column, target in renames.items() if column in present for alias in _ROLE_NAMES[target]}
+    out = []
+    for n in names:
+        if n in renames:
+            n = renames[n]
+        elif n.lower().strip() in hidden:
+            n = f"{n} (not read: the columns setting names another)"
+        out.append(n)
+    return out
 
 
 def _records_from_rows(
@@ -82,7 +111,7 @@ def _records_from_rows(
             if value is None or (isinstance(value, str) and not value.strip()):
                 raise FormatError(source, lineno, f"{name} is missing or empty", _show(rec))
             if not isinstance(value, (str, int)) or isinstance(value, bool):
-                raise FormatError(source, lineno, f"{name} {value!r} is not a string or integer id", _show(rec))
+                raise FormatError(source, lineno, f"{name} {brief(value)} is not a string or integer id", _show(rec))
             if isinstance(value, str) and "\x00" in value:
                 raise FormatError(source, lineno, f"a NUL byte in {name}", _show(rec))
         if v is None or (isinstance(v, str) and not v.strip()):
@@ -114,17 +143,21 @@ def _records_from_rows(
 
 def _check_num(v: Any, source: str, lineno: int, rec: Any) -> float:
     if not isinstance(v, (int, float)):
-        raise FormatError(source, lineno, f"score {v!r} is not a number", _show(rec))
-    if not math.isfinite(float(v)):
-        raise FormatError(source, lineno, f"score {v!r} is not finite", _show(rec))
-    return float(v)
+        raise FormatError(source, lineno, f"score {brief(v)} is not a number", _show(rec))
+    out = finite_float(v)
+    if out is None:
+        raise FormatError(source, lineno, f"score {brief(v)} is not finite (or beyond a 64-bit float)", _show(rec))
+    return out
 
 
 def _show(rec: Any) -> str:
     try:
         return json.dumps(rec, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
-        return repr(rec)
+        try:
+            return repr(rec)
+        except ValueError:  # an integer of over 4,300 digits cannot become text
+            return "(a record holding a number too long to show)"
 
 
 def parse_delimited(
@@ -174,15 +207,19 @@ def parse_jsonl(data: bytes, kind: Kind, source: str, renames: Mapping[str, str]
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             raise FormatError(source, lineno, f"invalid JSON ({exc.msg} at column {exc.colno})", line) from None
+        except ValueError:  # Python reads no integer of over 4,300 digits
+            raise FormatError(source, lineno, "a number of over 4,300 digits", line) from None
         if not isinstance(rec, dict):
             raise FormatError(source, lineno, "expected a JSON object", line)
-        if renames:
-            rec = {renames.get(k, k): v for k, v in rec.items()}
         for k in rec:
             keys.setdefault(k, None)
         rows.append((lineno, rec))
     if not rows:
         raise EmptyInputError(f"{source}: no {kind} records found (the file is empty)")
+    if renames:
+        names = dict(zip(keys, renamed(list(keys), renames, source)))
+        rows = [(lineno, {names[k]: v for k, v in rec.items()}) for lineno, rec in rows]
+        keys = dict.fromkeys(names.values())
     return _records_from_rows(iter(rows), list(keys), kind, source)
 
 
@@ -402,13 +439,27 @@ def read_jsonl(
         table = None
     if table is not None and renames:
         table = table.rename(dict(zip(table.columns, renamed(list(table.columns), renames, source))))
-    if table is not None and table.height:
+    if table is not None and table.height and not _stringified(table):
         # compact ASCII JSON without escapes or blanks cannot hold a padded id or a NUL
         plain = plain_text(data, "\n") and data.find(b"\\") < 0
         df = _validated(table, kind, source, plain)
         if df is not None:
             return _parsed(df, kind)
     return _parsed(parse_jsonl(data, kind, source, renames), kind)
+
+
+# what polars writes into a String column for a JSON array, object, boolean or float that shares the
+# column with strings (["q1"] becomes the text '["q1"]'); an integer becomes its digits, as the line
+# reader reads it
+_STRINGIFIED = r"^[\[{]|^(?:true|false)$|^-?[0-9]*\.[0-9]*(?:[eE][+-]?[0-9]+)?$|^-?[0-9]+[eE][+-]?[0-9]+$"
+
+
+def _stringified(table: pl.DataFrame) -> bool:
+    """Whether a String column of JSON lines read by polars may hold the text of a value that was not
+    a JSON string: then the line reader reads the file (and refuses ``{"qid": ["q1"]}``, naming the
+    line). A string that merely looks so (``"[a]"``, ``"1.5"``) costs only the slower reader."""
+    texts = [pl.col(c).str.contains(_STRINGIFIED).any() for c, t in table.schema.items() if t == pl.String]
+    return bool(texts) and bool(table.select(pl.any_horizontal(texts)).item())
 
 
 def read_parquet(
@@ -464,10 +515,10 @@ def from_mapping(mapping: Mapping[str, Mapping[str, Any]], kind: Kind, source: s
                         f"{source}: {q!r} maps to a mapping of mappings: several runs are given as a list "
                         "(Run.from_dict(run, name=...) names each), not as a mapping"
                     )
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
-                    shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
-                    raise InputError(f"{loc}: score {shown} is not a finite number")
-                vals.append(float(v))
+                score = finite_float(v)
+                if score is None:
+                    raise InputError(f"{loc}: score {brief(v)} is not a finite number")
+                vals.append(score)
             else:
                 vals.append(parse_grade(v, loc, None, None))
             docs.append(str(d))

@@ -9,7 +9,9 @@ The rule, which every tier follows (``tests/io/test_reader_rule.py`` runs each c
   ones are ignored. Every other character (a no-break space, U+3000, a vertical tab ...) belongs to a
   field, except NUL, which is an error.
 * Every line holds exactly the format's fields (4 or 6); anything else is an error naming the file
-  and the line (a run given where qrels belong is named as such).
+  and the line (a run given where qrels belong is named as such). The one exception is trec_eval's
+  own reading of a run (``trailing="ignore"``, for ``ctxeval trec_eval``): words after the sixth
+  field are dropped, as trec_eval drops them, and the lines that had them are counted.
 * A grade is a whole number in ASCII digits (``2`` or ``2.0``) that fits in 64 bits; a score is a
   finite decimal number in ASCII (``0.5``, ``-1e3``). Underscores, other digits (``٣``), ``inf``
   and ``nan`` are errors.
@@ -20,7 +22,7 @@ is parsed (its query ids to runs, its tags to one name); polars after folding wh
 line-by-line parser, which is the rule written out and names the line of any error. A fast tier that
 meets anything it cannot vouch for gives the file to the next.
 
-(~530 lines on purpose: the rule and every tier that follows it side by side, so that a change to the
+(~600 lines on purpose: the rule and every tier that follows it side by side, so that a change to the
 rule meets each tier in the same file; ``tests/io/test_reader_rule.py`` runs each case through each.)
 """
 
@@ -51,7 +53,10 @@ else:
 __all__ = [
     "Kind",
     "Parsed",
+    "brief",
+    "cut_trailing",
     "decode",
+    "finite_float",
     "locate_in_trec",
     "open_bytes",
     "parse_grade",
@@ -67,10 +72,12 @@ _VALUE = {"run": "score", "qrels": "relevance"}
 
 
 class Parsed(NamedTuple):
-    """A file read into columns, and for a run the tag when one non-empty tag is used throughout."""
+    """A file read into columns, and for a run the tag when one non-empty tag is used throughout;
+    ``trailing``: lines whose words after the format's fields were dropped (``trailing="ignore"``)."""
 
     columns: Columns
     tag: str | None
+    trailing: int = 0
 
 
 def open_bytes(path: Path) -> bytes:
@@ -219,6 +226,18 @@ def _line_pieces(path: Path) -> Iterator[bytes]:
                 continue
             yield _pread(fd, cut - at, at)
             at, size = cut, _READ_CHUNK
+
+
+def _memory_pieces(data: bytes) -> Iterator[bytes]:
+    """``data`` in pieces of about ``_READ_CHUNK`` bytes ending at a line end, as :func:`_line_pieces`
+    reads a file: each piece parsed and reduced before the next, so that polars' working memory is a
+    piece's, not the whole buffer's."""
+    at = 0
+    while at < len(data):
+        cut = data.find(b"\n", at + _READ_CHUNK) + 1 if at + _READ_CHUNK < len(data) else 0
+        end = cut or len(data)
+        yield data[at:end]
+        at = end
 
 
 class _Reduced:
@@ -398,6 +417,11 @@ def _slow_trec(data: bytes, kind: Kind, source: str) -> pl.DataFrame:
             hint = ""
             if kind == "qrels" and len(fields) == 6 and _DECIMAL.fullmatch(fields[4]):
                 hint = "; this looks like a run (qid Q0 docid rank score tag), not qrels"
+            elif kind == "run" and len(fields) > ncols:
+                hint = (
+                    "; trec_eval ignores words after the run tag: `ctxeval trec_eval` reads this file as it does, "
+                    "or keep 6 fields with awk '{print $1,$2,$3,$4,$5,$6}'"
+                )
             raise FormatError(source, lineno, f"expected {ncols} fields ({expect}), found {len(fields)}{hint}", line)
         if "\x00" in line:
             raise FormatError(source, lineno, "a NUL byte in a field", line)
@@ -433,21 +457,57 @@ def decode(data: bytes, source: str) -> str:
         raise FormatError(source, line, f"not valid UTF-8 (byte {data[exc.start]:#04x})") from exc
 
 
+def brief(value: Any) -> str:
+    """A value as an error message shows it: its repr, cut to about 40 characters.
+
+    >>> brief(10**5000), brief("x" * 100), brief(0.5)
+    ('(an integer of 5001 digits)', "'xxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (100 characters)", '0.5')
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"(an integer of {len(str(value)) if value.bit_length() < 14000 else _digits(value)} digits)"
+    text = repr(value)
+    if len(text) <= 40:
+        return text
+    if isinstance(value, str):
+        return f"{value[:28]!r}... ({len(value)} characters)"
+    return f"{text[:30]}... ({len(text)} characters)"
+
+
+def _digits(value: int) -> int:
+    """The number of decimal digits of a positive or negative integer too long to print (Python
+    refuses to turn one of over 4,300 digits into text)."""
+    n = abs(value)
+    d = int(n.bit_length() * 0.30102999566398120) + 1
+    return d if n >= 10 ** (d - 1) else d - 1
+
+
+def finite_float(value: Any) -> float | None:
+    """``value`` (an int or a float, not a bool) as a finite float, or None (beyond a float's range
+    or not finite: 10**400 does not convert)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        out = float(value)
+    except OverflowError:
+        return None
+    return out if math.isfinite(out) else None
+
+
 def parse_score(token: str, source: str, lineno: int | None, line: str | None) -> float:
     """A score: a finite decimal number in ASCII (see the module docstring)."""
     if not _DECIMAL.fullmatch(token):
         problem = "is not finite" if _NOT_FINITE.fullmatch(token) else "is not a number"
-        raise FormatError(source, lineno, f"score {token!r} {problem}", line)
+        raise FormatError(source, lineno, f"score {brief(token)} {problem}", line)
     value = float(token)
     if not math.isfinite(value):
-        raise FormatError(source, lineno, f"score {token!r} is not finite", line)
+        raise FormatError(source, lineno, f"score {brief(token)} is not finite (or beyond a 64-bit float)", line)
     return value
 
 
 def parse_grade(token: Any, source: str, lineno: int | None, line: str | None) -> int:
     """A grade: a whole number (``2``, ``2.0``, an int or an integral float) within 64 bits."""
     if isinstance(token, bool):
-        raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line)
+        raise FormatError(source, lineno, f"relevance {brief(token)} is not an integer", line)
     value: int | None = None
     if isinstance(token, int):
         value = token
@@ -457,20 +517,38 @@ def parse_grade(token: Any, source: str, lineno: int | None, line: str | None) -
     else:
         text = str(token)
         if _GRADE.fullmatch(text):
-            value = int(text.split(".")[0])
+            whole = text.split(".")[0]
+            # beyond 19 digits it cannot fit (and past 4,300 Python refuses to read it)
+            value = int(whole) if len(whole.lstrip("+-0")) <= 19 else _INT64 * (-1 if whole.startswith("-") else 1)
         elif _FLOAT_GRADE.fullmatch(text):
             as_float = float(text)
             if math.isfinite(as_float) and as_float.is_integer():
                 value = int(as_float)
     if value is None:
-        raise FormatError(source, lineno, f"relevance {token!r} is not an integer", line)
+        raise FormatError(source, lineno, f"relevance {brief(token)} is not an integer", line)
     if not -_INT64 < value < _INT64:
-        raise FormatError(source, lineno, f"relevance {token!r} is out of range (a grade must fit in 64 bits)", line)
+        raise FormatError(
+            source, lineno, f"relevance {brief(token)} is out of range (a grade must fit in 64 bits)", line
+        )
     return value
 
 
-def read_trec(path: Path, kind: Kind, source: str) -> Parsed:
-    """Read a TREC qrels or run file (see the module docstring)."""
+_TRAILING = re.compile(rb"(?m)^([ \t]*[^# \t\n][^ \t\n]*(?:[ \t]+[^ \t\n]+){5})[ \t]+[^ \t\r\n][^\n]*")
+
+
+def cut_trailing(data: bytes) -> tuple[bytes, int]:
+    r"""Run lines cut after their sixth field (trec_eval's reading), and how many lines were cut.
+
+    >>> cut_trailing(b"q1 Q0 d1 1 0.5 tag more junk\nq1 Q0 d2 2 0.4 tag \r\n")
+    (b'q1 Q0 d1 1 0.5 tag\nq1 Q0 d2 2 0.4 tag \r\n', 1)
+    """
+    return _TRAILING.subn(rb"\1", data)
+
+
+def read_trec(path: Path, kind: Kind, source: str, trailing: Literal["error", "ignore"] = "error") -> Parsed:
+    """Read a TREC qrels or run file (see the module docstring). ``trailing="ignore"`` (a run): words
+    after the sixth field are dropped and the lines counted (``Parsed.trailing``), as trec_eval
+    reads a run; the fast tiers refuse such lines, so only the text tiers see this."""
     small = light.read_trec(path, kind)
     if small is not None:
         return Parsed(small.columns, small.tag)
@@ -487,21 +565,24 @@ def read_trec(path: Path, kind: Kind, source: str) -> Parsed:
         raise EmptyInputError(f"{source}: the file is empty")
     if _first_data_line(data) is None:
         raise EmptyInputError(f"{source}: no {kind} lines found (the file is empty or only comments)")
+    cut = 0
+    if trailing == "ignore" and kind == "run":
+        data, cut = cut_trailing(data)
     normal = _TRAIL_WS.sub(b"", _LEAD_WS.sub(b"", _WS_RUN.sub(b" ", data)))
     found = _polars_trec(normal, kind) if normal and not normal.isspace() else None
     if found is not None:
-        return found
+        return found._replace(trailing=cut)
     df = _slow_trec(data, kind, source)
-    return Parsed(columns_from_frame(df, _VALUE[kind]), _tag_of(df["tag"]) if kind == "run" else None)
+    return Parsed(columns_from_frame(df, _VALUE[kind]), _tag_of(df["tag"]) if kind == "run" else None, cut)
 
 
 def parse_trec(data: bytes, kind: Kind, source: str, first_line: int = 1) -> Parsed:
     """TREC text already in memory (a piece of a file whose first line is ``first_line``): the same
     three tiers as :func:`read_trec`; an error names the line in the whole file."""
-    if len(data) > light.LIGHT_MAX_BYTES:  # large: polars, multi-threaded, as read_trec's pieces
+    if len(data) > light.LIGHT_MAX_BYTES:  # large: polars, multi-threaded, in read_trec's pieces
         first = _first_data_line(data[: 1 << 16])
         if first is not None:
-            found = _polars_pieces([data], kind, b"\t" if b"\t" in first else b" ")
+            found = _polars_pieces(_memory_pieces(data), kind, b"\t" if b"\t" in first else b" ", len(data))
             if found is not None:
                 return found
     small = light.parse(data, kind)

@@ -2,6 +2,16 @@
 
 Every write is atomic: the bytes go to a temporary file beside the target, which then replaces it,
 so a failed write (a full disk, an interrupted process) never leaves a half-written file behind.
+
+* The temporary file is removed on any error, on Ctrl-C and on SIGTERM, SIGHUP and SIGQUIT (the
+  process then ends by the same signal); one left by a process killed outright (SIGKILL, a power
+  cut) is removed by the next write to the same target, once its process is gone.
+* A target that exists keeps its permissions (a 0600 file stays 0600, and the temporary file has them
+  from the start); a new one gets the umask's, as any new file does.
+* A target that is a symbolic link is written through: the file it points to is replaced and the link
+  stays, as the shell's ``>`` and ``cp`` do (replacing the link would silently cut it from what it
+  linked; a link is how a user says where the data lives).
+
 Gzip output has no time stamp and no file name: the same data gives the same bytes.
 """
 
@@ -11,6 +21,8 @@ import contextlib
 import gzip
 import io
 import os
+import signal
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -22,42 +34,120 @@ if TYPE_CHECKING:
 
 __all__ = ["atomic", "write_lines", "write_parquet", "write_text", "write_trec_qrels", "write_trec_run"]
 
+_LIVE: set[Path] = set()  # temporary files being written by this process
+_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name))
+
 
 @contextlib.contextmanager
 def atomic(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
-    """A binary file that replaces ``path`` once the block ends without an error. It is written
-    beside ``path`` under a fresh hidden name and gets the permissions any new file gets (the umask's,
-    not ``tempfile``'s private 0600; ``tempfile`` would also import shutil, bz2, lzma and random)."""
+    """A binary file that replaces ``path`` once the block ends without an error (see the module
+    docstring: the temporary file, the permissions, links). ``tempfile`` is not used: it would give
+    0600 to every output, and import shutil, bz2, lzma and random."""
     target = Path(path)
+    real = Path(os.path.realpath(target)) if os.path.islink(target) else target
     try:
-        fd, tmp = _fresh(target)
+        mode = stat.S_IMODE(os.stat(real).st_mode)
+    except OSError:
+        mode = None
+    _remove_stale(real)
+    try:
+        fd, tmp = _fresh(real, 0o666 if mode is None else mode)
     except OSError as exc:
-        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+        raise OutputError(f"{_named(target, real)}: cannot write: {exc.strerror or exc}") from None
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with _guarded(tmp), os.fdopen(fd, "wb") as fh:
             yield fh
-        os.replace(tmp, target)
+            fh.flush()
+            if mode is not None:
+                os.chmod(tmp, mode)  # the umask may have taken bits off the target's own mode
+        os.replace(tmp, real)
     except OSError as exc:  # a full disk, a quota: nothing half-written is left behind
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+        raise OutputError(f"{_named(target, real)}: cannot write: {exc.strerror or exc}") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
 
-def _fresh(target: Path) -> tuple[int, Path]:
+def _named(target: Path, real: Path) -> str:
+    return str(target) if real == target else f"{target} (a link to {real})"
+
+
+def _fresh(target: Path, mode: int) -> tuple[int, Path]:
     """A new file beside ``target``, opened for writing: its descriptor and path."""
     folder = target.parent if str(target.parent) else Path(".")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
         tmp = folder / f".{target.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
         try:
-            return os.open(tmp, flags, 0o666), tmp
+            return os.open(tmp, flags, mode), tmp
         except FileExistsError:
             continue
     raise FileExistsError(f"no free temporary name beside {target}")
+
+
+def _remove_stale(target: Path) -> list[Path]:
+    """The temporary files of earlier writes to ``target`` whose process is gone (killed outright),
+    removed; those of a live process are left to it. POSIX only (elsewhere a process id cannot be
+    probed safely)."""
+    if os.name != "posix":
+        return []
+    folder = target.parent if str(target.parent) else Path(".")
+    head = f".{target.name}."
+    removed = []
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(head) and n.endswith(".tmp")]
+    except OSError:
+        return []
+    for name in names:
+        pid_text, _, rest = name[len(head) : -len(".tmp")].partition(".")
+        if not pid_text.isdigit() or len(rest) != 12 or _alive(int(pid_text)):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(folder / name)
+            removed.append(folder / name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    """Remove the temporary files being written, then end by the signal as if it had not been caught."""
+    for tmp in list(_LIVE):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    _LIVE.clear()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+@contextlib.contextmanager
+def _guarded(tmp: Path) -> Iterator[None]:
+    """``tmp`` removed if a terminating signal arrives while it is written (where the signal would
+    end the process at once: its handler is the default one; only the main thread can set handlers)."""
+    _LIVE.add(tmp)
+    installed: dict[int, Any] = {}
+    for sig in _SIGNALS:
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                installed[sig] = signal.signal(sig, _on_signal)
+    try:
+        yield
+    finally:
+        _LIVE.discard(tmp)
+        for sig, old in installed.items():
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, old)
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:

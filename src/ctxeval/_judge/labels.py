@@ -10,17 +10,26 @@ texts). A missing text is an error naming the id and the file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ConfigError, InputError
 from .cache import Cache
 from .client import Judge
-from .runner import NOT_SENT, Ask, Prices, Tally, judge_all
+from .runner import NOT_SENT, Ask, Outcome, Prices, Tally, judge_all, judge_many
 from .tasks import TASKS
 
-__all__ = ["Item", "JudgeOptions", "items_from_runs", "items_from_samples", "judgment_pool"]
+__all__ = [
+    "LABELS",
+    "Item",
+    "JudgeOptions",
+    "Labeling",
+    "item_asks",
+    "items_from_runs",
+    "items_from_samples",
+    "judgment_pool",
+]
 
 
 @dataclass(frozen=True)
@@ -38,12 +47,21 @@ class JudgeOptions:
     prices: Prices | None = None
     votes: int = 1
     progress: bool = False
+    retry_undecided: bool = False  #: ask cached undecided judgments again
+    notify: Callable[[str], None] | None = None  #: one-line messages (the probe, waits) go here
+
+
+#: what the answer-based tasks need of a sample, in the sample format's own field names
+_NEEDS_ANSWER = (
+    "no sample has both a reference answer (the field reference_answer, or RAGAS's reference) and chunk texts "
+    "(retrieved as [{id, text}], or retrieved_contexts)"
+)
 
 
 def judgment_pool(runs: Sequence[Any], depth: int) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     """The judgment pool: per query (byte-wise order), the union of every run's top ``depth`` docs, in
     order of their best rank (then doc id); with counts (queries, pairs, and per run the docs only it
-    contributes)."""
+    contributes) and each pair's best rank (``best_rank``)."""
     from .._io.model import Run
 
     if depth < 1:
@@ -68,6 +86,7 @@ def judgment_pool(runs: Sequence[Any], depth: int) -> tuple[list[tuple[str, str]
     pairs = sorted(best, key=lambda k: (k[0].encode(), best[k], k[1].encode()))
     only = {name: len(s - set().union(*(o for n, o in by_run.items() if n != name))) for name, s in by_run.items()}
     counts = {"queries": len({q for q, _ in pairs}), "pairs": len(pairs), "depth": depth, "unique_per_run": only}
+    counts["best_rank"] = best  # (qid, doc) -> its best rank over the runs
     return pairs, counts
 
 
@@ -104,23 +123,30 @@ def items_from_samples(samples: Any, depth: int | None) -> list[Item]:
     return out
 
 
+def item_asks(task: str, items: Sequence[Item]) -> list[Ask]:
+    return [
+        Ask(TASKS[task], {"question": it.question, "passage": it.text}, {"query_id": it.query_id, "doc_id": it.doc_id})
+        for it in items
+    ]
+
+
 def grades(
     judge: Judge, items: Sequence[Item], cache: Cache, opts: JudgeOptions, scale: str = "rag"
-) -> tuple[list[tuple[Item, Any]], Tally]:
-    """Each item's grade (1-5 on the ``rag`` scale, 0-3 on the ``trec`` scale; None undecided)."""
-    task = TASKS["grade" if scale == "rag" else "grade-trec"]
-    asks = [Ask(task, {"question": it.question, "passage": it.text}) for it in items]
-    values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
-    return list(zip(items, values)), tally
+) -> tuple[list[tuple[Item, Outcome]], Tally]:
+    """Each item's :class:`Outcome`: its grade (1-5 on the ``rag`` scale, 0-3 on the ``trec`` scale)
+    when decided."""
+    outcomes, tally = judge_many(
+        judge, item_asks("grade" if scale == "rag" else "grade-trec", items), cache=cache, **_kw(opts)
+    )
+    return list(zip(items, outcomes)), tally
 
 
 def utilities(
     judge: Judge, items: Sequence[Item], cache: Cache, opts: JudgeOptions
-) -> tuple[list[tuple[Item, Any]], Tally]:
-    """Each item's utility u = 1 - P(first token NO-RESPONSE) (None undecided)."""
-    asks = [Ask(TASKS["utility"], {"question": it.question, "passage": it.text}) for it in items]
-    values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
-    return list(zip(items, values)), tally
+) -> tuple[list[tuple[Item, Outcome]], Tally]:
+    """Each item's :class:`Outcome`: its utility u = 1 - P(first token NO-RESPONSE) when decided."""
+    outcomes, tally = judge_many(judge, item_asks("utility", items), cache=cache, **_kw(opts))
+    return list(zip(items, outcomes)), tally
 
 
 def _kw(opts: JudgeOptions) -> dict[str, Any]:
@@ -130,6 +156,8 @@ def _kw(opts: JudgeOptions) -> dict[str, Any]:
         "prices": opts.prices,
         "votes": opts.votes,
         "progress": opts.progress,
+        "retry_undecided": opts.retry_undecided,
+        "notify": opts.notify,
     }
 
 
@@ -144,11 +172,16 @@ def claims(
     st = Samples.coerce(samples)
     have = [s for s in st.samples if s.reference_answer and s.retrieved_texts is not None]
     if not have:
-        raise InputError(f"{st.source}: no sample has a reference_answer and chunk texts: nothing to split into claims")
+        raise InputError(f"{st.source}: {_NEEDS_ANSWER}: nothing to split into claims")
     split_task, support_task = TASKS["claims-split"], TASKS["claims-support"]
     split, t1 = judge_all(
         judge,
-        [Ask(split_task, {"question": s.question or "", "answer": s.reference_answer or ""}) for s in have],
+        [
+            Ask(
+                split_task, {"question": s.question or "", "answer": s.reference_answer or ""}, {"query_id": s.query_id}
+            )
+            for s in have
+        ],
         cache=cache,
         **_kw(opts),
     )
@@ -159,7 +192,8 @@ def claims(
         n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
         for ci, claim in enumerate(cl):
             for di in range(n):
-                asks.append(Ask(support_task, {"claim": claim, "passage": (s.retrieved_texts or ())[di]}))
+                ref = {"query_id": s.query_id, "claim": ci, "doc_id": s.retrieved_ids[di]}
+                asks.append(Ask(support_task, {"claim": claim, "passage": (s.retrieved_texts or ())[di]}, ref))
                 where.append((si, ci, di))
     support, t2 = judge_all(judge, asks, cache=cache, **_kw(opts))
     out = []
@@ -192,7 +226,7 @@ def _chunk_flags(
         n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
         for di in range(n):
             fields = {"question": s.question or "", "answer": answer(s), "passage": (s.retrieved_texts or ())[di]}
-            asks.append(Ask(TASKS[task], fields))
+            asks.append(Ask(TASKS[task], fields, {"query_id": s.query_id, "doc_id": s.retrieved_ids[di]}))
             where.append((si, di))
     values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
     yes: list[list[str]] = [[] for _ in have]
@@ -216,7 +250,7 @@ def relevance(
     st = Samples.coerce(samples)
     have = [s for s in st.samples if s.reference_answer and s.retrieved_texts is not None]
     if not have:
-        raise InputError(f"{st.source}: no sample has a reference_answer and chunk texts")
+        raise InputError(f"{st.source}: {_NEEDS_ANSWER}: nothing to judge the chunks against")
     rel, und, tally = _chunk_flags(judge, have, "relevance", lambda s: s.reference_answer or "", cache, opts, depth)
     out = [{"query_id": s.query_id, "judged": {"relevant": r, "undecided": u}} for s, r, u in zip(have, rel, und)]
     return out, tally
@@ -243,7 +277,10 @@ def nuggets(
     ]
     made, t1 = judge_all(
         judge,
-        [Ask(TASKS["nuggets-create"], {"question": s.question or "", "context": c}) for s, c in zip(have, ctx)],
+        [
+            Ask(TASKS["nuggets-create"], {"question": s.question or "", "context": c}, {"query_id": s.query_id})
+            for s, c in zip(have, ctx)
+        ],
         cache=cache,
         **_kw(opts),
     )
@@ -258,6 +295,7 @@ def nuggets(
                     Ask(
                         TASKS["nuggets-assign"],
                         {"question": s.question or "", "nugget": text, "passage": (s.retrieved_texts or ())[di]},
+                        {"query_id": s.query_id, "nugget": ni, "doc_id": s.retrieved_ids[di]},
                     )
                 )
                 where.append((si, ni, di))
@@ -334,43 +372,75 @@ def merged(
 
 
 def sample_record(s: Any) -> dict[str, Any]:
-    """A :class:`Sample` as the JSON object it reads back from."""
-    rec: dict[str, Any] = {"query_id": s.query_id}
-    if s.question is not None:
-        rec["question"] = s.question
-    retrieved = []
-    for i, d in enumerate(s.retrieved_ids):
-        item: dict[str, Any] = {"id": d, "score": s.retrieved_scores[i]}
-        if s.retrieved_texts is not None:
-            item["text"] = s.retrieved_texts[i]
-        retrieved.append(item)
-    rec["retrieved"] = retrieved
-    for name in ("reference_contexts", "reference_answer", "response", "category"):
-        v = getattr(s, name)
-        if v is not None:
-            rec[name] = list(v) if isinstance(v, tuple) else v
-    if s.grades:
-        rec["grades"] = dict(s.grades)
-    if s.citations is not None:
-        rec["citations"] = list(s.citations)
-    if s.facets is not None:
-        rec["facets"] = [{"name": n, "ids": list(ids)} for n, ids in s.facets]
-    if s.nuggets is not None:
-        rec["nuggets"] = [
-            {
-                "text": t,
-                "importance": "vital" if v else "okay",
-                "supported_by": list(f),
-                "partially_supported_by": list(p),
-            }
-            for t, v, f, p in s.nuggets
-        ]
-    if s.pool is not None:
-        rec["pool"] = list(s.pool)
-    if s.claims is not None:
-        rec["claims"] = [{"text": t, "supported_by": list(f), "undecided": list(u)} for t, f, u in s.claims]
-    if s.judged is not None:
-        rec["judged"] = {"relevant": list(s.judged[0]), "undecided": list(s.judged[1])}
-    if s.labelled_by:
-        rec["labelled_by"] = [dict(x) for x in s.labelled_by]
-    return rec
+    """A :class:`Sample` as the JSON object it reads back from (the sample format's writer)."""
+    from .._io.samples import record
+
+    return record(s)
+
+
+def qrels_text(got: Sequence[tuple[Item, Outcome]]) -> str:
+    """The decided grades as qrels lines (``qid 0 docid grade``)."""
+    return "".join(f"{it.query_id} 0 {it.doc_id} {o.value}\n" for it, o in got if o.decided)
+
+
+def utility_text(got: Sequence[tuple[Item, Outcome]]) -> str:
+    """The decided utilities as the utility file UDCG reads (``qid docid u``)."""
+    return "".join(f"{it.query_id} {it.doc_id} {o.value!r}\n" for it, o in got if o.decided)
+
+
+def samples_text(samples: Any, labels: Sequence[Mapping[str, Any]], labelled_by: Mapping[str, Any]) -> str:
+    """The sample set with its new label fields, as JSON lines (through the sample format's writer)."""
+    import json
+
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in merged(samples, labels, labelled_by))
+
+
+@dataclass(frozen=True)
+class Labeling:
+    """One kind of label the judge writes, in one registry entry: the tasks it asks (entries of
+    :data:`~ctxeval._judge.tasks.TASKS`, each with its prompt, schema, parser and offline rule), the
+    function that asks them and builds the labels, the function that writes them, the file or
+    fields they become, and the command's help."""
+
+    name: str
+    tasks: tuple[str, ...]
+    collect: Callable[..., tuple[Any, ...]]
+    write: Callable[..., str]
+    writes: str
+    help: str
+
+
+#: every kind of label, by the name of its ``ctxeval judge`` command
+LABELS: dict[str, Labeling] = {
+    "grade": Labeling(
+        "grade", ("grade", "grade-trec"), grades, qrels_text, "qrels",
+        "Grade each (question, passage) pair and write qrels (pairs not decided are listed on stderr and in "
+        "--report with their reason, never written as a grade).",
+    ),
+    "utility": Labeling(
+        "utility", ("utility",), utilities, utility_text, "a utility file (qid docid u)",
+        "u = 1 - P(first token is NO-RESPONSE) for each (question, passage), from the server's logprobs, written "
+        "as the utility file UDCG reads (--utilities).",
+    ),
+    "claims": Labeling(
+        "claims", ("claims-split", "claims-support"), claims, samples_text, "the samples' claims field",
+        "Split each reference answer into claims and decide which of the top-K chunks support each: the samples "
+        "with a claims field, for ContextRecall(method=judge).",
+    ),
+    "relevance": Labeling(
+        "relevance", ("relevance",), relevance, samples_text, "the samples' judged field",
+        "Decide which of the top-K chunks are useful for the reference answer: the samples with a judged field, "
+        "for ContextPrecision(method=judge).",
+    ),
+    "attribution": Labeling(
+        "attribution", ("attribution",), attribution, samples_text, "the samples' citations field",
+        "Decide which of the top-K chunks the response used: the samples with a citations field, for "
+        "AttributionRate[@k].",
+    ),
+    "nuggets": Labeling(
+        "nuggets", ("nuggets-create", "nuggets-assign"), nuggets, samples_text, "the samples' nuggets field",
+        "Create vital/okay nuggets from each question and its reference material and assign each support / "
+        "partial support against the top-K chunks: the samples with a nuggets field, for "
+        "NuggetRecall(score=...)@k.",
+    ),
+}  # fmt: skip

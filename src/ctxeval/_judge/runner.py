@@ -1,73 +1,80 @@
 """Making many judgments: the cache first, then the judge, concurrently, within a budget.
 
-:func:`judge_all` takes the asks (a task and its fields), renders each, looks its key up in the cache,
-sends the rest to the judge with at most ``concurrency`` requests in flight, parses each reply
-strictly (one more request on a reply that does not parse, then *undecided*), commits each finished
-judgment to the cache at once, and counts tokens and cost from the server's usage fields.
+:func:`judge_many` takes the asks (a task, its fields, and the ids they belong to), renders each,
+looks its key up in the cache, and sends the rest to the judge: first one request alone (the probe:
+its latency sets the timeout and the estimate of the time left, and it detects the server's
+structured-output dialect), then the others with at most ``concurrency`` in flight (fewer while the
+server pushes back, see :class:`~ctxeval._judge.client.Limiter`). Just before asking a prompt it
+looks it up again and claims it, so that two processes sharing a cache ask it once. Each reply is
+parsed strictly; one that does not parse gets a repair turn (the model's own reply and the
+instruction to answer with the object only), then the judgment is *undecided* with its reason. Each
+finished judgment, decided or not, is committed to the cache at once, with the usage the server
+reported.
+
+Every ask ends in one of four states, kept apart everywhere: *decided* (a value), *undecided* (with
+its reason: the reply did not parse, the request timed out, the prompt was too long for the model,
+a utility only bounded), *tie* (votes split evenly), *not sent* (the budget stopped first).
 
 Budget (``max_cost``): a request is sent only while the cost so far, plus the most the requests in
 flight can cost, plus the most this one can cost, stays within the budget; the most a request can
-cost is its prompt's tokens (estimated from its bytes at the highest tokens-per-byte ratio seen so
-far, 1 until a reply reports usage, plus 10 %) and ``max_tokens`` of completion at the model's prices.
-So the run stops *before* the budget would be exceeded; everything judged so far is kept (and
-cached), and the asks not sent are counted.
+cost is its prompt's tokens, estimated from its bytes at the highest tokens-per-byte ratio the
+replies so far reported (+10 %; before the first reply, the ratio of this model's cached judgments,
+else 1 token per 2 bytes, twice English text's: the probe is sent alone so that the others are
+estimated from its usage),
+plus ``max_tokens`` of completion, at the model's prices. A request that does not fit while others
+are in flight waits for them; the run stops only when the next request would cross the budget with
+nothing in flight. Everything judged is kept (and cached); the asks not sent are counted.
 
 Votes (``votes`` > 1): each ask is sent ``votes`` times (temperature 1, seeds 0 .. votes-1; one
-vote is temperature 0, seed 0); the value is the majority of the decided votes (a tie is
-undecided; utilities are averaged), and the share of asks whose votes all agree is reported.
+vote is temperature 0, seed 0); the value is the majority of the decided votes (an even split is a
+*tie*; utilities are averaged), and the share of asks whose votes all agree is reported.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
+import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import ConfigError
-from .cache import Cache, key_of
-from .client import Completion, Judge
-from .tasks import ParseError, Task
+from .._errors import ConfigError, JudgeError
+from .budget import Budget, Prices, duration, nbytes
+from .cache import BUSY, Cache, Entry, key_of
+from .client import Completion, ItemFailure, Judge
+from .tasks import ParseError, Task, repair
 
-__all__ = ["NOT_SENT", "Ask", "Prices", "Tally", "judge_all"]
+__all__ = ["NOT_SENT", "Ask", "Outcome", "Prices", "Tally", "check_undecided", "judge_all", "judge_many"]
 
-NOT_SENT = object()  #: the value of an ask the budget stopped before it was sent
+NOT_SENT = object()  #: the value :func:`judge_all` gives an ask the budget stopped before it was sent
+DECIDED, UNDECIDED, TIE, UNSENT = "decided", "undecided", "tie", "not sent"
 
 
 @dataclass(frozen=True)
 class Ask:
+    """One judgment to make: the task, its fields, and (``ref``) the ids it belongs to (query,
+    passage, ...), kept with the judgment in the cache."""
+
     task: Task
     values: Mapping[str, str]
+    ref: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
-class Prices:
-    """Prices in currency units per million tokens, per model: ``{model: (prompt, completion)}``."""
+class Outcome:
+    """How one ask ended: ``status`` decided / undecided / tie / not sent, the ``value`` when decided,
+    and the ``reason`` otherwise."""
 
-    table: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    status: str
+    value: Any = None
+    reason: str | None = None
 
-    def of(self, model: str) -> tuple[float, float] | None:
-        return self.table.get(model)
-
-    @classmethod
-    def parse(cls, specs: Sequence[str]) -> Prices:
-        """``MODEL=PROMPT/COMPLETION`` strings (per million tokens), e.g. ``gpt-4o-mini=0.15/0.6``."""
-        table: dict[str, tuple[float, float]] = {}
-        for spec in specs:
-            model, eq, prices = spec.partition("=")
-            a, slash, b = prices.partition("/")
-            try:
-                pa, pb = float(a), float(b)
-            except ValueError:
-                pa = pb = float("nan")
-            if not eq or not slash or not model or not (pa >= 0 and pb >= 0):
-                raise ConfigError(
-                    f"--price {spec!r}: expected MODEL=PROMPT/COMPLETION per million tokens, e.g. m=0.15/0.6"
-                )
-            table[model] = (pa, pb)
-        return cls(table)
+    @property
+    def decided(self) -> bool:
+        return self.status == DECIDED
 
 
 @dataclass
@@ -76,10 +83,15 @@ class Tally:
 
     judge: str
     heuristic: bool
+    task: str = ""
     asked: int = 0  #: distinct judgments asked (votes count once)
-    from_cache: int = 0
-    requested: int = 0  #: judgments sent to the judge (each vote is one)
+    from_cache: int = 0  #: found in the cache (at the start, or landed meanwhile from another process)
+    cached_undecided: int = 0  #: of those, undecided ones (``--retry-undecided`` asks them again)
+    from_others: int = 0  #: of those, answered by another process sharing the cache while this one ran
+    requested: int = 0  #: requests sent (each vote and each repair turn is one)
+    decided: int = 0
     undecided: int = 0
+    ties: int = 0
     not_sent: int = 0  #: stopped by the budget
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -87,26 +99,61 @@ class Tally:
     priced: bool = False
     votes: int = 1
     unanimous: float | None = None  #: share of asks whose decided votes all agree (votes > 1)
+    timeouts: int = 0  #: requests that got no reply in time (none was sent again)
+    concurrency: int = 0  #: the most requests in flight allowed
+    concurrency_low: int = 0  #: the lowest the limit went while the server pushed back
+    reasons: dict[str, int] = field(default_factory=dict)  #: undecided reasons (their kind) and counts
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         out["cost"] = round(self.cost, 6) if self.priced else None
         return out
 
+    @property
+    def undecided_share(self) -> float:
+        """Undecided (and tied) asks over the asks that got an answer (not sent ones left out)."""
+        n = self.decided + self.undecided + self.ties
+        return (self.undecided + self.ties) / n if n else 0.0
+
     def line(self) -> str:
         cost = f", cost {self.cost:.4f}" if self.priced else ""
         kind = " (a heuristic, not a model)" if self.heuristic and "heuristic" not in self.judge else ""
-        extra = f", {self.not_sent} not sent (the budget)" if self.not_sent else ""
+        cached = ""
+        if self.cached_undecided:
+            cached = f" ({self.cached_undecided} of them undecided: --retry-undecided asks again)"
+        if self.from_others:
+            cached += f" ({self.from_others} answered meanwhile by another process)"
+        extra = f", {self.ties} ties" if self.ties else ""
+        extra += f", {self.not_sent} not sent (the budget)" if self.not_sent else ""
         votes = (
             f", votes {self.votes} (unanimous {self.unanimous:.1%})"
             if self.votes > 1 and self.unanimous is not None
             else ""
         )
+        flow = ""
+        if self.timeouts:
+            flow += f"; {self.timeouts} timed out (none sent twice; --timeout)"
+        if self.concurrency_low and self.concurrency_low < self.concurrency:
+            flow += f"; concurrency went down to {self.concurrency_low} of {self.concurrency} (the server pushed back)"
         return (
-            f"judge {self.judge}{kind}: {self.asked} judgments, {self.from_cache} from the cache, {self.requested} "
-            f"requested, {self.undecided} undecided{extra}; tokens {self.prompt_tokens} in / {self.completion_tokens} out"
-            f"{cost}{votes}"
+            f"judge {self.judge}{kind}: {self.asked} judgments, {self.from_cache} from the cache{cached}, "
+            f"{self.requested} requested, {self.undecided} undecided{extra}; tokens {self.prompt_tokens} in / "
+            f"{self.completion_tokens} out{cost}{votes}{flow}"
         )
+
+
+def check_undecided(tallies: Sequence[Tally], most: float) -> None:
+    """Fail (:class:`JudgeError`) when a task's undecided share (ties included) is over ``most``,
+    saying why the judgments were undecided."""
+    for t in tallies:
+        if t.undecided_share > most and t.undecided + t.ties:
+            why = "; ".join(f"{n} {r}" for r, n in sorted(t.reasons.items(), key=lambda kv: (-kv[1], kv[0])))
+            n = t.decided + t.undecided + t.ties
+            raise JudgeError(
+                f"{t.task or 'judge'}: {t.undecided + t.ties} of {n} judgments undecided ({t.undecided_share:.0%}, "
+                f"over --max-undecided {most:.0%}): {why}. Nothing written; the judgments are cached "
+                "(--retry-undecided asks the undecided ones again)"
+            )
 
 
 def judge_all(
@@ -120,9 +167,43 @@ def judge_all(
     votes: int = 1,
     parse_retries: int = 1,
     progress: bool = False,
+    retry_undecided: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> tuple[list[Any], Tally]:
-    """The value of every ask (None: undecided; :data:`NOT_SENT`: the budget stopped first), in order,
-    and the tally."""
+    """The value of every ask in order (None: undecided or a tie; :data:`NOT_SENT`: the budget
+    stopped first), and the tally. :func:`judge_many` gives each ask's :class:`Outcome`."""
+    outcomes, tally = judge_many(
+        judge,
+        asks,
+        cache=cache,
+        concurrency=concurrency,
+        max_cost=max_cost,
+        prices=prices,
+        votes=votes,
+        parse_retries=parse_retries,
+        progress=progress,
+        retry_undecided=retry_undecided,
+        notify=notify,
+    )
+    return [o.value if o.decided else NOT_SENT if o.status == UNSENT else None for o in outcomes], tally
+
+
+def judge_many(
+    judge: Judge,
+    asks: Sequence[Ask],
+    *,
+    cache: Cache,
+    concurrency: int = 8,
+    max_cost: float | None = None,
+    prices: Prices | None = None,
+    votes: int = 1,
+    parse_retries: int = 1,
+    progress: bool = False,
+    retry_undecided: bool = False,
+    notify: Callable[[str], None] | None = None,
+) -> tuple[list[Outcome], Tally]:
+    """Each ask's :class:`Outcome`, in order, and the tally (``notify`` receives one-line messages:
+    the probe's latency and the timeout it set, waits for another process)."""
     if concurrency < 1:
         raise ConfigError(f"--concurrency must be >= 1, got {concurrency}")
     if votes < 1:
@@ -132,151 +213,286 @@ def judge_all(
         raise ConfigError(
             f"--max-cost needs the model's prices: --price {judge.model}=PROMPT/COMPLETION (per million tokens)"
         )
-    return asyncio.run(_judge_all(judge, asks, cache, concurrency, max_cost, price, votes, parse_retries, progress))
+    run = _Run(judge, asks, cache, concurrency, max_cost, price, votes, parse_retries, retry_undecided)
+    run.notify = notify or (lambda msg: None)
+    return asyncio.run(run.go(progress))
 
 
-async def _judge_all(
-    judge: Judge,
-    asks: Sequence[Ask],
-    cache: Cache,
-    concurrency: int,
-    max_cost: float | None,
-    price: tuple[float, float] | None,
-    votes: int,
-    parse_retries: int,
-    progress: bool,
-) -> tuple[list[Any], Tally]:
-    tally = Tally(judge.describe, judge.heuristic, priced=price is not None, votes=votes)
-    # one request per distinct (ask, vote): asks repeated across runs are judged once
-    jobs: dict[str, tuple[Task, Mapping[str, str], list[dict[str, str]], dict[str, Any]]] = {}
-    keys_of: list[list[str]] = []
-    for ask in asks:
-        messages = ask.task.render(ask.values)
-        ks = []
-        for v in range(votes):
-            params = {"temperature": 0 if votes == 1 else 1, "seed": v}
-            k = key_of(judge.model, ask.task.name, ask.task.version, messages, params)
-            jobs.setdefault(k, (ask.task, ask.values, messages, params))
-            ks.append(k)
-        keys_of.append(ks)
-    done: dict[str, Any] = {}
-    for k in jobs:
-        hit = cache.get(k)
-        if hit is not None:
-            done[k] = hit.value
-    tally.from_cache = sum(all(k in done for k in ks) for ks in keys_of)
-    state = _Budget(max_cost, price)
-    sem = asyncio.Semaphore(concurrency)
-    bar = _Bar(progress, len(jobs) - len(done), tally)
+@dataclass
+class _Job:
+    task: Task
+    values: Mapping[str, str]
+    messages: list[dict[str, str]]
+    params: dict[str, Any]
+    ref: Mapping[str, Any] | None
+    nbytes: int
 
-    async def one(k: str) -> None:
-        task, values, messages, params = jobs[k]
-        async with sem:
-            reserve = state.reserve(messages, task.max_tokens)
-            if reserve is None:
-                tally.not_sent += 1
-                return
+
+class _Run:
+    def __init__(
+        self,
+        judge: Judge,
+        asks: Sequence[Ask],
+        cache: Cache,
+        concurrency: int,
+        max_cost: float | None,
+        price: tuple[float, float] | None,
+        votes: int,
+        parse_retries: int,
+        retry_undecided: bool,
+    ) -> None:
+        self.judge, self.cache, self.concurrency = judge, cache, concurrency
+        self.votes, self.parse_retries, self.retry_undecided = votes, parse_retries, retry_undecided
+        self.tally = Tally(judge.describe, judge.heuristic, priced=price is not None, votes=votes)
+        self.tally.task = ", ".join(dict.fromkeys(a.task.name for a in asks))
+        self.tally.concurrency = self.tally.concurrency_low = concurrency
+        self.notify: Callable[[str], None] = lambda msg: None
+        # one request per distinct (ask, vote): asks repeated across runs are judged once
+        self.jobs: dict[str, _Job] = {}
+        self.keys_of: list[list[str]] = []
+        for ask in asks:
+            messages = ask.task.render(ask.values)
+            ks = []
+            for v in range(votes):
+                params = {"temperature": 0 if votes == 1 else 1, "seed": v}
+                k = key_of(judge.model, ask.task.name, ask.task.version, messages, params)
+                if k not in self.jobs:
+                    self.jobs[k] = _Job(ask.task, ask.values, messages, params, ask.ref, nbytes(messages))
+                ks.append(k)
+            self.keys_of.append(ks)
+        self.done: dict[str, Entry] = {}
+        self.start_hits: set[str] = set()
+        self.late_hits: set[str] = set()  #: landed meanwhile (another process asked them)
+        self.unsent: set[str] = set()
+        self.budget = Budget(max_cost, price)
+        if max_cost is not None and price is not None:
+            self.budget.ratio = cache.usage(judge.model)["tokens_per_byte"]
+
+    async def go(self, progress: bool) -> tuple[list[Outcome], Tally]:
+        tally, cache = self.tally, self.cache
+        for k in self.jobs:
+            hit = cache.get(k)
+            if hit is not None and not (hit.undecided and self.retry_undecided):
+                self.done[k] = hit
+        self.start_hits = set(self.done)
+        todo = [k for k in self.jobs if k not in self.done]
+        remember = getattr(self.judge, "remembered", None)
+        endpoint = getattr(self.judge, "endpoint_id", None)
+        if remember is not None and endpoint is not None:
+            remember(cache.dialect(endpoint))
+        bar = _Bar(progress, len(todo), tally)
+        self.bar = bar
+        tasks: list[asyncio.Future[Any]] = []
+        try:
+            todo = await self._probe(todo)
+            sem = asyncio.Semaphore(self.concurrency)
+            deferred: list[str] = []
+
+            async def one(k: str) -> None:
+                async with sem:
+                    if await self._one(k) is BUSY:
+                        deferred.append(k)
+
+            tasks = [asyncio.ensure_future(one(k)) for k in todo]
+            await asyncio.gather(*tasks)
+            await self._wait_for_others(deferred)
+        finally:  # a failure stops the others before the clients close (what finished is cached)
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            bar.close()
+            await self.judge.aclose()
+            dialect = getattr(self.judge, "dialect", None)
+            if endpoint is not None and dialect is not None:
+                cache.set_dialect(endpoint, dialect)
+            cache.flush(wait=True)
+        limiter = getattr(self.judge, "limiter", None)
+        if limiter is not None:
+            tally.concurrency_low = min(self.concurrency, limiter.lowest)
+        tally.timeouts = int(getattr(self.judge, "timeouts", 0))
+        tally.cost = self.budget.spent
+        return self._outcomes(), tally
+
+    async def _probe(self, todo: list[str]) -> list[str]:
+        """Ask alone until one request gets a reply: its latency sets the timeout (unless given)."""
+        calibrate = getattr(self.judge, "calibrate", None)
+        if calibrate is None or not todo:
+            return todo
+        judge: Any = self.judge
+        judge.timeout = judge.probe_timeout()
+        while todo:
+            k = todo.pop(0)
+            t0 = time.perf_counter()
+            got = await self._one(k, probe=True)
+            if got is BUSY:
+                await self._wait_for_others([k])
+                continue
+            if isinstance(got, Completion):
+                dialect = getattr(self.judge, "dialect", None)
+                if dialect is not None:  # kept at once: a killed run's successor need not detect it again
+                    self.cache.set_dialect(judge.endpoint_id, dialect)
+                timeout = calibrate(got.seconds or time.perf_counter() - t0)
+                lat = got.seconds or time.perf_counter() - t0
+                left = len(todo)
+                if left:
+                    eta = duration(left * lat)
+                    self.notify(
+                        f"first reply in {lat:.1f} s: timeout {timeout:g} s per request"
+                        f"{'' if judge.timeout_given else ' (--timeout sets it)'}; {left} more to ask: about {eta} "
+                        f"if the server answers one at a time, less if it serves {self.concurrency} at once"
+                    )
+                break
+        return todo
+
+    async def _one(self, k: str, probe: bool = False) -> Any:
+        """Ask job ``k`` (cache claim, budget, request, repair turn, cache write)."""
+        job = self.jobs[k]
+        ttl = 2.0 * float(getattr(self.judge, "timeout", 60.0) or 60.0) * (1 + self.parse_retries) + 60.0
+        # a heuristic costs nothing to ask again: only a model's prompts are claimed across processes
+        claim = True if self.judge.heuristic else self.cache.claim(k, ttl, self.retry_undecided)
+        if claim is BUSY:
+            return BUSY
+        if isinstance(claim, Entry):
+            self.done[k] = claim
+            self.late_hits.add(k)
+            self.bar.advance(self.budget.spent)
+            return None
+        reserve = await self.budget.reserve(job.nbytes, job.task.max_tokens)
+        if reserve is None:
+            self.unsent.add(k)
+            if not self.judge.heuristic:
+                self.cache.release(k)
+            return None
+        comps: list[Completion] = []
+        seconds = 0.0
+        try:
+            value, reason = await self._ask(job, comps)
+        except ItemFailure as f:
+            value, reason, seconds = None, f.reason, f.seconds
+        finally:
+            await self.budget.release(reserve)
+        last = comps[-1] if comps else None
+        pt = sum(c.prompt_tokens for c in comps)
+        ct = sum(c.completion_tokens for c in comps)
+        cost = sum(self.budget.cost_of(c) for c in comps)
+        self.cache.put(
+            k,
+            model=self.judge.model,
+            task=job.task.name,
+            version=job.task.version,
+            value=value,
+            reply=last.text if last else None,
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            cost=cost,
+            reason=reason,
+            ref=job.ref,
+            seconds=sum(c.seconds for c in comps) or seconds or None,
+            prompt_bytes=job.nbytes,
+        )
+        self.done[k] = Entry(value, pt, ct, cost, reason)
+        self.bar.advance(self.budget.spent)
+        return comps[0] if comps else None
+
+    async def _ask(self, job: _Job, comps: list[Completion]) -> tuple[Any, str | None]:
+        messages = job.messages
+        for attempt in range(self.parse_retries + 1):
+            if attempt:
+                more = await self.budget.reserve(nbytes(messages), job.task.max_tokens)
+                if more is None:
+                    return None, "the reply did not parse and the budget left no room for a repair turn"
             try:
-                value, comp = None, None
-                for r in range(parse_retries + 1):
-                    p = params if r == 0 else {**params, "seed": int(params["seed"]) + 7919 * r}
-                    comp = await judge.complete(task, values, messages, p)
-                    tally.requested += 1
-                    state.spend(comp, messages)
-                    tally.prompt_tokens += comp.prompt_tokens
-                    tally.completion_tokens += comp.completion_tokens
-                    try:
-                        value = comp.utility if task.logprobs else task.parse(comp.text)
-                        break
-                    except ParseError:
-                        continue
+                comp = await self.judge.complete(job.task, job.values, messages, job.params)
             finally:
-                state.release(reserve)
-            assert comp is not None
-            cache.put(
-                k,
-                model=judge.model,
-                task=task.name,
-                version=task.version,
-                value=value,
-                reply=comp.text,
-                prompt_tokens=comp.prompt_tokens,
-                completion_tokens=comp.completion_tokens,
-                cost=state.cost_of(comp),
-            )
-            done[k] = value
-            bar.advance(state.spent)
+                if attempt:
+                    await self.budget.release(more)
+            comps.append(comp)
+            self.tally.requested += 1
+            self.tally.prompt_tokens += comp.prompt_tokens
+            self.tally.completion_tokens += comp.completion_tokens
+            self.budget.spend(comp, nbytes(messages))
+            if job.task.logprobs:
+                return comp.utility, comp.undecided
+            try:
+                return job.task.parse(comp.text), None
+            except ParseError as exc:
+                problem = str(exc)
+                messages = repair(job.task, job.messages, comp.text, problem)
+        turns = "after a repair turn" if self.parse_retries else "(no repair turn)"
+        return None, f"the reply is not the JSON object asked for, {turns}: {problem}"
 
-    tasks = [asyncio.ensure_future(one(k)) for k in jobs if k not in done]
-    try:
-        await asyncio.gather(*tasks)
-    finally:  # a failure stops the others before the clients close (what finished is cached)
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        bar.close()
-        await judge.aclose()
-    tally.cost = state.spent
-    values: list[Any] = []
-    agree = []
-    for ks in keys_of:
-        got = [done[k] for k in ks if k in done]
-        if len(got) < len(ks):
-            values.append(NOT_SENT)
-            continue
-        decided = [g for g in got if g is not None]
-        if not decided:
-            values.append(None)
-        elif isinstance(decided[0], float):
-            values.append(sum(decided) / len(decided))
-        else:
-            counts = Counter(json.dumps(g, sort_keys=True) for g in decided).most_common()
-            tie = len(counts) > 1 and counts[0][1] == counts[1][1]
-            values.append(None if tie else json.loads(counts[0][0]))
-        if votes > 1 and decided:
-            agree.append(len({json.dumps(g, sort_keys=True) for g in decided}) == 1)
-    tally.asked = len(asks)
-    tally.undecided = sum(v is None for v in values)
-    if votes > 1 and agree:
-        tally.unanimous = sum(agree) / len(agree)
-    return values, tally
+    async def _wait_for_others(self, keys: list[str]) -> None:
+        """Judgments another process claimed: wait until they land (or the claim lapses: then ask)."""
+        if not keys:
+            return
+        self.notify(f"waiting for {len(keys)} judgments that another process sharing the cache is asking")
+        while keys:
+            await asyncio.sleep(0.2)
+            left = []
+            for k in keys:
+                if await self._one(k) is BUSY:
+                    left.append(k)
+            keys = left
+
+    def _outcomes(self) -> list[Outcome]:
+        tally = self.tally
+        reasons: Counter[str] = Counter()
+        out: list[Outcome] = []
+        agree = []
+        for ks in self.keys_of:
+            entries = [self.done.get(k) for k in ks]
+            if any(e is None for e in entries):
+                out.append(Outcome(UNSENT, reason="not sent: the budget stopped first"))
+                continue
+            got = [e for e in entries if e is not None]
+            decided = [e.value for e in got if e.value is not None]
+            if not decided:
+                why = "; ".join(dict.fromkeys(e.reason or "undecided (no reason recorded)" for e in got))
+                out.append(Outcome(UNDECIDED, reason=why))
+                for e in got[:1]:
+                    reasons[_kind(e.reason)] += 1
+            elif isinstance(decided[0], float):
+                out.append(Outcome(DECIDED, sum(decided) / len(decided)))
+            else:
+                counts = Counter(json.dumps(g, sort_keys=True) for g in decided).most_common()
+                if len(counts) > 1 and counts[0][1] == counts[1][1]:
+                    split = ", ".join(f"{json.loads(c)} x{n}" for c, n in counts)
+                    out.append(Outcome(TIE, reason=f"the votes tie: {split}"))
+                    reasons["votes tied"] += 1
+                else:
+                    out.append(Outcome(DECIDED, json.loads(counts[0][0])))
+            if self.votes > 1 and decided:
+                agree.append(len({json.dumps(g, sort_keys=True) for g in decided}) == 1)
+        cached = self.start_hits | self.late_hits
+        from_cache = [ks for ks in self.keys_of if all(k in cached for k in ks)]
+        tally.asked = len(self.keys_of)
+        tally.from_cache = len(from_cache)
+        tally.cached_undecided = sum(all(self.done[k].undecided for k in ks) for ks in from_cache)
+        tally.from_others = sum(any(k in self.late_hits for k in ks) for ks in self.keys_of)
+        tally.decided = sum(o.status == DECIDED for o in out)
+        tally.undecided = sum(o.status == UNDECIDED for o in out)
+        tally.ties = sum(o.status == TIE for o in out)
+        tally.not_sent = sum(o.status == UNSENT for o in out)
+        tally.reasons = dict(reasons)
+        if self.votes > 1 and agree:
+            tally.unanimous = sum(agree) / len(agree)
+        return out
 
 
-class _Budget:
-    def __init__(self, max_cost: float | None, price: tuple[float, float] | None) -> None:
-        self.max_cost, self.price = max_cost, price
-        self.spent = 0.0
-        self.reserved = 0.0
-        self.ratio = 1.0  # tokens per byte of prompt, the highest seen (1 until a reply reports usage)
-        self.stopped = False
-
-    def cost_of(self, comp: Completion) -> float:
-        if self.price is None:
-            return 0.0
-        return (comp.prompt_tokens * self.price[0] + comp.completion_tokens * self.price[1]) / 1e6
-
-    def reserve(self, messages: list[dict[str, str]], max_tokens: int) -> float | None:
-        if self.max_cost is None or self.price is None:
-            return 0.0
-        if self.stopped:
-            return None
-        n = sum(len(m["content"].encode("utf-8")) + 8 for m in messages)
-        most = (n * self.ratio * 1.1 * self.price[0] + max_tokens * self.price[1]) / 1e6
-        if self.spent + self.reserved + most > self.max_cost:
-            self.stopped = True  # in order: later asks would not fit either
-            return None
-        self.reserved += most
-        return most
-
-    def release(self, amount: float | None) -> None:
-        if amount:
-            self.reserved -= amount
-
-    def spend(self, comp: Completion, messages: list[dict[str, str]]) -> None:
-        self.spent += self.cost_of(comp)
-        n = sum(len(m["content"].encode("utf-8")) + 8 for m in messages)
-        if comp.prompt_tokens and n:
-            self.ratio = max(self.ratio if self.ratio != 1.0 else 0.0, comp.prompt_tokens / n)
+def _kind(reason: str | None) -> str:
+    """A short name for an undecided reason (the run's summary counts them)."""
+    r = reason or ""
+    for needle, kind in (
+        ("not the JSON object", "replies not the JSON object asked for"),
+        ("no reply within", "timed out (--timeout)"),
+        ("HTTP 504", "timed out (--timeout)"),
+        ("for its length", "prompts too long for the model"),
+        ("NO-RESPONSE is not among", "utilities only bounded (NO-RESPONSE not among the top logprobs)"),
+        ("budget", "repair turns the budget did not allow"),
+    ):
+        if needle in r:
+            return kind
+    return r if r else "undecided (no reason recorded)"
 
 
 class _Bar:
@@ -297,21 +513,17 @@ class _Bar:
             TextColumn("{task.fields[rate]}/s"),
             TimeRemainingColumn(),
             TextColumn("{task.fields[cost]}"),
-            console=Console(stderr=True),
+            console=Console(file=sys.stderr),
             transient=True,
         )
         self.task = self.progress.add_task("judging", total=total, rate="-", cost="")
         self.progress.start()
-        import time
-
         self.t0 = time.perf_counter()
         self.n = 0
 
     def advance(self, spent: float) -> None:
         if self.progress is None:
             return
-        import time
-
         self.n += 1
         rate = self.n / max(time.perf_counter() - self.t0, 1e-9)
         self.progress.update(self.task, advance=1, rate=f"{rate:.1f}", cost=f"cost {spent:.4f}" if self.priced else "")

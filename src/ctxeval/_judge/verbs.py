@@ -1,100 +1,391 @@
-"""The ``agreement`` verb: judge labels against human ones (see :mod:`.agreement`)."""
+"""The ``agreement`` verb: a judge's labels against people's, as a judge card (:mod:`.card`).
+
+Both labellings are compared on one scale. Each side's scale is read from its grades: {0, 1} is
+binary (reference ids are all 1: relevant, the rest unlabelled), 0–3 with a 0 is TREC's, 1–5 is
+RA-nWG's (the judge's default); other grades need a grade map. Then:
+
+* a **grade map** (``grade_map=``, ``--grade-map [human=|judge=]MAP``) maps one side's grades onto the
+  other's scale; without ``human=``/``judge=`` it applies to the side whose grades it covers (and,
+  when it covers both, to the side it maps into the other's scale);
+* when one side is **binary**, the other is binarized at its scale's level (TREC: grade >= 2; 1–5:
+  >= 4; ``level=`` to change) and the card says so;
+* two different graded scales without a map are both binarized at their levels, and the card asks
+  for a map to compare grades.
+
+Measures are evaluated under both labellings on that common scale.
+"""
 
 from __future__ import annotations
 
-import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from .._core.grademap import GradeMap
+from .._core.ppi import ppi_mean
 from .._errors import ConfigError
-from .agreement import cohen_kappa, ppi_mean, ranking_agreement
+from .agreement import cohen_kappa, krippendorff_alpha_ordinal, ranking_agreement
+from .card import THRESHOLDS, JudgeCard, Scale, verdict
 
-__all__ = ["agreement_report", "render_agreement"]
+__all__ = ["BINARY", "RA_NWG", "TREC", "agreement", "infer_scale"]
+
+BINARY = Scale("binary (relevant = 1)", (0, 1), 1)
+TREC = Scale("0-3 (TREC)", (0, 1, 2, 3), 2)
+RA_NWG = Scale("1-5 (RA-nWG)", (1, 2, 3, 4, 5), 4)
+
+Pairs = dict[tuple[str, str], int]
 
 
-def agreement_report(
-    human: Any, judged: Any, runs: list[Any], measure: str = "nDCG@10", alpha: float = 0.05
-) -> dict[str, Any]:
-    """Kappa and the confusion matrix over the pairs both label; given runs, each run's mean of
-    ``measure`` under either labeling, the ranking agreement, and the prediction-powered estimate of
-    each run's mean (human labels on their queries, judge labels on all)."""
-    from .._evaluate import evaluate
+def infer_scale(grades: set[int], other: set[int] | None = None) -> Scale:
+    """The scale a set of grades is on (``other``: the other side's grades, to settle 1–3 without a 0).
+
+    >>> infer_scale({1}).name, infer_scale({0, 2, 3}).name, infer_scale({4}).name, infer_scale({2, 7}).name
+    ('binary (relevant = 1)', '0-3 (TREC)', '1-5 (RA-nWG)', 'grades 2-7')
+    """
+    if not grades:
+        raise ConfigError("no labels: nothing to compare")
+    if grades <= {0, 1}:
+        return BINARY
+    if 0 in grades and grades <= set(TREC.grades):
+        return TREC
+    if grades <= set(RA_NWG.grades):
+        if max(grades) <= 3 and other is not None and 0 in other and other <= set(TREC.grades):
+            return TREC
+        return RA_NWG
+    lo, hi = min(grades), max(grades)
+    return Scale(f"grades {lo}-{hi}", tuple(range(lo, hi + 1)), None)
+
+
+def _split_map(grade_map: Any) -> tuple[str | None, GradeMap | None]:
+    """``grade_map`` as (side or None, map): a map, ``"judge=5:1,4:1"``, or ``{"judge": map}``."""
+    if grade_map is None:
+        return None, None
+    if isinstance(grade_map, Mapping) and grade_map and all(k in ("human", "judge") for k in grade_map):
+        if len(grade_map) != 1:
+            raise ConfigError("grade_map maps one side onto the other: give {'human': MAP} or {'judge': MAP}")
+        ((side, value),) = grade_map.items()
+        return str(side), GradeMap.coerce(value)
+    if isinstance(grade_map, str) and "=" in grade_map:
+        side, _, text = grade_map.partition("=")
+        if side.strip() not in ("human", "judge"):
+            raise ConfigError(f"grade map {grade_map!r}: the side before '=' is 'human' or 'judge'")
+        return side.strip(), GradeMap.parse(text)
+    return None, GradeMap.coerce(grade_map)
+
+
+def _map_side(gm: GradeMap, side: str | None, hg: set[int], jg: set[int]) -> str:
+    """Which side ``gm`` applies to (see the module docstring)."""
+    if side is not None:
+        bad = gm.unmapped(np.array(sorted(hg if side == "human" else jg)))
+        if bad:
+            raise ConfigError(f"grade map {gm.describe()} does not map the {side} grade(s) {bad}; add them to the map")
+        return side
+    grades = {"human": hg, "judge": jg}
+    other = {"human": "judge", "judge": "human"}
+    fits = [s for s in grades if grades[s] <= set(gm.mapping)]
+    if len(fits) == 2:  # the side the map carries onto the other's scale
+        into = [s for s in fits if {gm.mapping[g] for g in grades[s]} <= set(infer_scale(grades[other[s]]).grades)]
+        fits = into if len(into) == 1 else fits
+    if len(fits) != 1:
+        what = "both sides' grades" if fits else "neither side's grades"
+        raise ConfigError(
+            f"grade map {gm.describe()} covers {what} (people {sorted(hg)}, judge {sorted(jg)}): say which side it maps, "
+            "--grade-map judge=MAP or human=MAP"
+        )
+    return fits[0]
+
+
+_SAMPLE_KEYS = frozenset(
+    ["retrieved", "retrieved_ids", "retrieved_contexts", "contexts", "reference_ids", "reference_context_ids", "grades"]
+)
+
+
+def _is_sample_set(obj: Any) -> bool:
+    """A :class:`~ctxeval.Samples`, a list of sample mappings, or a JSON-lines file whose first record
+    has a sample set's fields (retrieved chunks, reference ids, grades)."""
+    import json
+    import os
+
+    from .._io.samples import Samples
+
+    if isinstance(obj, Samples):
+        return True
+    if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
+        return bool(obj) and isinstance(obj[0], Mapping)
+    if not isinstance(obj, (str, os.PathLike)) or not str(obj).lower().endswith((".jsonl", ".json", ".ndjson")):
+        return False
+    try:
+        with open(obj, encoding="utf-8") as f:
+            first = next((line for line in f if line.strip()), "")
+        rec = json.loads(first)
+    except (OSError, ValueError):
+        return False
+    return isinstance(rec, dict) and bool(_SAMPLE_KEYS & set(rec))
+
+
+def _read_labels(obj: Any) -> tuple[Pairs, str, bool]:
+    """(pairs, source, whether they are reference ids) from qrels (a path, a dict, a frame, a
+    :class:`~ctxeval.Qrels`) or a sample set (its grades, or its reference ids at grade 1)."""
+    if _is_sample_set(obj):
+        from .._io.samples import Samples
+
+        st = Samples.coerce(obj)
+        pairs = {(s.query_id, d): int(g) for s in st.samples for d, g in (s.grades or {}).items()}
+        kinds = {s.judgments_from for s in st.samples if s.grades}
+        return pairs, st.source, bool(kinds) and kinds <= {"reference_ids", "reference_contexts"}
     from .._io.model import Qrels
 
-    h, j = Qrels.coerce(human), Qrels.coerce(judged)
-    hd, jd = h.to_dict(), j.to_dict()
-    hp = {(q, d): g for q, docs in hd.items() for d, g in docs.items()}
-    jp = {(q, d): g for q, docs in jd.items() for d, g in docs.items()}
-    kappa = cohen_kappa(hp, jp)
-    notes = []
-    if set(hp.values()) - set(jp.values()) or set(jp.values()) - set(hp.values()):
-        notes.append(
-            f"the labels use different grades (human {sorted(set(hp.values()))}, judge {sorted(set(jp.values()))}): "
-            "kappa compares them as given; map one scale onto the other first if they differ"
+    q = Qrels.coerce(obj)
+    return {(qid, d): int(g) for qid, docs in q.to_dict().items() for d, g in docs.items()}, q.source, False
+
+
+def _as_run(obj: Any) -> Any:
+    """A run, or a sample set's retrieved lists as one."""
+    if _is_sample_set(obj):
+        from .._io.samples import Samples
+
+        return Samples.coerce(obj).run()
+    return obj
+
+
+def _binarize(pairs: Pairs, level: int) -> Pairs:
+    return {p: int(g >= level) for p, g in pairs.items()}
+
+
+def _common(
+    hs: Scale, js: Scale, hp: Pairs, jp: Pairs, level: int | None
+) -> tuple[Scale, Pairs, Pairs, int, str | None]:
+    """Both sides on one scale: (scale, human pairs, judge pairs, the binarizing level, how)."""
+
+    def need(s: Scale, who: str) -> int:
+        lv = level if level is not None else s.level
+        if lv is not None and not s.grades[0] < lv <= s.grades[-1]:
+            raise ConfigError(
+                f"--level {lv}: on the {who} scale {s.name} a level splits its grades in two: "
+                f"{s.grades[0] + 1} to {s.grades[-1]}"
+            )
+        if lv is None:
+            raise ConfigError(
+                f"the {who} labels are on {s.name}, where no level is conventional: give --level "
+                "(relevant = grade >= LEVEL) or --grade-map to put them on the other side's scale"
+            )
+        return lv
+
+    if hs.grades == js.grades:
+        lv = 1 if hs.grades == BINARY.grades else need(hs, "people's")
+        return hs, hp, jp, lv, None
+    if hs.grades == BINARY.grades:
+        lv = need(js, "judge's")
+        return (
+            BINARY,
+            hp,
+            _binarize(jp, lv),
+            1,
+            f"the judge's {js.name} binarized at grade >= {lv}: people's labels are binary",
         )
-    doc: dict[str, Any] = {
-        "human": h.source,
-        "judge": j.source,
-        "pairs": {"human": len(hp), "judge": len(jp), "both": kappa.n},
+    if js.grades == BINARY.grades:
+        lv = need(hs, "people's")
+        return (
+            BINARY,
+            _binarize(hp, lv),
+            jp,
+            1,
+            f"people's {hs.name} binarized at grade >= {lv}: the judge's labels are binary",
+        )
+    if level is not None:
+        raise ConfigError(
+            f"--level needs one scale, and people's labels are on {hs.name}, the judge's on {js.name}: "
+            "give --grade-map to map one onto the other"
+        )
+    lh, lj = need(hs, "people's"), need(js, "judge's")
+    return (
+        BINARY,
+        _binarize(hp, lh),
+        _binarize(jp, lj),
+        1,
+        f"people's {hs.name} at grade >= {lh} and the judge's {js.name} at >= {lj}, both binarized: "
+        "map one scale onto the other (--grade-map) to compare grades",
+    )
+
+
+def _label_stats(h: np.ndarray, j: np.ndarray, common: Scale, lv: int, all_human_relevant: bool) -> dict[str, Any]:
+    kappa = cohen_kappa(h, j, grades=common.grades)
+    hb, jb = (h >= lv).astype(np.int64), (j >= lv).astype(np.int64)
+    kb = cohen_kappa(hb, jb, grades=(0, 1))
+    out: dict[str, Any] = {
         "kappa": kappa.to_dict(),
-        "notes": notes,
+        "kappa_binary": {"level": lv, "kappa": kb.unweighted, "exact_agreement": kb.exact},
+        "alpha_ordinal": krippendorff_alpha_ordinal(h, j),
+        "leniency": {
+            "judge_rate": float(jb.mean()),
+            "human_rate": float(hb.mean()),
+            "ratio": float(jb.mean() / hb.mean()) if hb.mean() > 0 else None,
+        },
     }
-    if not runs:
-        return doc
+    if all_human_relevant:
+        out["positives_only"] = (
+            f"people's labels are all relevant (reference ids: relevant or unlabelled), so kappa and alpha cannot "
+            f"measure agreement; the judge calls {int(jb.sum())} of those {jb.size} relevant ({jb.mean():.1%}: its "
+            "recall of people's relevant pairs)"
+        )
+        out["kappa_binary_undefined"] = "people's labels are all relevant: chance agreement cannot be told apart"
+    elif kb.unweighted is None:
+        out["kappa_binary_undefined"] = f"at grade >= {lv} one label is all anyone used"
+    return out
+
+
+def _degenerate(jp: Pairs) -> dict[str, Any]:
+    grades, counts = np.unique(np.fromiter(jp.values(), dtype=np.int64), return_counts=True)
+    top = int(np.argmax(counts))
+    share = float(counts[top] / counts.sum())
+    return {
+        "grade": int(grades[top]),
+        "share": share,
+        "judgments": int(counts.sum()),
+        "flag": bool(share >= THRESHOLDS["degenerate"] and counts.sum() >= 10),
+    }
+
+
+def agreement(
+    human: Any,
+    judged: Any,
+    runs: Sequence[Any] = (),
+    *,
+    measure: str = "nDCG@10",
+    alpha: float = 0.05,
+    grade_map: Any = None,
+    level: int | None = None,
+    top: int = 5,
+) -> JudgeCard:
+    """The judge card of ``judged`` labels against ``human`` ones (qrels paths, dicts, frames or
+    :class:`~ctxeval.Qrels`): coverage, kappas, ordinal alpha, leniency, the degenerate-judge check;
+    given two or more ``runs``, each run's mean of ``measure`` under either labelling, the system
+    ranking (Kendall's tau, tau_AP, the largest swap in the top ``top``) and the prediction-powered
+    estimate of each mean; and a verdict. ``grade_map`` and ``level``: see the module docstring.
+
+    >>> card = agreement({"q": {"a": 3, "b": 0, "c": 2}}, {"q": {"a": 5, "b": 2, "c": 4}}, grade_map="human=trec-dl")
+    >>> card.labels["kappa"]["kappa"], card.scales["common"]["name"]
+    (1.0, '1-5 (RA-nWG)')
+    """
+    from .._evaluate import evaluate
+    from .._io.model import Qrels
+    from .._measures import parse_measures
+
+    hp, h_source, refs = _read_labels(human)
+    jp, j_source, _ = _read_labels(judged)
+    if not hp or not jp:
+        raise ConfigError(f"{h_source if not hp else j_source}: no labels: nothing to compare")
+    hg, jg = set(hp.values()), set(jp.values())
+    hs0, js0 = infer_scale(hg, jg), infer_scale(jg, hg)
+    if refs:
+        hs0 = Scale("reference ids (binary: relevant or unlabelled)", BINARY.grades, BINARY.level)
+    notes: list[str] = []
+    side, gm = _split_map(grade_map)
+    hs, js = hs0, js0
+    if gm is not None:
+        side = _map_side(gm, side, hg, jg)
+        if side == "human":
+            hp = {p: gm.mapping.get(g, g) for p, g in hp.items()}
+            mapped = set(hp.values())
+            hs = js if mapped <= set(js.grades) else infer_scale(mapped, jg)
+        else:
+            jp = {p: gm.mapping.get(g, g) for p, g in jp.items()}
+            mapped = set(jp.values())
+            js = hs if mapped <= set(hs.grades) else infer_scale(mapped, hg)
+        notes.append(f"grade map {gm.describe()} applied to the {'people' if side == 'human' else 'judge'}'s labels")
+    common, hc, jc, lv, how = _common(hs, js, hp, jp, level)
+    both = sorted(set(hc) & set(jc))
+    if not both:
+        raise ConfigError(f"no (query, doc) pair is labelled in both {h_source} and {j_source}: nothing to compare")
+    hq, bq = {q for q, _ in hc}, {q for q, _ in both}
+    coverage = {
+        "human_pairs": len(hc),
+        "judge_pairs": len(jc),
+        "both": len(both),
+        "share": len(both) / len(hc),
+        "judge_only": len(set(jc) - set(hc)),
+        "queries_human": len(hq),
+        "queries_both": len(bq),
+    }
+    ha = np.array([hc[p] for p in both], dtype=np.int64)
+    ja = np.array([jc[p] for p in both], dtype=np.int64)
+    labels = _label_stats(ha, ja, common, lv, hs.grades == BINARY.grades and min(hc.values()) >= lv)
+    degenerate = _degenerate(jp)
+    if coverage["share"] < 0.5:
+        notes.append(
+            f"the judge labelled {coverage['share']:.0%} of the pairs people labelled: a measure under its labels counts "
+            "every pair it did not label as not relevant (see the judged column); judge deeper (--depth) to compare"
+        )
+    card_runs: dict[str, Any] = {"measure": None, "ranking": None, "means": {}, "ppi": {}}
+    if runs:
+        card_runs = _runs(
+            Qrels.from_dict(_nested(hc), source=h_source),
+            Qrels.from_dict(_nested(jc), source=j_source),
+            [_as_run(r) for r in runs],
+            parse_measures([measure])[0],
+            alpha,
+            top,
+            notes,
+            evaluate,
+        )
+    return JudgeCard(
+        human=h_source,
+        judge=j_source,
+        labelled_by=None,
+        scales={"human": hs0.to_dict(), "judge": js0.to_dict(), "common": common.to_dict(), "how": how},
+        coverage=coverage,
+        labels=labels,
+        degenerate=degenerate,
+        measure=card_runs["measure"],
+        ranking=card_runs["ranking"],
+        means=card_runs["means"],
+        ppi=card_runs["ppi"],
+        alpha=alpha,
+        verdict=verdict(labels, degenerate, card_runs["ranking"], coverage),
+        notes=notes,
+    )
+
+
+def _nested(pairs: Pairs) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for (q, d), g in pairs.items():
+        out.setdefault(q, {})[d] = g
+    return out
+
+
+def _runs(
+    h: Any, j: Any, runs: Sequence[Any], m: Any, alpha: float, top: int, notes: list[str], evaluate: Any
+) -> dict[str, Any]:
+    """Each run under both labellings, the ranking agreement and the prediction-powered means."""
     if len(runs) < 2:
         raise ConfigError("the system ranking needs at least two runs")
-    by_h = evaluate(h, runs, [measure], policies={"missing": "zero"})
-    by_j = evaluate(j, runs, [measure], policies={"missing": "zero"})
-    m = by_h.measures[0]
-    hm = {r.name: r.mean(m) for r in by_h.runs}
-    jm = {r.name: r.mean(m) for r in by_j.runs}
-    doc["measure"] = str(m)
-    doc["means"] = {name: {"human": hm[name], "judge": jm[name]} for name in hm}
-    doc["ranking"] = ranking_agreement(hm, jm)
-    ppi = {}
+    k = int(m.cutoff) if m.cutoff is not None else 10
+    judged = f"Judged@{k}"
+    by_h = evaluate(h, list(runs), [str(m)], policies={"missing": "zero"})
+    by_j = evaluate(j, list(runs), [str(m), judged], policies={"missing": "zero"})
+    mm = by_h.measures[0]
+    hm = {r.name: r.mean(mm) for r in by_h.runs}
+    jm = {r.name: r.mean(mm) for r in by_j.runs}
+    means = {
+        r.name: {"human": hm[r.name], "judge": jm[r.name], "judged": r.mean(judged), "judged_label": judged}
+        for r in by_j.runs
+    }
+    ppi: dict[str, Any] = {}
     for rh, rj in zip(by_h.runs, by_j.runs):
-        yh = rh.per_query(m)
-        fj = rj.per_query(m)
-        labelled = [q for q in yh if q in fj and not math.isnan(yh[q]) and not math.isnan(fj[q])]
-        every = [v for v in fj.values() if not math.isnan(v)]
-        if len(labelled) < 2 or len(every) < 2:
-            continue
-        ppi[rh.name] = ppi_mean(every, [yh[q] for q in labelled], [fj[q] for q in labelled], alpha)
-    doc["ppi"] = ppi
-    doc["alpha"] = alpha
-    return doc
-
-
-def render_agreement(doc: dict[str, Any]) -> str:
-    k = doc["kappa"]
-    lines = [
-        f"human: {doc['human']} ({doc['pairs']['human']} pairs); judge: {doc['judge']} ({doc['pairs']['judge']} pairs); "
-        f"both label {doc['pairs']['both']}",
-        f"Cohen's kappa {k['kappa']:.4f} (linear {k['kappa_linear']:.4f}, quadratic {k['kappa_quadratic']:.4f}); "
-        f"exact agreement {k['exact_agreement']:.1%}",
-        "confusion (rows: human grade, columns: judge grade)",
-        "        " + "".join(f"{g:>7}" for g in k["grades"]),
-    ]
-    for g, row in zip(k["grades"], k["confusion"]):
-        lines.append(f"{g:>7} " + "".join(f"{x:>7}" for x in row))
-    if "ranking" in doc:
-        r = doc["ranking"]
-        tau = "n/a" if r["kendall_tau"] is None else f"{r['kendall_tau']:.4f}"
-        sw = r["largest_swap"]
-        lines.append(
-            f"system ranking by {doc['measure']}: Kendall's tau {tau} over {r['runs']} runs; largest swap "
-            f"{sw['run']} (human rank {sw['human_rank']:g}, judge rank {sw['judge_rank']:g})"
+        try:
+            ppi[rh.name] = ppi_mean(rj.per_query(mm), rh.per_query(mm), alpha=alpha).to_dict()
+        except ConfigError as e:
+            notes.append(f"{rh.name}: no prediction-powered estimate: {e}")
+    lost = max((p["human_only"] for p in ppi.values()), default=0)
+    if lost:
+        notes.append(
+            f"{lost} queries people labelled have no value under the judge's labels (it labelled nothing there): "
+            "left out of the prediction-powered estimates"
         )
-        lines.append(
-            f"{'run':<20} {'human':>8} {'judge':>8} {'PPI mean':>9}  {100 * (1 - doc['alpha']):.0f}% interval (human-only interval)"
+    if ppi:
+        notes.append(
+            "the prediction-powered intervals assume the queries people labelled are a random sample of all the "
+            "queries; with every query labelled they are people's own t intervals"
         )
-        for name, mm in doc["means"].items():
-            p = doc["ppi"].get(name)
-            est = (
-                f"{p['mean']:>9.4f}  [{p['low']:.4f}, {p['high']:.4f}] ([{p['human_low']:.4f}, {p['human_high']:.4f}], "
-                f"{p['labelled']} labelled of {p['judged']})"
-                if p
-                else f"{'-':>9}"
-            )
-            lines.append(f"{name:<20} {mm['human']:>8.4f} {mm['judge']:>8.4f} {est}")
-    lines.extend(f"note: {n}" for n in doc["notes"])
-    return "\n".join(lines) + "\n"
+    return {"measure": str(mm), "ranking": ranking_agreement(hm, jm, top), "means": means, "ppi": ppi}

@@ -61,6 +61,7 @@ class Param:
     hi: float | None = None
     lo_open: bool = False
     hi_open: bool = False
+    required: bool = False  #: no default: every measure of the family names it (``doc`` says why)
 
     def coerce(self, value: Any, measure: str) -> Any:
         where = f"measure {measure}: parameter {self.name}"
@@ -128,6 +129,9 @@ class Family:
     requires: frozenset[str] = frozenset()  #: side data (EvalData extras) every measure of the family reads
     perfect_is_one: bool = False  #: a run that ranks the judged docs ideally scores 1 where defined
     higher_is_better: bool = True  #: False for harm-like measures (best = lowest)
+    #: it counts docs labelled useless or harmful: on binary labels (reference ids), where no label says
+    #: so, it is NA where the top k holds an unlabelled doc
+    needs_negatives: bool = False
     #: side data a measure needs beyond ``requires``, from its parameters (e.g. RA-nWG's novelty)
     requires_for: Callable[[Measure], frozenset[str]] | None = field(default=None, repr=False)
 
@@ -138,7 +142,7 @@ class Family:
         raise KeyError(name)
 
     def signature(self) -> str:
-        inner = ",".join(f"{p.name}={fmt_value(p.default)}" for p in self.params)
+        inner = ",".join(f"{p.name}={'N' if p.required else fmt_value(p.default)}" for p in self.params)
         out = self.name + (f"({inner})" if inner else "")
         if self.cutoff == "required":
             out += "@k"
@@ -301,6 +305,8 @@ def make(family: str, params: Mapping[str, Any] | None = None, cutoff: int | flo
             allowed = ", ".join(known) or "none"
             raise MeasureError(f"measure {family}: unknown parameter {key!r} (parameters: {allowed})")
     for p in spec.params:
+        if p.required and params.get(p.name) is None:
+            raise MeasureError(f"measure {family} needs {p.name}: {p.doc}")
         if p.name in params:
             value = p.coerce(params[p.name], family)
             default = p.coerce(p.default, family) if p.default is not None else None
@@ -334,11 +340,15 @@ def make(family: str, params: Mapping[str, Any] | None = None, cutoff: int | flo
 
 @dataclass(frozen=True)
 class TrecArgs:
-    """trec_eval's command-line settings a measure reads: ``-l`` (level), ``-N`` (n_docs), the version."""
+    """trec_eval's command-line settings a measure reads: ``-l`` (level), ``-N`` (n_docs), the version;
+    and ``no_docs``, a mask of the evaluated topics for which trec_eval retrieves nothing (after
+    ``-M`` and ``-J``; a topic without results under 10.0's ``-c`` retrieves its one bogus doc
+    unless ``-J`` or ``-M0`` drops it), where its precision of the whole ranking is 0/0."""
 
     level: int = 1
     version: int = 10
     n_docs: int = 0
+    no_docs: np.ndarray | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -230,7 +230,7 @@ def _dcg(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _err(d: EvalData, m: Measure) -> np.ndarray:
-    gmax = m["gmax"] if m["gmax"] is not None else d.max_grade
+    gmax = int(m["gmax"])
     g = np.maximum(d.j_grade, 0).astype(np.float64)
     # (2^g - 1) / 2^gmax as 2^(g - gmax) - 2^-gmax: the same value (both exact up to one rounding)
     # without overflowing 2^g for large grades; grades above gmax count as 1
@@ -415,8 +415,11 @@ for fam in (
                 "gmax",
                 "int",
                 None,
-                "highest grade (default: the highest grade in the qrels; 4 reproduces gdeval)",
+                "the top grade of the qrels' scale, e.g. ERR(gmax=3)@10 for TREC DL's 0-3 (4 reproduces "
+                "gdeval); never taken from the qrels, where one query's value would move with the other "
+                "queries' judgments. trec_eval has no ERR",
                 lo=0,
+                required=True,
             ),
         ),
         cutoff="required",

@@ -1,22 +1,39 @@
 """Context measures as RAG toolkits (RAGAS) define them, on ids: how much of the retrieved context is
-relevant, weighted by rank, and how much of the reference context was retrieved.
+relevant, and how much of the reference context was retrieved.
 
 Relevance is ``grade >= rel`` on the qrels (default 1): with samples, the reference ids carry grade 1
 unless the samples give grades. Without @k the whole retrieved list counts (RAGAS scores the whole
 list it is given).
 
-* ``ContextPrecision@k`` = Σ_{i<=k, chunk i relevant} (relevant chunks in the top i / i) / (relevant
-  chunks in the top k); 0 when none of the top k is relevant (RAGAS divides by that count + 1e-10, so
-  it reads 0 there too). Unlike AP, the denominator counts the relevant chunks *retrieved*, not all the
-  relevant ones: a list holding one relevant chunk at rank 1 scores 1 however many it missed.
-* ``ContextRecall@k`` = (relevant chunks in the top k) / (relevant chunks of the query); NA when the
-  query has none (RAGAS's ID-based recall divides by the number of reference ids and fails on 0).
+RAGAS's names give RAGAS's numbers (ragas 0.4's classes of those names are the oracle in the tests):
+
+* ``IDBasedContextPrecision@k`` = |top k ∩ relevant| / |top k| (RAGAS's ``IDBasedContextPrecision``, an
+  unweighted share, SetP on the top k);
+* ``IDBasedContextRecall@k`` = |top k ∩ relevant| / |relevant| (RAGAS's ``IDBasedContextRecall``); NA when
+  the query has no relevant chunk.
+
+The rank-weighted formula of RAGAS's LLM and non-LLM context precision, with verdicts from the ids, has
+a name of its own, since no RAGAS metric computes it on ids:
+
+* ``RankWeightedPrecision@k`` = Σ_{i<=k, chunk i relevant} (relevant chunks in the top i / i) /
+  (relevant chunks in the top k); 0 when none of the top k is relevant (RAGAS divides by that count +
+  1e-10, so it reads 0 there too). Unlike AP, the denominator counts the relevant chunks *retrieved*,
+  not all the relevant ones: a list holding one relevant chunk at rank 1 scores 1 however many it
+  missed. RAGAS's documented case: retrieved d1, d2, d3, d4, references d1, d4, d5, d6:
+  IDBasedContextPrecision = 2/4 = 0.5, RankWeightedPrecision = (1/1 + 2/4) / 2 = 0.75.
+* ``ContextPrecision(method=...)@k`` is that formula with the verdicts ``method`` says (RAGAS's
+  ``ContextPrecision`` is the formula with an LLM's verdicts): ``ids`` (the default) gives
+  RankWeightedPrecision, *not* RAGAS's IDBasedContextPrecision; ``similarity`` RAGAS's
+  ``NonLLMContextPrecisionWithReference``; ``judge`` its ``LLMContextPrecisionWithReference`` on a judge's
+  labels.
+* ``ContextRecall(method=...)@k`` = (relevant chunks in the top k) / (relevant chunks of the query) with
+  ``ids`` (equal to IDBasedContextRecall); NA when the query has none.
 
 ``method=similarity`` (text-only samples; RAGAS's ``NonLLMContextPrecisionWithReference`` and
 ``NonLLMContextRecall``): sim(a, b) = 1 - normalised Levenshtein distance (rapidfuzz); a retrieved chunk
 is relevant when its best sim to a reference context is >= ``threshold`` (default 0.5), and a reference
 context is recalled when some chunk of the top k is >= ``threshold`` similar to it. A sample without
-retrieved texts or reference contexts is NA. Deliberate differences from ragas 0.2.15: its recall
+retrieved texts or reference contexts is NA. Deliberate differences from ragas 0.4.3: its recall
 counts sim > threshold (strictly; its precision uses >=), ctxeval uses >= for both, so the two differ
 only where a similarity equals the threshold exactly; ragas fails on an empty retrieved list where
 ctxeval scores 0.
@@ -46,11 +63,11 @@ import numpy as np
 
 from .._core.evaldata import EvalData
 from .._core.extras import JudgeLabels, SampleLabels, Similarities
-from .._core.segments import ratio
+from .._core.segments import div0, ratio
 from .base import Family, Measure, Param, register
 from .classical import REL, precision_sums, rel_rows
 
-RAGAS = "Es, James, Espinosa-Anke & Schockaert, EACL 2024 (RAGAS); ragas 0.2 context precision / recall"
+RAGAS = "Es, James, Espinosa-Anke & Schockaert, EACL 2024 (RAGAS); ragas 0.4 context precision / recall"
 
 
 def _context_precision(d: EvalData, m: Measure) -> np.ndarray:
@@ -59,11 +76,25 @@ def _context_precision(d: EvalData, m: Measure) -> np.ndarray:
     if m["method"] == "judge":
         lab: JudgeLabels = d.extra("judged")
         return _rank_precision(d, m, lab.relevant, lab.has_judged, lab.undecided)
+    return _rank_weighted(d, m)
+
+
+def _rank_weighted(d: EvalData, m: Measure) -> np.ndarray:
     mask = rel_rows(d, m)
     found = d.seg_count(mask)
     out = np.zeros(d.n_queries, dtype=np.float64)
     np.divide(precision_sums(d, mask), found, out=out, where=found > 0)
     return out
+
+
+def _id_precision(d: EvalData, m: Measure) -> np.ndarray:
+    """|top k ∩ relevant| / |top k|; 0 for a query that retrieved nothing."""
+    listed = d.n_ret if m.cutoff is None else np.minimum(d.n_ret, m.k)
+    return div0(d.seg_count(rel_rows(d, m)), listed)
+
+
+def _id_recall(d: EvalData, m: Measure) -> np.ndarray:
+    return ratio(d.seg_count(rel_rows(d, m)), d.num_rel(m["rel"]))
 
 
 def _context_recall(d: EvalData, m: Measure) -> np.ndarray:
@@ -216,8 +247,42 @@ def _attribution_rate(d: EvalData, m: Measure) -> np.ndarray:
 
 for fam in (
     Family(
+        "IDBasedContextPrecision",
+        "Share of the retrieved chunks that are relevant (RAGAS's IDBasedContextPrecision)",
+        "IDBasedContextPrecision@k = |top k ∩ relevant| / |top k|; 0 when nothing was retrieved",
+        RAGAS,
+        _id_precision,
+        (REL,),
+        cutoff="optional",
+        group="context",
+        aliases=("id_based_context_precision",),
+    ),
+    Family(
+        "IDBasedContextRecall",
+        "Share of the relevant chunks retrieved (RAGAS's IDBasedContextRecall)",
+        "IDBasedContextRecall@k = |top k ∩ relevant| / |relevant|; NA when the query has no relevant chunk",
+        RAGAS,
+        _id_recall,
+        (REL,),
+        cutoff="optional",
+        group="context",
+        aliases=("id_based_context_recall",),
+    ),
+    Family(
+        "RankWeightedPrecision",
+        "Rank-weighted precision of the retrieved context: RAGAS's context-precision formula on ids",
+        "RankWeightedPrecision@k = Σ_{i≤k, i relevant} (relevant in top i / i) / (relevant in top k); 0 when "
+        "none of the top k is relevant (RAGAS's docs case d1..d4 vs {d1,d4,d5,d6}: 0.75, IDBased 0.5)",
+        RAGAS,
+        _rank_weighted,
+        (REL,),
+        cutoff="optional",
+        group="context",
+        aliases=("rank_weighted_precision",),
+    ),
+    Family(
         "ContextPrecision",
-        "Rank-weighted precision of the retrieved context (RAGAS)",
+        "RAGAS's rank-weighted context precision, verdicts by method (ids: RankWeightedPrecision, not IDBased)",
         "ContextPrecision@k = Σ_{i≤k, i relevant} (relevant in top i / i) / (relevant in top k); 0 when none "
         "of the top k is relevant; method=similarity: i relevant when max_ref sim(i, ref) >= threshold, NA "
         "without texts",
@@ -231,7 +296,7 @@ for fam in (
     ),
     Family(
         "ContextRecall",
-        "Share of the reference context retrieved (RAGAS, ID-based)",
+        "Share of the reference context retrieved (RAGAS; method=ids equals IDBasedContextRecall)",
         "ContextRecall@k = (relevant in top k) / (relevant judged); NA when the query has no relevant chunk; "
         "method=similarity: (reference contexts with a top-k chunk >= threshold similar) / (reference contexts)",
         RAGAS,

@@ -74,13 +74,18 @@ __all__ = [
 # --------------------------------------------------------------------------------------------------
 
 
-def iprec_cuts(d: EvalData, rel: int, levels: Sequence[float], rounding: str = "lround") -> list[np.ndarray]:
+def iprec_cuts(
+    d: EvalData, rel: int, levels: Sequence[float], rounding: str = "lround", no_docs: np.ndarray | None = None
+) -> list[np.ndarray]:
     """Interpolated precision at each recall level, in the order given, as trec_eval computes it.
 
     Each level p becomes a number of relevant docs, ``lround(p·R)`` (trec_eval 10) or
     ``(long)(p·R + 0.9)`` (9.x; the same for ``11pt_avg``). trec_eval then walks the relevant
     retrieved docs from the last to the first, moving a pointer down the cut-offs from the last one;
     this reproduces that walk for any order of levels (vectorised over queries, one step per level).
+    A cut-off the walk never reaches gets the precision of the whole ranking, ``num_rel_ret /
+    num_ret``: for a query of ``no_docs`` (a mask: trec_eval retrieved nothing for it) that is
+    trec_eval's own 0/0, NaN (printed ``-nan``); 0 otherwise.
     """
     n = d.n_queries
     R = num_rel(d, rel).astype(np.float64)
@@ -94,6 +99,8 @@ def iprec_cuts(d: EvalData, rel: int, levels: Sequence[float], rounding: str = "
     end_value = np.zeros(n)
     has = nrr > 0
     end_value[has] = interp[start[has]]
+    if no_docs is not None:
+        end_value[no_docs & ~has] = -np.nan  # 0.0 / 0.0 on x86-64: the default NaN, sign bit set
     K = len(levels)
     cuts = np.empty((K, n), dtype=np.int64)
     for k, p in enumerate(levels):
@@ -119,11 +126,13 @@ def iprec_cuts(d: EvalData, rel: int, levels: Sequence[float], rounding: str = "
     return out
 
 
-def eleven_pt_values(d: EvalData, rel: int, levels: Sequence[float] = ELEVEN, rounding: str = "lround") -> np.ndarray:
+def eleven_pt_values(
+    d: EvalData, rel: int, levels: Sequence[float] = ELEVEN, rounding: str = "lround", no_docs: np.ndarray | None = None
+) -> np.ndarray:
     """``11pt_avg``: mean interpolated precision over the levels, summed in trec_eval's order (from
     the last level down); cut-offs ``lround(p·R)`` (trec_eval 10.0's ``m_11pt_avg.c``) or
-    ``(long)(p·R + 0.9)`` (``rounding="v9"``, trec_eval 9.x)."""
-    vals = iprec_cuts(d, rel, levels, rounding)
+    ``(long)(p·R + 0.9)`` (``rounding="v9"``, trec_eval 9.x); ``no_docs`` as :func:`iprec_cuts`."""
+    vals = iprec_cuts(d, rel, levels, rounding, no_docs)
     total = np.zeros(d.n_queries)
     for v in reversed(vals):
         total = total + v

@@ -16,7 +16,13 @@ def measure_list(fmt: str = "text") -> str:
             out.append("| measure | definition | parameters | source |")
             out.append("|---|---|---|---|")
             for f in fams:
-                params = "; ".join(f"`{p.name}` = {p.default!r}: {p.doc}" for p in f.params) or "–"
+                params = (
+                    "; ".join(
+                        f"`{p.name}` (required): {p.doc}" if p.required else f"`{p.name}` = {p.default!r}: {p.doc}"
+                        for p in f.params
+                    )
+                    or "–"
+                )
                 aliases = f" (aliases: {', '.join(f.aliases)})" if f.aliases else ""
                 out.append(f"| `{f.signature()}`{aliases} | {f.summary}: {f.formula} | {params} | {f.citation} |")
         else:
@@ -25,7 +31,7 @@ def measure_list(fmt: str = "text") -> str:
                 out.append(f"  {f.signature()}")
                 out.append(f"      {f.summary}. {f.formula}")
                 for p in f.params:
-                    out.append(f"      {p.name} (default {p.default!r}): {p.doc}")
+                    out.append(f"      {p.name} ({'required' if p.required else f'default {p.default!r}'}): {p.doc}")
                 if f.aliases:
                     out.append(f"      aliases: {', '.join(f.aliases)}")
                 out.append(f"      source: {f.citation}")

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .._errors import InputError
-from .tables import _EDGE_SPACE_OR_NUL
+from ..._errors import InputError
+from ..tables import _EDGE_SPACE_OR_NUL
+from .schema import Tally
 
-__all__ = ["Columnar", "qrels_rows", "read", "run_columns"]
+__all__ = ["Columnar", "qrels_rows", "read", "run_columns", "tally"]
 
 _GRADES = r'"grades": ?\{[^{}]*\}'  # json.dumps's spacings (default, compact); others: the line reader
 _KEYS = r'[{,] ?"[a-z_]+":'  #: the keys (all known ones are lower case); others fail the quote count
@@ -51,6 +52,7 @@ class Columnar:
     #: no id can be empty, padded with white space or hold a control character (see :func:`read`)
     plain: bool = False
     qrels: Any = None  #: the judgments (a Qrels), None when no sample gives any
+    given_grades: Any = None  #: per sample, whether it gives a grades object (a numpy bool array)
 
     def __len__(self) -> int:
         return self.frame.height
@@ -94,6 +96,7 @@ def read(path: Path) -> Columnar | None:
                 | line.str.contains("\ufeff", literal=True)
                 | line.str.contains("true", literal=True)
                 | line.str.contains("false", literal=True)
+                | line.str.contains(r"\\u[dD][89a-fA-F]")  # a surrogate escape: the line reader's rule
             ).alias("unsafe"),
             line.str.count_matches('"', literal=True).alias("quotes"),
             pl.any_horizontal(  # literals: a control character fails the decoding anyway
@@ -127,7 +130,7 @@ def read(path: Path) -> Columnar | None:
         return None  # grades that are not one flat object
     if has_grades.any():
         found.add("grades")
-    if not found <= _FIELDS or "query_id" not in found:
+    if not found <= _FIELDS or "query_id" not in found or "retrieved_ids" not in found:
         return None
     qid = frame["query_id"]
     if qid.is_null().any() or (qid == "").any() or qid.n_unique() != qid.len():
@@ -211,21 +214,21 @@ def read(path: Path) -> Columnar | None:
         if (every.str.len_bytes() == 0).any() or every.str.contains(_EDGE_SPACE_OR_NUL).any():
             return None
     keep = ["query_id", "question", "category", "retrieved_ids", "retrieved_scores", "reference_ids"]
-    out = Columnar(frame.select(keep), graded, plain=plain)
+    out = Columnar(frame.select(keep), graded, plain=plain, given_grades=has_grades.to_numpy())
     try:  # its duplicate check finds a graded id given twice in a line (json.loads keeps the last)
         return replace(out, qrels=_qrels(out, str(path)))
     except InputError:
         return None
 
 
-def run_columns(c: Columnar) -> tuple[Any, np.ndarray, int, int]:
+def run_columns(c: Columnar) -> tuple[Any, np.ndarray, Tally]:
     """The run as core columns, built directly (the reader checked what a run frame's validation
     checks: ids, finite scores, no id twice in a list, no query twice), each sample's given scores
     kept when they rank its chunks in list order under the evaluation's rule (decreasing as float32,
     ties by id descending), else ``n .. 1``; with the scores per row in list order, how many samples
-    listed scores in another order and how many listed chunks without scores."""
-    from .frames import columns_from_runs, query_array
-    from .ids import SeriesIds
+    listed scores in another order and how many listed chunks without scores (a :class:`Tally`)."""
+    from ..frames import columns_from_runs, query_array
+    from ..ids import SeriesIds
 
     f = c.frame
     lengths = f["retrieved_ids"].list.len().fill_null(0).to_numpy().astype(np.int64)
@@ -259,11 +262,23 @@ def run_columns(c: Columnar) -> tuple[Any, np.ndarray, int, int]:
     listed = lengths > 0
     heads = query_array(f["query_id"].filter(pl.Series(listed)))
     cols = columns_from_runs(heads, lengths[listed], SeriesIds(doc), final)
-    return cols, final, int((bad & given).sum()), int((~given & listed).sum())
+    return cols, final, Tally(reordered=int((bad & given).sum()), unscored=int((~given & listed).sum()))
+
+
+def tally(c: Columnar, t: Tally) -> None:
+    """The counts the line reader's :func:`.schema.parse` keeps, for the set's notes: the samples
+    that retrieved nothing, and those whose reference fields give no judgment."""
+    f = c.frame
+    t.empty_retrieved = int((f["retrieved_ids"].list.len().fill_null(0) == 0).sum())
+    judged = np.zeros(f.height, dtype=bool)
+    judged[c.grades["s"].to_numpy()] = True
+    judged |= (f["reference_ids"].list.len().fill_null(0) > 0).to_numpy()
+    given = (f["reference_ids"].is_not_null() | pl.Series(c.given_grades)).to_numpy()
+    t.empty_refs = int((given & ~judged).sum())
 
 
 def _qrels(c: Columnar, source: str) -> Any:
-    from .model import Qrels
+    from ..model import Qrels
 
     frame = qrels_rows(c)
     if frame.height == 0:

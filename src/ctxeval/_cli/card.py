@@ -1,0 +1,69 @@
+"""``ctxeval agreement``: the judge card (how far a judge's labels can stand in for people's)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .options import emit, output_option
+
+__all__ = ["agreement"]
+
+
+@click.command("agreement")
+@click.argument("human", type=click.Path(dir_okay=False))
+@click.argument("judged", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.option(
+    "-m", "--measure", default="nDCG@10", show_default=True, help="the measure the system ranking and the estimates use"
+)
+@click.option(
+    "--grade-map",
+    default=None,
+    help="[human=|judge=]MAP: map one side's grades onto the other's scale (FROM:TO,... or a preset: trec-dl); "
+    "without a side, the side whose grades the map covers",
+)
+@click.option(
+    "--level",
+    type=int,
+    default=None,
+    help="relevant = grade >= LEVEL on the scale compared (default: 1 binary, 2 on TREC's 0-3, 4 on 1-5)",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="the top systems the largest swap is sought in",
+)
+@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@output_option()
+def agreement(
+    human: str,
+    judged: str,
+    runs: tuple[str, ...],
+    measure: str,
+    grade_map: str | None,
+    level: int | None,
+    top: int,
+    alpha: float,
+    fmt: str,
+    output: str | None,
+) -> None:
+    """The judge card: how far JUDGED labels can stand in for HUMAN ones. Coverage, Cohen's kappa
+    (unweighted, linear, quadratic) with the confusion matrix, a binarized kappa, Krippendorff's
+    ordinal alpha, leniency and a degenerate-judge check; given two or more runs, the system ranking
+    under each (Kendall's tau, tau_AP, the largest swap among the top systems) and each run's
+    prediction-powered mean with its interval (people's labels on a subset of queries, the judge's on
+    all); a one-line verdict with its thresholds beside the published figures they come from. HUMAN and
+    JUDGED are qrels or sample sets (their grades, or reference ids: relevant, the rest unlabelled);
+    RUNS are runs or sample sets (their retrieved lists)."""
+    from .._judge.verbs import agreement as card_of
+
+    card = card_of(human, judged, list(runs), measure=measure, alpha=alpha, grade_map=grade_map, level=level, top=top)
+    if fmt == "json":
+        emit(json.dumps(card.to_dict(), indent=2, sort_keys=True) + "\n", output)
+    else:
+        emit(str(card), output)

@@ -1,0 +1,21 @@
+"""Sample sets: RAG evaluation without TREC files, and the one home of the sample format.
+
+Most RAG teams hold, per question, the chunks their pipeline retrieved and some of: the ids of the
+reference chunks, graded ids, the reference texts, the reference answer. A *sample set* is that, one
+sample per query, read from JSON lines (one object per line), CSV / TSV, Parquet, a list of dicts, or
+a pandas / polars frame; each sample set is one run of a pipeline, its references the judgments.
+
+* :mod:`.schema`: the format: every field, read (:func:`~.schema.parse`) and written
+  (:func:`~.schema.record`) side by side, the edge readings, :class:`~.schema.Sample`;
+* :mod:`.files`: files and frames to sample objects and back (JSON lines, CSV, Parquet, frames);
+* :mod:`.sets`: :class:`~.sets.Samples`, the set: reading, writing, its notes, and its views as
+  qrels, a run, a pool;
+* :mod:`.fast`: the columnar reader of plain JSON-lines files (a fast path, never a second definition).
+"""
+
+from __future__ import annotations
+
+from .schema import FIELDS, Sample, parse, record, text_id
+from .sets import PLACEHOLDER, Samples, union_qrels
+
+__all__ = ["FIELDS", "PLACEHOLDER", "Sample", "Samples", "parse", "record", "text_id", "union_qrels"]

@@ -1,0 +1,548 @@
+"""A sample set: read from a file, records or a frame (each sample through :func:`.schema.parse`),
+written back (:meth:`Samples.to_records`, :meth:`Samples.write`), and seen as qrels, a run and the
+side data the measures read. The set's notes count what reading met (see :class:`.schema.Tally`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..._errors import ConfigError, EmptyInputError, FormatError, InputError
+from ..labels import of_samples, union
+from .schema import Sample, Tally, parse, record
+
+__all__ = ["PLACEHOLDER", "Samples", "union_qrels"]
+
+#: the judgment that keeps a sample without references but with other labels (a judge's claims,
+#: relevance or nuggets, facets, citations) in the query set: grade 0 of a chunk no list holds
+PLACEHOLDER = "(no reference)"
+
+_RETRIEVED = ("retrieved", "retrieved_ids", "retrieved_context_ids", "retrieved_contexts", "contexts")
+
+
+@dataclass(frozen=True)
+class Samples:
+    """A sample set: one run of a RAG pipeline with its references (fields: the README's sample section).
+
+    >>> s = Samples.from_records([
+    ...     {"query_id": "q1", "retrieved_ids": ["a", "b", "c"], "reference_ids": ["a", "c", "z"]},
+    ...     {"query_id": "q2", "retrieved": [{"id": "d", "score": 0.9}, {"id": "e", "score": 0.4}], "grades": {"e": 2}},
+    ... ], name="rag")
+    >>> s.qrels().to_dict(), s.run().to_dict()
+    ({'q1': {'a': 1, 'c': 1, 'z': 1}, 'q2': {'e': 2}}, {'q1': {'a': 3.0, 'b': 2.0, 'c': 1.0}, 'q2': {'d': 0.9, 'e': 0.4}})
+    >>> s.to_records()[1]
+    {'query_id': 'q2', 'retrieved_ids': ['d', 'e'], 'retrieved_scores': [0.9, 0.4], 'grades': {'e': 2}}
+    """
+
+    samples: Sequence[Sample]
+    name: str = "samples"
+    source: str = "<samples>"
+    notes: tuple[str, ...] = field(default=())
+    #: what the references are (a :class:`~ctxeval.LabelKind`): binary for reference ids or
+    #: exact-text reference contexts, graded for grades; None: inferred from the samples' judgments_from
+    labels: Any = None
+
+    def __post_init__(self) -> None:
+        if self.labels is None:
+            object.__setattr__(self, "labels", _labels_of(self))
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    # --- reading ------------------------------------------------------------------------------------
+    @classmethod
+    def from_jsonl(
+        cls, path: str | os.PathLike[str], *, name: str | None = None, duplicates: str = "error", fast: bool = True
+    ) -> Samples:
+        """From a JSON-lines file, one sample object per line (blank lines are skipped). A plain file
+        (ids, scores, references, question, category) is decoded column-wise
+        (a columnar fast path); ``fast=False`` reads every file line by line, the reference
+        that reader is tested against."""
+        from .files import read_jsonl
+
+        p = Path(path)
+        stem = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.stem
+        _check_duplicates(duplicates)
+        if fast and p.is_file():
+            from .fast import read
+
+            columnar = read(p)
+            if columnar is not None:
+                return cls._from_columnar(columnar, name or stem, str(p))
+        tally = Tally()
+        return cls._build(read_jsonl(p, duplicates, tally), name or stem, str(p), duplicates, tally)
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        name: str = "samples",
+        source: str = "<samples>",
+        duplicates: str = "error",
+    ) -> Samples:
+        """From sample mappings (a list of dicts, or the rows of a frame: ``frame.to_dicts()`` /
+        ``frame.to_dict("records")``); a record's line is its position, from 1."""
+        _check_duplicates(duplicates)
+        return cls._build(list(enumerate(records, start=1)), name, source, duplicates, Tally())
+
+    @classmethod
+    def from_frame(
+        cls, frame: Any, *, name: str = "samples", source: str = "<samples frame>", duplicates: str = "error"
+    ) -> Samples:
+        """From a polars or pandas frame with one sample per row (list columns for the lists; pandas'
+        missing values are absent fields)."""
+        from .files import frame_records
+
+        _check_duplicates(duplicates)
+        return cls._build(
+            list(enumerate(frame_records(frame), start=1)), name, source, duplicates, Tally(), kind="column"
+        )
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike[str], *, name: str | None = None, duplicates: str = "error") -> Samples:
+        """From a file, by its suffix: ``.parquet`` (list and struct columns), ``.csv`` / ``.tsv`` (a list
+        or object field is a JSON text in its cell, e.g. ``["c1", "c7"]``; line numbers count the
+        header as line 1), anything else JSON lines (RAGAS's ``to_jsonl`` and ``to_csv`` exports
+        read as they are)."""
+        from .files import read_csv
+
+        p = Path(path)
+        suffix = p.suffix.lower()
+        if suffix not in (".parquet", ".csv", ".tsv"):
+            return cls.from_jsonl(p, name=name, duplicates=duplicates)
+        _check_duplicates(duplicates)
+        if not p.exists():
+            raise InputError(f"{p}: no such file")
+        tally = Tally()
+        if suffix == ".parquet":
+            import polars as pl
+
+            try:
+                rows = pl.read_parquet(p).to_dicts()
+            except (pl.exceptions.PolarsError, OSError) as exc:
+                raise InputError(f"{p}: cannot read as parquet: {str(exc).splitlines()[0]}") from None
+            records = list(enumerate(rows, start=1))
+        else:
+            records = read_csv(p, "\t" if suffix == ".tsv" else ",", duplicates, tally)
+        return cls._build(records, name or p.stem, str(p), duplicates, tally, kind="column")
+
+    @classmethod
+    def from_ragas(
+        cls, dataset: Any, *, name: str = "ragas", source: str = "<ragas dataset>", duplicates: str = "error"
+    ) -> Samples:
+        """From a RAGAS ``EvaluationDataset`` or a Hugging Face ``datasets.Dataset`` (anything whose
+        ``to_list()`` gives one mapping per sample; no dependency on either package): RAGAS's names
+        read as the README's sample section says."""
+        from .ragas import from_dataset
+
+        _check_duplicates(duplicates)
+        return cls._build(list(enumerate(from_dataset(dataset, source), start=1)), name, source, duplicates, Tally())
+
+    @classmethod
+    def coerce(cls, obj: Any, *, name: str | None = None, duplicates: str = "error") -> Samples:
+        """A :class:`Samples`, a sample file's path, a list of sample mappings, a frame, or a RAGAS
+        ``EvaluationDataset`` (or any dataset with ``to_list()``)."""
+        if isinstance(obj, Samples):
+            return obj
+        if isinstance(obj, (str, os.PathLike)):
+            return cls.from_path(obj, name=name, duplicates=duplicates)
+        if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
+            return cls.from_records(obj, name=name or "samples", duplicates=duplicates)
+        if callable(getattr(obj, "to_list", None)) and not hasattr(obj, "to_dicts"):  # (a polars frame has both)
+            return cls.from_ragas(obj, name=name or "ragas", duplicates=duplicates)
+        if hasattr(obj, "to_dicts") or hasattr(obj, "to_dict"):
+            return cls.from_frame(obj, name=name or "samples", duplicates=duplicates)
+        raise InputError(
+            "samples must be a sample file's path, a list of sample mappings, a frame or a RAGAS dataset, "
+            f"got {type(obj).__name__}"
+        )
+
+    @classmethod
+    def _from_columnar(cls, columnar: Any, name: str, source: str) -> Samples:
+        from .fast import run_columns, tally
+
+        cols, scores, t = run_columns(columnar)
+        tally(columnar, t)
+        return cls(_Lazy(columnar, cols, scores), name, source, tuple(_notes(source, t, generated=0, samples=())))
+
+    @classmethod
+    def _build(
+        cls,
+        records: list[tuple[int, Any]],
+        name: str,
+        source: str,
+        duplicates: str,
+        tally: Tally,
+        kind: str = "field",
+    ) -> Samples:
+        if not records:
+            raise EmptyInputError(f"{source}: no samples")
+        for line, rec in records:
+            if not isinstance(rec, Mapping):
+                raise FormatError(source, line, f"a sample must be a JSON object, got {type(rec).__name__}")
+        generate = not any(k in rec for _, rec in records for k in ("query_id", "qid", "id"))
+        out: list[Sample] = []
+        seen: dict[str, int] = {}
+        for pos, (line, rec) in enumerate(records, start=1):
+            sample = parse(rec, source, line, f"line-{pos}" if generate else None, duplicates, tally)
+            if sample.query_id in seen:
+                raise FormatError(
+                    source,
+                    line,
+                    f"query_id {sample.query_id!r} was already given by the sample at line {seen[sample.query_id]}",
+                )
+            seen[sample.query_id] = line
+            out.append(sample)
+        if not any(k in rec for _, rec in records for k in _RETRIEVED):
+            given = sorted({str(k) for _, rec in records for k in rec})
+            raise InputError(
+                f"{source}: no sample gives the retrieved chunks (retrieved, retrieved_ids or retrieved_contexts; "
+                f"RAGAS: retrieved_context_ids); the {kind}s are: {', '.join(given) or 'none'}"
+            )
+        return cls(tuple(out), name, source, tuple(_notes(source, tally, len(out) if generate else 0, out)))
+
+    @classmethod
+    def from_trec(
+        cls,
+        qrels: Any,
+        run: Any,
+        *,
+        passages: Mapping[str, str] | None = None,
+        questions: Mapping[str, str] | None = None,
+        depth: int | None = None,
+    ) -> Samples:
+        """The other way: a run and its qrels (anything :meth:`Run.coerce` / :meth:`Qrels.coerce`
+        read) as a sample set, one sample per query of the run, its list in the evaluation's ranking
+        (cut at ``depth``), the judgments as ``grades``; ``passages`` (chunk id -> text) and
+        ``questions`` (query id -> text) fill in the texts."""
+        from ..model import Qrels, Run
+
+        r = Run.coerce(run)
+        q = Qrels.coerce(qrels).to_dict()
+        rows = r.ranked_rows()
+        c = r.columns
+        ranked: dict[str, list[tuple[str, float]]] = {}
+        for qid, d, s in zip(c.query_of_rows()[rows].tolist(), c.doc.to_list(rows), c.values[rows].tolist()):
+            ranked.setdefault(str(qid), []).append((d, float(s)))
+        records = []
+        for qid, docs in ranked.items():
+            top = docs if depth is None else docs[:depth]
+            rec: dict[str, Any] = {
+                "query_id": qid,
+                "retrieved": [
+                    {"id": d, "score": s, **({"text": passages[d]} if passages and d in passages else {})}
+                    for d, s in top
+                ],
+            }
+            if questions and qid in questions:
+                rec["question"] = questions[qid]
+            if q.get(qid):
+                rec["grades"] = q[qid]
+            records.append(rec)
+        return cls.from_records(records, name=r.name, source=r.source)
+
+    # --- writing ------------------------------------------------------------------------------------
+    def to_records(self, schema: str = "ctxeval") -> list[dict[str, Any]]:
+        """Each sample as the JSON object it reads back from: ``schema="ctxeval"`` the format's names,
+        ``"ragas"`` RAGAS's names with ctxeval's other fields beside them; nothing is lost either way."""
+        if schema == "ragas":
+            from .ragas import ragas_record
+
+            return [ragas_record(s) for s in self.samples]
+        if schema != "ctxeval":
+            raise ConfigError(f"schema must be 'ctxeval' or 'ragas', got {schema!r}")
+        return [record(s) for s in self.samples]
+
+    def write(self, path: str | os.PathLike[str], *, schema: str = "ctxeval") -> None:
+        """Write the set to ``path`` (atomically) by its suffix: ``.csv`` / ``.tsv`` (lists and objects as
+        JSON text in their cells), anything else JSON lines; ``schema="ragas"`` under RAGAS's names
+        (``EvaluationDataset.from_jsonl`` reads the JSON lines)."""
+        from ..writers import write_text
+        from .files import csv_text, jsonl_text
+
+        p = Path(path)
+        suffix = p.suffix.lower()
+        recs = self.to_records(schema)
+        text = csv_text(recs, "\t" if suffix == ".tsv" else ",") if suffix in (".csv", ".tsv") else jsonl_text(recs)
+        write_text(p, text)
+
+    def to_ragas(self) -> Any:
+        """The set as a RAGAS ``EvaluationDataset`` (needs ragas). Its samples hold RAGAS's fields only
+        (question, texts, ids, references, response, reference answer): query ids, scores, grades and
+        labels stay in :meth:`write` ``(path, schema="ragas")``."""
+        from .ragas import to_dataset
+
+        return to_dataset(self.to_records("ragas"))
+
+    # --- conversions --------------------------------------------------------------------------------
+    def qrels(self) -> Any:
+        """The judgments: each sample's grades, or its reference ids at grade 1 (samples without
+        either have no judgments, and so are left out of every measure, as unjudged queries are)."""
+        from ..model import Qrels
+
+        if isinstance(self.samples, _Lazy) and self.samples.columnar.qrels is not None:
+            return self.samples.columnar.qrels.with_labels(self.labels)
+        cols, _, _ = Qrels._of_frame(self.qrels_frame(), self.source, "error")
+        return Qrels(cols, self.source, labels=self.labels)
+
+    def qrels_frame(self) -> Any:
+        """The judgments as a polars frame (query_id, doc_id, relevance); an error when there are none."""
+        import polars as pl
+
+        if isinstance(self.samples, _Lazy):
+            from .fast import qrels_rows
+
+            frame = qrels_rows(self.samples.columnar)
+        else:
+            have = [s for s in self.samples if s.grades]
+            labelled = [s.query_id for s in self.samples if not s.grades and _has_labels(s)]
+            qids: list[str] = [s.query_id for s in have for _ in s.grades or ()] + labelled
+            docs: list[str] = [d for s in have for d in s.grades or ()] + [PLACEHOLDER] * len(labelled)
+            grades: list[int] = [g for s in have for g in (s.grades or {}).values()] + [0] * len(labelled)
+            frame = pl.DataFrame(
+                {"query_id": qids, "doc_id": docs, "relevance": grades},
+                schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64},
+            )
+        if frame.height == 0:
+            raise EmptyInputError(
+                f"{self.source}: no sample gives reference_ids, grades, reference_contexts or labels (claims, judged, "
+                "nuggets, facets, citations): nothing to evaluate the retrieval against"
+            )
+        return frame
+
+    def run(self, name: str | None = None) -> Any:
+        """The retrieved lists as a run, ranked by list order (see :class:`~ctxeval.Samples`); a set
+        where no sample retrieved anything is a run without rows."""
+        import polars as pl
+
+        from ..model import Run
+
+        if isinstance(self.samples, _Lazy):
+            return Run(self.samples.run_cols, name or self.name, self.source, samples=self)
+        have = [s for s in self.samples if s.retrieved_ids]
+        if not have:
+            empty = Run.empty(name or self.name, self.source)
+            return Run(empty.columns, empty.name, empty.source, samples=self)
+        frame = pl.DataFrame(
+            {
+                "query_id": [s.query_id for s in have for _ in s.retrieved_ids],
+                "doc_id": [d for s in have for d in s.retrieved_ids],
+                "score": [v for s in have for v in s.retrieved_scores],
+            },
+            schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64},
+        )
+        r = Run.from_frame(frame, name=name or self.name, source=self.source)
+        return Run(r.columns, r.name, r.source, samples=self)
+
+    def pool(self) -> Any:
+        """The retrieval pool the samples give (their ``pool`` lists, as a run scored n .. 1 in list
+        order), or None when no sample gives one. A sample without a pool list is its own pool (its
+        retrieved chunks), as a run without a pool is."""
+        import polars as pl
+
+        from ..model import Run
+
+        if isinstance(self.samples, _Lazy) or not any(s.pool is not None for s in self.samples):
+            return None  # the columnar reader reads no pool field
+        qid: list[str] = []
+        doc: list[str] = []
+        for s in self.samples:
+            docs = list(dict.fromkeys(s.pool if s.pool is not None else s.retrieved_ids))
+            qid.extend([s.query_id] * len(docs))
+            doc.extend(docs)
+        frame = pl.DataFrame({"query_id": qid, "doc_id": doc}, schema={"query_id": pl.String, "doc_id": pl.String})
+        frame = frame.with_columns(
+            score=(pl.len().over("query_id") - pl.int_range(pl.len()).over("query_id")).cast(pl.Float64)
+        )
+        return Run.from_frame(frame, name=f"{self.name} pool", source=self.source)
+
+    def categories(self) -> dict[str, str]:
+        """Each sample's category (strata of a comparison), by query id."""
+        if isinstance(self.samples, _Lazy):
+            f = self.samples.columnar.frame.select("query_id", "category").drop_nulls()
+            return dict(zip(f["query_id"].to_list(), f["category"].to_list()))
+        return {s.query_id: s.category for s in self.samples if s.category is not None}
+
+    def query_texts(self) -> dict[str, str]:
+        return {s.query_id: s.question for s in self.samples if s.question is not None}
+
+
+def _check_duplicates(duplicates: str) -> None:
+    if duplicates not in ("error", "first"):
+        raise InputError(f"duplicates must be 'error' or 'first' for samples, got {duplicates!r}")
+
+
+def _has_labels(s: Sample) -> bool:
+    return any(x is not None for x in (s.claims, s.judged, s.nuggets, s.facets, s.citations))
+
+
+def _notes(source: str, t: Tally, generated: int, samples: Sequence[Sample]) -> list[str]:
+    notes = []
+    if generated:
+        notes.append(
+            f"{source}: no sample has a query_id: the samples are named line-1 .. line-{generated} by position"
+        )
+    if t.reordered:
+        notes.append(
+            f"{source}: {t.reordered} samples list scores that would rank their chunks in another order than "
+            "the list's (compared as float32, ties by id, as the ranking does): ranked by list order "
+            "(scores n .. 1), their scores are not used"
+        )
+    if t.unscored:
+        notes.append(
+            f"{source}: {t.unscored} samples give no scores: scored n .. 1 by list order, so relative-score "
+            "rules (hard negatives, calibrate's tau) read ranks there"
+        )
+    heuristic = sorted(
+        {f"{x.get('task')} by {x.get('judge')}" for s in samples for x in s.labelled_by if x.get("heuristic")}
+    )
+    if heuristic:
+        n = sum(any(x.get("heuristic") for x in s.labelled_by) for s in samples)
+        notes.append(
+            f"{source}: {n} samples carry labels from a heuristic, not a model ({'; '.join(heuristic)}): "
+            "measures reading them are a first look, not a verdict"
+        )
+    if t.text_named:
+        notes.append(
+            f"{source}: {t.text_named} samples give chunk texts without ids: each chunk is named by a hash of "
+            "its text (t + 16 hex digits), so the same text is the same chunk across runs"
+        )
+    if t.text_refs:
+        notes.append(
+            f"{source}: {t.text_refs} samples give reference_contexts but no reference_ids or grades: a retrieved "
+            "chunk is relevant (grade 1) when its text equals a reference context exactly; "
+            "ContextPrecision/ContextRecall(method=similarity) match by string similarity instead"
+        )
+    if t.empty_retrieved:
+        notes.append(
+            f"{source}: {t.empty_retrieved} samples retrieved nothing: each is a query the run lacks, scored 0 "
+            "by every measure and method under missing='zero' (the default), never left out of a mean"
+        )
+    if t.empty_refs:
+        notes.append(
+            f"{source}: {t.empty_refs} samples give an empty reference list (no reference id, grade or non-empty "
+            "reference context): nothing is relevant there, so they are left out of every measure, as unjudged "
+            "queries are"
+        )
+    if t.empty_texts:
+        notes.append(
+            f"{source}: {t.empty_texts} chunk texts or reference contexts are empty: an empty text matches nothing, "
+            "exactly or by similarity (an empty reference context is no reference)"
+        )
+    if t.surrogates:
+        notes.append(
+            f"{source}: {t.surrogates} texts hold a lone surrogate (half of a UTF-16 pair, e.g. a JSON \\ud800 "
+            "escape): each replaced by U+FFFD"
+        )
+    if t.duplicate_keys:
+        notes.append(
+            f"{source}: {t.duplicate_keys} keys given twice in one object: the first kept (duplicates='first')"
+        )
+    if t.duplicate_chunks:
+        notes.append(
+            f"{source}: {t.duplicate_chunks} chunks given twice in one retrieved list: the first kept "
+            "(duplicates='first')"
+        )
+    if t.unknown:
+        shown = ", ".join(f"{k} ({n})" for k, n in sorted(t.unknown.items())[:8])
+        more = f" and {len(t.unknown) - 8} more" if len(t.unknown) > 8 else ""
+        notes.append(f"{source}: fields no measure reads, kept as they are (samples giving each): {shown}{more}")
+    return notes
+
+
+def union_qrels(sets: Sequence[Samples]) -> Any:
+    """The judgments of several sample sets: the union of their references, which must agree where
+    they meet (a (query, chunk) pair graded differently by two sets is an error naming both)."""
+    import polars as pl
+
+    from ..model import Qrels
+
+    if len(sets) == 1:
+        return sets[0].qrels()
+    frames = [st.qrels_frame().with_columns(pl.lit(k, dtype=pl.Int64).alias("set")) for k, st in enumerate(sets)]
+    both = pl.concat(frames).unique(["query_id", "doc_id", "relevance"], keep="first", maintain_order=True)
+    clash = both.filter(pl.len().over("query_id", "doc_id") > 1)
+    if clash.height:
+        a = clash.row(0, named=True)
+        b = clash.filter((pl.col("query_id") == a["query_id"]) & (pl.col("doc_id") == a["doc_id"])).row(1, named=True)
+        raise ConfigError(
+            f"query {a['query_id']!r} chunk {a['doc_id']!r}: grade {a['relevance']} in {sets[a['set']].source} but "
+            f"{b['relevance']} in {sets[b['set']].source}; sample sets compared together must share their references"
+        )
+    source = " + ".join(dict.fromkeys(st.source for st in sets))
+    labels = union([st.labels for st in sets])
+    return Qrels.from_frame(both.select("query_id", "doc_id", "relevance"), source=source, labels=labels)
+
+
+def _labels_of(st: Samples) -> Any:
+    """The kind of a set's references (:func:`ctxeval._io.labels.of_samples`) from where each sample's
+    judgments came from: its grades, its reference ids, or its reference contexts matched by text."""
+    if isinstance(st.samples, _Lazy):  # the columnar reader: grades and reference ids only
+        c = st.samples.columnar
+        graded = c.grades["s"].n_unique() if c.grades.height else 0
+        refs = int((c.frame["reference_ids"].list.len().fill_null(0) > 0).sum()) if graded < len(c) else 0
+        values = c.grades["relevance"].unique().to_list() if c.grades.height else ()
+        return of_samples(st.source, graded, refs, 0, values)
+    where = [s.judgments_from for s in st.samples]
+    values = {g for s in st.samples if s.judgments_from == "grades" for g in (s.grades or {}).values()}
+    counts = (where.count("grades"), where.count("reference_ids"), where.count("reference_contexts"))
+    return of_samples(st.source, *counts, values)
+
+
+class _Lazy(Sequence[Sample]):
+    """The samples of a file the columnar reader read: the run's and the qrels' rows at hand, the
+    :class:`Sample` values built on first use (measures reading facets or texts, strata, writing)."""
+
+    def __init__(self, columnar: Any, run_cols: Any, scores: Any) -> None:
+        self.columnar, self.run_cols, self.scores = columnar, run_cols, scores
+        self._built: tuple[Sample, ...] | None = None
+
+    def _all(self) -> tuple[Sample, ...]:
+        if self._built is None:
+            f = self.columnar.frame
+            lengths = f["retrieved_ids"].list.len().fill_null(0).to_list()
+            scores = self.scores.tolist()
+            out = []
+            at = 0
+            by_s: dict[int, dict[str, int]] = {}
+            for i, d, g in self.columnar.grades.select("s", "doc_id", "relevance").iter_rows():
+                by_s.setdefault(i, {})[d] = g
+            for i, (rec, n) in enumerate(zip(f.iter_rows(named=True), lengths)):
+                graded = by_s.get(i, {})
+                ref_ids = tuple(rec["reference_ids"]) if rec["reference_ids"] is not None else None
+                refs = dict.fromkeys(ref_ids or (), 1)
+                given = tuple(rec["retrieved_scores"]) if rec["retrieved_scores"] is not None else None
+                out.append(
+                    Sample(
+                        rec["query_id"],
+                        tuple(rec["retrieved_ids"] or ()),
+                        tuple(scores[at : at + n]),
+                        question=rec["question"],
+                        grades=(graded or refs) or None,
+                        category=rec["category"],
+                        reference_ids=ref_ids,
+                        judgments_from="grades" if graded else ("reference_ids" if refs else None),
+                        given_scores=given,
+                    )
+                )
+                at += n
+            self._built = tuple(out)
+        return self._built
+
+    def __len__(self) -> int:
+        return len(self.columnar)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]
+
+    def __iter__(self) -> Any:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]

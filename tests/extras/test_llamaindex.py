@@ -1,0 +1,60 @@
+"""ctxeval.collect over LlamaIndex's own BM25Retriever (llama-index-retrievers-bm25: bm25s with a
+Snowball stemmer and English stop words) on two indexes of the planted corpus (``retrieval_corpus``),
+compared end to end; ids, texts, scores and metadata as LlamaIndex returns them. Runs alone with
+``ctxeval[llamaindex]`` in a clean venv."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import retrieval_corpus as corpus
+
+#: installed beside the extra by scripts/test-extras: the in-memory BM25 retriever the test drives
+TEST_REQUIRES = ["llama-index-retrievers-bm25"]
+
+
+if not os.environ.get("CTXEVAL_EXTRA"):  # the main run skips without the packages; its clean venv must have them
+    pytest.importorskip(
+        "llama_index.retrievers.bm25",
+        reason="needs llama-index-retrievers-bm25 (ctxeval[llamaindex] + its test packages)",
+    )
+
+from llama_index.core.schema import TextNode  # noqa: E402
+from llama_index.retrievers.bm25 import BM25Retriever  # noqa: E402
+
+import ctxeval  # noqa: E402
+
+
+def _bm25(path: Path, top_k: int = 5) -> BM25Retriever:
+    nodes = [TextNode(id_=r["id"], text=r["text"], metadata=r["metadata"]) for r in corpus.read(path)]
+    return BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=top_k)
+
+
+def test_two_bm25_indexes_compared_end_to_end(tmp_path: Path) -> None:
+    files, (clean, polluted), (a, b) = corpus.collect_both(_bm25, tmp_path, k=2)
+    assert clean.similarity_top_k == polluted.similarity_top_k == 5  # collect set k on a copy
+    rows = {r["id"]: r for r in corpus.read(files["polluted"])}
+    for samples, retriever in ((a, clean), (b, polluted)):
+        for s, q in zip(samples.samples, corpus.questions()):
+            own = retriever.retrieve(q["question"])[:2]
+            assert list(s.retrieved_ids) == [n.node.node_id for n in own]
+            assert list(s.retrieved_texts or ()) == [rows[n.node.node_id]["text"] for n in own]
+            assert list(s.retrieved_meta or ()) == [{"metadata": rows[n.node.node_id]["metadata"]} for n in own]
+            assert list(s.retrieved_scores) == [n.score for n in own]
+            assert s.retrieved_scores[0] > 0
+    assert not any("give no scores" in n for n in a.notes + b.notes)
+
+
+def test_random_node_ids_are_noted_and_id_key_reads_the_ids_from_metadata(tmp_path: Path) -> None:
+    files = corpus.write(tmp_path)
+    # nodes built without ids get random ones: no retrieved id can match a reference id
+    rows = corpus.read(files["clean"])
+    nodes = [TextNode(text=r["text"], metadata={**r["metadata"], "doc_id": r["id"]}) for r in rows]
+    retriever = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=3)
+    lost = ctxeval.collect(retriever, files["questions"], k=2)
+    assert any("no question retrieved any of its references" in n and "id_key" in n for n in lost.notes)
+    kept = ctxeval.collect(retriever, files["questions"], k=2, id_key="doc_id")
+    assert ctxeval.evaluate(samples=kept, measures=["RR"]).runs[0].mean("RR") == 1.0
+    assert not any("no question retrieved" in n for n in kept.notes)
