@@ -109,8 +109,8 @@ def test_a_baseline_made_under_other_labels_or_settings_is_refused_naming_what_d
         + "\n"
     )
     assert ctxeval.gate(base, str(f / "shuffled.tsv"), str(f / "same.run")).holds
-    code, out = _cli("gate", "-", str(f / "qrels.txt"), str(f / "same.run"))
-    assert code == 2
+    code, out = _cli("gate", str(f / "nope.json"), str(f / "qrels.txt"), str(f / "same.run"))
+    assert code == 2 and "nope.json: no such file (baseline; make one with ctxeval snapshot)" in out, out
 
 
 def test_one_sided_p_values_and_intervals_match_scipy():
