@@ -140,11 +140,6 @@ def test_the_lexical_judge_cannot_see_a_planted_distractor(
     assert grades == {d: want[corpus.kind(d)[0]] for q in corpus.qids for d in corpus.good[q][: planted.K]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="owner: judge. `judge grade -o FILE` writes no sidecar (ctxeval._io.labels.write_sidecar), so evaluate "
-    "cannot say that a heuristic wrote the labels, nor that nDCG@10 reads deeper than the 5 ranks it judged",
-)
 def test_evaluate_on_judge_labels_says_who_wrote_them_and_how_deep(files: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "judged.qrels"
     refs = files["refs_good.jsonl"]

@@ -183,7 +183,13 @@ def _finish(kw: dict[str, Any], tallies: list[Any], extra: dict[str, Any] | None
 
 
 def _settle(
-    kw: dict[str, Any], tallies: list[Any], text: str, output: str | None, what: str, extra: dict[str, Any]
+    kw: dict[str, Any],
+    tallies: list[Any],
+    text: str,
+    output: str | None,
+    what: str,
+    extra: dict[str, Any],
+    sidecar: Callable[[], None] | None = None,
 ) -> None:
     """Fail, writing nothing but the report, when too much is undecided or nothing was judged; else
     write ``text``, then the tally and the report."""
@@ -200,7 +206,42 @@ def _settle(
         _finish(kw, tallies, extra)
         raise
     emit(text, output)
+    if sidecar is not None:
+        sidecar()
     _finish(kw, tallies, extra)
+
+
+def _sidecar(
+    output: str | None,
+    judge: Any,
+    kw: dict[str, Any],
+    task: str,
+    scale: str,
+    depth: int | None,
+    got: list[Any],
+    runs: tuple[str, ...],
+) -> Callable[[], None]:
+    """Write the provenance of judge-written labels beside ``output`` (the labels' sidecar, which
+    every reader of that file understands): the judge, its model, the task and prompt version, how
+    deep it judged, how many pairs it labelled and left without a label, the runs pooled."""
+
+    def write() -> None:
+        from pathlib import Path
+
+        from .._io.labels import LabelKind, Provenance, write_sidecar
+        from .._judge.tasks import TASKS
+
+        if not output or output == "-":
+            click.echo("note: labels written to stdout carry no provenance; -o FILE writes it beside them", err=True)
+            return
+        decided = sum(o.decided for _, o in got)
+        prov = Provenance(
+            kw["kind"], judge.model, judge.heuristic, task.split("-")[0], TASKS[task].version, depth, decided,
+            len(got) - decided, tuple(Path(r).stem for r in runs),
+        )  # fmt: skip
+        write_sidecar(output, LabelKind("judged", scale, provenance=prov))
+
+    return write
 
 
 def _dry_run(kw: dict[str, Any], task: str, items: list[Any]) -> None:
@@ -321,7 +362,10 @@ def grade(
         got, tally = grades(judge, items, cache, _opts(kw), scale)
     open_ = _list_open(got)
     text = LABELS["grade"].write(got)
-    _settle(kw, [tally], text, output, "grades", {"not_decided": open_, "scale": scale})
+    task = "grade" if scale == "rag" else "grade-trec"
+    seen = depth if samples else depth or 20
+    prov = _sidecar(output, judge, kw, task, scale, seen, got, runs)
+    _settle(kw, [tally], text, output, "grades", {"not_decided": open_, "scale": scale}, prov)
 
 
 @command.command("utility", help=LABELS["utility"].help)
@@ -349,7 +393,8 @@ def utility(
         got, tally = utilities(judge, items, cache, _opts(kw))
     open_ = _list_open(got)
     text = LABELS["utility"].write(got)
-    _settle(kw, [tally], text, output, "utilities", {"not_decided": open_})
+    prov = _sidecar(output, judge, kw, "utility", "utility", depth if samples else depth or 20, got, runs)
+    _settle(kw, [tally], text, output, "utilities", {"not_decided": open_}, prov)
 
 
 def _sample_labels(kind: Labeling) -> click.Command:

@@ -260,6 +260,7 @@ class _Run:
                     self.jobs[k] = _Job(ask.task, ask.values, messages, params, ask.ref, nbytes(messages))
                 ks.append(k)
             self.keys_of.append(ks)
+        self.timeouts_before = int(getattr(judge, "timeouts", 0))  # a judge may serve several runs
         self.done: dict[str, Entry] = {}
         self.start_hits: set[str] = set()
         self.late_hits: set[str] = set()  #: landed meanwhile (another process asked them)
@@ -309,7 +310,7 @@ class _Run:
         limiter = getattr(self.judge, "limiter", None)
         if limiter is not None:
             tally.concurrency_low = min(self.concurrency, limiter.lowest)
-        tally.timeouts = int(getattr(self.judge, "timeouts", 0))
+        tally.timeouts = int(getattr(self.judge, "timeouts", 0)) - self.timeouts_before
         tally.cost = self.budget.spent
         return self._outcomes(), tally
 
