@@ -1,5 +1,6 @@
-"""The site's measure reference is generated from the registry and must stay in step with it: every
-family has its entry, with its formula and its source."""
+"""The site's generated pages stay in step with what they are generated from: the measure reference
+with the registry (every family has its entry, with its formula and its source), the command-line
+reference with every command's --help."""
 
 from __future__ import annotations
 
@@ -23,6 +24,16 @@ def test_the_measure_page_is_current() -> None:
     mod = _script()
     text = mod.PAGE.read_text(encoding="utf-8")
     assert mod.updated(text) == text, "docs/reference/measures.md is stale: run python scripts/update_docs.py"
+
+
+def test_the_command_line_page_is_current() -> None:
+    mod = _script()
+    text = mod.CLI_PAGE.read_text(encoding="utf-8")
+    assert mod.cli_updated(text) == text, "docs/reference/cli.md is stale: run python scripts/update_docs.py"
+    from ctxeval._cli import _COMMANDS
+
+    for name in _COMMANDS:
+        assert f"## ctxeval {name} {{#{name}}}" in text, name
 
 
 def test_every_family_has_its_entry_with_formula_and_source() -> None:
