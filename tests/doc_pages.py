@@ -61,7 +61,7 @@ def blocks(page: str) -> list[Block]:
         marks: dict[str, str] = {}
         prev = tokens[i - 1] if i else None
         if prev is not None and prev.type == "html_block" and prev.map and prev.map[1] == tok.map[0]:
-            marks = {k: v for k, v in _MARK.findall(prev.content)}
+            marks = dict(_MARK.findall(prev.content))
         out.append(
             Block(
                 page,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from doc_pages import DOCS, RUN, blocks, prepare, run_page
 
 #: generated reference pages: their code is --help output and docstrings (doctests run with the package)
