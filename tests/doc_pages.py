@@ -117,6 +117,7 @@ def run_python(block: Block, folder: Path, namespace: dict) -> None:
             test = doctest.DocTestParser().get_doctest(block.code, namespace, block.where, block.where, block.line)
             runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
             runner.run(test, clear_globs=False)
+            namespace.update(test.globs)  # a DocTest runs in a copy of the namespace it is given
             assert test.examples and runner.summarize(verbose=False).failed == 0, f"{block.where}: doctest failed"
         else:
             exec(compile(block.code, block.where, "exec"), namespace)

@@ -6,6 +6,7 @@ their reason, and are few."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,22 @@ def _setup(page: str, folder: Path) -> None:
         setup(folder)
 
 
+def _two_pipelines(folder: Path) -> None:
+    """The RAG guide's bm25.jsonl (the weak pipeline) and dense.jsonl (the good one): the planted corpus
+    of the scenario test, with reference ids."""
+    import shutil
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenario"))
+    import planted
+
+    files = planted.write(planted.make(), folder)
+    shutil.copy(files["refs_weak.jsonl"], folder / "bm25.jsonl")
+    shutil.copy(files["refs_good.jsonl"], folder / "dense.jsonl")
+
+
 #: what a page needs besides the bundled example: the files a reader of that page has of their own
-SETUP: dict[str, object] = {}
+SETUP: dict[str, Callable[[Path], None]] = {"guides/rag.md": _two_pipelines}
 
 
 @pytest.mark.parametrize("page", PAGES)
