@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._context.grades import level_note, relevance_note
-from ._context.utility import flag_counts, flag_note
 from ._errors import ConfigError, DependencyError
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
@@ -243,6 +242,8 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
                 notes.append(note)
         ucounts = data.extra("utility").counts() if need_u else None
         if need_u:
+            from ._context.utility import flag_counts, flag_note  # here: utility settings pull in side files
+
             note = flag_note(name, flag_counts(data.extra("utility"), data.r_judged), session.utility.rules)
             if note:
                 notes.append(note)
