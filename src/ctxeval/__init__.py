@@ -32,12 +32,13 @@ if _typing.TYPE_CHECKING:
     from ._context.settings import RagConfig
     from ._context.utility import DistractorRules, UtilityConfig
     from ._core.grademap import GradeMap
-    from ._curve import metric_at_k
+    from ._curve import Curves, metric_at_k
     from ._diagnose import Diagnosis, diagnose
-    from ._distraction import distraction_table
+    from ._distraction import DistractionTable, distraction_table
     from ._engine import Engine, evaluate
     from ._evaluate import Result, RunResult
-    from ._fit_udcg import fit_udcg
+    from ._fit_udcg import FitResult, fit_udcg
+    from ._io.labels import LabelKind
     from ._io.model import Qrels, Run
     from ._io.retrievers import collect
     from ._io.samples import Samples
@@ -53,6 +54,7 @@ if _typing.TYPE_CHECKING:
 # public name -> the private module defining it (imported on first access)
 _LAZY = {
     "GradeMap": "._core.grademap",
+    "LabelKind": "._io.labels",
     "Qrels": "._io.model",
     "Run": "._io.model",
     "Samples": "._io.samples",
@@ -82,6 +84,9 @@ _LAZY = {
     "ContextSelector": "._selector",
     "calibrate": "._calibrate",
     "Calibration": "._calibrate",
+    "Curves": "._curve",
+    "DistractionTable": "._distraction",
+    "FitResult": "._fit_udcg",
     "compare": "._render.report",
     "Report": "._render.report",
     "metric_at_k": "._curve",
@@ -108,18 +113,22 @@ __all__ = [
     "ConfigError",
     "ContextSelector",
     "CtxevalError",
+    "Curves",
     "DependencyError",
     "Diagnosis",
+    "DistractionTable",
     "DistractorRules",
     "DuplicateError",
     "EmptyInputError",
     "Engine",
     "Family",
+    "FitResult",
     "FormatError",
     "GradeMap",
     "InputError",
     "JudgeCard",
     "JudgeError",
+    "LabelKind",
     "Measure",
     "MeasureError",
     "OutputError",

@@ -17,9 +17,11 @@ from typing import Any
 from ._errors import ConfigError, MeasureError
 from ._evaluate import Result, aggregate
 from ._measures import Measure, make, parse_measure
+from ._show import html_table, pandas, pyplot, short
 
 __all__ = [
     "RECALL_LEVELS",
+    "Curves",
     "curve_family",
     "curve_measures",
     "curves_from_result",
@@ -152,21 +154,70 @@ def curves_from_result(result: Result, curves: dict[str, list[Measure]], ks: Seq
     return {"ks": list(ks), "series": series}
 
 
+class Curves(dict[str, Any]):
+    """What :func:`metric_at_k` returns: the dict ``{"ks", "series": [{"run", "measure", "values"}],
+    "settings"}`` (as ``ctxeval curve --format json`` prints it), with a short ``repr``, an HTML table in
+    a notebook, :meth:`to_pandas` and :meth:`plot`."""
+
+    def __repr__(self) -> str:
+        runs = short(list(dict.fromkeys(str(x["run"]) for x in self["series"])))
+        ms = short(list(dict.fromkeys(str(x["measure"]) for x in self["series"])))
+        ks = self["ks"]
+        span = f"K = {ks[0]}..{ks[-1]}" if ks else "no K"
+        return f"Curves({ms} over {span}; runs: {runs})"
+
+    def _repr_html_(self) -> str:
+        ks = self["ks"]
+        rows = [[x["run"], x["measure"], *x["values"]] for x in self["series"]]
+        return html_table(["run", "measure", *(f"@{k}" for k in ks)], rows, "mean over queries at each K")
+
+    def to_pandas(self) -> Any:
+        """One row per (run, measure, k): ``run, measure, k, value`` (NaN where undefined)."""
+        pd = pandas("Curves.to_pandas")
+        rows = [
+            (x["run"], x["measure"], k, math.nan if v is None else v)
+            for x in self["series"]
+            for k, v in zip(self["ks"], x["values"])
+        ]
+        return pd.DataFrame(rows, columns=["run", "measure", "k", "value"])
+
+    def plot(self, measure: str | None = None, ax: Any = None) -> Any:
+        """Each run's curve of ``measure`` (default: the first) against K, on matplotlib ``ax`` (default:
+        a new figure). Returns the axes. Needs the ``report`` extra (matplotlib)."""
+        plt = pyplot("Curves.plot")
+        names = list(dict.fromkeys(x["measure"] for x in self["series"]))
+        if not names:
+            raise ConfigError("no curves to plot")
+        name = names[0] if measure is None else measure
+        if name not in names:
+            raise ConfigError(f"no curve of {name!r}; the curves: {', '.join(names)}")
+        if ax is None:
+            _, ax = plt.subplots()
+        for x in self["series"]:
+            if x["measure"] == name:
+                ax.plot(self["ks"], [math.nan if v is None else v for v in x["values"]], marker=".", label=x["run"])
+        ax.set_xlabel("K")
+        ax.set_ylabel(f"{name}@K")
+        ax.legend()
+        return ax
+
+
 def metric_at_k(
-    qrels: Any,
-    runs: Any,
-    measure_families: Sequence[str | Measure] | str,
+    qrels: Any = None,
+    runs: Any = None,
+    measure_families: Sequence[str | Measure] | str = ("nDCG",),
     ks: str | int | Iterable[int] = 20,
     *,
+    samples: Any = None,
     policies: Any = None,
     rag: Any = None,
     utility: Any = None,
     engine: Any = "local",
-) -> dict[str, Any]:
+) -> Curves:
     """Every measure family at every cutoff in ``ks``, averaged over queries, for each run.
 
-    ``policies``, ``rag``, ``utility`` and ``engine`` (local, stream or spark) are as for
-    :func:`ctxeval.evaluate`. Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``, the
+    ``policies``, ``rag``, ``utility``, ``samples`` (sample sets instead of ``qrels`` and ``runs``) and
+    ``engine`` (local, stream or spark) are as for :func:`ctxeval.evaluate`. Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``, the
     values in the order of ``ks`` (``None`` where the measure is undefined for every query).
 
     >>> qrels = {"q1": {"a": 1, "b": 1}}
@@ -182,8 +233,8 @@ def metric_at_k(
     from ._engine import evaluate as on_engine
 
     ms = [m for ms in curves.values() for m in ms]
-    result = on_engine(qrels, runs, ms, policies=policies, rag=rag, utility=utility, engine=engine)
-    out = curves_from_result(result, curves, k_list)
+    result = on_engine(qrels, runs, ms, samples=samples, policies=policies, rag=rag, utility=utility, engine=engine)
+    out = Curves(curves_from_result(result, curves, k_list))
     out["settings"] = result.settings
     return out
 

@@ -41,7 +41,8 @@ from ._core.signtest import sign_test
 from ._errors import ConfigError
 from ._measures import make
 from ._policies import Policies
-from ._session import depth_note, open_session
+from ._session import depth_note, one_run_inputs, open_session
+from ._show import html_table, pandas
 
 __all__ = [
     "ADVICE_ALPHA",
@@ -185,6 +186,33 @@ class Diagnosis:
             return f"fix the retriever first: {r} retrieval vs {s} selection failures ({test}){both}"
         return f"fix the reranker first: {s} selection vs {r} retrieval failures ({test}){both}"
 
+    def __repr__(self) -> str:
+        c = self.counts
+        shown = ", ".join(f"{v} {n}" for v, n in c.items() if n)
+        return f"Diagnosis({self.run!r}, K={self.k}: {shown}; {self.advice})"
+
+    def _repr_html_(self) -> str:
+        rows = [[v, n, f"{100 * n / max(len(self.queries), 1):.1f}%"] for v, n in self.counts.items()]
+        return html_table(["verdict", "queries", "share"], rows, f"{self.run}, K = {self.k}: {self.advice}")
+
+    def to_pandas(self) -> Any:
+        """One row per query: ``query, verdict, RA-nWG, PROC, %PROC, N-Recall5, missed`` (the grade-5
+        docs missing from the top K, with where they sat)."""
+        pd = pandas("Diagnosis.to_pandas")
+        rows = [
+            (
+                q.query_id,
+                q.verdict,
+                q.ra_nwg,
+                q.proc,
+                q.pct_proc,
+                q.n_recall5,
+                "; ".join(f"{m.doc_id} ({m.where})" for m in q.missed),
+            )
+            for q in self.queries
+        ]
+        return pd.DataFrame(rows, columns=["query", "verdict", "RA-nWG", "PROC", "%PROC", "N-Recall5", "missed"])
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "run": self.run,
@@ -225,10 +253,11 @@ def classify(proc: np.ndarray, pct: np.ndarray, proc_threshold: float, pct_thres
 
 
 def diagnose(
-    qrels: Any,
-    run: Any,
+    qrels: Any = None,
+    run: Any = None,
     pool: Any = None,
     *,
+    samples: Any = None,
     k: int = 10,
     proc_threshold: float = PROC_THRESHOLD,
     pct_threshold: float = PCT_THRESHOLD,
@@ -240,7 +269,8 @@ def diagnose(
 
     ``pool`` is the retrieval pool the run was selected from (default: the run itself; the same as
     ``rag.pool``), cut at ``rag.pool_depth``; ``policies`` and ``rag`` are as in
-    :func:`ctxeval.evaluate`.
+    :func:`ctxeval.evaluate`. ``samples`` (instead of ``qrels`` and ``run``): one sample set (a
+    ``Samples``, a path, a list of sample mappings or a frame); its ``pool`` lists are the pool.
 
     >>> qrels = {"q1": {"a": 5, "b": 3}, "q2": {"c": 5, "d": 2}}
     >>> pool = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"d": 2.0, "x": 1.0}}
@@ -260,7 +290,8 @@ def diagnose(
             raise ConfigError("give the pool once: as pool= or as rag.pool")
         rcfg = replace(rcfg, pool=pool)
     measures = [make("RA-nWG", None, k), make("PROC", None, k), make("%PROC", None, k), make("N-Recall5", None, k)]
-    session, (rn,) = open_session(qrels, [run], measures, policies=policies, rag=rcfg)
+    qrels, run, input_notes, sets = one_run_inputs("diagnose", qrels, run, samples, policies)
+    session, (rn,) = open_session(qrels, [run], measures, policies=policies, rag=rcfg, samples=sets)
     data = session.prepare(rn, measures, keep_rows=True)
     ra, proc, pct, nr5 = (m.compute(data) for m in measures)
     verdict = classify(proc, pct, proc_threshold, pct_threshold)
@@ -272,7 +303,7 @@ def diagnose(
         for i, q in enumerate(data.qids)
     ]
     pool_run = session.pool_for(rn)
-    gm = rcfg.grade_map
+    gm = session.rag.grade_map
     settings = {
         "qrels": session.qrels.source,
         "run": rn.source,
@@ -286,7 +317,7 @@ def diagnose(
         "top_grade": top_grade(gm),
     }
     report = data.extra("pool").report() if pool_run is not None else None
-    notes = []
+    notes = list(input_notes)
     note = depth_note(
         rn.name,
         data,
@@ -296,6 +327,7 @@ def diagnose(
     )
     if note:
         notes.append(note)
+    session.label_notes(measures, scale_read=True)
     notes += session.notes
     return Diagnosis(
         rn.name, k, float(proc_threshold), float(pct_threshold), rows, settings, data.accounting, report, worst, notes

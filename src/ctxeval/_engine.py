@@ -77,7 +77,7 @@ class Engine:
 def evaluate(
     qrels: Any = None,
     runs: Any = None,
-    measures: Iterable[str | Measure] | str | Measure = DEFAULT_MEASURES,
+    measures: Iterable[str | Measure] | str | Measure | None = None,
     *,
     samples: Any = None,
     policies: Policies | Mapping[str, Any] | None = None,
@@ -88,6 +88,8 @@ def evaluate(
     eng = Engine.coerce(engine)
     if eng.name == "local":
         return _local(qrels, runs, measures, samples=samples, policies=policies, rag=rag, utility=utility)
+    if measures is None:
+        measures = DEFAULT_MEASURES
     if eng.name == "stream":
         from ._stream import evaluate_stream
 

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._context.grades import level_note, relevance_note
-from ._errors import ConfigError, DependencyError
+from ._errors import ConfigError
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
 from ._session import Session, depth_note, naming_notes, open_session, resolve_inputs, unique_names
+from ._show import fmt, html_table, pandas, short
 
 if TYPE_CHECKING:
     from ._context.settings import RagConfig
@@ -21,7 +22,16 @@ if TYPE_CHECKING:
     from ._core.evaldata import QueryAccounting
     from ._io.model import Run
 
-__all__ = ["DEFAULT_MEASURES", "Result", "RunResult", "aggregate", "evaluate", "evaluate_runs", "with_judged"]
+__all__ = [
+    "DEFAULT_MEASURES",
+    "Result",
+    "RunResult",
+    "aggregate",
+    "default_measures",
+    "evaluate",
+    "evaluate_runs",
+    "with_judged",
+]
 
 DEFAULT_MEASURES = ("nDCG@10", "AP", "RR", "P@10", "R@100")
 
@@ -94,6 +104,21 @@ class RunResult:
         vals = self.values[_key(measure)]
         return {q: float(v) for q, v in zip(self.qids, vals)}
 
+    def __repr__(self) -> str:
+        means = ", ".join(f"{m} {fmt(v)}" for m, (v, _) in list(self.summary.items())[:4])
+        more = f" and {len(self.summary) - 4} more" if len(self.summary) > 4 else ""
+        return f"RunResult({self.name!r}, {len(self.qids)} queries: {means}{more})"
+
+    def to_pandas(self, per_query: bool = False) -> Any:
+        """This run's means (``measure, value, valid_queries``), or with ``per_query=True`` its
+        per-query values (``query, measure, value``; NaN = NA)."""
+        pd = pandas("RunResult.to_pandas")
+        if per_query:
+            rows = [(q, str(m), float(v[i])) for m, v in self.values.items() for i, q in enumerate(self.qids)]
+            return pd.DataFrame(rows, columns=["query", "measure", "value"])
+        rows2 = [(str(m), v, n) for m, (v, n) in self.summary.items()]
+        return pd.DataFrame(rows2, columns=["measure", "value", "valid_queries"])
+
 
 def _key(measure: Measure | str) -> Measure:
     return measure if isinstance(measure, Measure) else parse_measures(measure)[0]
@@ -130,15 +155,22 @@ class Result:
             out["notes"] = list(self.notes)
         return out
 
+    def __repr__(self) -> str:
+        runs = short([r.name for r in self.runs])
+        ms = short([str(m) for m in self.measures])
+        return f"Result({len(self.runs)} runs x {len(self.measures)} measures; runs: {runs}; measures: {ms})"
+
+    def _repr_html_(self) -> str:
+        rows = [[r.name, *(r.summary[m][0] for m in self.measures)] for r in self.runs]
+        cap = "means over queries" + (f"; {len(self.notes)} notes (.notes)" if self.notes else "")
+        return html_table(["run", *map(str, self.measures)], rows, cap)
+
     def to_pandas(self, per_query: bool = False) -> Any:
         """The means, one row per (run, measure): ``run, measure, value, valid_queries``; with
         ``per_query=True`` the per-query values instead, ``run, query, measure, value`` (NaN = NA),
         the shape of :meth:`Report.to_pandas(per_query=True) <ctxeval.Report.to_pandas>` and of the
         report's CSV. The two never share a frame, so a query named ``all`` stays a query."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise DependencyError("Result.to_pandas", "pandas", "pandas") from None
+        pd = pandas("Result.to_pandas")
 
         if per_query:
             rows = [
@@ -163,10 +195,43 @@ def with_judged(measures: list[Measure]) -> list[Measure]:
     return out
 
 
+def default_measures(qrels: Any, runs: list[Any], rag: Any = None) -> tuple[list[str], str]:
+    """The measures a sample set gets when none are asked for, and a note saying which and why: the
+    context measures that fit the kind of its references and the depth of its lists (d, the longest),
+    instead of the TREC defaults (``R@100`` on 10-deep lists). Binary references: ``ContextRecall``,
+    ``SetP`` (RAGAS's ID-based recall and precision), ``RR`` and ``nDCG@d``; graded ones the same at the
+    relevance level of the scale in force, with ``RA-nWG@d`` when the grades lie on the 1-5 scale;
+    text-only references add ``ContextRecall(method=similarity)`` (RAGAS's non-LLM recall)."""
+    from ._context.grades import scale_level
+    from ._context.labels import resolve
+    from ._context.settings import RagConfig
+    from ._core.segments import distinct
+
+    qr, rcfg = resolve(qrels, RagConfig.coerce(rag))
+    depth = max((int(r.columns.layout.lengths.max()) for r in runs if len(r)), default=10)
+    kind = qr.labels
+    grades = distinct(qr.columns.values).tolist()
+    gm = rcfg.grade_map
+    if kind.binary:
+        out = ["ContextRecall", "SetP", "RR", f"nDCG@{depth}"]
+        if "reference_contexts" in kind.origin:
+            out.append("ContextRecall(method=similarity)")
+        why = "binary references"
+    else:
+        rel = scale_level(grades, gm) if gm is not None else (3 if kind.scale == "rag" or max(grades) > 3 else 1)
+        p = f"(rel={rel})" if rel != 1 else ""
+        out = [f"ContextRecall{p}", f"SetP{p}", f"RR{p}", f"nDCG@{depth}"]
+        on_scale = gm.apply(np.asarray(grades)) if gm is not None else np.asarray(grades)
+        if on_scale.size and on_scale.min() >= 1 and on_scale.max() <= 5:
+            out.append(f"RA-nWG@{depth}")
+        why = f"graded references (relevant: grade >= {rel})"
+    return out, f"no measures given: for {why} and lists up to {depth} deep, {', '.join(out)} (give -m to choose)"
+
+
 def evaluate(
     qrels: Any = None,
     runs: Any = None,
-    measures: Iterable[str | Measure] | str | Measure = DEFAULT_MEASURES,
+    measures: Iterable[str | Measure] | str | Measure | None = None,
     *,
     samples: Any = None,
     policies: Policies | Mapping[str, Any] | None = None,
@@ -180,7 +245,7 @@ def evaluate(
     (``ties``), judged queries absent from a run (``missing``: ``zero``, scored 0, trec_eval ``-c``,
     the default here; ``ignore``, trec_eval's default; ``error``) and repeated pairs (``duplicates``).
 
-    Set-based RAG measures (``RA-nWG@10``, ``PROC@10``, ...; see :mod:`ctxeval._measures.rag`) read
+    Set-based RAG measures (``RA-nWG@10``, ``PROC@10``, ...; ``ctxeval measures`` lists them) read
     the qrels grades through ``rag.grade_map`` (a preset such as ``"trec-dl"``, ``"3:5,2:4,1:3,0:2"``,
     a mapping or a :class:`GradeMap`) and need them on the 1–5 scale; ``Judged@K`` is added beside
     them. ``rag.pool`` is the retrieval pool (a run; with several runs, the same pool applies to all;
@@ -190,14 +255,16 @@ def evaluate(
     group) serves ``RA-nWG(novelty=...)``.
 
     Distraction-aware measures (``dDCG@5``, ``UDCG@5``, ``DistractorRate@5``, ...; see
-    :mod:`ctxeval._measures.distraction`) read per-passage utilities set by ``utility`` (a
+    ``ctxeval measures``) read per-passage utilities set by ``utility`` (a
     :class:`~ctxeval.UtilityConfig`: the utility map, known distractors, LLM utilities and the
     detection rules); they are computed once per run, only when such a measure is requested, and the
     settings record them.
 
     ``samples`` (instead of ``qrels`` and ``runs``): one sample set or a list of them (a
-    :class:`~ctxeval.Samples`, a JSON-lines path, a list of sample dicts or a frame), each one run; the
-    judgments are their references (see :mod:`ctxeval._io.samples`).
+    :class:`~ctxeval.Samples`, a JSON-lines path, a list of sample dicts or a frame), each one run, or
+    a mapping ``{name: set}`` naming them; the judgments are their references (see
+    :class:`~ctxeval.Samples` and the README's sample section). ``measures`` default: :data:`DEFAULT_MEASURES` for runs, and for
+    sample sets the context measures that fit their references and depth (:func:`default_measures`).
 
     >>> res = evaluate({"q1": {"a": 1, "b": 0}}, {"q1": {"a": 0.2, "b": 0.9}}, ["P@1", "RR"])
     >>> res.runs[0].mean("RR"), res.runs[0].mean("P@1")
@@ -208,12 +275,44 @@ def evaluate(
     (0.5, 0.0)
     """
     qrels, runs, notes, sets = resolve_inputs("evaluate", qrels, runs, samples, policies)
+    if measures is None:
+        measures = list(DEFAULT_MEASURES)
+        if sets:
+            measures, why = default_measures(qrels, runs, rag)
+            notes = [*notes, why]
     session, run_objs = open_session(qrels, runs, measures, policies=policies, rag=rag, utility=utility, samples=sets)
     if not run_objs:
         raise ConfigError("evaluate needs at least one run")
     result = evaluate_runs(session, run_objs, session.measures)
     result.notes[:0] = notes
     return result
+
+
+#: families that read no label (counts of the run, the judged share itself)
+_LABEL_FREE = frozenset({"Judged", "unj", "NumQ", "NumRet"})
+
+
+def judged_depth_notes(session: Session, name: str, data: Any, measures: list[Measure]) -> list[str]:
+    """Notes where a measure reads deeper than the judge labelled (judge-written labels with a known
+    depth), each with the share of the ranks it reads that is judged (mean Judged@k)."""
+    from ._context.labels import depth_notes
+
+    kind = session.qrels.labels
+    prov = kind.provenance
+    if not kind.judged or prov is None or prov.depth is None:
+        return []
+    deepest = int(data.n_ret.max()) if data.n_ret.size else 0
+    reads: dict[str, tuple[int | None, float]] = {}
+    for m in measures:
+        if m.family in _LABEL_FREE:
+            continue
+        k = None if m.cutoff is None else int(m.k)
+        if k is not None and k <= prov.depth:
+            continue
+        judged = make("Judged", None, k if k is not None else max(deepest, 1)).compute(data)
+        ok = judged[~np.isnan(judged)]
+        reads[str(m)] = (k, float(ok.mean()) if ok.size else 0.0)
+    return depth_notes(kind, name, reads)
 
 
 def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]) -> Result:
@@ -228,12 +327,15 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     names = unique_names(run_objs)
     notes = naming_notes(run_objs, names)
     rates = sorted({m.k for m in ms if m.family == "DistractorRate"})
-    level = level_note(measures, lambda: session.grades, session.rag.grade_map)
+    level = level_note(
+        measures, lambda: session.grades, session.rag.grade_map, scale_known=session.qrels.labels.scale == "rag"
+    )
     if level:
         notes.append(level)
     nothing = relevance_note(measures, session.qrels.columns.values, session.rag.grade_map)
     if nothing:
         notes.append(nothing)
+    session.label_notes(ms)
     for run, name in zip(run_objs, names):
         data = session.prepare(run, ms)
         for k in rates:
@@ -248,6 +350,7 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
             if note:
                 notes.append(note)
         values = {m: m.compute(data) for m in ms}
+        notes.extend(n for n in judged_depth_notes(session, name, data, ms) if n not in notes)
         pool_report = data.extra("pool").report() if session.pool_for(run) is not None else None
         results.append(
             RunResult(

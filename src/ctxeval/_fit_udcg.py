@@ -35,6 +35,7 @@ from ._measures import make
 from ._measures.distraction import sigmoid
 from ._policies import Policies
 from ._session import open_session, unique_names
+from ._show import fmt, html_table, pandas
 
 __all__ = ["FitResult", "auc", "features", "fit_udcg", "logistic_fit", "point_biserial"]
 
@@ -155,6 +156,25 @@ class FitResult:
 
     def fit_json(self) -> str:
         return json.dumps(self.fit, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+    def __repr__(self) -> str:
+        r = self.report
+        auc = (r["held_out"].get(f"UDCG-pos@{r['k']} (fitted)") or {}).get("auc")
+        return (
+            f"FitResult(k={r['k']}, {r['n_observations']} observations over {r['n_queries']} queries; "
+            f"held-out AUC of the fitted UDCG-pos {fmt(auc)})"
+        )
+
+    def _repr_html_(self) -> str:
+        rows = [[name, h.get("r"), h.get("auc"), h.get("n")] for name, h in self.report["held_out"].items()]
+        return html_table(
+            ["score", "point-biserial r", "AUC", "n"], rows, "held out: each score against answer correctness"
+        )
+
+    def to_pandas(self) -> Any:
+        """The held-out comparison: one row per score (``score, r, auc, fold_mean_r, fold_mean_auc, n``)."""
+        pd = pandas("FitResult.to_pandas")
+        return pd.DataFrame([{"score": name, **h} for name, h in self.report["held_out"].items()])
 
 
 def _nan_none(x: float) -> float | None:

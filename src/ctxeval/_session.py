@@ -35,10 +35,13 @@ __all__ = [
     "Session",
     "coerce_utility",
     "measure_list",
+    "merge_notes",
     "naming_notes",
+    "one_run_inputs",
     "open_session",
     "prepare",
     "resolve_inputs",
+    "sample_sets",
     "samples_inputs",
     "unique_names",
 ]
@@ -231,7 +234,25 @@ class Session:
 
     @property
     def utility(self) -> UtilityConfig:
-        return self.settings.utility or coerce_utility(None)
+        """The utility configuration in force; on binary labels the detection rules leave unlabelled
+        passages alone unless they were told otherwise."""
+        cfg = self.settings.utility or coerce_utility(None)
+        if cfg.rules.unlabelled is None and self.qrels.labels.binary:
+            cfg = replace(cfg, rules=replace(cfg.rules, unlabelled=False))
+        return cfg
+
+    def label_notes(self, measures: Iterable[Measure], scale_read: bool = False) -> list[str]:
+        """What the reports must say about the kind of the labels for ``measures`` (see
+        :func:`ctxeval._context.labels.label_notes`); added to :attr:`notes` once."""
+        from ._context.labels import label_notes
+
+        notes = label_notes(
+            self.qrels.labels, measures, self.grades, self.rag.grade_map, self.utility, scale_read=scale_read
+        )
+        for n in notes:
+            if n not in self.notes:
+                self.notes.append(n)
+        return notes
 
     def needs(self, measures: Iterable[Measure]) -> set[str]:
         """The side data ``measures`` require, and what the RAG settings ask for."""
@@ -294,6 +315,9 @@ class Session:
             "qrels_dropped_duplicates": self.qrels.dropped_duplicates,
             "grade_map": gm.describe() if gm is not None else None,
         }
+        kind = self.qrels.labels
+        if kind.kind != "graded" or kind.scale is not None or kind.origin == "given":
+            out["labels"] = kind.to_dict()
         if self.policies.overlap != "require":
             out["overlap"] = self.policies.overlap
         if self.policies.columns:
@@ -347,6 +371,9 @@ def open_session(
     ms, fits = _resolve_fits(ms)
     ucfg = coerce_utility(utility) if utility is not None else None
     qr, read = _read(qrels, run_list, pol.duplicates, pol.columns)
+    from ._context.labels import resolve as resolve_labels
+
+    qr, rcfg = resolve_labels(qr, rcfg)
     pool = Run.coerce(rcfg.pool, duplicates=pol.duplicates) if rcfg.pool is not None else None
     pools = _resolve_pools(rcfg.pools, read, pol.duplicates)
     origin = [st if st is not None else r.samples for r, st in zip_longest(read, samples[: len(read)])]
@@ -426,18 +453,82 @@ def resolve_inputs(
     return qrels, runs, [], []
 
 
-def samples_inputs(samples: Any, duplicates: str = "error") -> tuple[Qrels, list[Run], list[str], list[Any]]:
-    """One or several sample sets as (qrels, runs, notes, the sets): each set is a run; the judgments
-    are the union of their references, which must agree where they meet (a (query, chunk) pair graded
-    differently by two sets is an error naming both)."""
-    from ._io.samples import Samples, union_qrels
+def one_run_inputs(
+    verb: str, qrels: Any, run: Any, samples: Any, policies: Any
+) -> tuple[Any, Any, list[str], list[Any]]:
+    """The inputs of a verb that reads one run: ``qrels`` and ``run``, or one sample set (``samples``);
+    returns (qrels, run, notes, sample sets)."""
+    if samples is None and (qrels is None or run is None):
+        raise ConfigError(f"{verb} needs qrels and a run, or one sample set (samples=...)")
+    qr, runs, notes, sets = resolve_inputs(verb, qrels, run, samples, policies)
+    if samples is not None and len(runs) != 1:
+        raise ConfigError(f"{verb} reads one run: give one sample set, not {len(runs)}")
+    return qr, runs[0] if samples is not None else run, notes, sets
 
-    items = (
-        list(samples)
-        if isinstance(samples, (list, tuple)) and samples and not isinstance(samples[0], Mapping)
-        else [samples]
-    )
-    sets = [Samples.coerce(s, duplicates="first" if duplicates == "first" else "error") for s in items]
+
+def samples_inputs(samples: Any, duplicates: str = "error") -> tuple[Qrels, list[Run], list[str], list[Any]]:
+    """One or several sample sets (see :func:`sample_sets`) as (qrels, runs, notes, the sets): each
+    set is a run; the judgments are the union of their references, which must agree where they meet (a
+    (query, chunk) pair graded differently by two sets is an error naming both)."""
+    from ._io.samples import union_qrels
+
+    sets = sample_sets(samples, duplicates)
     qrels = union_qrels(sets)
-    notes = [n for st in sets for n in st.notes]
-    return qrels, [st.run() for st in sets], notes, sets
+    return qrels, [st.run() for st in sets], merge_notes([st.notes for st in sets]), sets
+
+
+def sample_sets(samples: Any, duplicates: str = "error") -> list[Any]:
+    """``samples`` as a list of :class:`~ctxeval.Samples`: a set (a ``Samples``, a path, a list of
+    sample mappings, a frame), a list of sets, or a mapping ``{name: set}`` naming each; a path given
+    as ``NAME=PATH`` is named NAME."""
+    from ._io.model import split_named
+    from ._io.samples import Samples
+
+    dup = "first" if duplicates == "first" else "error"
+    named: list[tuple[str | None, Any]]
+    if isinstance(samples, Mapping):
+        named = [(str(name), value) for name, value in samples.items()]
+        if not named:
+            raise ConfigError("samples: the mapping of named sample sets is empty")
+    elif isinstance(samples, (list, tuple)) and samples and not isinstance(samples[0], Mapping):
+        named = [(None, s) for s in samples]
+    else:
+        named = [(None, samples)]
+    sets = []
+    for name, value in named:
+        if name is None and isinstance(value, str):
+            name, value = split_named(value)
+        st = Samples.coerce(value, name=name, duplicates=dup)
+        if name is not None and st.name != name:
+            st = replace(st, name=name)
+        sets.append(st)
+    return sets
+
+
+def merge_notes(per_input: Sequence[Sequence[str]]) -> list[str]:
+    """The notes of several inputs, each said once: a note repeated by several inputs apart from the
+    input's name at its start (``FILE: ...``) becomes one line naming how many said it.
+
+    >>> merge_notes([["a.jsonl: 3 samples give no scores"], ["b.jsonl: 5 samples give no scores"], ["b.jsonl: x"]])
+    ['a.jsonl: 3 samples give no scores', 'b.jsonl: 5 samples give no scores', 'b.jsonl: x']
+    >>> merge_notes([["a.jsonl: no sample has a query_id"], ["b.jsonl: no sample has a query_id"]])
+    ['2 sample sets (a.jsonl, b.jsonl): no sample has a query_id']
+    """
+    by_rest: dict[str, list[str]] = {}
+    order: list[str] = []
+    for notes in per_input:
+        for n in notes:
+            src, sep, rest = n.partition(": ")
+            key = rest if sep else n
+            if key not in by_rest:
+                by_rest[key] = []
+                order.append(key)
+            by_rest[key].append(src if sep else "")
+    out: list[str] = []
+    for key in order:
+        srcs = by_rest[key]
+        if len(srcs) == 1 or not all(srcs):
+            out.extend(f"{s}: {key}" if s else key for s in dict.fromkeys(srcs))
+        else:
+            out.append(f"{len(srcs)} sample sets ({', '.join(dict.fromkeys(srcs))}): {key}")
+    return out

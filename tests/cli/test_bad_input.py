@@ -65,7 +65,7 @@ CASES = [
     (
         "every grade 0: nothing is relevant",
         {"q.txt": "q1 0 d1 0\nq1 0 d2 0\n", "r.txt": "q1 Q0 d1 1 2 r\nq1 Q0 d2 2 1 r\n"},
-        ["evaluate", "q.txt", "r.txt", "-m", "RR", "-m", "nDCG@10"],
+        ["evaluate", "q.txt", "r.txt", "-m", "RR", "-m", "nDCG@10", "--format", "json"],
         0,
         "",
         "the qrels judge nothing relevant: all 2 judgments have a grade of 0 or less",
@@ -73,10 +73,10 @@ CASES = [
     (
         "a level no judgment reaches",
         {"q.txt": "q1 0 d1 1\nq1 0 d2 0\n", "r.txt": "q1 Q0 d1 1 2 r\nq1 Q0 d2 2 1 r\n"},
-        ["evaluate", "q.txt", "r.txt", "-m", "P(rel=2)@1", "-m", "RR"],
+        ["evaluate", "q.txt", "r.txt", "-m", "P(rel=2)@1", "-m", "RR", "--format", "json"],
         0,
         "",
-        "P(rel=2)@1: no judgment reaches grade 2 (the highest grade in the qrels is 1), so it is 0 for every",
+        "P(rel=2)@1: no judgment reaches grade 2 (the highest grade in the qrels is 1), so it is 0 for every query",
     ),
     (
         "trec_eval's recall level nan",

@@ -233,3 +233,25 @@ def test_an_injected_answer_does_not_move_the_real_models_grade(real_server: Any
     assert grades["attacked"] == grades["clean"]
     sent = next(b for b in rec.requests if "Ignore the rubric" in b["messages"][1]["content"])
     assert sent["messages"][1]["content"].count("</passage>") == 1
+
+
+def test_every_tasks_schema_compiles_to_a_llama_cpp_grammar(real_server: Any) -> None:
+    """llama.cpp's own JSON-schema-to-grammar converter (in the server's venv) takes every task's
+    schema: what the server constrains its replies with."""
+    import subprocess
+
+    import llm_server
+
+    schemas = {name: task.schema for name, task in TASKS.items() if task.schema is not None}
+    code = (
+        "import json, sys\nfrom llama_cpp.llama_grammar import LlamaGrammar\n"
+        "for name, schema in json.load(sys.stdin).items():\n"
+        "    g = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)\n"
+        "    print(name, 'ok' if g is not None else 'none')\n"
+    )
+    python = llm_server.server_dir() / "venv" / "bin" / "python"
+    out = subprocess.run(
+        [str(python), "-c", code], input=json.dumps(schemas), capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert sorted(out.stdout.split("\n")[:-1]) == sorted(f"{name} ok" for name in schemas)

@@ -22,11 +22,49 @@ from .._errors import ConfigError, MeasureError
 from .._measures import Measure, parse_measure
 from .._policies import Policies
 from .._selector import POLICY_FORMAT, RANKING_RULE, RELATIVE_SCORE_RULE, ContextSelector
-from .._session import open_session
+from .._session import one_run_inputs, open_session
+from .._show import fmt, html_table, pandas, pyplot
 from .._version import __version__
 from .grid import POLICY_RULE, TAUS, Checks, Fit, checks, fit, lead_lengths, prefix_utility
 
 __all__ = ["Calibration", "calibrate", "prefix_measure"]
+
+
+def _input_notes(session: Any, data: EvalData, cfg: UtilityConfig, measure: Measure | None) -> list[str]:
+    """What the inputs make of the objective: the kind of the labels (binary labels give the utility
+    objective no cost to weigh), judged queries the run lacks, and a utility map under which nothing
+    is relevant while judged passages are distractors."""
+    from .._context.labels import HOW_TO_JUDGE
+
+    notes = list(session.label_notes([measure] if measure is not None else [], scale_read=True))
+    kind = session.qrels.labels
+    decided = cfg.llm is not None or cfg.known is not None or cfg.rules.unlabelled
+    if kind.binary and measure is None and not decided:
+        notes.append(
+            "on binary labels no passage costs anything: the utility objective counts the references kept, so the "
+            "best K is where the last reference sits, not a trade-off with distractors. For a K that weighs "
+            f"distractors, get labels that say which chunks distract: {HOW_TO_JUDGE}"
+        )
+    acc = data.accounting
+    total = acc.evaluated + acc.missing
+    if acc.missing and 2 * acc.missing > total:
+        how = "scored 0" if acc.missing_policy == "zero" else "left out"
+        notes.append(
+            f"{acc.missing} of the {total} judged queries have no line in the run ({how}, --missing "
+            f"{acc.missing_policy}): the policy rests on the {acc.evaluated} {'query' if acc.evaluated == 1 else 'queries'} the run answers; check that the "
+            "run and the qrels belong together"
+        )
+    if measure is None and data.has("grades"):
+        umap = cfg.map
+        util = [umap.get(int(g)) for g in np.unique(np.asarray(data.extra("grades").q_util)).tolist()]
+        said = any("every relevant passage counts as one" in n for n in notes)
+        if not said and util and not any((u or 0.0) > 0 for u in util) and any((u or 0.0) < 0 for u in util):
+            notes.append(
+                "no judged passage has a positive utility under the utility map and the grade map in force, and some "
+                "have a negative one: every relevant passage counts as a distractor. Binary labels (relevant or "
+                "not)? --labels binary, or a grade map such as --grade-map 1:5,0:2"
+            )
+    return notes
 
 
 def prefix_measure(data: EvalData, measure: Measure, k: int) -> np.ndarray:
@@ -58,8 +96,9 @@ class Calibration:
 
     @property
     def notes(self) -> list[str]:
-        """What the policy rests on, in words (empty when it has a real, held-out optimum)."""
-        return list(self.checks.notes) if self.checks is not None else []
+        """What the policy rests on, in words (empty when it has a real, held-out optimum on labels
+        that can say what helps and what hurts)."""
+        return list(self.policy.get("notes", []))
 
     @property
     def beats_fixed_k(self) -> bool:
@@ -77,15 +116,63 @@ class Calibration:
     def selector(self) -> ContextSelector:
         return ContextSelector.from_dict(self.policy)
 
+    def __repr__(self) -> str:
+        ins = self.policy["in_sample"]
+        rec = self.policy["checks"].get("recommended_fixed_k")
+        use = f"use the fixed K={rec}" if rec is not None and not self.beats_fixed_k else "beats the best fixed K"
+        return (
+            f"Calibration(k_max={self.k_max}, tau={self.tau:g}, objective {self.policy['objective']} "
+            f"{fmt(ins['objective'])} in sample; {use}; {len(self.notes)} notes)"
+        )
+
+    def _repr_html_(self) -> str:
+        ins, cv = self.policy["in_sample"], self.policy["cross_validation"]
+        rows = [
+            ["policy", f"K_max={self.k_max}, tau={self.tau:g}", ins["objective"], cv["objective"]],
+            [
+                "best fixed K",
+                f"K={ins['best_fixed_k']}",
+                ins["objective_at_best_fixed_k"],
+                cv["objective_at_best_fixed_k"],
+            ],
+        ]
+        cap = "; ".join(self.notes[-1:]) or f"objective {self.policy['objective']}"
+        return html_table(["", "setting", "in sample", "held out"], rows, cap)
+
+    def to_pandas(self) -> Any:
+        """The grid: one row per (K_max, tau) with its in-sample ``objective`` (the mean over queries)."""
+        pd = pandas("Calibration.to_pandas")
+        grid = self.fit.grid
+        rows = [(k + 1, t, float(grid[k, j])) for k in range(grid.shape[0]) for j, t in enumerate(self.fit.taus)]
+        return pd.DataFrame(rows, columns=["k_max", "tau", "objective"])
+
+    def plot(self, ax: Any = None) -> Any:
+        """The objective of every fixed K (tau = 0) against K, the policy's value marked; on
+        matplotlib ``ax`` (default: a new figure). Returns the axes. Needs the ``report`` extra."""
+        plt = pyplot("Calibration.plot")
+        if ax is None:
+            _, ax = plt.subplots()
+        grid = self.fit.grid
+        ks = list(range(1, grid.shape[0] + 1))
+        ax.plot(ks, grid[:, 0], marker="o", label="fixed K (tau = 0)")
+        ax.axhline(
+            self.policy["in_sample"]["objective"], linestyle="--", label=f"policy K_max={self.k_max}, tau={self.tau:g}"
+        )
+        ax.set_xlabel("K")
+        ax.set_ylabel(f"mean {self.policy['objective']}")
+        ax.legend()
+        return ax
+
     def to_json(self) -> str:
         """The policy as JSON: deterministic bytes (fixed key order, NaN as null, ``\\n`` at the end)."""
         return json.dumps(self.policy, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def calibrate(
-    qrels: Any,
-    run: Any,
+    qrels: Any = None,
+    run: Any = None,
     *,
+    samples: Any = None,
     objective: str | Measure = "utility",
     k: int = 50,
     folds: int = 5,
@@ -94,14 +181,16 @@ def calibrate(
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
 ) -> Calibration:
-    """Fit a runtime policy (K_max, τ) on ``run`` against ``qrels`` (see :mod:`ctxeval._calibrate.grid`).
+    """Fit a runtime policy (K_max, τ) on ``run`` against ``qrels`` (the README's "Runtime policy" section).
 
     ``objective``: ``"utility"`` (total utility of the selected set) or a measure name; ``k``: the
     largest K_max tried; ``folds``, ``seed``: the cross-validation. The per-passage utilities come from
     ``utility`` (a :class:`~ctxeval.UtilityConfig`, as for :func:`ctxeval.evaluate`; its ``tau`` is
     the rules' hard-negative threshold, the policy's τ is searched on the grid :data:`TAUS`).
     ``policies`` and ``rag`` are as for :func:`ctxeval.evaluate`; the ranking is always trec_eval's
-    (``ties="trec"``), the one :class:`ctxeval.ContextSelector` applies.
+    (``ties="trec"``), the one :class:`ctxeval.ContextSelector` applies. ``samples`` (instead of
+    ``qrels`` and ``run``): one sample set; on its reference ids (binary labels) no passage costs
+    anything under the utility objective, and the notes say so and how to get labels that do.
 
     Relative scores: q1 a 1, b 0.143, x 0; q2 c 1, d 0.857, y 0. Utilities: a, c, d 1; b (grade 1) -1;
     x, y (unlabelled at rank 3) -0.5. Best: keep a, c and d (mean 1.5) with K_max = 2 and τ in
@@ -129,8 +218,9 @@ def calibrate(
     pol = Policies.coerce(policies)
     if pol.ties != "trec":
         raise ConfigError("calibrate ranks as ContextSelector does, by trec_eval's rule: ties must be 'trec'")
+    qrels, run, input_notes, sets = one_run_inputs("calibrate", qrels, run, samples, pol)
     session, (rn,) = open_session(
-        qrels, [run], [measure] if measure is not None else [], policies=pol, rag=rag, utility=utility
+        qrels, [run], [measure] if measure is not None else [], policies=pol, rag=rag, utility=utility, samples=sets
     )
     if measure is not None:
         measure = session.measures[0]
@@ -152,6 +242,7 @@ def calibrate(
         sign = 1.0 if measure.spec.higher_is_better else -1.0
     result = fit(values, lead, folds=folds, seed=seed, sign=sign)
     found = checks(result, lead, sign)
+    notes = [*input_notes, *_input_notes(session, data, cfg, measure), *found.notes]
     rcfg = session.rag
     gm = rcfg.grade_map
     pool_run = session.pool_for(rn)
@@ -169,7 +260,7 @@ def calibrate(
         "in_sample": result.in_sample,
         "cross_validation": result.cross_validation,
         "checks": found.to_dict(),
-        "notes": list(found.notes),
+        "notes": notes,
         "utility": cfg.describe() if used_utilities else None,
         "data": {
             "qrels": qr.source,

@@ -54,7 +54,7 @@ _COMMANDS = {
     "compare": ("compare", "command"),
     "curve": ("curve", "command"),
     "judge": ("judge", "command"),
-    "pool": ("judge", "pool"),
+    "pool": ("pool", "command"),
     "agreement": ("card", "agreement"),
 }
 

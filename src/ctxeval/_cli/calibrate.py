@@ -79,10 +79,8 @@ def command(
     from .._io.writers import write_text
     from .._render.calibrate import calibration_lines
 
-    qr, run_obj = one_run_from(qrels, run, samples, kw)
     cal = calibrate(
-        qr,
-        run_obj,
+        **one_run_from(qrels, run, samples),
         objective=objective,
         k=k,
         folds=folds,

@@ -200,7 +200,6 @@ def command(
     """
     from .._compare.progress import show_progress
     from .._compare.settings import Sections, Stats, Strata
-    from .._evaluate import DEFAULT_MEASURES
     from .._render.report import compare
 
     curves_k: Any = None
@@ -210,7 +209,7 @@ def command(
     with show_progress(_progress_wanted(quiet)):
         report = compare(
             **inputs,
-            measures=list(measures) or list(DEFAULT_MEASURES),
+            measures=list(measures) or None,
             baseline=baseline,
             stats=Stats(test, alpha, correction, permutations, resamples, seed, ci, confidence),
             strata=Strata(list(strata) or None, queries, num_rel_level, min_stratum),

@@ -8,7 +8,6 @@ import click
 
 from .options import (
     emit,
-    inputs_from,
     output_option,
     policies_from,
     policy_options,
@@ -17,6 +16,7 @@ from .options import (
     samples_option,
     utility_from,
     utility_options,
+    verb_inputs,
 )
 
 
@@ -52,8 +52,12 @@ def command(
     from .._curve import metric_at_k
     from .._render.curve import render_curves
 
-    qr, run_list = inputs_from(qrels, runs, samples, kw)
     data = metric_at_k(
-        qr, run_list, list(measures), ks, policies=policies_from(kw), rag=rag_from(kw), utility=utility_from(kw)
+        measure_families=list(measures),
+        ks=ks,
+        **verb_inputs(qrels, runs, samples),
+        policies=policies_from(kw),
+        rag=rag_from(kw),
+        utility=utility_from(kw),
     )
     emit(render_curves(data, fmt), output)

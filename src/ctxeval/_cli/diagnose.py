@@ -68,10 +68,8 @@ def command(
     from .._diagnose import diagnose
     from .._render.diagnose import render
 
-    qr, run_obj = one_run_from(qrels, run, samples, kw)
     result = diagnose(
-        qr,
-        run_obj,
+        **one_run_from(qrels, run, samples),
         k=k,
         proc_threshold=proc_threshold,
         pct_threshold=pct_threshold,

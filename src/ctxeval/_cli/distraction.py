@@ -8,7 +8,6 @@ import click
 
 from .options import (
     emit,
-    inputs_from,
     output_option,
     policies_from,
     policy_options,
@@ -17,6 +16,7 @@ from .options import (
     samples_option,
     utility_from,
     utility_options,
+    verb_inputs,
 )
 
 
@@ -83,11 +83,9 @@ def command(
     from .._distraction import distraction_table
     from .._render.distraction import render_distraction
 
-    qr, run_list = inputs_from(qrels, runs, samples, kw)
     table = distraction_table(
-        qr,
-        run_list,
-        k,
+        k=k,
+        **verb_inputs(qrels, runs, samples),
         utility=utility_from(kw),
         rel=rel,
         safe=safe,

@@ -104,7 +104,7 @@ def command(
         engine = "stream"
     if spark_master is not None and engine != "spark":
         raise ConfigError("--spark-master is for --engine spark")
-    measure_names = list(measures) or list(DEFAULT_MEASURES)
+    measure_names = list(measures) or None  # None: the defaults that fit the input (sample sets: by their labels)
     if engine == "spark":
         from .._spark import evaluate_spark
 
@@ -115,7 +115,7 @@ def command(
         result, _ = evaluate_spark(
             None if samples else qrels,
             [p for _, p in named],
-            measure_names,
+            measure_names or list(DEFAULT_MEASURES),
             names=[n for n, _ in named],
             policies=policies_from(kw),
             rag=rag_from(kw),

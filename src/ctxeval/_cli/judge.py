@@ -1,5 +1,5 @@
-"""``ctxeval judge`` and ``ctxeval pool``: labels from an LLM judge (or the offline lexical heuristic)
-and the judgment pool to label (``ctxeval agreement``: :mod:`.card`; ``ctxeval judge probe``: :mod:`.probe`)."""
+"""``ctxeval judge``: labels from an LLM judge (or the offline lexical heuristic) (``ctxeval pool``, the
+judgment pool to label: :mod:`.pool`; ``ctxeval agreement``: :mod:`.card`; ``ctxeval judge probe``: :mod:`.probe`)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from typing import Any, TypeVar
 import click
 
 from .._errors import ConfigError
+from .._judge.labels import LABELS, Labeling
 from .options import emit, output_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["command", "pool"]
+__all__ = ["command"]
 
 
 def _judge_options(f: F) -> F:
@@ -182,7 +183,13 @@ def _finish(kw: dict[str, Any], tallies: list[Any], extra: dict[str, Any] | None
 
 
 def _settle(
-    kw: dict[str, Any], tallies: list[Any], text: str, output: str | None, what: str, extra: dict[str, Any]
+    kw: dict[str, Any],
+    tallies: list[Any],
+    text: str,
+    output: str | None,
+    what: str,
+    extra: dict[str, Any],
+    sidecar: Callable[[], None] | None = None,
 ) -> None:
     """Fail, writing nothing but the report, when too much is undecided or nothing was judged; else
     write ``text``, then the tally and the report."""
@@ -199,13 +206,48 @@ def _settle(
         _finish(kw, tallies, extra)
         raise
     emit(text, output)
+    if sidecar is not None:
+        sidecar()
     _finish(kw, tallies, extra)
+
+
+def _sidecar(
+    output: str | None,
+    judge: Any,
+    kw: dict[str, Any],
+    task: str,
+    scale: str,
+    depth: int | None,
+    got: list[Any],
+    runs: tuple[str, ...],
+) -> Callable[[], None]:
+    """Write the provenance of judge-written labels beside ``output`` (the labels' sidecar, which
+    every reader of that file understands): the judge, its model, the task and prompt version, how
+    deep it judged, how many pairs it labelled and left without a label, the runs pooled."""
+
+    def write() -> None:
+        from pathlib import Path
+
+        from .._io.labels import LabelKind, Provenance, write_sidecar
+        from .._judge.tasks import TASKS
+
+        if not output or output == "-":
+            click.echo("note: labels written to stdout carry no provenance; -o FILE writes it beside them", err=True)
+            return
+        decided = sum(o.decided for _, o in got)
+        prov = Provenance(
+            kw["kind"], judge.model, judge.heuristic, task.split("-")[0], TASKS[task].version, depth, decided,
+            len(got) - decided, tuple(Path(r).stem for r in runs),
+        )  # fmt: skip
+        write_sidecar(output, LabelKind("judged", scale, provenance=prov))
+
+    return write
 
 
 def _dry_run(kw: dict[str, Any], task: str, items: list[Any]) -> None:
     """What the run would ask, from the items and the cache alone (no server is contacted)."""
+    from .._judge.budget import Prices, plan, plan_line
     from .._judge.labels import item_asks
-    from .._judge.runner import Prices, plan, plan_line
 
     model = "lexical-1" if kw["kind"] == "lexical" else kw.get("model") or ""
     if not model:
@@ -287,7 +329,7 @@ def command() -> None:
     """Labels from an LLM judge: grades, utilities, claims, relevance, nuggets; and its cache."""
 
 
-@command.command("grade")
+@command.command("grade", help=LABELS["grade"].help)
 @_inputs
 @click.option(
     "--scale",
@@ -309,8 +351,6 @@ def grade(
     output: str | None,
     **kw: Any,
 ) -> None:
-    """Grade each (question, passage) pair and write qrels (undecided pairs are listed on stderr and in
-    --report, never written as a grade)."""
     from .._judge.labels import grades
 
     _guard_paths(kw, output, [*runs, samples, queries, passages])
@@ -321,11 +361,14 @@ def grade(
     with _cache(kw, write=True) as cache:
         got, tally = grades(judge, items, cache, _opts(kw), scale)
     open_ = _list_open(got)
-    text = "".join(f"{it.query_id} 0 {it.doc_id} {o.value}\n" for it, o in got if o.decided)
-    _settle(kw, [tally], text, output, "grades", {"not_decided": open_, "scale": scale})
+    text = LABELS["grade"].write(got)
+    task = "grade" if scale == "rag" else "grade-trec"
+    seen = depth if samples else depth or 20
+    prov = _sidecar(output, judge, kw, task, scale, seen, got, runs)
+    _settle(kw, [tally], text, output, "grades", {"not_decided": open_, "scale": scale}, prov)
 
 
-@command.command("utility")
+@command.command("utility", help=LABELS["utility"].help)
 @_inputs
 @_judge_options
 @output_option(None, "the utility file to write: qid docid u lines (default stdout)")
@@ -339,8 +382,6 @@ def utility(
     output: str | None,
     **kw: Any,
 ) -> None:
-    """u = 1 - P(first token is NO-RESPONSE) for each (question, passage), from the server's logprobs,
-    written as the utility file UDCG reads (--utilities)."""
     from .._judge.labels import utilities
 
     _guard_paths(kw, output, [*runs, samples, queries, passages])
@@ -351,27 +392,25 @@ def utility(
     with _cache(kw, write=True) as cache:
         got, tally = utilities(judge, items, cache, _opts(kw))
     open_ = _list_open(got)
-    text = "".join(f"{it.query_id} {it.doc_id} {o.value!r}\n" for it, o in got if o.decided)
-    _settle(kw, [tally], text, output, "utilities", {"not_decided": open_})
+    text = LABELS["utility"].write(got)
+    prov = _sidecar(output, judge, kw, "utility", "utility", depth if samples else depth or 20, got, runs)
+    _settle(kw, [tally], text, output, "utilities", {"not_decided": open_}, prov)
 
 
-def _sample_labels(name: str, make: Callable[..., Any], doc: str) -> click.Command:
-    @command.command(name, help=doc)
+def _sample_labels(kind: Labeling) -> click.Command:
+    @command.command(kind.name, help=kind.help)
     @click.option("--samples", required=True, type=click.Path(dir_okay=False), help="the sample set to label")
     @click.option("--depth", type=click.IntRange(min=1), default=None, help="judge the top K chunks only")
     @_judge_options
     @output_option(None, "the labelled sample set to write (JSON lines; default stdout)")
     def sub(samples: str, depth: int | None, output: str | None, **kw: Any) -> None:
-        from .._judge.labels import merged
-
         _guard_paths(kw, output, [samples])
         judge = _make_judge(kw)
         with _cache(kw, write=True) as cache:
-            labels, *tallies = make(judge, samples, cache, _opts(kw), depth)
-        by = {"judge": judge.describe, "model": judge.model, "heuristic": judge.heuristic, "task": name}
-        records = merged(samples, labels, by)
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-        _settle(kw, list(tallies), text, output, name, _label_counts(labels))
+            labels, *tallies = kind.collect(judge, samples, cache, _opts(kw), depth)
+        by = {"judge": judge.describe, "model": judge.model, "heuristic": judge.heuristic, "task": kind.name}
+        text = kind.write(samples, labels, by)
+        _settle(kw, list(tallies), text, output, kind.name, _label_counts(labels))
 
     return sub
 
@@ -386,53 +425,8 @@ def _label_counts(labels: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _claims(*a: Any) -> Any:
-    from .._judge.labels import claims
-
-    return claims(*a)
-
-
-def _relevance(*a: Any) -> Any:
-    from .._judge.labels import relevance
-
-    return relevance(*a)
-
-
-def _attribution(*a: Any) -> Any:
-    from .._judge.labels import attribution
-
-    return attribution(*a)
-
-
-def _nuggets(*a: Any) -> Any:
-    from .._judge.labels import nuggets
-
-    return nuggets(*a)
-
-
-claims_command = _sample_labels(
-    "claims",
-    _claims,
-    "Split each reference answer into claims and decide which of the top-K chunks support each: the samples "
-    "with a claims field, for ContextRecall(method=judge).",
-)
-relevance_command = _sample_labels(
-    "relevance",
-    _relevance,
-    "Decide which of the top-K chunks are useful for the reference answer: the samples with a judged field, "
-    "for ContextPrecision(method=judge).",
-)
-attribution_command = _sample_labels(
-    "attribution",
-    _attribution,
-    "Decide which of the top-K chunks the response used: the samples with a citations field, for AttributionRate[@k].",
-)
-nuggets_command = _sample_labels(
-    "nuggets",
-    _nuggets,
-    "Create vital/okay nuggets from each question and its reference material and assign each support / "
-    "partial support against the top-K chunks: the samples with a nuggets field, for NuggetRecall(score=...)@k.",
-)
+for _kind in ("claims", "relevance", "attribution", "nuggets"):
+    _sample_labels(LABELS[_kind])
 
 
 @command.group("cache")
@@ -493,43 +487,6 @@ def cache_prune(
     with _cache({"cache_path": cache_path}) as cache:
         n = cache.prune(model=model, task=task, older_than_days=older, undecided=undecided)
     click.echo(f"deleted {n} judgments")
-
-
-@click.command("pool")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--depth", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option(
-    "--queries", type=click.Path(dir_okay=False), help="with --passages: write JSON lines with the texts, for labelling"
-)
-@click.option("--passages", type=click.Path(dir_okay=False))
-@output_option(None, "where to write the pool (default stdout)")
-def pool(runs: tuple[str, ...], depth: int, queries: str | None, passages: str | None, output: str | None) -> None:
-    """The judgment pool: per query, the union of every run's top DEPTH docs, as 'qid docid best_rank'
-    lines (or, with --queries and --passages, JSON lines with the texts), with counts on stderr."""
-    from .._judge.labels import items_from_runs, judgment_pool
-
-    if (queries is None) != (passages is None):
-        raise ConfigError("--queries and --passages go together")
-    pairs, counts = judgment_pool(runs, depth)
-    if queries is not None:
-        items, _ = items_from_runs(runs, queries, passages, depth)
-        text = "".join(
-            json.dumps(
-                {"query_id": it.query_id, "question": it.question, "doc_id": it.doc_id, "text": it.text},
-                ensure_ascii=False,
-            )
-            + "\n"
-            for it in items
-        )
-    else:
-        text = "".join(f"{q} {d}\n" for q, d in pairs)
-    emit(text, output)
-    per_run = ", ".join(f"{name} {n}" for name, n in counts["unique_per_run"].items())
-    click.echo(
-        f"pool: {counts['pairs']} (query, doc) pairs over {counts['queries']} queries at depth {depth}; "
-        f"docs only one run contributes: {per_run}",
-        err=True,
-    )
 
 
 def _register_probe() -> None:

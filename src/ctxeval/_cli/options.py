@@ -75,10 +75,26 @@ GRADE_MAP_HELP = (
 )
 
 
+LABELS_HELP = (
+    "what the qrels' grades are: binary (reference ids: relevant or unlabelled), graded, or a named scale "
+    "(rag: 1-5, trec: 0-3); default: what the input says (a sample set's reference_ids are binary, its grades "
+    "graded; a judge's sidecar), else graded"
+)
+
+
 def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
-    """``--grade-map``, and ``--pool``, ``--pool-depth``, ``--allow-outside-pool`` (``pool``) and
-    ``--groups`` (``groups``)."""
-    opts: list[Callable[[F], F]] = [click.option("--grade-map", default=None, help=GRADE_MAP_HELP)]
+    """``--grade-map``, ``--labels``, and ``--pool``, ``--pool-depth``, ``--allow-outside-pool``
+    (``pool``) and ``--groups`` (``groups``)."""
+    opts: list[Callable[[F], F]] = [
+        click.option("--grade-map", default=None, help=GRADE_MAP_HELP),
+        click.option(
+            "--labels",
+            "labels",
+            type=click.Choice(["binary", "graded", "rag", "trec"]),
+            default=None,
+            help=LABELS_HELP,
+        ),
+    ]
     if pool:
         opts += [
             click.option(
@@ -143,6 +159,7 @@ def rag_from(kw: dict[str, Any]) -> Any:
     shared, per_run = _pools(kw.pop("pool", ()) or ())
     return RagConfig(
         grade_map=kw.pop("grade_map", None),
+        labels=kw.pop("labels", None),
         pool=shared,
         pools=per_run,
         pool_depth=kw.pop("pool_depth", None),
@@ -160,6 +177,7 @@ UTILITY_KEYS = (
     "utilities",
     "llm_threshold",
     "utility_map",
+    "flag_unlabelled",
 )
 
 
@@ -218,6 +236,13 @@ def utility_options(f: F) -> F:
                 default=None,
                 help="grade -> utility, GRADE:U,... (default 5:1,4:1,3:0.5,2:0,1:-1, on the grades after --grade-map)",
             ),
+            click.option(
+                "--flag-unlabelled/--no-flag-unlabelled",
+                "flag_unlabelled",
+                default=None,
+                help="whether the hard-negative rules may flag unlabelled passages (default: yes on graded labels, "
+                "no on binary labels such as reference ids, where an unlabelled chunk is not known to be harmful)",
+            ),
         ],
     )
 
@@ -255,8 +280,8 @@ def emit(text: str, output: str | None) -> None:
 
 
 SAMPLES_HELP = (
-    "the files are sample sets (JSON lines, one sample per query: retrieved ids and references), each one "
-    "run; no qrels file"
+    "the files are sample sets (JSON lines, Parquet or CSV, one sample per query: retrieved ids and references), "
+    "each one run, named NAME with NAME=FILE; no qrels file"
 )
 
 
@@ -265,21 +290,21 @@ def samples_option(f: F) -> F:
     return click.option("--samples", "samples", is_flag=True, help=SAMPLES_HELP)(f)
 
 
-def one_run_from(qrels: str, run: str | None, samples: bool, kw: dict[str, Any]) -> tuple[Any, Any]:
-    """(qrels, run) of a one-run verb: QRELS RUN, or with ``--samples`` one sample set."""
+def one_run_from(qrels: str, run: str | None, samples: bool) -> dict[str, Any]:
+    """The inputs of a one-run verb as keywords: ``qrels`` and ``run``, or with ``--samples`` one
+    sample set (``NAME=FILE`` names it) as ``samples``."""
     from .._errors import ConfigError
 
     if samples and run is not None:
         raise ConfigError("--samples takes one sample set here (its references are the qrels), not QRELS RUN")
     if not samples and run is None:
         raise ConfigError("give QRELS and RUN, or one sample set with --samples FILE")
-    qr, runs = inputs_from(qrels, () if run is None else (run,), samples, kw)
-    return qr, runs[0]
+    return {"samples": qrels} if samples else {"qrels": qrels, "run": run}
 
 
 def verb_inputs(qrels: str, runs: tuple[str, ...], samples: bool) -> dict[str, Any]:
-    """The inputs of a verb that reads sample sets itself (``evaluate``, ``compare``), as keywords:
-    ``qrels`` and ``runs``, or with ``--samples`` the positional files as ``samples``."""
+    """The inputs of a verb as keywords: ``qrels`` and ``runs``, or with ``--samples`` the positional
+    files (``NAME=FILE`` names a set) as ``samples``."""
     from .._errors import ConfigError
 
     if samples:
@@ -287,20 +312,6 @@ def verb_inputs(qrels: str, runs: tuple[str, ...], samples: bool) -> dict[str, A
     if not runs:
         raise ConfigError("give QRELS and at least one RUN, or sample sets with --samples FILE [FILE ...]")
     return {"qrels": qrels, "runs": list(runs)}
-
-
-def inputs_from(qrels: str, runs: tuple[str, ...], samples: bool, kw: dict[str, Any]) -> tuple[Any, list[Any]]:
-    """(qrels, runs) from the positional files: QRELS RUN..., or with ``--samples`` sample sets whose
-    references are the qrels (their notes go to stderr)."""
-    from .._session import samples_inputs
-
-    if not samples:
-        given = verb_inputs(qrels, runs, samples)
-        return given["qrels"], given["runs"]
-    qr, run_objs, notes, _ = samples_inputs([qrels, *runs], kw.get("duplicates", "error"))
-    for note in notes:
-        click.echo(f"note: {note}", err=True)
-    return qr, run_objs
 
 
 def stderr_progress() -> Callable[[str, bool], None]:

@@ -53,7 +53,7 @@ from .._diagnose import PCT_THRESHOLD, PROC_THRESHOLD, VERDICTS, classify
 from .._distraction import distraction_table
 from .._engine import Engine
 from .._errors import ConfigError, MeasureError
-from .._evaluate import DEFAULT_MEASURES, Result, evaluate_runs
+from .._evaluate import DEFAULT_MEASURES, Result, default_measures, evaluate_runs
 from .._measures import Measure, make
 from .._policies import Policies
 from .._session import Session, measure_list, naming_notes, open_session, resolve_inputs, unique_names
@@ -326,7 +326,7 @@ def _settings(cfg: Stats, result: Result, plan: _Plan, present: np.ndarray, base
 def compare(
     qrels: Any = None,
     runs: Any = None,
-    measures: Iterable[str | Measure] | str | Measure = DEFAULT_MEASURES,
+    measures: Iterable[str | Measure] | str | Measure | None = None,
     *,
     samples: Any = None,
     baseline: str | None = None,
@@ -350,13 +350,14 @@ def compare(
     ``qid<TAB>text`` or JSONL file, or a mapping) adds the ``query_length`` strata. Every stratified
     report holds the ``num_rel`` strata (0, 1, 2–5, > 5 docs with grade ≥ ``num_rel_level``), named or
     not. ``num_rel_level`` and ``Sections.pr_rel`` (the relevance level of the precision–recall curve)
-    default to the level of the grade scale in force (:func:`ctxeval._context.grades.scale_level`):
+    default to the level of the grade scale in force (the README's "Grade scales"):
     with a grade map, or with RAG or distraction measures (which read the 1–5 scale), the smallest
     qrels grade that is grade >= 3 on the 1–5 scale (grade 1 is a distractor, 2 useless); otherwise the
     ``rel`` of the first measure having one, else 1 (trec_eval's default). The settings say which
     scale each level is on. ``sections`` (a :class:`~ctxeval.Sections`) sets the curves, the PROC
     data and the distraction table (of :func:`ctxeval.distraction_table`; ``utility`` serves it and
-    the distraction-aware measures). ``policies`` and ``rag`` are as for :func:`evaluate`.
+    the distraction-aware measures). ``policies`` and ``rag`` are as for :func:`evaluate`; ``measures=None``: as for :func:`evaluate` (sample sets get the
+    measures that fit their references).
     ``engine="spark"`` (or ``{"name": "spark", "master": ...}``) computes each run's per-query values
     on Spark (runs and qrels as paths Spark reads); the statistics then run on the collected values, as
     always.
@@ -370,8 +371,13 @@ def compare(
     (1.0, 0.667, (2, 1, 0))
     """
     cfg, st, sec, eng = Stats.coerce(stats), Strata.coerce(strata), Sections.coerce(sections), Engine.coerce(engine)
-    user = measure_list(measures)
     qrels, runs, sample_notes, sample_sets = resolve_inputs("compare", qrels, runs, samples, policies)
+    if measures is None:  # sample sets: the measures that fit their references (evaluate's defaults)
+        measures = list(DEFAULT_MEASURES)
+        if sample_sets:
+            measures, why = default_measures(qrels, runs, rag)
+            sample_notes = [*sample_notes, why]
+    user = measure_list(measures)
     if st.by is None and sample_sets:  # the samples' own categories stratify the report
         cats = {q: c for s in sample_sets for q, c in s.categories().items()}
         st = replace(st, by=cats or None)

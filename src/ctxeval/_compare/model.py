@@ -13,10 +13,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import DependencyError
+from .._errors import ConfigError, DependencyError
 from .._evaluate import Result
 from .._measures import Measure
 from .._session import measure_list
+from .._show import fmt, html_table
 
 __all__ = ["Block", "Comparison", "Report", "RunSummary", "Stratum"]
 
@@ -155,6 +156,31 @@ class Report:
 
     def __repr__(self) -> str:
         return f"Report(baseline={self.baseline!r}, runs={self.run_names}, measures={[str(m) for m in self.measures]})"
+
+    def _repr_html_(self) -> str:
+        """The means, each with its difference to the baseline (▲/▼ where significant)."""
+        cells = []
+        for s in self.overall.runs:
+            row: list[Any] = [s.name]
+            for m in self.measures:
+                c = self.overall.comparison(s.name, m) if s.name != self.baseline else None
+                mark = ""
+                if c is not None and c.significant:
+                    better = (c.diff > 0) == m.spec.higher_is_better
+                    mark = " ▲" if better else " ▼"
+                row.append(fmt(s.aggregate[m]) + mark)
+            cells.append(row)
+        cap = f"means; ▲/▼ significantly better/worse than the baseline {self.baseline}"
+        return html_table(["run", *map(str, self.measures)], cells, cap)
+
+    def plot(self, measure: str | None = None, ax: Any = None) -> Any:
+        """The metric@K curves of ``measure`` (default: the first), one line per run (see
+        :meth:`ctxeval.Curves.plot`); needs the ``report`` extra."""
+        from .._curve import Curves
+
+        if not self.curves:
+            raise ConfigError("this report has no curves (curves_k=0)")
+        return Curves(self.curves).plot(measure, ax)
 
     # -- dict / JSON --------------------------------------------------------------------------------
     def _runs_dict(self, block: Block) -> list[dict[str, Any]]:

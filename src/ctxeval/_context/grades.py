@@ -47,14 +47,15 @@ class GradesProvider:
         from .._core.extras import Grades  # here: the notes this module gives evaluate need no side data
 
         gm = inputs.settings.rag.grade_map
+        binary = inputs.qrels.labels.binary
         if gm is None or not gm.mapping:
-            return Grades(data.j_grade, data.q_grade, gm.describe() if gm is not None else None)
+            return Grades(data.j_grade, data.q_grade, gm.describe() if gm is not None else None, binary)
         unmapped = gm.unmapped(data.q_grade)
         if unmapped:
             raise ConfigError(
                 f"grade map {gm.describe()} does not map grade(s) {unmapped} of the qrels; add them to the map"
             )
-        return Grades(gm.apply(data.j_grade), gm.apply(data.q_grade), gm.describe())
+        return Grades(gm.apply(data.j_grade), gm.apply(data.q_grade), gm.describe(), binary)
 
 
 register(GradesProvider())
@@ -118,13 +119,18 @@ def relevance(level: int, gm: Any, on_scale: bool) -> str:
     return f"grade >= {level} (the qrels' own grades)"
 
 
-def level_note(measures: Iterable[Measure], grades: Callable[[], Iterable[int]], gm: Any) -> str | None:
+def level_note(
+    measures: Iterable[Measure], grades: Callable[[], Iterable[int]], gm: Any, scale_known: bool = False
+) -> str | None:
     """A note when binary measures count another level as relevant than the 1-5 scale in force (a grade
     map, or RAG / distraction measures reading the qrels on that scale): their ``rel`` stays what was
     asked (trec_eval's default 1 when not given), and the note says which level the scale implies.
-    ``grades()`` gives the qrels' distinct grades (asked only when a scale is in force)."""
+    ``grades()`` gives the qrels' distinct grades (asked only when a scale is in force); ``scale_known``:
+    the labels say they are on the 1-5 scale (a sample set graded 1-5, ``labels="rag"``)."""
     ms = list(measures)
-    on_scale = (gm is not None and bool(gm.mapping)) or any(m.spec.group in ("rag", "distraction") for m in ms)
+    on_scale = (
+        scale_known or (gm is not None and bool(gm.mapping)) or any(m.spec.group in ("rag", "distraction") for m in ms)
+    )
     if not on_scale:
         return None
     level = scale_level(grades(), gm)

@@ -44,9 +44,16 @@ class RagConfig:
     pool_depth: int | None = None
     allow_outside_pool: bool = False
     groups: Any = None  #: doc id -> group: a mapping or a file of 'doc_id group' lines
+    #: what the qrels' grades are (a LabelKind or its name: binary, graded, rag, trec, ...); default:
+    #: what the qrels say (a sample set's references, a judge's sidecar; else graded)
+    labels: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "grade_map", GradeMap.coerce(self.grade_map))
+        if self.labels is not None:
+            from .._io.labels import LabelKind
+
+            object.__setattr__(self, "labels", LabelKind.coerce(self.labels))
         d = self.pool_depth
         if d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1):
             raise ConfigError(f"pool_depth must be a whole number >= 1, got {d!r}")

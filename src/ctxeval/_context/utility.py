@@ -25,6 +25,11 @@ passage pulls its answer off. Every ranked row of a run gets a utility ``u``:
    flags every passage of the dense run; see :mod:`ctxeval._core.relscore`). A rule that still flags
    more than :data:`FLAG_SHARE` of a run's utility-0 passages is noted (:func:`flag_note`): its
    verdict then rests on tau rather than on the run.
+   On **binary labels** (reference ids: a chunk is relevant or unlabelled, see
+   :mod:`ctxeval._io.labels`) the rules touch judged rows only: an unlabelled chunk stays unlabelled
+   (``unknown``), and the measures that count distractors are NA where the top k holds one, unless
+   ``DistractorRules(unlabelled=True)`` (``--flag-unlabelled``) asks for the rules there too (the
+   reports then count the unlabelled chunks they flagged).
    Presets (:class:`DistractorRules`): ``default`` tau 0.7, top_rank 3, penalty -0.5; ``strict``
    tau 0.5, top_rank 3, penalty -1.0; ``lenient`` tau 0.9, top_rank 3, penalty -0.2; ``off`` (labels
    and the known list only). Any value can be overridden (the preset is then reported as ``custom``).
@@ -50,6 +55,7 @@ score, 3 hard negative by rank, 4 LLM utility (:data:`~ctxeval._core.extras.WHY_
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -60,6 +66,7 @@ from .._core.extras import WHY_KNOWN, WHY_LABEL, WHY_LLM, WHY_RANK, WHY_SCORE, G
 from .._core.join import judged_docs, pair_lookup
 from .._core.relscore import RELATIVE_SCORE_RULE, relative_scores
 from .._errors import ConfigError
+from .._io.labels import read_sidecar
 from .._io.side import Pairs, read_distractors, read_utilities
 from . import Inputs, register
 
@@ -116,7 +123,8 @@ class DistractorRules:
 
     ``tau``: relative-score threshold (None: no score rule); ``top_rank``: rows of utility 0 (judged
     or unlabelled) at rank <= top_rank are hard negatives (0: no rank rule); ``penalty``: the utility
-    they get, in [-1, 0).
+    they get, in [-1, 0); ``unlabelled``: whether the rules may flag unlabelled passages (None: on
+    graded labels yes, on binary labels no, see the module docstring).
 
     >>> DistractorRules.resolve("strict").describe()["tau"]
     0.5
@@ -130,6 +138,7 @@ class DistractorRules:
     top_rank: int = 3
     penalty: float = -0.5
     based_on: str = "default"
+    unlabelled: bool | None = None
 
     PRESETS: ClassVar[dict[str, tuple[float | None, int, float]]] = {
         "default": (0.7, 3, -0.5),
@@ -145,9 +154,13 @@ class DistractorRules:
         tau: float | None = None,
         top_rank: int | None = None,
         penalty: float | None = None,
+        unlabelled: bool | None = None,
     ) -> DistractorRules:
         """A preset (``default``, ``strict``, ``lenient``, ``off``) with optional overrides."""
+        if unlabelled is not None and not isinstance(unlabelled, bool):
+            raise ConfigError(f"unlabelled must be true, false or None (by label kind), got {unlabelled!r}")
         if isinstance(preset, DistractorRules):
+            unlabelled = preset.unlabelled if unlabelled is None else unlabelled
             base_name, (b_tau, b_rank, b_pen) = preset.preset, (preset.tau, preset.top_rank, preset.penalty)
             based_on = preset.based_on
         else:
@@ -177,14 +190,19 @@ class DistractorRules:
             top_rank=new_rank,
             penalty=new_pen,
             based_on=based_on,
+            unlabelled=unlabelled,
         )
 
     @property
     def active(self) -> bool:
         return self.tau is not None or self.top_rank > 0
 
+    def flags_unlabelled(self, binary: bool) -> bool:
+        """Whether the rules may flag unlabelled passages, on labels that are ``binary`` or not."""
+        return (not binary) if self.unlabelled is None else self.unlabelled
+
     def describe(self) -> dict[str, Any]:
-        return {
+        out = {
             "preset": self.preset,
             "based_on": self.based_on,
             "tau": self.tau,
@@ -192,6 +210,9 @@ class DistractorRules:
             "penalty": self.penalty,
             "relative_score": RELATIVE_SCORE_RULE,
         }
+        if self.unlabelled is False:
+            out["unlabelled"] = False
+        return out
 
     def __str__(self) -> str:
         if not self.active:
@@ -202,7 +223,11 @@ class DistractorRules:
         if self.top_rank > 0:
             parts.append(f"rank <= {self.top_rank}")
         name = self.preset if self.preset != "custom" else f"custom (based on {self.based_on})"
-        return f"{name}: a passage of utility 0 (judged or unlabelled) is a hard negative if {' or '.join(parts)}; penalty {self.penalty:g}"
+        return f"{name}: a passage of utility 0 ({_WHICH[self.unlabelled is not False]}) is a hard negative if {' or '.join(parts)}; penalty {self.penalty:g}"
+
+
+#: which passages of utility 0 the rules read: judged and unlabelled, or (binary labels) judged only
+_WHICH = {True: "judged or unlabelled", False: "judged; unlabelled passages stay unlabelled"}
 
 
 #: above this share of a run's utility-0 passages flagged by the relative-score rule, the rule is noted
@@ -272,7 +297,8 @@ def describe_lines(u: Mapping[str, Any]) -> list[str]:
         parts = ([f"relative score >= {r['tau']:g}"] if r["tau"] is not None else []) + (
             [f"rank <= {r['top_rank']}"] if r["top_rank"] else []
         )
-        rules = f"a passage of utility 0 (judged or unlabelled) is a hard negative if {' or '.join(parts)}, penalty {r['penalty']:g}"
+        which = _WHICH[r.get("unlabelled", True) is not False]
+        rules = f"a passage of utility 0 ({which}) is a hard negative if {' or '.join(parts)}, penalty {r['penalty']:g}"
     name = r["preset"] if r["preset"] != "custom" else f"custom (based on {r['based_on']})"
     out = [f"utility map: {umap} (unjudged: 0); distractor rules {name}: {rules}"]
     if u.get("known_distractors"):
@@ -344,6 +370,8 @@ class UtilityConfig:
     llm: Pairs | None = field(default=None, repr=False)  #: the LLM utilities (values: u)
     llm_source: str | None = None
     llm_threshold: float = DEFAULT_LLM_THRESHOLD  #: an irrelevant passage distracts when its LLM utility is >= this
+    #: what the LLM utilities are and who wrote them (their file's sidecar, :mod:`ctxeval._io.labels`)
+    llm_labels: Any = field(default=None, repr=False)
 
     @classmethod
     def resolve(
@@ -356,9 +384,11 @@ class UtilityConfig:
         top_rank: int | None = None,
         penalty: float | None = None,
         llm_threshold: float | None = None,
+        flag_unlabelled: bool | None = None,
     ) -> UtilityConfig:
         """Build a configuration from user-facing values (paths, texts, mappings); ``llm_threshold``
-        None means the default, 0.5."""
+        None means the default, 0.5; ``flag_unlabelled``: whether the detection rules may flag
+        unlabelled passages (None: on graded labels yes, on binary labels no)."""
         if isinstance(utility_map, UtilityConfig):
             return utility_map
         th = (
@@ -369,9 +399,10 @@ class UtilityConfig:
             )
         )
         umap = tuple(parse_utility_map(utility_map).items())
-        drules = DistractorRules.resolve(rules, tau, top_rank, penalty)
+        drules = DistractorRules.resolve(rules, tau, top_rank, penalty, flag_unlabelled)
         known = read_distractors(distractors) if distractors is not None else None
         llm = read_utilities(utilities) if utilities is not None else None
+        llm_labels = read_sidecar(utilities) if isinstance(utilities, (str, os.PathLike)) else None
         return cls(
             utility_map=umap,
             rules=drules,
@@ -381,6 +412,7 @@ class UtilityConfig:
             llm=llm,
             llm_source=llm.source if llm is not None else None,
             llm_threshold=th,
+            llm_labels=llm_labels,
         )
 
     @property
@@ -493,7 +525,10 @@ def row_utilities(
         why[known] = WHY_KNOWN
     rel = relative_scores(data.r_off, data.r_score) if n else np.zeros(0)
     rules = config.rules
+    binary = qrels is not None and qrels.labels.binary
     cand = (u == 0.0) & (why == WHY_LABEL)
+    if not rules.flags_unlabelled(binary):
+        cand &= data.r_judged
     if rules.tau is not None:
         by_score = cand & (rel >= rules.tau)
         u[by_score] = rules.penalty
@@ -514,6 +549,9 @@ def row_utilities(
         ignored = has & ~relevant & ~known & (llm_u < config.llm_threshold)
         u[ignored] = 0.0
         why[has] = WHY_LLM
+    unknown = None
+    if binary:  # unlabelled, and no rule, list or LLM utility said anything about it
+        unknown = ~data.r_judged & (why == WHY_LABEL)
     pos_off, pos_u = _ideal(data, grades, config, qrels, grade_map)
     return Utilities(
         u,
@@ -528,6 +566,7 @@ def row_utilities(
         config.source,
         config.llm.height if config.llm is not None else None,
         config.known.height if config.known is not None else None,
+        unknown,
     )
 
 

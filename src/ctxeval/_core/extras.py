@@ -42,6 +42,8 @@ class Grades:
     j_util: np.ndarray
     q_util: np.ndarray
     grade_map: str | None = None  #: the grade map's description (None: the qrels' own grades)
+    #: binary labels (reference ids): no grade says a chunk is useless or harmful, unjudged is unlabelled
+    binary: bool = False
 
     def cut(self, cut: Cut) -> Grades:
         return replace(self, j_util=self.j_util[cut.j_keep])
@@ -121,6 +123,9 @@ class Utilities:
     source: str = "labels"
     llm_pairs: int | None = None
     known_pairs: int | None = None
+    #: per ranked row, on binary labels: unlabelled and decided by nothing (no rule, known list or LLM
+    #: utility): whether it distracts is unknown (None on graded labels, where unlabelled reads as 0)
+    unknown: np.ndarray | None = None
 
     _PER_QUERY = ("pos_off", "pos_u")
 
@@ -144,6 +149,8 @@ class Utilities:
         c = np.bincount(self.why.astype(np.int64), minlength=len(WHY_NAMES))
         out = {name: int(n) for name, n in zip(WHY_NAMES, c.tolist())}
         out["negative"] = int((self.u < 0).sum())
+        if self.unknown is not None:
+            out["unlabelled (unknown)"] = int(self.unknown.sum())
         if self.llm_u is not None:
             out["without LLM utility"] = int(np.isnan(self.llm_u).sum())
             if self.u_raw is not None:

@@ -57,6 +57,19 @@ class GradeMap:
         return cls(mapping)
 
     @classmethod
+    def binary(cls, grades: Any) -> GradeMap:
+        """The reading of binary labels (reference ids) on the 1-5 utility scale: a labelled chunk
+        (grade >= 1) is relevant, grade 5; a grade below 1 (judged not relevant) is grade 2, on topic
+        but useless. Unlabelled chunks stay unjudged.
+
+        >>> GradeMap.binary([0, 1]).describe()
+        'binary (1:5,0:2)'
+        """
+        return cls(
+            {int(g): 5 if g >= 1 else 2 for g in sorted(set(np.asarray(grades).tolist()), reverse=True)}, "binary"
+        )
+
+    @classmethod
     def coerce(cls, value: Any) -> GradeMap | None:
         """None, a :class:`GradeMap`, a preset name / ``FROM:TO,...`` text, or a mapping."""
         if value is None or isinstance(value, GradeMap):

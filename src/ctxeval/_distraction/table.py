@@ -31,12 +31,13 @@ from .._core.segments import ratio
 from .._errors import ConfigError
 from .._io.model import Qrels
 from .._measures import Measure, make
-from .._measures.distraction import ideal_ddcg, top_rows
+from .._measures.distraction import ideal_ddcg, top_rows, unknown_queries
 from .._policies import Policies
-from .._session import depth_note, open_session, unique_names
+from .._session import depth_note, open_session, resolve_inputs, unique_names
+from .._show import fmt, html_table, pandas
 from .dynamic_k import dynamic_k_summary
 
-__all__ = ["RISKY", "SAFE", "VERDICTS", "auto_rel", "distraction_table", "safety_verdict"]
+__all__ = ["RISKY", "SAFE", "VERDICTS", "DistractionTable", "auto_rel", "distraction_table", "safety_verdict"]
 
 SAFE, RISKY = 0.10, 0.50
 _VERDICT_TOL = 1e-9
@@ -81,14 +82,67 @@ def auto_rel(qrels: Qrels, config: UtilityConfig, gm: Any) -> tuple[int, list[st
 
     positive = [g for g in grades if (util(g) or 0.0) > 0]
     if not positive:
+        after = f" after the grade map {gm.describe()}" if gm is not None and gm.mapping else ""
         raise ConfigError(
-            f"no qrels grade has a positive utility under the utility map {config.map}; nothing is relevant"
+            f"no qrels grade ({', '.join(map(str, grades))}) has a positive utility under the utility map "
+            f"{','.join(f'{g}:{u:g}' for g, u in umap.items())}{after}: nothing is relevant. Reference ids or other "
+            "binary labels (relevant or not)? say so: --labels binary (labels='binary'); another scale: a grade map "
+            "(--grade-map trec-dl for TREC's 0-3) or a utility map (--utility-map)"
         )
     rel = min(positive)
     odd = [g for g in grades if g > rel and (util(g) or 0.0) <= 0]
     if odd:
         notes.append(f"grades {odd} lie above rel={rel} but have utility <= 0: RR and R count them as relevant")
     return rel, notes
+
+
+class DistractionTable(dict[str, Any]):
+    """What :func:`distraction_table` returns: the dict of the report contract (as ``ctxeval distraction
+    --format json`` prints it), with a short ``repr``, an HTML table in a notebook and :meth:`to_pandas`."""
+
+    def __repr__(self) -> str:
+        rows = ", ".join(f"{r['run']} {r['verdict']} (rate {fmt(r['distractor_rate'])})" for r in self["rows"][:4])
+        more = f" and {len(self['rows']) - 4} more" if len(self["rows"]) > 4 else ""
+        return f"DistractionTable(k={self['k']}: {rows}{more}; {len(self['notes'])} notes)"
+
+    def _repr_html_(self) -> str:
+        names = list(self["rows"][0]["measures"]) if self["rows"] else []
+        rows = [
+            [r["run"], *r["measures"].values(), r["verdict"], r["optimal_k"]["mean"], r["hidden_harm"]]
+            for r in self["rows"]
+        ]
+        reasons = [f"{r['run']}: {r['verdict_reason']}" for r in self["rows"] if r.get("verdict_reason")]
+        cap = f"distraction at k = {self['k']}" + (f"; {reasons[0]}" if reasons else "")
+        return html_table(["run", *names, "verdict", "optimal k (mean)", "hidden harm"], rows, cap)
+
+    def to_pandas(self) -> Any:
+        """One row per run: its measures, ``verdict``, ``verdict_reason``, ``optimal_k_mean``,
+        ``optimal_k_median``, ``best_fixed_k`` and ``hidden_harm``."""
+        pd = pandas("DistractionTable.to_pandas")
+        rows = [
+            {
+                "run": r["run"],
+                **r["measures"],
+                "verdict": r["verdict"],
+                "verdict_reason": r.get("verdict_reason"),
+                "optimal_k_mean": r["optimal_k"]["mean"],
+                "optimal_k_median": r["optimal_k"]["median"],
+                "best_fixed_k": r["optimal_k"]["best_fixed_k"],
+                "hidden_harm": r["hidden_harm"],
+            }
+            for r in self["rows"]
+        ]
+        return pd.DataFrame(rows)
+
+
+def _no_verdict(unknown: int, queries: int, k: int) -> str:
+    """Why there is no safety verdict: chunks nobody labelled in the top k (binary labels)."""
+    from .._context.labels import HOW_TO_JUDGE
+
+    return (
+        f"no verdict: the top {k} of {unknown} of {queries} queries holds chunks nobody labelled, and reference ids "
+        f"say which chunks are relevant, not which distract. To get labels that do: {HOW_TO_JUDGE}"
+    )
 
 
 def hidden_harm(
@@ -132,10 +186,11 @@ def _why_text(
 
 
 def distraction_table(
-    qrels: Any,
-    runs: Any,
+    qrels: Any = None,
+    runs: Any = None,
     k: int = 5,
     *,
+    samples: Any = None,
     utility: UtilityConfig | Mapping[str, Any] | None = None,
     rel: int | None = None,
     safe: float = SAFE,
@@ -144,7 +199,7 @@ def distraction_table(
     discount: bool = False,
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> DistractionTable:
     """One row per run: rank measures next to the distraction-aware ones, the safety verdict, the
     optimal k and the worst distractors. Returns the ``distraction`` object of the report contract
     (``k``, ``rules``, ``utility_map``, ``utility_source``, ``rows``) plus the settings that shaped it
@@ -161,22 +216,26 @@ def distraction_table(
     run's queries were treated (``accounting``), the duplicate rows dropped, on how many queries
     ndDCG and the gap are defined (``valid``) and which rule set how many utilities
     (``utility_counts``); the text table prints the same. The optimal k is computed over the whole ranked list (``discount``: U(k) with
-    log2 discounts).
+    log2 discounts). ``samples`` (instead of ``qrels`` and ``runs``): sample sets, as for
+    :func:`ctxeval.evaluate`; on their reference ids (binary labels) the verdict needs labels that
+    say which chunks distract, and says so (``verdict_reason``) where they are missing.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
     if isinstance(worst, bool) or not isinstance(worst, int) or worst < 0:
         raise ConfigError(f"worst must be a whole number >= 0, got {worst!r}")
     _check_thresholds(safe, risky)
-    session, run_objs = open_session(qrels, runs, policies=policies, rag=rag, utility=utility)
+    qrels, runs, input_notes, sets = resolve_inputs("distraction", qrels, runs, samples, policies)
+    session, run_objs = open_session(qrels, runs, policies=policies, rag=rag, utility=utility, samples=sets)
     if not run_objs:
         raise ConfigError("distraction needs at least one run")
     qr = session.qrels
     config = session.utility
     gm = session.rag.grade_map
-    notes: list[str] = []
+    notes: list[str] = list(input_notes)
     if rel is None:
-        rel_used, notes = auto_rel(qr, config, gm)
+        rel_used, more = auto_rel(qr, config, gm)
+        notes += more
     else:
         rel_used = rel
     ms: dict[str, Measure] = {
@@ -189,6 +248,12 @@ def distraction_table(
         "DistractorRate": make("DistractorRate", None, k),
         "DistractorHarm": make("DistractorHarm", None, k),
     }
+    session.label_notes(ms.values(), scale_read=True)
+    if qr.labels.binary:
+        notes.append(
+            "optimal k on binary labels: an unlabelled chunk costs nothing there (utility 0), so it is the depth of "
+            "the last reference, not a trade-off with distractors"
+        )
     if config.llm is None:
         notes.append(
             "UDCG uses label-derived stand-in utilities (relevant 1, others the size of their negative utility): no LLM utilities file"
@@ -214,6 +279,10 @@ def distraction_table(
         dyn = dynamic_k_summary(data.r_off, urows.u, discount=discount)
         tidx, tseg, trank = top_rows(data, k)
         hidden = hidden_harm(data, urows, tidx, tseg, trank, k)
+        unknown = unknown_queries(data, k)
+        n_unknown = int(unknown.sum()) if unknown is not None else 0
+        if unknown is not None:
+            hidden = np.where(unknown, np.nan, hidden)
         both = ~np.isnan(hidden)
         gap = float(np.mean(hidden[both])) if both.any() else math.nan
         in_list = flag_counts(urows, data.r_judged)
@@ -264,7 +333,7 @@ def distraction_table(
                 "measures": {str(m): _num(_mean(values[key])) for key, m in ms.items()},
                 "distractor_rate": _num(rate),
                 "distractor_harm": _num(_mean(values["DistractorHarm"])),
-                "verdict": safety_verdict(rate, safe, risky),
+                "verdict": safety_verdict(rate, safe, risky) if not n_unknown else "NA",
                 "optimal_k": {
                     "mean": dyn["mean"],
                     "median": dyn["median"],
@@ -286,19 +355,23 @@ def distraction_table(
                 },
             }
         )
-    return {
-        "k": k,
-        "rules": config.rules.describe(),
-        "utility_map": {str(g): u for g, u in config.utility_map},
-        "utility_source": config.source,
-        "rel": rel_used,
-        "rel_relevance": relevance(rel_used, gm, True),
-        "verdict_thresholds": {"safe": float(safe), "risky": float(risky)},
-        "known_distractors": config.describe()["known_distractors"],
-        "utilities": config.describe()["utilities"],
-        "grade_map": gm.describe() if gm is not None else None,
-        "qrels_dropped_duplicates": int(qr.dropped_duplicates),
-        "discount": bool(discount),
-        "notes": notes + session.notes,
-        "rows": rows_out,
-    }
+        if n_unknown:
+            rows_out[-1]["verdict_reason"] = _no_verdict(n_unknown, data.n_queries, k)
+    return DistractionTable(
+        {
+            "k": k,
+            "rules": config.rules.describe(),
+            "utility_map": {str(g): u for g, u in config.utility_map},
+            "utility_source": config.source,
+            "rel": rel_used,
+            "rel_relevance": relevance(rel_used, gm, True),
+            "verdict_thresholds": {"safe": float(safe), "risky": float(risky)},
+            "known_distractors": config.describe()["known_distractors"],
+            "utilities": config.describe()["utilities"],
+            "grade_map": gm.describe() if gm is not None else None,
+            "qrels_dropped_duplicates": int(qr.dropped_duplicates),
+            "discount": bool(discount),
+            "notes": notes + session.notes,
+            "rows": rows_out,
+        }
+    )

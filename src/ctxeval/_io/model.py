@@ -22,6 +22,7 @@ from .._errors import ConfigError
 from .._policies import Policies
 from . import tables, writers
 from .frames import frame_of
+from .labels import LabelKind, read_sidecar
 from .read import check_duplicate_policy, read_file, resolve_duplicates
 from .trec import Kind
 
@@ -86,10 +87,10 @@ class _Rows:
 
     @classmethod
     def _of_frame(
-        cls, frame: Any, source: str, duplicates: str, plain: bool = False
+        cls, frame: Any, source: str, duplicates: str, plain: bool = False, renames: Mapping[str, str] | None = None
     ) -> tuple[Columns, int, str | None]:
         check_duplicate_policy(duplicates)
-        cols, tag = tables.from_table(frame, cls._kind, source, plain=plain)
+        cols, tag = tables.from_table(frame, cls._kind, source, renames=renames or None, plain=plain)
         cols, dropped = resolve_duplicates(cols, cls._kind, f"{source} (row)", duplicates)
         return cols, dropped, tag
 
@@ -97,21 +98,40 @@ class _Rows:
 class Qrels(_Rows):
     """Relevance judgments: one integer grade per (query id, doc id); grades may be negative.
 
+    ``labels`` (a :class:`~ctxeval.LabelKind`) says what the grades are: ``graded`` unless
+    told otherwise (``labels="binary"`` for reference ids, ``"trec"`` for TREC's 0-3 ...), a file's
+    sidecar (``<file>.labels.json``, written by the judge) or the sample set the judgments came from.
+
     >>> q = Qrels.from_dict({"q1": {"d1": 2, "d2": 0}})
-    >>> len(q), q.query_ids
-    (2, ['q1'])
+    >>> len(q), q.query_ids, q.labels.kind
+    (2, ['q1'], 'graded')
+    >>> Qrels.from_dict({"q1": {"d1": 1}}, labels="binary").labels.binary
+    True
     """
 
-    __slots__ = ()
+    __slots__ = ("labels",)
     _kind = "qrels"
     _value = "relevance"
 
-    def __init__(self, columns: Columns, source: str = "<qrels>", *, dropped_duplicates: int = 0) -> None:
+    def __init__(
+        self,
+        columns: Columns,
+        source: str = "<qrels>",
+        *,
+        dropped_duplicates: int = 0,
+        labels: LabelKind | str | None = None,
+    ) -> None:
         if not isinstance(columns, Columns):
             raise ConfigError("Qrels holds core Columns; build one with Qrels.from_file, from_dict or from_frame")
         self.columns = columns
         self.source = source
         self.dropped_duplicates = dropped_duplicates
+        #: what the grades are (a :class:`~ctxeval.LabelKind`)
+        self.labels = LabelKind.coerce(labels) if labels is not None else LabelKind("graded", None, "assumed")
+
+    def with_labels(self, labels: LabelKind | str) -> Qrels:
+        """The same judgments, declared to be of another kind (e.g. ``"binary"`` for reference ids)."""
+        return Qrels(self.columns, self.source, dropped_duplicates=self.dropped_duplicates, labels=labels)
 
     # construction ---------------------------------------------------------------------------------
     @classmethod
@@ -122,36 +142,58 @@ class Qrels(_Rows):
         format: str | None = None,
         duplicates: str = "error",
         columns: Any = None,
+        labels: LabelKind | str | None = None,
     ) -> Qrels:
         """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
-        ``columns``: which columns hold what, for names the reader does not know (see :class:`Policies`)."""
+        ``columns``: which columns hold what, for names the reader does not know (see :class:`Policies`).
+        ``labels``: what the grades are; default: the file's sidecar (judge-written labels), else graded."""
         read = read_file(path, "qrels", format, duplicates, Policies(columns=columns).renames("qrels"))
-        return cls(read.columns, str(path), dropped_duplicates=read.dropped)
+        kind = labels if labels is not None else read_sidecar(path)
+        if kind is None:
+            kind = LabelKind("graded", None, f"qrels file {Path(path).name}")
+        return cls(read.columns, str(path), dropped_duplicates=read.dropped, labels=kind)
 
     @classmethod
     def from_dict(
-        cls, mapping: Mapping[str, Mapping[str, int]], *, source: str = "<qrels dict>", duplicates: str = "error"
+        cls,
+        mapping: Mapping[str, Mapping[str, int]],
+        *,
+        source: str = "<qrels dict>",
+        duplicates: str = "error",
+        labels: LabelKind | str | None = None,
     ) -> Qrels:
         """From ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape)."""
         cols, dropped = cls._of_mapping(mapping, source, duplicates)
-        return cls(cols, source, dropped_duplicates=dropped)
+        return cls(cols, source, dropped_duplicates=dropped, labels=labels)
 
     @classmethod
-    def from_frame(cls, frame: Any, *, source: str = "<qrels frame>", duplicates: str = "error") -> Qrels:
-        """From a pandas or polars frame with query id, doc id and relevance columns."""
-        cols, dropped, _ = cls._of_frame(frame, source, duplicates)
-        return cls(cols, source, dropped_duplicates=dropped)
+    def from_frame(
+        cls,
+        frame: Any,
+        *,
+        source: str = "<qrels frame>",
+        duplicates: str = "error",
+        labels: LabelKind | str | None = None,
+        columns: Any = None,
+    ) -> Qrels:
+        """From a pandas or polars frame with query id, doc id and relevance columns (``columns``:
+        which columns hold what, as for :meth:`from_file`)."""
+        cols, dropped, _ = cls._of_frame(frame, source, duplicates, renames=Policies(columns=columns).renames("qrels"))
+        return cls(cols, source, dropped_duplicates=dropped, labels=labels)
 
     @classmethod
-    def coerce(cls, obj: Any, *, duplicates: str = "error", columns: Any = None) -> Qrels:
-        """Accept a :class:`Qrels`, a path, a dict-of-dicts or a frame."""
+    def coerce(
+        cls, obj: Any, *, duplicates: str = "error", columns: Any = None, labels: LabelKind | str | None = None
+    ) -> Qrels:
+        """Accept a :class:`Qrels`, a path, a dict-of-dicts or a frame (``columns`` names a frame's or
+        a file's columns; ``labels``: what the grades are, see :class:`Qrels`)."""
         if isinstance(obj, Qrels):
-            return obj
+            return obj if labels is None else obj.with_labels(labels)
         if isinstance(obj, (str, os.PathLike)):
-            return cls.from_file(obj, duplicates=duplicates, columns=columns)
+            return cls.from_file(obj, duplicates=duplicates, columns=columns, labels=labels)
         if isinstance(obj, Mapping):
-            return cls.from_dict(obj, duplicates=duplicates)
-        return cls.from_frame(obj, duplicates=duplicates)
+            return cls.from_dict(obj, duplicates=duplicates, labels=labels)
+        return cls.from_frame(obj, duplicates=duplicates, labels=labels, columns=columns)
 
     def __repr__(self) -> str:
         return f"Qrels({self.source!r}, {self.columns.layout.n_segments} queries, {len(self)} judgments)"
@@ -167,7 +209,7 @@ class Qrels(_Rows):
                 f"{self.source}: grade map {gm.describe()} does not map grade(s) {bad}; add them to the map"
             )
         c = self.columns
-        return Qrels(Columns(c.layout, c.doc, gm.apply(c.values), c.source_rows), self.source)
+        return Qrels(Columns(c.layout, c.doc, gm.apply(c.values), c.source_rows), self.source, labels=self.labels)
 
     def write_trec(self, path: str | os.PathLike[str]) -> None:
         writers.write_trec_qrels(self.frame, path)
@@ -243,10 +285,17 @@ class Run(_Rows):
 
     @classmethod
     def from_frame(
-        cls, frame: Any, *, name: str | None = None, source: str = "<run frame>", duplicates: str = "error"
+        cls,
+        frame: Any,
+        *,
+        name: str | None = None,
+        source: str = "<run frame>",
+        duplicates: str = "error",
+        columns: Any = None,
     ) -> Run:
-        """From a pandas or polars frame with query id, doc id and score columns (and optionally a tag)."""
-        cols, dropped, tag = cls._of_frame(frame, source, duplicates)
+        """From a pandas or polars frame with query id, doc id and score columns (and optionally a tag;
+        ``columns``: which columns hold what, as for :meth:`from_file`)."""
+        cols, dropped, tag = cls._of_frame(frame, source, duplicates, renames=Policies(columns=columns).renames("run"))
         return cls(cols, name or tag or "run", source, dropped_duplicates=dropped)
 
     @classmethod
@@ -262,7 +311,7 @@ class Run(_Rows):
             return cls.from_file(obj, name=name, duplicates=duplicates, columns=columns)
         if isinstance(obj, Mapping):
             return cls.from_dict(obj, name=name or "run", duplicates=duplicates)
-        return cls.from_frame(obj, name=name, duplicates=duplicates)
+        return cls.from_frame(obj, name=name, duplicates=duplicates, columns=columns)
 
     def __repr__(self) -> str:
         return f"Run({self.name!r}, {self.columns.layout.n_segments} queries, {len(self)} rows)"

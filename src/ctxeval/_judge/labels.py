@@ -20,7 +20,16 @@ from .client import Judge
 from .runner import NOT_SENT, Ask, Outcome, Prices, Tally, judge_all, judge_many
 from .tasks import TASKS
 
-__all__ = ["Item", "JudgeOptions", "item_asks", "items_from_runs", "items_from_samples", "judgment_pool"]
+__all__ = [
+    "LABELS",
+    "Item",
+    "JudgeOptions",
+    "Labeling",
+    "item_asks",
+    "items_from_runs",
+    "items_from_samples",
+    "judgment_pool",
+]
 
 
 @dataclass(frozen=True)
@@ -42,10 +51,17 @@ class JudgeOptions:
     notify: Callable[[str], None] | None = None  #: one-line messages (the probe, waits) go here
 
 
+#: what the answer-based tasks need of a sample, in the sample format's own field names
+_NEEDS_ANSWER = (
+    "no sample has both a reference answer (the field reference_answer, or RAGAS's reference) and chunk texts "
+    "(retrieved as [{id, text}], or retrieved_contexts)"
+)
+
+
 def judgment_pool(runs: Sequence[Any], depth: int) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     """The judgment pool: per query (byte-wise order), the union of every run's top ``depth`` docs, in
     order of their best rank (then doc id); with counts (queries, pairs, and per run the docs only it
-    contributes)."""
+    contributes) and each pair's best rank (``best_rank``)."""
     from .._io.model import Run
 
     if depth < 1:
@@ -70,6 +86,7 @@ def judgment_pool(runs: Sequence[Any], depth: int) -> tuple[list[tuple[str, str]
     pairs = sorted(best, key=lambda k: (k[0].encode(), best[k], k[1].encode()))
     only = {name: len(s - set().union(*(o for n, o in by_run.items() if n != name))) for name, s in by_run.items()}
     counts = {"queries": len({q for q, _ in pairs}), "pairs": len(pairs), "depth": depth, "unique_per_run": only}
+    counts["best_rank"] = best  # (qid, doc) -> its best rank over the runs
     return pairs, counts
 
 
@@ -155,11 +172,16 @@ def claims(
     st = Samples.coerce(samples)
     have = [s for s in st.samples if s.reference_answer and s.retrieved_texts is not None]
     if not have:
-        raise InputError(f"{st.source}: no sample has a reference_answer and chunk texts: nothing to split into claims")
+        raise InputError(f"{st.source}: {_NEEDS_ANSWER}: nothing to split into claims")
     split_task, support_task = TASKS["claims-split"], TASKS["claims-support"]
     split, t1 = judge_all(
         judge,
-        [Ask(split_task, {"question": s.question or "", "answer": s.reference_answer or ""}) for s in have],
+        [
+            Ask(
+                split_task, {"question": s.question or "", "answer": s.reference_answer or ""}, {"query_id": s.query_id}
+            )
+            for s in have
+        ],
         cache=cache,
         **_kw(opts),
     )
@@ -170,7 +192,8 @@ def claims(
         n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
         for ci, claim in enumerate(cl):
             for di in range(n):
-                asks.append(Ask(support_task, {"claim": claim, "passage": (s.retrieved_texts or ())[di]}))
+                ref = {"query_id": s.query_id, "claim": ci, "doc_id": s.retrieved_ids[di]}
+                asks.append(Ask(support_task, {"claim": claim, "passage": (s.retrieved_texts or ())[di]}, ref))
                 where.append((si, ci, di))
     support, t2 = judge_all(judge, asks, cache=cache, **_kw(opts))
     out = []
@@ -203,7 +226,7 @@ def _chunk_flags(
         n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
         for di in range(n):
             fields = {"question": s.question or "", "answer": answer(s), "passage": (s.retrieved_texts or ())[di]}
-            asks.append(Ask(TASKS[task], fields))
+            asks.append(Ask(TASKS[task], fields, {"query_id": s.query_id, "doc_id": s.retrieved_ids[di]}))
             where.append((si, di))
     values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
     yes: list[list[str]] = [[] for _ in have]
@@ -227,7 +250,7 @@ def relevance(
     st = Samples.coerce(samples)
     have = [s for s in st.samples if s.reference_answer and s.retrieved_texts is not None]
     if not have:
-        raise InputError(f"{st.source}: no sample has a reference_answer and chunk texts")
+        raise InputError(f"{st.source}: {_NEEDS_ANSWER}: nothing to judge the chunks against")
     rel, und, tally = _chunk_flags(judge, have, "relevance", lambda s: s.reference_answer or "", cache, opts, depth)
     out = [{"query_id": s.query_id, "judged": {"relevant": r, "undecided": u}} for s, r, u in zip(have, rel, und)]
     return out, tally
@@ -254,7 +277,10 @@ def nuggets(
     ]
     made, t1 = judge_all(
         judge,
-        [Ask(TASKS["nuggets-create"], {"question": s.question or "", "context": c}) for s, c in zip(have, ctx)],
+        [
+            Ask(TASKS["nuggets-create"], {"question": s.question or "", "context": c}, {"query_id": s.query_id})
+            for s, c in zip(have, ctx)
+        ],
         cache=cache,
         **_kw(opts),
     )
@@ -269,6 +295,7 @@ def nuggets(
                     Ask(
                         TASKS["nuggets-assign"],
                         {"question": s.question or "", "nugget": text, "passage": (s.retrieved_texts or ())[di]},
+                        {"query_id": s.query_id, "nugget": ni, "doc_id": s.retrieved_ids[di]},
                     )
                 )
                 where.append((si, ni, di))
@@ -349,3 +376,71 @@ def sample_record(s: Any) -> dict[str, Any]:
     from .._io.samples import record
 
     return record(s)
+
+
+def qrels_text(got: Sequence[tuple[Item, Outcome]]) -> str:
+    """The decided grades as qrels lines (``qid 0 docid grade``)."""
+    return "".join(f"{it.query_id} 0 {it.doc_id} {o.value}\n" for it, o in got if o.decided)
+
+
+def utility_text(got: Sequence[tuple[Item, Outcome]]) -> str:
+    """The decided utilities as the utility file UDCG reads (``qid docid u``)."""
+    return "".join(f"{it.query_id} {it.doc_id} {o.value!r}\n" for it, o in got if o.decided)
+
+
+def samples_text(samples: Any, labels: Sequence[Mapping[str, Any]], labelled_by: Mapping[str, Any]) -> str:
+    """The sample set with its new label fields, as JSON lines (through the sample format's writer)."""
+    import json
+
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in merged(samples, labels, labelled_by))
+
+
+@dataclass(frozen=True)
+class Labeling:
+    """One kind of label the judge writes, in one registry entry: the tasks it asks (entries of
+    :data:`~ctxeval._judge.tasks.TASKS`, each with its prompt, schema, parser and offline rule), the
+    function that asks them and builds the labels, the function that writes them, the file or
+    fields they become, and the command's help."""
+
+    name: str
+    tasks: tuple[str, ...]
+    collect: Callable[..., tuple[Any, ...]]
+    write: Callable[..., str]
+    writes: str
+    help: str
+
+
+#: every kind of label, by the name of its ``ctxeval judge`` command
+LABELS: dict[str, Labeling] = {
+    "grade": Labeling(
+        "grade", ("grade", "grade-trec"), grades, qrels_text, "qrels",
+        "Grade each (question, passage) pair and write qrels (pairs not decided are listed on stderr and in "
+        "--report with their reason, never written as a grade).",
+    ),
+    "utility": Labeling(
+        "utility", ("utility",), utilities, utility_text, "a utility file (qid docid u)",
+        "u = 1 - P(first token is NO-RESPONSE) for each (question, passage), from the server's logprobs, written "
+        "as the utility file UDCG reads (--utilities).",
+    ),
+    "claims": Labeling(
+        "claims", ("claims-split", "claims-support"), claims, samples_text, "the samples' claims field",
+        "Split each reference answer into claims and decide which of the top-K chunks support each: the samples "
+        "with a claims field, for ContextRecall(method=judge).",
+    ),
+    "relevance": Labeling(
+        "relevance", ("relevance",), relevance, samples_text, "the samples' judged field",
+        "Decide which of the top-K chunks are useful for the reference answer: the samples with a judged field, "
+        "for ContextPrecision(method=judge).",
+    ),
+    "attribution": Labeling(
+        "attribution", ("attribution",), attribution, samples_text, "the samples' citations field",
+        "Decide which of the top-K chunks the response used: the samples with a citations field, for "
+        "AttributionRate[@k].",
+    ),
+    "nuggets": Labeling(
+        "nuggets", ("nuggets-create", "nuggets-assign"), nuggets, samples_text, "the samples' nuggets field",
+        "Create vital/okay nuggets from each question and its reference material and assign each support / "
+        "partial support against the top-K chunks: the samples with a nuggets field, for "
+        "NuggetRecall(score=...)@k.",
+    ),
+}  # fmt: skip

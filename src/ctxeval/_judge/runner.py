@@ -42,11 +42,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import ConfigError, JudgeError
+from .budget import Budget, Prices, duration, nbytes
 from .cache import BUSY, Cache, Entry, key_of
 from .client import Completion, ItemFailure, Judge
 from .tasks import ParseError, Task, repair
 
-__all__ = ["NOT_SENT", "Ask", "Outcome", "Prices", "Tally", "check_undecided", "judge_all", "judge_many", "plan"]
+__all__ = ["NOT_SENT", "Ask", "Outcome", "Prices", "Tally", "check_undecided", "judge_all", "judge_many"]
 
 NOT_SENT = object()  #: the value :func:`judge_all` gives an ask the budget stopped before it was sent
 DECIDED, UNDECIDED, TIE, UNSENT = "decided", "undecided", "tie", "not sent"
@@ -74,34 +75,6 @@ class Outcome:
     @property
     def decided(self) -> bool:
         return self.status == DECIDED
-
-
-@dataclass(frozen=True)
-class Prices:
-    """Prices in currency units per million tokens, per model: ``{model: (prompt, completion)}``."""
-
-    table: Mapping[str, tuple[float, float]] = field(default_factory=dict)
-
-    def of(self, model: str) -> tuple[float, float] | None:
-        return self.table.get(model)
-
-    @classmethod
-    def parse(cls, specs: Sequence[str]) -> Prices:
-        """``MODEL=PROMPT/COMPLETION`` strings (per million tokens), e.g. ``gpt-4o-mini=0.15/0.6``."""
-        table: dict[str, tuple[float, float]] = {}
-        for spec in specs:
-            model, eq, prices = spec.partition("=")
-            a, slash, b = prices.partition("/")
-            try:
-                pa, pb = float(a), float(b)
-            except ValueError:
-                pa = pb = float("nan")
-            if not eq or not slash or not model or not (pa >= 0 and pb >= 0):
-                raise ConfigError(
-                    f"--price {spec!r}: expected MODEL=PROMPT/COMPLETION per million tokens, e.g. m=0.15/0.6"
-                )
-            table[model] = (pa, pb)
-        return cls(table)
 
 
 @dataclass
@@ -245,79 +218,6 @@ def judge_many(
     return asyncio.run(run.go(progress))
 
 
-def plan(
-    model: str,
-    asks: Sequence[Ask],
-    *,
-    cache: Cache,
-    votes: int = 1,
-    retry_undecided: bool = False,
-    prices: Prices | None = None,
-    concurrency: int = 8,
-) -> dict[str, Any]:
-    """What a run would do, without asking anything: the judgments, those the cache holds (decided,
-    undecided), the requests to send, and the estimated prompt and completion tokens, cost and time
-    (from this model's cached judgments when there are some: tokens per prompt byte, completion
-    tokens and seconds per request; else 4 bytes a token, ``max_tokens`` of completion, time unknown)."""
-    keys: dict[str, tuple[Task, int]] = {}
-    for ask in asks:
-        messages = ask.task.render(ask.values)
-        for v in range(votes):
-            params = {"temperature": 0 if votes == 1 else 1, "seed": v}
-            keys.setdefault(
-                key_of(model, ask.task.name, ask.task.version, messages, params), (ask.task, _nbytes(messages))
-            )
-    decided = undecided = 0
-    todo = []
-    for k, job in keys.items():
-        hit = cache.get(k)
-        if hit is not None and not hit.undecided:
-            decided += 1
-        elif hit is not None and not retry_undecided:
-            undecided += 1
-        else:
-            todo.append(job)
-    usage = cache.usage(model, next(iter(keys.values()))[0].name if keys else None)
-    known = usage["known"] > 0
-    ratio = usage["tokens_per_byte"] if known else 0.25
-    prompt = round(sum(n for _, n in todo) * ratio)
-    completion = round(sum(min(t.max_tokens, usage["completion_tokens"]) if known else t.max_tokens for t, _ in todo))
-    price = (prices or Prices()).of(model)
-    cost = None if price is None else (prompt * price[0] + completion * price[1]) / 1e6
-    seconds = usage["seconds"] * len(todo) if known and usage["seconds"] else None
-    return {
-        "judgments": len(asks),
-        "requests": len(keys),
-        "cached_decided": decided,
-        "cached_undecided": undecided,
-        "to_ask": len(todo),
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "estimated_from": f"{int(usage['known'])} cached judgments of {model}" if known else "a guess: 4 bytes a token",
-        "concurrency": concurrency,
-        "cost": cost,
-        "seconds_one_at_a_time": seconds,
-        "seconds_at_concurrency": None if seconds is None else seconds / concurrency,
-    }
-
-
-def plan_line(p: Mapping[str, Any]) -> str:
-    """The plan as one line for the terminal."""
-    cost = "" if p["cost"] is None else f", cost about {p['cost']:.4f}"
-    if p["seconds_one_at_a_time"] is None:
-        when = "time unknown until a first reply"
-    else:
-        when = (
-            f"about {_duration(p['seconds_one_at_a_time'])} if the server answers one at a time "
-            f"({_duration(p['seconds_at_concurrency'])} if it serves --concurrency {p['concurrency']} at once)"
-        )
-    return (
-        f"dry run: {p['judgments']} judgments, {p['cached_decided']} decided in the cache, {p['cached_undecided']} "
-        f"undecided in the cache (--retry-undecided asks them), {p['to_ask']} to ask; about {p['prompt_tokens']} prompt "
-        f"+ {p['completion_tokens']} completion tokens ({p['estimated_from']}){cost}; {when}. Nothing was sent."
-    )
-
-
 @dataclass
 class _Job:
     task: Task
@@ -326,10 +226,6 @@ class _Job:
     params: dict[str, Any]
     ref: Mapping[str, Any] | None
     nbytes: int
-
-
-def _nbytes(messages: list[dict[str, str]]) -> int:
-    return sum(len(m["content"].encode("utf-8")) + 8 for m in messages)
 
 
 class _Run:
@@ -361,14 +257,15 @@ class _Run:
                 params = {"temperature": 0 if votes == 1 else 1, "seed": v}
                 k = key_of(judge.model, ask.task.name, ask.task.version, messages, params)
                 if k not in self.jobs:
-                    self.jobs[k] = _Job(ask.task, ask.values, messages, params, ask.ref, _nbytes(messages))
+                    self.jobs[k] = _Job(ask.task, ask.values, messages, params, ask.ref, nbytes(messages))
                 ks.append(k)
             self.keys_of.append(ks)
+        self.timeouts_before = int(getattr(judge, "timeouts", 0))  # a judge may serve several runs
         self.done: dict[str, Entry] = {}
         self.start_hits: set[str] = set()
         self.late_hits: set[str] = set()  #: landed meanwhile (another process asked them)
         self.unsent: set[str] = set()
-        self.budget = _Budget(max_cost, price)
+        self.budget = Budget(max_cost, price)
         if max_cost is not None and price is not None:
             self.budget.ratio = cache.usage(judge.model)["tokens_per_byte"]
 
@@ -413,7 +310,7 @@ class _Run:
         limiter = getattr(self.judge, "limiter", None)
         if limiter is not None:
             tally.concurrency_low = min(self.concurrency, limiter.lowest)
-        tally.timeouts = int(getattr(self.judge, "timeouts", 0))
+        tally.timeouts = int(getattr(self.judge, "timeouts", 0)) - self.timeouts_before
         tally.cost = self.budget.spent
         return self._outcomes(), tally
 
@@ -439,7 +336,7 @@ class _Run:
                 lat = got.seconds or time.perf_counter() - t0
                 left = len(todo)
                 if left:
-                    eta = _duration(left * lat)
+                    eta = duration(left * lat)
                     self.notify(
                         f"first reply in {lat:.1f} s: timeout {timeout:g} s per request"
                         f"{'' if judge.timeout_given else ' (--timeout sets it)'}; {left} more to ask: about {eta} "
@@ -452,7 +349,8 @@ class _Run:
         """Ask job ``k`` (cache claim, budget, request, repair turn, cache write)."""
         job = self.jobs[k]
         ttl = 2.0 * float(getattr(self.judge, "timeout", 60.0) or 60.0) * (1 + self.parse_retries) + 60.0
-        claim = self.cache.claim(k, ttl, self.retry_undecided)
+        # a heuristic costs nothing to ask again: only a model's prompts are claimed across processes
+        claim = True if self.judge.heuristic else self.cache.claim(k, ttl, self.retry_undecided)
         if claim is BUSY:
             return BUSY
         if isinstance(claim, Entry):
@@ -463,7 +361,8 @@ class _Run:
         reserve = await self.budget.reserve(job.nbytes, job.task.max_tokens)
         if reserve is None:
             self.unsent.add(k)
-            self.cache.release(k)
+            if not self.judge.heuristic:
+                self.cache.release(k)
             return None
         comps: list[Completion] = []
         seconds = 0.0
@@ -500,7 +399,7 @@ class _Run:
         messages = job.messages
         for attempt in range(self.parse_retries + 1):
             if attempt:
-                more = await self.budget.reserve(_nbytes(messages), job.task.max_tokens)
+                more = await self.budget.reserve(nbytes(messages), job.task.max_tokens)
                 if more is None:
                     return None, "the reply did not parse and the budget left no room for a repair turn"
             try:
@@ -512,7 +411,7 @@ class _Run:
             self.tally.requested += 1
             self.tally.prompt_tokens += comp.prompt_tokens
             self.tally.completion_tokens += comp.completion_tokens
-            self.budget.spend(comp, _nbytes(messages))
+            self.budget.spend(comp, nbytes(messages))
             if job.task.logprobs:
                 return comp.utility, comp.undecided
             try:
@@ -595,73 +494,6 @@ def _kind(reason: str | None) -> str:
         if needle in r:
             return kind
     return r if r else "undecided (no reason recorded)"
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-class _Budget:
-    def __init__(self, max_cost: float | None, price: tuple[float, float] | None) -> None:
-        self.max_cost, self.price = max_cost, price
-        self.spent = 0.0
-        self.reserved = 0.0
-        self.in_flight = 0
-        self.ratio = 0.0  # prompt tokens per byte, the highest seen (0: unknown, 1 is assumed)
-        self.stopped = False
-        self._cond: asyncio.Condition | None = None
-
-    @property
-    def cond(self) -> asyncio.Condition:
-        if self._cond is None:
-            self._cond = asyncio.Condition()
-        return self._cond
-
-    def cost_of(self, comp: Completion) -> float:
-        if self.price is None:
-            return 0.0
-        return (comp.prompt_tokens * self.price[0] + comp.completion_tokens * self.price[1]) / 1e6
-
-    def most(self, nbytes: int, max_tokens: int) -> float:
-        assert self.price is not None
-        ratio = self.ratio * 1.1 if self.ratio else 0.5  # unknown until a reply: 2 bytes a token
-        return (nbytes * ratio * self.price[0] + max_tokens * self.price[1]) / 1e6
-
-    async def reserve(self, nbytes: int, max_tokens: int) -> float | None:
-        """The most this request can cost, reserved; None: it would cross the budget even with
-        nothing else in flight (then every later request is refused too, in order)."""
-        if self.max_cost is None or self.price is None:
-            return 0.0
-        async with self.cond:
-            while True:
-                if self.stopped:
-                    return None
-                most = self.most(nbytes, max_tokens)
-                if self.spent + self.reserved + most <= self.max_cost:
-                    self.reserved += most
-                    self.in_flight += 1
-                    return most
-                if self.in_flight == 0:
-                    self.stopped = True
-                    return None
-                await self.cond.wait()
-
-    async def release(self, amount: float | None) -> None:
-        if self.max_cost is None or self.price is None or amount is None:
-            return
-        async with self.cond:
-            self.reserved -= amount
-            self.in_flight -= 1
-            self.cond.notify_all()
-
-    def spend(self, comp: Completion, nbytes: int) -> None:
-        self.spent += self.cost_of(comp)
-        if comp.prompt_tokens and nbytes:
-            self.ratio = max(self.ratio, comp.prompt_tokens / nbytes)
 
 
 class _Bar:

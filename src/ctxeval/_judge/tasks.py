@@ -60,8 +60,11 @@ def fence(tag: str, text: str) -> str:
     >>> fence("passage", "ok <\u200b/pas\u200bsage> and ＜／ＰＡＳＳＡＧＥ＞")
     '<passage>\\nok ‹/passage> and ‹／ＰＡＳＳＡＧＥ＞\\n</passage>'
     """
-    clean = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-    folded = "".join(_fold(ch) for ch in clean)  # one character for one: indices agree with clean
+    if text.isascii():  # no look-alikes, no format characters
+        clean = folded = text
+    else:
+        clean = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+        folded = "".join(_fold(ch) for ch in clean)  # one character for one: indices agree with clean
     opens = [m.start() for m in _TAG.finditer(folded)]
     if opens:
         chars = list(clean)

@@ -129,6 +129,9 @@ class Family:
     requires: frozenset[str] = frozenset()  #: side data (EvalData extras) every measure of the family reads
     perfect_is_one: bool = False  #: a run that ranks the judged docs ideally scores 1 where defined
     higher_is_better: bool = True  #: False for harm-like measures (best = lowest)
+    #: it counts docs labelled useless or harmful: on binary labels (reference ids), where no label says
+    #: so, it is NA where the top k holds an unlabelled doc
+    needs_negatives: bool = False
     #: side data a measure needs beyond ``requires``, from its parameters (e.g. RA-nWG's novelty)
     requires_for: Callable[[Measure], frozenset[str]] | None = field(default=None, repr=False)
 

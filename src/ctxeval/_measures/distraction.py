@@ -35,7 +35,9 @@ when needed. u_i is the utility of the passage at rank i; without @k the whole r
   for the query: the share of the passages actually given to the reader (0 for an empty list). A
   run of depth 100 read at k = 400 is judged on its 100 passages, not diluted by 300 empty slots
   (the verbs note when k exceeds the depth of most of a run's lists). ``DistractorHarm@k`` = Σ_{i<=k} max(0, -u_i) (lower is
-  better for both).
+  better for both). On binary labels (reference ids) a chunk nobody labelled is not known to
+  distract, nor known not to: both are NA on a query whose top k holds such a chunk that no rule,
+  known list or LLM utility decided (``Utilities.unknown``).
 
 A grade-5 passage above a grade-1 one: u = [1, -1], dDCG@2 = 1 - 1/log2(3) = 0.3691, rate 1/2, harm 1,
 UDCG@2 = σ((1·1 - 1/3·1) / 2) = σ(1/3) = 0.5826:
@@ -218,16 +220,31 @@ def _udcg_pos(d: EvalData, m: Measure) -> np.ndarray:
 # --- rate and harm -------------------------------------------------------------------------------------
 
 
+def unknown_queries(d: EvalData, k: int | None) -> np.ndarray | None:
+    """Per query: the top k holds a passage nobody labelled and nothing decided (binary labels, see
+    ``Utilities.unknown``), so how many distractors it holds is unknown; None on graded labels."""
+    unknown = utilities_of(d).unknown
+    if unknown is None:
+        return None
+    idx, seg, _ = top_rows(d, k)
+    return np.bincount(seg[unknown[idx]], minlength=d.n_queries) > 0
+
+
+def _unknown_na(d: EvalData, m: Measure, values: np.ndarray) -> np.ndarray:
+    unknown = unknown_queries(d, _cut(m))
+    return values if unknown is None else np.where(unknown, np.nan, values)
+
+
 def _rate(d: EvalData, m: Measure) -> np.ndarray:
     idx, seg, _ = top_rows(d, _cut(m))
     neg = seg[utilities_of(d).u[idx] < 0]
     given = np.minimum(d.n_ret, m.k).astype(np.float64)
-    return div0(np.bincount(neg, minlength=d.n_queries).astype(np.float64), given)
+    return _unknown_na(d, m, div0(np.bincount(neg, minlength=d.n_queries).astype(np.float64), given))
 
 
 def _harm(d: EvalData, m: Measure) -> np.ndarray:
     idx, seg, _ = top_rows(d, _cut(m))
-    return _total(d, seg, np.maximum(0.0, -utilities_of(d).u[idx]))
+    return _unknown_na(d, m, _total(d, seg, np.maximum(0.0, -utilities_of(d).u[idx])))
 
 
 INF = math.inf
@@ -290,7 +307,8 @@ for fam in (
     Family(
         "DistractorRate",
         "Share of the passages given (the top k, or fewer when the list is shorter) that have negative utility",
-        "DistractorRate@k = #(u_i < 0, i ≤ k) / min(k, n), n = passages retrieved for the query (0 for an empty list)",
+        "DistractorRate@k = #(u_i < 0, i ≤ k) / min(k, n), n = passages retrieved for the query (0 for an empty list); "
+        "on binary labels (reference ids) NA where the top k holds an unlabelled passage nothing decided",
         UTIL_CITE,
         _rate,
         cutoff="required",
@@ -299,11 +317,13 @@ for fam in (
         requires=REQ,
         aliases=("distractorrate", "distractor_rate"),
         higher_is_better=False,
+        needs_negatives=True,
     ),
     Family(
         "DistractorHarm",
         "Total negative utility in the top k",
-        "DistractorHarm@k = Σ_{i≤k} max(0, −u_i) (at most k, utilities lying in [−1, 1])",
+        "DistractorHarm@k = Σ_{i≤k} max(0, −u_i) (at most k, utilities lying in [−1, 1]); "
+        "on binary labels NA where the top k holds an unlabelled passage nothing decided",
         UTIL_CITE,
         _harm,
         cutoff="required",
@@ -312,6 +332,7 @@ for fam in (
         requires=REQ,
         aliases=("distractorharm", "distractor_harm"),
         higher_is_better=False,
+        needs_negatives=True,
     ),
 ):
     register(fam)

@@ -224,7 +224,11 @@ def _precision4(d: EvalData, m: Measure) -> np.ndarray:
 
 def _harm(d: EvalData, m: Measure) -> np.ndarray:
     k = m.k
-    return _top_count(d, k, 1, 2) / float(k)
+    harm = _top_count(d, k, 1, 2) / float(k)
+    if _grades(d).binary:  # binary labels: an unlabelled chunk in the top k may or may not be harm
+        unlabelled = np.minimum(d.n_ret, k) > top_counts(d, k)[:, 1:].sum(axis=1)
+        harm = np.where(unlabelled, np.nan, harm)
+    return harm
 
 
 def _goldhit(d: EvalData, m: Measure) -> np.ndarray:
@@ -311,7 +315,8 @@ for fam in (
     Family(
         "Harm",
         "Share of the k slots holding a judged weak or distractor doc",
-        "Harm@k = #(judged grade <= 2 in the top k) / k (unjudged docs are not harm)",
+        "Harm@k = #(judged grade <= 2 in the top k) / k (unjudged docs are not harm); on binary labels "
+        "(reference ids) NA where the top k holds an unlabelled doc",
         CITE,
         _harm,
         cutoff="required",
@@ -319,6 +324,7 @@ for fam in (
         aliases=("harm",),
         higher_is_better=False,
         requires=GRADES,
+        needs_negatives=True,
     ),
     Family(
         "GoldHit",

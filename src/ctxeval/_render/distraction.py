@@ -19,7 +19,7 @@ def _f(x: float | None, digits: int = 4) -> str:
 
 def _settings_lines(t: dict[str, Any], brief: bool = False) -> list[str]:
     r = t["rules"]
-    rules = DistractorRules(r["preset"], r["tau"], r["top_rank"], r["penalty"], r["based_on"])
+    rules = DistractorRules(r["preset"], r["tau"], r["top_rank"], r["penalty"], r["based_on"], r.get("unlabelled"))
     umap = ",".join(f"{g}:{u:g}" for g, u in t["utility_map"].items())
     out = [
         f"k = {t['k']}; relevant for RR/R: {t.get('rel_relevance') or 'grade >= ' + str(t['rel'])}",
@@ -46,6 +46,7 @@ def _settings_lines(t: dict[str, Any], brief: bool = False) -> list[str]:
         f"verdict from the mean DistractorRate@{t['k']}: SAFE <= {th['safe']:g} < RISKY <= {th['risky']:g} < DANGEROUS"
     )
     out.extend(f"note: {n}" for n in t.get("notes", []))
+    out.extend(f"{row['run']}: {row['verdict_reason']}" for row in t["rows"] if row.get("verdict_reason"))
     out.extend(_accounting_lines(t, brief))
     return out
 

@@ -21,7 +21,6 @@ from .._compare.model import Report as ReportModel
 from .._compare.settings import CORRECTION_NAMES, Sections, Stats, Strata
 from .._context.utility import describe_lines
 from .._errors import ConfigError
-from .._evaluate import DEFAULT_MEASURES
 from .._measures import Measure
 from .distraction import render_distraction
 from .text import accounting_lines
@@ -508,7 +507,7 @@ class Report(ReportModel):
         return to_table(self, color, width)
 
     def to_html(self) -> str:
-        """One self-contained HTML file (:func:`ctxeval._render.html.render_html`)."""
+        """One self-contained HTML file (the README's "HTML report" section)."""
         from .html import render_html
 
         return render_html(self.to_dict())
@@ -517,7 +516,7 @@ class Report(ReportModel):
 def compare(
     qrels: Any = None,
     runs: Any = None,
-    measures: Iterable[str | Measure] | str | Measure = DEFAULT_MEASURES,
+    measures: Iterable[str | Measure] | str | Measure | None = None,
     *,
     samples: Any = None,
     baseline: str | None = None,

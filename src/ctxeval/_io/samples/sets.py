@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError, EmptyInputError, FormatError, InputError
+from ..labels import of_samples, union
 from .schema import Sample, Tally, parse, record
 
 __all__ = ["PLACEHOLDER", "Samples", "union_qrels"]
@@ -24,7 +25,7 @@ _RETRIEVED = ("retrieved", "retrieved_ids", "retrieved_context_ids", "retrieved_
 
 @dataclass(frozen=True)
 class Samples:
-    """A sample set: one run of a RAG pipeline with its references (fields: :mod:`ctxeval._io.samples`).
+    """A sample set: one run of a RAG pipeline with its references (fields: the README's sample section).
 
     >>> s = Samples.from_records([
     ...     {"query_id": "q1", "retrieved_ids": ["a", "b", "c"], "reference_ids": ["a", "c", "z"]},
@@ -40,6 +41,13 @@ class Samples:
     name: str = "samples"
     source: str = "<samples>"
     notes: tuple[str, ...] = field(default=())
+    #: what the references are (a :class:`~ctxeval.LabelKind`): binary for reference ids or
+    #: exact-text reference contexts, graded for grades; None: inferred from the samples' judgments_from
+    labels: Any = None
+
+    def __post_init__(self) -> None:
+        if self.labels is None:
+            object.__setattr__(self, "labels", _labels_of(self))
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -51,7 +59,7 @@ class Samples:
     ) -> Samples:
         """From a JSON-lines file, one sample object per line (blank lines are skipped). A plain file
         (ids, scores, references, question, category) is decoded column-wise
-        (:mod:`ctxeval._io.samples.fast`); ``fast=False`` reads every file line by line, the reference
+        (a columnar fast path); ``fast=False`` reads every file line by line, the reference
         that reader is tested against."""
         from .files import read_jsonl
 
@@ -127,8 +135,8 @@ class Samples:
         cls, dataset: Any, *, name: str = "ragas", source: str = "<ragas dataset>", duplicates: str = "error"
     ) -> Samples:
         """From a RAGAS ``EvaluationDataset`` or a Hugging Face ``datasets.Dataset`` (anything whose
-        ``to_list()`` gives one mapping per sample; no dependency on either package), see
-        :mod:`ctxeval._io.samples.ragas`."""
+        ``to_list()`` gives one mapping per sample; no dependency on either package): RAGAS's names
+        read as the README's sample section says."""
         from .ragas import from_dataset
 
         _check_duplicates(duplicates)
@@ -239,9 +247,8 @@ class Samples:
 
     # --- writing ------------------------------------------------------------------------------------
     def to_records(self, schema: str = "ctxeval") -> list[dict[str, Any]]:
-        """Each sample as the JSON object it reads back from: ``schema="ctxeval"`` the format's names
-        (:func:`ctxeval._io.samples.schema.record`), ``"ragas"`` RAGAS's names with ctxeval's other
-        fields beside them (:func:`ctxeval._io.samples.ragas.ragas_record`); nothing is lost either way."""
+        """Each sample as the JSON object it reads back from: ``schema="ctxeval"`` the format's names,
+        ``"ragas"`` RAGAS's names with ctxeval's other fields beside them; nothing is lost either way."""
         if schema == "ragas":
             from .ragas import ragas_record
 
@@ -278,9 +285,9 @@ class Samples:
         from ..model import Qrels
 
         if isinstance(self.samples, _Lazy) and self.samples.columnar.qrels is not None:
-            return self.samples.columnar.qrels
+            return self.samples.columnar.qrels.with_labels(self.labels)
         cols, _, _ = Qrels._of_frame(self.qrels_frame(), self.source, "error")
-        return Qrels(cols, self.source)
+        return Qrels(cols, self.source, labels=self.labels)
 
     def qrels_frame(self) -> Any:
         """The judgments as a polars frame (query_id, doc_id, relevance); an error when there are none."""
@@ -308,7 +315,7 @@ class Samples:
         return frame
 
     def run(self, name: str | None = None) -> Any:
-        """The retrieved lists as a run, ranked by list order (see :mod:`ctxeval._io.samples`); a set
+        """The retrieved lists as a run, ranked by list order (see :class:`~ctxeval.Samples`); a set
         where no sample retrieved anything is a run without rows."""
         import polars as pl
 
@@ -467,7 +474,23 @@ def union_qrels(sets: Sequence[Samples]) -> Any:
             f"{b['relevance']} in {sets[b['set']].source}; sample sets compared together must share their references"
         )
     source = " + ".join(dict.fromkeys(st.source for st in sets))
-    return Qrels.from_frame(both.select("query_id", "doc_id", "relevance"), source=source)
+    labels = union([st.labels for st in sets])
+    return Qrels.from_frame(both.select("query_id", "doc_id", "relevance"), source=source, labels=labels)
+
+
+def _labels_of(st: Samples) -> Any:
+    """The kind of a set's references (:func:`ctxeval._io.labels.of_samples`) from where each sample's
+    judgments came from: its grades, its reference ids, or its reference contexts matched by text."""
+    if isinstance(st.samples, _Lazy):  # the columnar reader: grades and reference ids only
+        c = st.samples.columnar
+        graded = c.grades["s"].n_unique() if c.grades.height else 0
+        refs = int((c.frame["reference_ids"].list.len().fill_null(0) > 0).sum()) if graded < len(c) else 0
+        values = c.grades["relevance"].unique().to_list() if c.grades.height else ()
+        return of_samples(st.source, graded, refs, 0, values)
+    where = [s.judgments_from for s in st.samples]
+    values = {g for s in st.samples if s.judgments_from == "grades" for g in (s.grades or {}).values()}
+    counts = (where.count("grades"), where.count("reference_ids"), where.count("reference_contexts"))
+    return of_samples(st.source, *counts, values)
 
 
 class _Lazy(Sequence[Sample]):

@@ -1,0 +1,119 @@
+"""Sample sets reach every verb: NAME=FILE, dicts of named sets, ``samples=`` in Python, ``pool --samples``,
+and ``policies={"columns": ...}`` for frames as for files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+import ctxeval
+from ctxeval._cli import cli
+
+# bm25 finds a at rank 1 of q1 and d at rank 2 of q2; dense the other way round
+BM25 = [
+    {"query_id": "q1", "retrieved_ids": ["a", "x"], "reference_ids": ["a"]},
+    {"query_id": "q2", "retrieved_ids": ["y", "d"], "reference_ids": ["d"]},
+]
+DENSE = [
+    {"query_id": "q1", "retrieved_ids": ["x", "a"], "reference_ids": ["a"]},
+    {"query_id": "q2", "retrieved_ids": ["d", "y"], "reference_ids": ["d"]},
+]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    out = []
+    for name, rows in (("one.jsonl", BM25), ("two.jsonl", DENSE)):
+        p = tmp_path / name
+        p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        out.append(p)
+    return out[0], out[1]
+
+
+def test_named_sample_files_on_the_command_line(files: tuple[Path, Path]) -> None:
+    a, b = files
+    res = CliRunner().invoke(cli, ["evaluate", "--samples", f"bm25={a}", f"dense={b}", "-m", "RR", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    # RR: bm25 (1 + 1/2) / 2 = 0.75; dense (1/2 + 1) / 2 = 0.75
+    assert [(r["name"], r["aggregate"]["RR"]) for r in doc["runs"]] == [("bm25", 0.75), ("dense", 0.75)]
+
+
+def test_dicts_of_named_sets_take_frames_paths_and_samples(files: tuple[Path, Path]) -> None:
+    a, _ = files
+    frame = pl.DataFrame(DENSE)
+    res = ctxeval.evaluate(samples={"bm25": str(a), "dense": frame.to_pandas()}, measures=["RR@1"])
+    # RR@1: bm25 finds a at 1 on q1 only -> 0.5; dense d at 1 on q2 only -> 0.5
+    assert {r.name: r.mean("RR@1") for r in res.runs} == {"bm25": 0.5, "dense": 0.5}
+    st = ctxeval.Samples.from_records(BM25, name="whatever")
+    assert ctxeval.evaluate(samples={"mine": st}, measures=["RR"]).runs[0].name == "mine"
+
+
+def test_every_python_verb_takes_samples(files: tuple[Path, Path]) -> None:
+    a, b = files
+    named = {"bm25": str(a), "dense": str(b)}
+    curve = ctxeval.metric_at_k(samples=named, measure_families=["R"], ks="1:2")
+    # R@1: bm25 1/2 (q1 only), R@2: 1 for both
+    assert [s["values"] for s in curve["series"]] == [[0.5, 1.0], [0.5, 1.0]]
+    d = ctxeval.diagnose(samples=str(a), k=1)
+    assert d["q1"].verdict == "healthy" and d["q2"].verdict == "selection"  # d sits at rank 2 > K
+    t = ctxeval.distraction_table(samples=named, k=1)
+    assert [row["run"] for row in t["rows"]] == ["bm25", "dense"]
+    cal = ctxeval.calibrate(samples=str(a), k=2, folds=2)
+    assert cal.policy["in_sample"]["objective_at_best_fixed_k"] == pytest.approx(1.0)  # both references at K=2
+    rep = ctxeval.compare(samples=named, measures=["RR@1"], stats={"permutations": 100, "resamples": 100})
+    assert rep.comparison("dense", "RR@1").diff == pytest.approx(0.0)
+    with pytest.raises(ctxeval.ConfigError, match="one sample set"):
+        ctxeval.diagnose(samples=[str(a), str(b)], k=1)
+
+
+def test_pool_writes_the_best_rank_it_promises(files: tuple[Path, Path]) -> None:
+    a, b = files
+    runner = CliRunner()
+    assert "best_rank" in runner.invoke(cli, ["pool", "--help"]).output
+    res = runner.invoke(cli, ["pool", "--samples", f"bm25={a}", "--samples", f"dense={b}", "--depth", "2"])
+    assert res.exit_code == 0, res.output
+    # q1: a is rank 1 in bm25, x rank 1 in dense; q2: y rank 1 in bm25, d rank 1 in dense
+    assert res.stdout.splitlines() == ["q1 a 1", "q1 x 1", "q2 d 1", "q2 y 1"]
+    shallow = runner.invoke(cli, ["pool", "--samples", str(a), "--depth", "1"])
+    assert shallow.stdout.splitlines() == ["q1 a 1", "q2 y 1"]
+
+
+def test_pool_of_unlabelled_sample_sets_writes_texts(tmp_path: Path) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_text(
+        json.dumps(
+            {"query_id": "q1", "question": "Q?", "retrieved": [{"id": "a", "text": "A."}, {"id": "b", "text": "B."}]}
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    res = CliRunner().invoke(cli, ["pool", "--samples", str(p), "--texts", "--depth", "1"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == {"query_id": "q1", "question": "Q?", "doc_id": "a", "text": "A.", "best_rank": 1}
+
+
+@pytest.mark.parametrize("kind", ["polars", "pandas"])
+def test_columns_policy_applies_to_frames(kind: str) -> None:
+    q = pl.DataFrame({"topic": ["q1", "q1"], "passage": ["a", "b"], "label": [1, 0]})
+    r = pl.DataFrame({"topic": ["q1", "q1"], "passage": ["a", "b"], "sim": [0.2, 0.9]})
+    if kind == "pandas":
+        q, r = q.to_pandas(), r.to_pandas()
+    cols = {"columns": "qid=topic,doc=passage,grade=label,score=sim"}
+    # b (0.9) ranks above a (0.2): RR = 1/2
+    assert ctxeval.evaluate(q, r, ["RR"], policies=cols).runs[0].mean("RR") == 0.5
+    assert isinstance(q, (pd.DataFrame, pl.DataFrame))
+
+
+def test_relevance_error_names_the_field(tmp_path: Path) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_text(json.dumps({"query_id": "q1", "question": "Q?", "retrieved": [{"id": "a", "text": "A."}]}) + "\n")
+    res = CliRunner().invoke(
+        cli, ["judge", "relevance", "--samples", str(p), "--judge", "lexical", "--cache", str(tmp_path / "c.sqlite")]
+    )
+    assert res.exit_code == 2 and "reference_answer" in res.output and "RAGAS's reference" in res.output
