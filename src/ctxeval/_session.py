@@ -244,10 +244,19 @@ class Session:
     def label_notes(self, measures: Iterable[Measure], scale_read: bool = False) -> list[str]:
         """What the reports must say about the kind of the labels for ``measures`` (see
         :func:`ctxeval._context.labels.label_notes`); added to :attr:`notes` once."""
-        from ._context.labels import label_notes
+        from ._context.labels import label_notes, reads_scale
 
+        ms = list(measures)
+        # the grades and the utility settings matter only to notes about the 1-5 scale: a classical
+        # evaluation computes neither (a sort of every grade, the side-file readers' import)
+        on_scale = scale_read or any(reads_scale(m) for m in ms)
         notes = label_notes(
-            self.qrels.labels, measures, self.grades, self.rag.grade_map, self.utility, scale_read=scale_read
+            self.qrels.labels,
+            ms,
+            self.grades if on_scale else [],
+            self.rag.grade_map,
+            self.utility if on_scale else None,
+            scale_read=scale_read,
         )
         for n in notes:
             if n not in self.notes:
