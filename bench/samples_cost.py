@@ -3,6 +3,7 @@
 run + qrels files, evaluated by ``ctxeval.evaluate`` with five measures, side by side.
 
     python bench/samples_cost.py [--samples 100000] [--chunks 20] [--repeat 3]
+    python bench/samples_cost.py --ragas [--samples 2000] [--chunks 10] [--repeat 3]
 
 The data is generated with a fixed seed into ``bench/data/samples/`` (not committed): per sample 20
 retrieved chunk ids with scores and 3-8 reference ids (grades 1-3). Each measurement is a fresh
@@ -10,6 +11,15 @@ process; the table shows the median wall time of the ``ctxeval.evaluate`` call (
 of that whole Python process, and of the command ``ctxeval evaluate --samples FILE -m ...`` against
 ``ctxeval evaluate QRELS RUN -m ...``. Both paths must give the same means (checked). Issue 13 asks
 for ``evaluate --samples`` within 1.5x of the run/qrels path.
+
+``--ragas``: ctxeval against ragas itself on one RAGAS-schema file (``user_input``, ``retrieved_contexts``,
+``retrieved_context_ids``, ``reference_contexts``, ``reference_context_ids``; 300-character texts), by
+ids (IDBasedContextPrecision / Recall against ragas's classes of those names) and by similarity
+(ContextPrecision / ContextRecall(method=similarity) against NonLLMContextPrecisionWithReference /
+NonLLMContextRecall): each a fresh process reading the file and scoring every sample, its CPU time
+(user + sys) and peak memory (max RSS), interleaved, medians; the means must agree (checked).
+``CTXEVAL_BENCH_IDS=SetP,ContextRecall`` names the ids measures for a ctxeval without the IDBased names
+(the same values on this file).
 """
 
 from __future__ import annotations
@@ -94,12 +104,106 @@ def measure(kind: str, a: Path, b: Path) -> tuple[float, float, list[float]]:
     return out["eval"], wall, out["means"]
 
 
+RAGAS_WORKER = r"""
+import json, sys, warnings
+warnings.simplefilter("ignore")
+tool, kind, path = sys.argv[1], sys.argv[2], sys.argv[3]
+if tool == "ctxeval":
+    import ctxeval
+    import os
+    ms = (os.environ.get("CTXEVAL_BENCH_IDS", "IDBasedContextPrecision,IDBasedContextRecall").split(",") if kind == "ids"
+          else ["ContextPrecision(method=similarity)", "ContextRecall(method=similarity)"])
+    r = ctxeval.evaluate(samples=path, measures=ms).runs[0]
+    means = [r.mean(m) for m in ms]
+else:
+    import logging
+    logging.disable(logging.WARNING)
+    from ragas.dataset_schema import EvaluationDataset
+    from ragas import metrics as rm
+    names = (["IDBasedContextPrecision", "IDBasedContextRecall"] if kind == "ids"
+             else ["NonLLMContextPrecisionWithReference", "NonLLMContextRecall"])
+    ds = EvaluationDataset.from_jsonl(path)
+    means = []
+    for n in names:
+        m = getattr(rm, n)()
+        vals = [m.single_turn_score(s) for s in ds.samples]
+        means.append(sum(vals) / len(vals))
+import resource
+u = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"cpu": u.ru_utime + u.ru_stime, "rss_mb": u.ru_maxrss / 1024, "means": means}))
+"""
+
+
+def generate_ragas(n: int, chunks: int, out: Path) -> Path:
+    import string
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"ragas-{n}x{chunks}.jsonl"
+    if path.exists():
+        return path
+    rng = random.Random(21)
+    corpus = {
+        f"c{i:05d}": "".join(rng.choice(string.ascii_lowercase + "    ") for _ in range(300)) for i in range(5000)
+    }
+    with path.open("w") as f:
+        for i in range(n):
+            ids = rng.sample(sorted(corpus), chunks + 5)
+            refs = rng.sample(ids, rng.randint(1, 4))
+            f.write(
+                json.dumps(
+                    {
+                        "user_input": f"question {i}?",
+                        "retrieved_contexts": [corpus[d] for d in ids[:chunks]],
+                        "retrieved_context_ids": ids[:chunks],
+                        "reference_contexts": [corpus[d][:250] for d in refs],  # near copies: similarity ~0.83
+                        "reference_context_ids": refs,
+                    }
+                )
+                + "\n"
+            )
+    return path
+
+
+def ragas_side_by_side(n: int, chunks: int, repeat: int) -> None:
+    path = generate_ragas(n, chunks, BENCH / "data" / "samples")
+    got: dict[tuple[str, str], list[dict]] = {}
+    for _ in range(repeat):  # interleaved
+        for kind in ("ids", "similarity"):
+            for tool in ("ctxeval", "ragas"):
+                done = subprocess.run(
+                    [sys.executable, "-c", RAGAS_WORKER, tool, kind, str(path)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                got.setdefault((tool, kind), []).append(json.loads(done.stdout.strip().splitlines()[-1]))
+    print(f"{n:,} RAGAS-schema samples x {chunks} chunks (300-character texts); median of {repeat}, fresh processes")
+    print(f"{'measures':<12} {'tool':<8} {'CPU (s)':>8} {'peak MB':>8} {'CPU x':>7} {'memory x':>9}")
+    for kind in ("ids", "similarity"):
+        a, b = got[("ctxeval", kind)], got[("ragas", kind)]
+        for x, y in zip(a[0]["means"], b[0]["means"]):
+            if abs(x - y) > 1e-9:
+                raise SystemExit(f"{kind}: ctxeval and ragas disagree: {a[0]['means']} vs {b[0]['means']}")
+        cpu = {t: statistics.median(r["cpu"] for r in got[(t, kind)]) for t in ("ctxeval", "ragas")}
+        rss = {t: statistics.median(r["rss_mb"] for r in got[(t, kind)]) for t in ("ctxeval", "ragas")}
+        for tool in ("ctxeval", "ragas"):
+            print(
+                f"{kind:<12} {tool:<8} {cpu[tool]:>8.2f} {rss[tool]:>8.0f} {cpu[tool] / cpu['ragas']:>7.2f} "
+                f"{rss[tool] / rss['ragas']:>9.2f}"
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--samples", type=int, default=100_000)
-    ap.add_argument("--chunks", type=int, default=20)
+    ap.add_argument("--samples", type=int, default=None)
+    ap.add_argument("--chunks", type=int, default=None)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--ragas", action="store_true", help="ctxeval against ragas on a RAGAS-schema file")
     args = ap.parse_args()
+    if args.ragas:
+        ragas_side_by_side(args.samples or 2000, args.chunks or 10, args.repeat)
+        return
+    args.samples, args.chunks = args.samples or 100_000, args.chunks or 20
     sp, rp, qp = generate(args.samples, args.chunks, BENCH / "data" / "samples")
     times: dict[str, list[tuple[float, float, float]]] = {"trec": [], "samples": []}
     means: dict[str, list[float]] = {}

@@ -5,6 +5,7 @@ Skipped, with the reason, only when no Java runtime exists (the test extra insta
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import shutil
@@ -194,6 +195,23 @@ def test_sample_sets_on_spark_equal_the_local_reader(spark: Any, tmp_path: Path)
     for m in local.measures:
         assert _values(remote.runs[0], m) == _values(local.runs[0], m), str(m)
     assert remote.runs[0].qids == local.runs[0].qids
+
+
+def test_spark_reads_reference_ids_as_binary_labels(spark: Any, tmp_path: Path) -> None:
+    """Reference ids are binary labels on every engine: RA-nWG reads them as relevant (grade 5) and
+    Harm is NA where the top k holds an unlabelled chunk, as the local engine reads them."""
+    recs = [
+        {"query_id": "q1", "retrieved_ids": ["a", "x", "b"], "reference_ids": ["a", "b", "c"]},
+        {"query_id": "q2", "retrieved_ids": ["d", "y"], "reference_ids": ["d"]},
+    ]
+    path = tmp_path / "refs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    ms = ["RA-nWG@2", "Harm@1", "nDCG@2"]
+    local = ctxeval.evaluate(samples=str(path), measures=ms)
+    remote, _ = evaluate_spark(None, [str(path)], ms, spark=spark, names=["refs"])
+    for m in local.measures:
+        assert _values(remote.runs[0], m) == _values(local.runs[0], m), str(m)
+    assert local.runs[0].mean("RA-nWG@2") == 0.75  # q1: a of ideal 2 -> 1/2; q2: d of ideal 1 -> 1
 
 
 def test_spark_errors_are_one_line(spark: Any, tmp_path: Path) -> None:

@@ -38,6 +38,8 @@ if _typing.TYPE_CHECKING:
     from ._engine import Engine, evaluate
     from ._evaluate import Result, RunResult
     from ._fit_udcg import FitResult, fit_udcg
+    from ._gate.baseline import Baseline
+    from ._gate.gate import GateReport, gate, power, snapshot
     from ._io.labels import LabelKind
     from ._io.model import Qrels, Run
     from ._io.retrievers import collect
@@ -65,6 +67,11 @@ _LAZY = {
     "UtilityConfig": "._context.utility",
     "Stats": "._compare.settings",
     "Strata": "._compare.settings",
+    "Baseline": "._gate.baseline",
+    "GateReport": "._gate.gate",
+    "gate": "._gate.gate",
+    "power": "._gate.gate",
+    "snapshot": "._gate.gate",
     "Sections": "._compare.settings",
     "Diagnosis": "._diagnose",
     "diagnose": "._diagnose",
@@ -109,6 +116,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Baseline",
     "Calibration",
     "ConfigError",
     "ContextSelector",
@@ -124,6 +132,7 @@ __all__ = [
     "Family",
     "FitResult",
     "FormatError",
+    "GateReport",
     "GradeMap",
     "InputError",
     "JudgeCard",
@@ -158,7 +167,10 @@ __all__ = [
     "evaluate_stream",
     "families",
     "fit_udcg",
+    "gate",
     "metric_at_k",
     "parse_measure",
     "parse_measures",
+    "power",
+    "snapshot",
 ]

@@ -198,8 +198,9 @@ def with_judged(measures: list[Measure]) -> list[Measure]:
 def default_measures(qrels: Any, runs: list[Any], rag: Any = None) -> tuple[list[str], str]:
     """The measures a sample set gets when none are asked for, and a note saying which and why: the
     context measures that fit the kind of its references and the depth of its lists (d, the longest),
-    instead of the TREC defaults (``R@100`` on 10-deep lists). Binary references: ``ContextRecall``,
-    ``SetP`` (RAGAS's ID-based recall and precision), ``RR`` and ``nDCG@d``; graded ones the same at the
+    instead of the TREC defaults (``R@100`` on 10-deep lists). Binary references:
+    ``IDBasedContextRecall`` and ``IDBasedContextPrecision`` (RAGAS's numbers), ``RR`` and ``nDCG@d``;
+    graded ones the same at the
     relevance level of the scale in force, with ``RA-nWG@d`` when the grades lie on the 1-5 scale;
     text-only references add ``ContextRecall(method=similarity)`` (RAGAS's non-LLM recall)."""
     from ._context.grades import scale_level
@@ -213,14 +214,14 @@ def default_measures(qrels: Any, runs: list[Any], rag: Any = None) -> tuple[list
     grades = distinct(qr.columns.values).tolist()
     gm = rcfg.grade_map
     if kind.binary:
-        out = ["ContextRecall", "SetP", "RR", f"nDCG@{depth}"]
+        out = ["IDBasedContextRecall", "IDBasedContextPrecision", "RR", f"nDCG@{depth}"]
         if "reference_contexts" in kind.origin:
             out.append("ContextRecall(method=similarity)")
         why = "binary references"
     else:
         rel = scale_level(grades, gm) if gm is not None else (3 if kind.scale == "rag" or max(grades) > 3 else 1)
         p = f"(rel={rel})" if rel != 1 else ""
-        out = [f"ContextRecall{p}", f"SetP{p}", f"RR{p}", f"nDCG@{depth}"]
+        out = [f"IDBasedContextRecall{p}", f"IDBasedContextPrecision{p}", f"RR{p}", f"nDCG@{depth}"]
         on_scale = gm.apply(np.asarray(grades)) if gm is not None else np.asarray(grades)
         if on_scale.size and on_scale.min() >= 1 and on_scale.max() <= 5:
             out.append(f"RA-nWG@{depth}")
@@ -293,26 +294,42 @@ _LABEL_FREE = frozenset({"Judged", "unj", "NumQ", "NumRet"})
 
 
 def judged_depth_notes(session: Session, name: str, data: Any, measures: list[Measure]) -> list[str]:
-    """Notes where a measure reads deeper than the judge labelled (judge-written labels with a known
-    depth), each with the share of the ranks it reads that is judged (mean Judged@k)."""
+    """Notes where a measure reads deeper than a judge labelled (judge-written qrels or LLM utilities
+    whose sidecar gives the depth), each with the share of the ranks it reads that carries a label
+    (for qrels the mean Judged@k, for utilities the share of the top k with an LLM utility)."""
     from ._context.labels import depth_notes
 
-    kind = session.qrels.labels
-    prov = kind.provenance
-    if not kind.judged or prov is None or prov.depth is None:
-        return []
-    deepest = int(data.n_ret.max()) if data.n_ret.size else 0
-    reads: dict[str, tuple[int | None, float]] = {}
-    for m in measures:
-        if m.family in _LABEL_FREE:
-            continue
-        k = None if m.cutoff is None else int(m.k)
-        if k is not None and k <= prov.depth:
-            continue
-        judged = make("Judged", None, k if k is not None else max(deepest, 1)).compute(data)
-        ok = judged[~np.isnan(judged)]
-        reads[str(m)] = (k, float(ok.mean()) if ok.size else 0.0)
-    return depth_notes(kind, name, reads)
+    deepest = max(int(data.n_ret.max()) if data.n_ret.size else 0, 1)
+    out: list[str] = []
+    kind = None if session.qrels.plain else session.qrels.labels
+    if kind is not None and kind.judged and kind.provenance is not None and kind.provenance.depth is not None:
+        reads: dict[str, tuple[int | None, float]] = {}
+        for m in measures:
+            k = None if m.cutoff is None else int(m.k)
+            if m.family in _LABEL_FREE or (k is not None and k <= kind.provenance.depth):
+                continue
+            judged = make("Judged", None, k if k is not None else deepest).compute(data)
+            ok = judged[~np.isnan(judged)]
+            reads[str(m)] = (k, float(ok.mean()) if ok.size else 0.0)
+        out += depth_notes(kind, name, reads)
+    llm = session.utility.llm_labels
+    if llm is not None and llm.judged and llm.provenance is not None and llm.provenance.depth is not None:
+        u = data.extra("utility") if data.has("utility") else None
+        reads = {}
+        for m in measures:
+            k = None if m.cutoff is None else int(m.k)
+            if (
+                u is None
+                or u.llm_u is None
+                or "utility" not in m.requires
+                or (k is not None and k <= llm.provenance.depth)
+            ):
+                continue
+            has = ~np.isnan(u.llm_u)
+            top = data.r_rank <= (k if k is not None else deepest)
+            reads[str(m)] = (k, float(has[top].mean()) if top.any() else 0.0)
+        out += depth_notes(llm, name, reads)
+    return out
 
 
 def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]) -> Result:
@@ -328,7 +345,10 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     notes = naming_notes(run_objs, names)
     rates = sorted({m.k for m in ms if m.family == "DistractorRate"})
     level = level_note(
-        measures, lambda: session.grades, session.rag.grade_map, scale_known=session.qrels.labels.scale == "rag"
+        measures,
+        lambda: session.grades,
+        session.rag.grade_map,
+        scale_known=not session.qrels.plain and session.qrels.labels.scale == "rag",
     )
     if level:
         notes.append(level)
@@ -344,9 +364,13 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
                 notes.append(note)
         ucounts = data.extra("utility").counts() if need_u else None
         if need_u:
-            from ._context.utility import flag_counts, flag_note  # here: utility settings pull in side files
+            from ._context.utility import flag_counts, flag_note, unlabelled_note  # here: they pull in side files
 
-            note = flag_note(name, flag_counts(data.extra("utility"), data.r_judged), session.utility.rules)
+            counts = flag_counts(data.extra("utility"), data.r_judged)
+            note = unlabelled_note(name, counts)
+            if note:
+                notes.append(note)
+            note = flag_note(name, counts, session.utility.rules)
             if note:
                 notes.append(note)
         values = {m: m.compute(data) for m in ms}

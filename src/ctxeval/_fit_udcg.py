@@ -34,7 +34,7 @@ from ._io.side import read_answers
 from ._measures import make
 from ._measures.distraction import sigmoid
 from ._policies import Policies
-from ._session import open_session, unique_names
+from ._session import open_session, resolve_inputs, unique_names
 from ._show import fmt, html_table, pandas
 
 __all__ = ["FitResult", "auc", "features", "fit_udcg", "logistic_fit", "point_biserial"]
@@ -182,11 +182,12 @@ def _nan_none(x: float) -> float | None:
 
 
 def fit_udcg(
-    qrels: Any,
-    runs: Any,
-    answers: Any,
+    qrels: Any = None,
+    runs: Any = None,
+    answers: Any = None,
     k: int = 5,
     *,
+    samples: Any = None,
     folds: int = 5,
     seed: int = 0,
     l2: float = 1.0,
@@ -195,12 +196,17 @@ def fit_udcg(
     rag: RagConfig | Mapping[str, Any] | None = None,
 ) -> FitResult:
     """Fit the positional UDCG's α, β, b to answer correctness; compare it held-out with UDCG@k, nDCG@k
-    and RA-nWG@k (see the module docstring). Runs are matched to the answers' ``run`` column by name."""
+    and RA-nWG@k (see the module docstring). Runs are matched to the answers' ``run`` column by name;
+    ``samples`` (instead of ``qrels`` and ``runs``): sample sets, named as the answers name them
+    (``{"bm25": "bm25.jsonl", ...}``)."""
+    if answers is None:
+        raise ConfigError("fit_udcg needs answers: a file or frame of (query id, run, correct)")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise ConfigError(f"folds must be a whole number >= 2, got {folds!r}")
-    session, run_objs = open_session(qrels, runs, policies=policies, rag=rag, utility=utility)
+    qrels, runs, input_notes, sets = resolve_inputs("fit-udcg", qrels, runs, samples, policies)
+    session, run_objs = open_session(qrels, runs, policies=policies, rag=rag, utility=utility, samples=sets)
     if not run_objs:
         raise ConfigError("fit-udcg needs at least one run")
     ans = read_answers(answers)
@@ -312,7 +318,7 @@ def fit_udcg(
         "held_out": held,
         "fit": {"alpha": fit["alpha"], "beta": fit["beta"], "bias": fit["bias"]},
         "utility": config.describe(),
-        "notes": notes + session.notes,
+        "notes": input_notes + notes + session.notes,
         "output": None,
     }
     return FitResult(fit, report)

@@ -237,7 +237,7 @@ class Session:
         """The utility configuration in force; on binary labels the detection rules leave unlabelled
         passages alone unless they were told otherwise."""
         cfg = self.settings.utility or coerce_utility(None)
-        if cfg.rules.unlabelled is None and self.qrels.labels.binary:
+        if cfg.rules.unlabelled is None and not self.qrels.plain and self.qrels.labels.binary:
             cfg = replace(cfg, rules=replace(cfg.rules, unlabelled=False))
         return cfg
 
@@ -247,8 +247,10 @@ class Session:
         from ._context.labels import label_notes, reads_scale
 
         ms = list(measures)
-        # the grades and the utility settings matter only to notes about the 1-5 scale: a classical
-        # evaluation computes neither (a sort of every grade, the side-file readers' import)
+        if self.qrels.plain and not scale_read and not any(map(reads_scale, ms)):
+            return []  # graded as read, and nothing reads the 1-5 scale: nothing to say
+        # the grades and the utility settings matter only to notes about the 1-5 scale: other labels'
+        # notes compute neither (a sort of every grade, the side-file readers' import)
         on_scale = scale_read or any(reads_scale(m) for m in ms)
         notes = label_notes(
             self.qrels.labels,
@@ -324,9 +326,8 @@ class Session:
             "qrels_dropped_duplicates": self.qrels.dropped_duplicates,
             "grade_map": gm.describe() if gm is not None else None,
         }
-        kind = self.qrels.labels
-        if kind.kind != "graded" or kind.scale is not None or kind.origin == "given":
-            out["labels"] = kind.to_dict()
+        if not self.qrels.plain:
+            out["labels"] = self.qrels.labels.to_dict()
         if self.policies.overlap != "require":
             out["overlap"] = self.policies.overlap
         if self.policies.columns:
@@ -456,10 +457,21 @@ def resolve_inputs(
     if samples is not None:
         if qrels is not None or runs is not None:
             raise ConfigError("give either samples or qrels and runs, not both")
-        return samples_inputs(samples, Policies.coerce(policies).duplicates)
+        p = Policies.coerce(policies)
+        if p.columns:
+            raise ConfigError(COLUMNS_WITH_SAMPLES)
+        return samples_inputs(samples, p.duplicates)
     if qrels is None or runs is None:
         raise ConfigError(f"{verb} needs qrels and runs, or samples")
     return qrels, runs, [], []
+
+
+#: the error of ``columns`` given with sample sets
+COLUMNS_WITH_SAMPLES = (
+    "columns (--columns) names the columns of qrels and run tables; a sample set names its fields itself "
+    "(query_id, question, retrieved_ids, retrieved_contexts, reference_ids, grades, ... or RAGAS's user_input, "
+    "retrieved_context_ids, reference_context_ids): rename them in the samples, or leave columns out"
+)
 
 
 def one_run_inputs(

@@ -336,6 +336,16 @@ def samples_frames(spark: Any, value: Any) -> tuple[Any, Any]:
     return qrels, run
 
 
+def _gives_grades(spark: Any, value: Any) -> bool:
+    """Whether a sample set (a DataFrame or a JSON-lines path) grades any chunk: its references are
+    then graded, else binary reference ids (:class:`ctxeval.LabelKind`)."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    df = value if isinstance(value, DataFrame) else spark.read.schema(_SAMPLE_SCHEMA).json(os.fspath(value))
+    return "grades" in df.columns and df.where(F.size(F.col("grades")) > 0).limit(1).count() > 0
+
+
 def evaluate_spark(
     qrels: Any,
     runs: Any,
@@ -395,6 +405,13 @@ def _evaluate_spark(
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     given: list[str | None] = list(names) if names else [None] * len(run_list)
     if qrels is None:  # sample sets: each one run, their references the judgments
+        from ._context.settings import RagConfig as _Rag
+
+        if _Rag.coerce(rag).labels is None:  # what the references are, as the local reader decides it
+            graded = any(_gives_grades(spark, s) for s in run_list)
+            from dataclasses import replace as _with
+
+            rag = _with(_Rag.coerce(rag), labels="graded" if graded else "binary")
         pairs = [samples_frames(spark, s) for s in run_list]
         qrels = pairs[0][0]
         for other, _ in pairs[1:]:

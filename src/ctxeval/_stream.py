@@ -117,7 +117,7 @@ def evaluate_stream(
     last_settings: dict[str, Any] = {}
     try:
         for chunk in run_chunks(
-            sorted_path or path, chunk_bytes=chunk_bytes, chunk_rows=chunk_rows, renames=pol.renames()
+            sorted_path or path, chunk_bytes=chunk_bytes, chunk_rows=chunk_rows, renames=pol.renames("run")
         ):
             tags.add(chunk.tag)
             cols, n_dropped = resolve_duplicates(chunk.columns, "run", path, pol.duplicates)

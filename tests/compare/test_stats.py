@@ -7,11 +7,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
 from ctxeval import ConfigError
+from ctxeval._compare import resample as R
 from ctxeval._compare import stats as S
 
 # --------------------------------------------------------------------------------------------------
@@ -164,7 +165,7 @@ def test_randomization_columns_are_independent_of_their_neighbours_and_chunking(
     full = S.randomization_test(d, permutations=3000, seed=7)
     for j in range(4):
         assert float(S.randomization_test(d[:, j], permutations=3000, seed=7)) == full[j]
-    monkeypatch.setattr(S, "CHUNK_ELEMENTS", 777)
+    monkeypatch.setattr(R, "CHUNK_ELEMENTS", 777)
     np.testing.assert_array_equal(S.randomization_test(d, permutations=3000, seed=7), full)
     assert not np.array_equal(S.randomization_test(d, permutations=3000, seed=8), full)
 
@@ -199,7 +200,7 @@ def test_resample_means_do_not_depend_on_chunking_or_neighbours(monkeypatch):
     full = S.resample_means(x, resamples=500, seed=5)
     alone = S.resample_means(x[:, 1], resamples=500, seed=5)
     np.testing.assert_allclose(full[:, 1], alone[:, 0], rtol=1e-13)
-    monkeypatch.setattr(S, "CHUNK_ELEMENTS", 1000)
+    monkeypatch.setattr(R, "CHUNK_ELEMENTS", 1000)
     np.testing.assert_allclose(S.resample_means(x, resamples=500, seed=5), full, rtol=1e-13)
 
 
@@ -324,7 +325,11 @@ x[rng.random(x.shape) < 0.1] = np.nan
 s, c = S.resample_sums(x, resamples=2000, seed=3)
 p = S.randomization_test(x - np.nanmean(x, axis=0), permutations=2000, seed=3)
 ci = S.bootstrap_ci(x, resamples=2000, seed=3, method="bca")
-print(hashlib.sha1(s.tobytes() + c.tobytes() + p.tobytes() + ci.tobytes()).hexdigest())
+hits = np.floor(rng.random((3000, 4)) * 3) / 3  # few distinct rows: the counted-by-class paths
+s2, c2 = S.resample_sums(hits, resamples=2000, seed=3)
+p2 = S.randomization_test(hits[:, :2] - hits[:, 2:], permutations=2000, seed=3)
+parts = (s, c, p, ci, s2, c2, p2)
+print(hashlib.sha1(b"".join(a.tobytes() for a in parts)).hexdigest())
 """
 
 
@@ -362,3 +367,57 @@ def test_resampled_sums_are_exact_sums_of_the_drawn_values():
             exact = math.fsum(drawn[~np.isnan(drawn)])
             assert abs(sums[b, j] - exact) <= 400 * 2.0**-52 * scale
             assert counts[b, j] == np.count_nonzero(~np.isnan(drawn))
+
+
+def _plain_resampled(x: np.ndarray, d: np.ndarray, B: int, seed: int):
+    """The resampled sums and the randomization p-values by their definitions, draw by draw."""
+    n = x.shape[0]
+    valid = ~np.isnan(x)
+    xz = R.exact_grid(np.where(valid, x, 0.0))
+    idx = np.random.default_rng(seed).integers(0, n, (B, n))
+    sums, counts = xz[idx].sum(axis=1), valid[idx].sum(axis=1).astype(float)  # on the grid: exact in any order
+    dv = ~np.isnan(d)
+    dz = R.exact_grid(np.where(dv, d, 0.0))
+    words = (n + 63) // 64
+    raw = np.random.default_rng(seed).bit_generator.random_raw(B * words).astype("<u8")
+    flips = np.unpackbits(raw.view(np.uint8).reshape(B, words * 8), axis=1, count=n, bitorder="little")
+    signs = 1.0 - 2.0 * flips
+    stat = (signs[:, :, None] * dz[None, :, :]).sum(axis=1)
+    thresh = np.abs(dz.sum(axis=0)) - S.PERM_RTOL * np.abs(dz).sum(axis=0)
+    p = ((np.abs(stat) >= thresh).sum(axis=0) + 1.0) / (B + 1.0)
+    p[~dv.any(axis=0)] = np.nan
+    return sums, counts, p
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 400),
+    m=st.integers(1, 4),
+    levels=st.sampled_from([0, 1, 2, 3, 7]),
+    nan=st.sampled_from([0.0, 0.1, 0.6]),
+    seed=st.integers(0, 2**20),
+)
+def test_fast_resampling_paths_give_the_plain_sums_bit_for_bit(n, m, levels, nan, seed):
+    # few distinct rows (levels > 0: per-query hits and the like) take the counted-by-class paths,
+    # continuous values (levels 0) the plain product; both must give the definitions' sums exactly
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, m))
+    if levels:
+        x = np.floor(x * levels) / levels
+    x[rng.random((n, m)) < nan] = np.nan
+    d = x - (np.roll(x, 1, axis=1) if m > 1 else 0.5)
+    B = 67
+    sums, counts, p = _plain_resampled(x, d, B, seed)
+    got_sums, got_counts = S.resample_sums(x, resamples=B, seed=seed)
+    np.testing.assert_array_equal(got_sums, sums)
+    np.testing.assert_array_equal(got_counts, counts)
+    np.testing.assert_array_equal(S.randomization_test(d, permutations=B, seed=seed), p)
+
+
+def test_int32_draws_are_the_int64_draws():
+    # resample_sums draws int32 indices for speed: numpy must give the same numbers as the int64 draws
+    # of scipy.stats.bootstrap (both come from 32-bit outputs when n < 2^32)
+    for n in (1, 2, 3, 1000, 100_003, 2**31 - 1):
+        a = np.random.default_rng(n).integers(0, n, (3, 50))
+        b = np.random.default_rng(n).integers(0, n, (3, 50), dtype=np.int32)
+        np.testing.assert_array_equal(a, b)

@@ -168,3 +168,37 @@ def test_trec_scale_reads_through_trec_dl() -> None:
     qrels = ctxeval.Qrels.from_dict({"q1": {"a": 3, "b": 0}}, labels="trec")
     r = ctxeval.evaluate(qrels, {"q1": {"a": 1.0}}, ["RA-nWG@1"])
     assert r.settings["grade_map"] == "trec-dl (3:5,2:4,1:3,0:2)" and r.runs[0].mean("RA-nWG@1") == 1.0
+
+
+def test_judged_utilities_read_deeper_than_judged_are_noted(tmp_path: Path) -> None:
+    u = tmp_path / "u.txt"
+    u.write_text("q1 a 0.9\nq2 d 0.8\n", encoding="utf-8")
+    prov = Provenance("lexical", heuristic=True, task="utility", depth=1, pairs=2, undecided=0)
+    write_sidecar(u, LabelKind("judged", "utility", provenance=prov))
+    res = ctxeval.evaluate(samples=BINARY, measures=["DistractorRate@2", "dDCG@1"], utility={"utilities": str(u)})
+    joined = " | ".join(res.notes)
+    # top 2: q1 [a (u), x (none)], q2 [x2 (none), d (u)]: 2 of the 4 ranks read carry an LLM utility
+    assert "DistractorRate@2 reads 2 ranks" in joined and "50 % of the ranks it reads carry an LLM utility" in joined
+    assert "dDCG@1 reads" not in joined and "utilities: judged on the utility scale" in joined
+
+
+def test_unlabelled_hard_negatives_are_counted_in_evaluate_and_calibrate() -> None:
+    # graded qrels; x (unlabelled) at rank 2 of both queries is a hard negative by the rank rule
+    qrels = {"q1": {"a": 5}, "q2": {"b": 5}}
+    run = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"b": 2.0, "x": 1.0}}
+    res = ctxeval.evaluate(qrels, run, ["DistractorRate@2"])
+    assert any("made 2 passages nobody labelled distractors" in n for n in res.notes)
+    cal = ctxeval.calibrate(qrels, run, k=2, folds=2)
+    assert any("made 2 passages nobody labelled distractors" in n for n in cal.notes)
+
+
+def test_fit_udcg_takes_named_sample_sets(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.csv"
+    rows = [(q, r, c) for q in ("q1", "q2") for r, c in (("good", 1), ("weak", 0))]
+    answers.write_text("query_id,run,correct\n" + "".join(f"{q},{r},{c}\n" for q, r, c in rows), encoding="utf-8")
+    weak = [
+        {"query_id": s["query_id"], "retrieved_ids": s["retrieved_ids"][::-1], "reference_ids": s["reference_ids"]}
+        for s in BINARY
+    ]
+    fit = ctxeval.fit_udcg(samples={"good": BINARY, "weak": weak}, answers=str(answers), k=2, folds=2)
+    assert fit.report["runs"] == ["good", "weak"] and fit.report["n_observations"] == 4

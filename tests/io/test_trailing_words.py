@@ -55,7 +55,9 @@ def test_the_words_after_the_tag_are_dropped_and_counted(extra: list[list[str]],
     assert [line.split() for line in cut.decode().splitlines()] == [line.split()[:6] for line in lines]
 
 
-@pytest.mark.parametrize("size", ["small", "past the light tier", "gzip"])
+@pytest.mark.parametrize(
+    "size", ["small", pytest.param("past the light tier", marks=pytest.mark.slow), "gzip"]
+)  # fmt: skip
 def test_every_tier_reads_what_trec_eval_reads(size: str, tmp_path: Path) -> None:
     n = 3 if size != "past the light tier" else light.LIGHT_MAX_BYTES // 40 + 1000
     lines = [f"q{i // 100}\tQ0\td{i}\t{i}\t  {1000 - i / 1000:.4f}\tSTANDARD" for i in range(n)]

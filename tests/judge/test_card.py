@@ -166,7 +166,7 @@ def test_sample_sets_with_reference_ids_and_their_retrieved_lists(tmp_path: Path
     judge = noisy(human, 0.1)
     refs = {q: [d for d, g in docs.items() if g >= 4] for q, docs in human.items()}
     paths = []
-    for name in ("r0", "r2", "r5"):
+    for name in runs:
         p = tmp_path / f"{name}.jsonl"
         p.write_text(
             "".join(
@@ -183,10 +183,41 @@ def test_sample_sets_with_reference_ids_and_their_retrieved_lists(tmp_path: Path
     assert card.coverage["human_pairs"] == sum(len(v) for v in refs.values())
     assert "labels       people's labels are all relevant" in str(card)
     assert card.ranking is not None and card.ranking["kendall_tau"] == 1.0
-    assert sorted(card.means, key=lambda n: -card.means[n]["human"]) == ["r0", "r2", "r5"]
-    assert card.verdict["text"].startswith(
-        "ranks systems like people (system tau 1.00 >= 0.83); label agreement cannot be measured"
+    assert sorted(card.means, key=lambda n: -card.means[n]["human"]) == ["r0", "r1", "r2", "r3", "r4", "r5"]
+    assert card.verdict["text"] == (
+        "compare systems with it, but its values are not people's: system tau 1.00 >= 0.83; label agreement "
+        "cannot be measured on people's relevant-only labels"
     )
+    three = agreement(paths[0], judge, paths[::2])  # over 3 runs tau moves in steps of 2/3: not judged
+    assert three.verdict["verdict"] == "none"
+    assert "3 runs are too few to judge the ranking (tau 1.00; 5 or more)" in three.verdict["text"]
+
+
+def test_the_label_kinds_name_the_scales_and_the_sidecar_who_judged(tmp_path: Path) -> None:
+    """A judge on TREC's 0-3 that used grades 1-3 only would be read as 1-5 from its grades; its sidecar
+    says trec (and who judged, how deep), so people's 1-5 and its 0-3 are both binarized at their
+    levels (>= 4 and >= 2). People's qrels declared binary are read as reference ids."""
+    from ctxeval import Qrels
+    from ctxeval._io.labels import LabelKind, Provenance, write_sidecar
+
+    human = {"q": {"a": 5, "b": 2, "c": 4, "d": 1}}
+    path = Path(_write(tmp_path / "j.qrels", {"q": {"a": 3, "b": 1, "c": 2, "d": 1}}))
+    write_sidecar(
+        path, LabelKind("judged", "trec", provenance=Provenance("openai", "m7", task="grade", depth=2, pairs=4))
+    )
+    card = agreement(human, str(path))
+    assert card.scales["judge"]["name"] == "0-3 (TREC)"
+    assert card.scales["how"] == (
+        "people's 1-5 (RA-nWG) at grade >= 4 and the judge's 0-3 (TREC) at >= 2, both binarized: map one scale "
+        "onto the other (--grade-map) to compare grades"
+    )
+    assert card.labels["kappa_binary"]["kappa"] == 1.0
+    assert card.labelled_by == "task grade by openai / m7, top 2 of each list, 4 pairs judged"
+    assert "(labels by task grade by openai / m7, top 2 of each list, 4 pairs judged)" in str(card).splitlines()[0]
+    refs = agreement(Qrels.from_dict({"q": {"a": 1, "c": 1}}, labels="binary"), str(path))
+    assert refs.scales["human"]["name"] == "reference ids (binary: relevant or unlabelled)"
+    with pytest.raises(ConfigError, match=r"declared 0-3 \(TREC\) .* but hold grade\(s\) \[4, 5\]"):
+        agreement(Qrels.from_dict(human, labels="trec"), str(path))
 
 
 def test_a_grade_map_puts_both_sides_on_one_scale() -> None:
@@ -277,14 +308,14 @@ def test_the_agreement_command_prints_the_card_and_its_json(tmp_path: Path) -> N
         == "verdict: do not use in place of people's labels: a degenerate judge (grade 4 for 100% of its 120 labels)"
     )
     assert (
-        "  binarized kappa >= 0.42    LLMJudge, TREC DL 2023 (Rahmani et al. 2024): 0.42-0.43; Thomas et al. 2024 (SIGIR): 0.64"
+        "  binarized kappa >= 0.42          LLMJudge, TREC DL 2023 (Rahmani et al. 2024): 0.42-0.43; Thomas et al. 2024 (SIGIR): 0.64"
         in lines
     )
     assert "Kendall's tau undefined (a side gives every run the same value), tau_AP 0.0000" in res.stdout
     doc = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).stdout)
     assert doc["verdict"]["verdict"] == "reject"
     assert doc["ranking"]["kendall_tau"] is None
-    assert doc["thresholds"] == {"kappa_binary": 0.42, "tau": 0.83, "degenerate": 0.9}
+    assert doc["thresholds"] == {"kappa_binary": 0.42, "tau": 0.83, "degenerate": 0.9, "distractors": 0.5}
     bad = CliRunner().invoke(cli, [*args[:3], "--grade-map", "nonsense"])
     assert bad.exit_code == 2
     assert bad.output.startswith("ctxeval: error: grade map 'nonsense'")

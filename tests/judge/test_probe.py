@@ -66,6 +66,18 @@ def test_an_obedient_model_follows_the_injected_instruction(tmp_path: Path) -> N
     assert tally.decided == 6
 
 
+def test_a_judge_that_gives_one_grade_to_everything_is_named(tmp_path: Path) -> None:
+    """SmolLM2-135M behind llama.cpp's server gave grade 4 to every item of the bundled example: it moves
+    with no manipulation, and the probe says that proves little."""
+    items = [Item("q", "Where does arabica coffee grow?", f"d{i}", f"passage {i}") for i in range(6)]
+    with Server(lambda body, n: chat('{"grade": 4}')) as srv, Cache(tmp_path / "c.sqlite") as cache:
+        judge = OpenAIJudge("four", base_url=srv.url, api_key="k", backoff=0.01, structured="off")
+        result, _ = probe(judge, items, cache, JudgeOptions(concurrency=2))
+    assert result.rows["injected"]["moved"] == 0.0 and result.constant == 4
+    assert "note: the judge gave grade 4 to every original it decided" in str(result)
+    assert result.to_dict()["one_grade"] == 4
+
+
 def test_copies_the_judge_cannot_grade_are_counted_not_compared(tmp_path: Path) -> None:
     """The injected copies get prose (the strict parser refuses it, the repair turn too): undecided, so
     those items are not compared, and the row says so."""

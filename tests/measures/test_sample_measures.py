@@ -137,10 +137,13 @@ def test_nugget_recall_by_hand(score: str, q1_at_2: float) -> None:
     name = f"NuggetRecall(score={score})@2" if score != "vital_strict" else "NuggetRecall@2"
     pq = ctxeval.evaluate(samples=NUGGETS, measures=[name]).runs[0].per_query(name)
     assert pq["q1"] == pytest.approx(q1_at_2)
-    # q2 has one okay nugget, supported: vital scores are NA (no vital nugget), the others 1; q3 has none: NA
+    # q2 has one okay nugget, supported: vital scores 0.0 (no vital nugget: nuggetizer's reading; NA with
+    # empty=na), the others 1; q3 has no nuggets field: NA
     assert math.isnan(pq["q3"])
     if score.startswith("vital"):
-        assert math.isnan(pq["q2"])
+        assert pq["q2"] == 0.0
+        na_name = f"NuggetRecall(score={score},empty=na)@2"
+        assert math.isnan(ctxeval.evaluate(samples=NUGGETS, measures=[na_name]).runs[0].per_query(na_name)["q2"])
     else:
         assert pq["q2"] == 1.0
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._context.settings import RagConfig
-from .._context.utility import UtilityConfig
+from .._context.utility import UtilityConfig, flag_counts, unlabelled_note
 from .._core.evaldata import EvalData
 from .._core.relscore import relative_scores
 from .._errors import ConfigError, MeasureError
@@ -234,15 +234,19 @@ def calibrate(
         raise ConfigError(f"run {rn.name!r} and the qrels share no query; nothing to calibrate")
     rel = relative_scores(data.r_off, data.r_score)
     lead = lead_lengths(data.r_off, rel, k, TAUS)
+    flagged = None
     if measure is None:
         values = prefix_utility(data.r_off, data.extra("utility").u, k)
         sign = 1.0
+        flagged = unlabelled_note(rn.name, flag_counts(data.extra("utility"), data.r_judged))
     else:
         values = prefix_measure(data, measure, k)
         sign = 1.0 if measure.spec.higher_is_better else -1.0
     result = fit(values, lead, folds=folds, seed=seed, sign=sign)
     found = checks(result, lead, sign)
     notes = [*input_notes, *_input_notes(session, data, cfg, measure), *found.notes]
+    if flagged:
+        notes.insert(len(input_notes), flagged)
     rcfg = session.rag
     gm = rcfg.grade_map
     pool_run = session.pool_for(rn)

@@ -56,6 +56,9 @@ _COMMANDS = {
     "judge": ("judge", "command"),
     "pool": ("pool", "command"),
     "agreement": ("card", "agreement"),
+    "snapshot": ("gate", "snapshot_command"),
+    "gate": ("gate", "gate_command"),
+    "power": ("gate", "power_command"),
 }
 
 # commands that do no BLAS work: numpy's OpenBLAS starts a thread per core when numpy is imported

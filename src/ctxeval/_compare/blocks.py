@@ -27,14 +27,13 @@ def _forward(m: Measure, x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _resampled(m: Measure, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The summary of each resample from its sums and counts of (forward-transformed) defined values."""
+def _resampled(m: Measure, sums: np.ndarray, means: np.ndarray, c: int) -> np.ndarray:
+    """The summary of each resample of column ``c`` from the resampled sums and means of the
+    (forward-transformed) defined values."""
     how = m.spec.aggregate
     if how == "sum":
-        return sums
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
-    return np.exp(mean) if how == "gmean" else mean
+        return sums[:, c]
+    return np.exp(means[:, c]) if how == "gmean" else means[:, c]
 
 
 def _jackknife(m: Measure, col: np.ndarray) -> np.ndarray:
@@ -68,14 +67,40 @@ class _Columns:
         return np.column_stack(self.cols) if self.cols else np.zeros((self.n, 0))
 
 
-def _interval(cfg: Stats, boot: np.ndarray, estimate: float, jack: np.ndarray) -> tuple[float, float] | None:
-    if boot.size == 0 or np.isnan(boot).all() or math.isnan(estimate):
-        return None
-    if cfg.ci == "bca":
-        lo, hi = S.bca_interval(boot, estimate, jack, cfg.confidence)
-    else:
-        lo, hi = S.percentile_interval(boot, cfg.confidence)
-    return float(lo), float(hi)
+class _Intervals:
+    """Confidence intervals asked for one by one and computed together: every percentile interval of
+    a column without undefined resamples comes from one ``np.quantile`` over the stacked columns
+    (the same numbers as column by column)."""
+
+    def __init__(self, cfg: Stats) -> None:
+        self.cfg = cfg
+        self.items: list[tuple[np.ndarray, float, np.ndarray | None]] = []
+
+    def add(self, boot: np.ndarray, estimate: float, jack: np.ndarray | None) -> int:
+        self.items.append((boot, estimate, jack))
+        return len(self.items) - 1
+
+    def resolve(self) -> list[tuple[float, float] | None]:
+        cfg = self.cfg
+        out: list[tuple[float, float] | None] = [None] * len(self.items)
+        batch = []
+        for i, (boot, estimate, jack) in enumerate(self.items):
+            if boot.size == 0 or math.isnan(estimate) or np.isnan(boot).all():
+                continue
+            if cfg.ci == "bca":
+                lo, hi = S.bca_interval(boot, estimate, jack, cfg.confidence)  # type: ignore[arg-type]
+            elif np.isnan(boot).any():
+                lo, hi = S.percentile_interval(boot, cfg.confidence)
+            else:
+                batch.append(i)
+                continue
+            out[i] = (float(lo), float(hi))
+        if batch:
+            alpha = (1.0 - cfg.confidence) / 2.0
+            q = np.quantile(np.column_stack([self.items[i][0] for i in batch]), [alpha, 1.0 - alpha], axis=0)
+            for k, i in enumerate(batch):
+                out[i] = (float(q[0, k]), float(q[1, k]))
+        return out
 
 
 def block(
@@ -119,8 +144,12 @@ def block(
             pairs.append((r, j, mask, dropped, ir, ib, i_d, i_d2))
     X = cols.matrix()
     sums, counts = S.resample_sums(X, resamples=cfg.resamples, seed=cfg.seed, progress=tick)
+    with np.errstate(invalid="ignore", divide="ignore"):  # every column's resampled means at once
+        means = np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
 
+    ivs = _Intervals(cfg)
     summaries = []
+    asked: list[tuple[dict[Measure, Any], Measure, int]] = []
     for r in range(R):
         agg: dict[Measure, float] = {}
         valid: dict[Measure, int] = {}
@@ -130,11 +159,10 @@ def block(
             mean, k = aggregate(m, x)
             agg[m], valid[m] = mean, k
             c = run_cols[(r, j)]
-            if k == 0:
-                ci[m] = None
-                continue
-            b = _resampled(m, sums[:, c], counts[:, c])
-            ci[m] = _interval(cfg, b, mean, _jackknife(m, X[:, c]))
+            ci[m] = None
+            if k:
+                jack = _jackknife(m, X[:, c]) if cfg.ci == "bca" else None
+                asked.append((ci, m, ivs.add(_resampled(m, sums, means, c), mean, jack)))
         summaries.append(RunSummary(names[r], agg, valid, ci))
 
     # tests
@@ -161,6 +189,7 @@ def block(
     p_adj = S.adjust_pvalues(p, cfg.correction) if p.size else p
 
     comparisons = []
+    diff_ci: list[int] = []
     for i, pr in enumerate(pairs):
         r, j, mask, dropped, ir, ib = pr[:6]
         m = measures[j]
@@ -169,11 +198,12 @@ def block(
         mean_r, _ = aggregate(m, xr)
         mean_b, _ = aggregate(m, xb)
         diff = mean_r - mean_b if k else math.nan
-        ci_d = None
         if k:
-            b = _resampled(m, sums[:, ir], counts[:, ir]) - _resampled(m, sums[:, ib], counts[:, ib])
-            jack = _jackknife(m, X[:, ir]) - _jackknife(m, X[:, ib])
-            ci_d = _interval(cfg, b, diff, jack)
+            b = _resampled(m, sums, means, ir) - _resampled(m, sums, means, ib)
+            jack = _jackknife(m, X[:, ir]) - _jackknife(m, X[:, ib]) if cfg.ci == "bca" else None
+            diff_ci.append(ivs.add(b, diff, jack))
+        else:
+            diff_ci.append(-1)
         raw = xr - xb
         up, down = int((raw > TIE_TOL).sum()), int((raw < -TIE_TOL).sum())
         wins, losses = (up, down) if m.spec.higher_is_better else (down, up)
@@ -185,7 +215,7 @@ def block(
                 mean_r,
                 mean_b,
                 diff,
-                ci_d,
+                None,  # the interval, filled in below
                 float(p[i]),
                 pa,
                 bool(not math.isnan(pa) and pa < cfg.alpha),
@@ -196,4 +226,9 @@ def block(
                 dropped,
             )
         )
+    done = ivs.resolve()
+    for ci, m, at in asked:
+        ci[m] = done[at]
+    for cmp, at in zip(comparisons, diff_ci):
+        cmp.ci = done[at] if at >= 0 else None
     return Block(n, summaries, comparisons)

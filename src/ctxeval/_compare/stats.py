@@ -18,13 +18,13 @@ column applied to the resampled queries. Without NaN this is the plain bootstrap
 Determinism. Randomness comes from ``numpy.random.default_rng(seed)`` only: random signs from whole
 64-bit outputs of the bit generator, resampling indices from ``integers(0, n, (chunk, n))`` chunk after
 chunk (the draws of ``scipy.stats.bootstrap`` with the same generator); neither depends on the
-chunk size or the number of threads. The resampled statistics are matrix products (``signs @ x``,
-``counts @ x``) over chunks of about 4 million random draws, so memory stays at a few tens of MB
-whatever the size. A multi-threaded BLAS adds up a matrix product in another order with another number
-of threads, so the values are first rounded to a grid on which every such sum is exact
-(:func:`exact_grid`; a value moves by at most n · max|x| · 2⁻⁵²): the products, and so every p-value
-and interval, are the same bits whatever the number of threads. A column's result depends only on its own values, the number of rows, the seed and
-the number of resamples, not on the other columns.
+chunk size or the number of threads. The resampled statistics are sums Σ c_i x_i over chunks of about
+4 million random draws (:mod:`.resample`, which also says how they are computed fast), so memory stays
+at a few tens of MB whatever the size. A multi-threaded BLAS adds up a matrix product in another order
+with another number of threads, so the values are first rounded to a grid on which every such sum is
+exact (:func:`exact_grid`; a value moves by at most n · max|x| · 2⁻⁵²): the sums, and so every p-value
+and interval, are the same bits whatever the number of threads. A column's result depends only on its
+own values, the number of rows, the seed and the number of resamples, not on the other columns.
 
 Tests (two-sided; ``d`` = the paired differences of a column, ``n`` its length):
 
@@ -94,102 +94,33 @@ __all__ = [
     "wilcoxon_test",
 ]
 
+from .resample import (
+    as_matrix,
+    check_count,
+    check_seed,
+    exact_grid,
+    flip_sums,
+    resample_means,
+    resample_sums,
+    unique_masks,
+)
 from .settings import CI_METHODS, CORRECTIONS, TESTS
 from .special import betainc, normal_cdf, normal_ppf, t_sf
 
-#: elements of one chunk of random signs / resampling counts (float64: 32 MB)
-CHUNK_ELEMENTS = 1 << 22
 #: relative tolerance of the randomization test's comparisons (times Σ|d|)
 PERM_RTOL = 1e-9
 
 Progress = Callable[[float], None] | None
-
-
-def _as_matrix(x: np.ndarray) -> tuple[np.ndarray, bool]:
-    a = np.asarray(x, dtype=np.float64)
-    if a.ndim == 1:
-        return a[:, None], True
-    if a.ndim != 2:
-        raise ConfigError(f"expected a vector or a matrix of per-query values, got an array of shape {a.shape}")
-    return a, False
+_as_matrix, _check_count, _check_seed = as_matrix, check_count, check_seed
 
 
 def _out(v: np.ndarray, vector: bool) -> np.ndarray:
     return v[0] if vector else v
 
 
-def _check_count(name: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
-    return int(value)
-
-
-def _check_seed(seed: int) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigError(f"seed must be a whole number >= 0, got {seed!r}")
-    return int(seed)
-
-
-def unique_masks(valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct columns of a boolean matrix, in first-seen order, and each column's index among them.
-
-    >>> u, which = unique_masks(np.array([[1, 1, 0], [1, 1, 1]], dtype=bool))
-    >>> u.astype(int).tolist(), which.tolist()
-    ([[1, 0], [1, 1]], [0, 0, 1])
-    """
-    valid = np.asarray(valid, dtype=bool)
-    if valid.shape[1] == 0:
-        return valid, np.zeros(0, dtype=np.int64)
-    packed = np.packbits(valid, axis=0).T
-    _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return valid[:, first[order]], rank[inverse]
-
-
-def exact_grid(x: np.ndarray) -> np.ndarray:
-    """Round each column of ``x`` (finite values; shape ``(n, m)``) to a power-of-two grid on which every
-    sum of up to n of its values, each taken up to n times in all, is exact in float64.
-
-    The grid step of a column is 2^(e − 52) with 2^e > n · max|x|: every partial sum is then a whole
-    number of steps below 2^53 steps, so floating-point addition in any order (a multi-threaded BLAS
-    splits a matrix product differently with more threads) gives the same bits. A value moves by at
-    most half a step, ≤ n · max|x| · 2⁻⁵² (about the rounding error of one float sum over the column).
-
-    >>> g = exact_grid(np.array([[0.1], [0.2], [0.3]]))  # 3 · 0.3 < 2^0: steps of 2^-52
-    >>> bool(np.all(np.abs(g[:, 0] - [0.1, 0.2, 0.3]) <= 2.0**-53)), bool(np.all(g * 2.0**52 % 1 == 0))
-    (True, True)
-    """
-    a = np.asarray(x, dtype=np.float64)
-    n = a.shape[0]
-    if a.size == 0:
-        return a.copy()
-    top = np.abs(a).max(axis=0) * n
-    _, e = np.frexp(top)  # top < 2^e
-    step = np.ldexp(1.0, (e - 52).astype(np.int64))
-    step = np.where(top > 0, np.maximum(step, np.finfo(np.float64).tiny), 1.0)
-    return np.round(a / step) * step
-
-
-def _chunks(total: int, n: int) -> list[int]:
-    size = max(1, CHUNK_ELEMENTS // max(n, 1))
-    return [min(size, total - start) for start in range(0, total, size)]
-
-
 # --------------------------------------------------------------------------------------------------
 # randomization (sign-flip permutation) test
 # --------------------------------------------------------------------------------------------------
-
-
-def _sign_bits(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
-    """``float64[rows, n]`` of independent fair 0/1 draws (1 = flip the sign): the bits of whole 64-bit
-    outputs of the bit generator, so the stream does not depend on how the draws are chunked."""
-    words = (n + 63) // 64
-    raw = rng.bit_generator.random_raw(rows * words).astype("<u8", copy=False)
-    bits = raw.view(np.uint8).reshape(rows, words * 8)
-    return np.unpackbits(bits, axis=1, count=n, bitorder="little").astype(np.float64)
 
 
 def randomization_test(
@@ -215,14 +146,10 @@ def randomization_test(
     total = dz.sum(axis=0)
     thresh = np.abs(total) - PERM_RTOL * np.abs(dz).sum(axis=0)
     hits = np.zeros(m, dtype=np.int64)
-    rng = np.random.default_rng(seed)
     if n and m:
-        for size in _chunks(B, n):
-            flips = _sign_bits(rng, size, n)
-            stat = total - 2.0 * (flips @ dz)  # Σ s_i d_i with s_i = 1 - 2 flip_i
+        for flipped in flip_sums(dz, B, seed, progress):
+            stat = total - 2.0 * flipped  # Σ s_i d_i with s_i = 1 - 2 flip_i
             hits += (np.abs(stat) >= thresh).sum(axis=0)
-            if progress:
-                progress(size / B)
     p = (hits + 1.0) / (B + 1.0)
     p[~valid.any(axis=0)] = np.nan
     return _out(p, vector)
@@ -346,50 +273,6 @@ def wilcoxon_test(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
 # --------------------------------------------------------------------------------------------------
 # bootstrap
 # --------------------------------------------------------------------------------------------------
-
-
-def resample_sums(
-    x: np.ndarray, *, resamples: int = 10000, seed: int = 0, progress: Progress = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(sums, counts)``, both ``float64[B, m]``: for each of B bootstrap resamples of the rows, the sum of
-    each column's defined values over the resample (a row drawn c times counts c times) and how many
-    defined values it holds. Rows are drawn by ``integers(0, n, (chunk, n))`` from
-    ``default_rng(seed)``, the draws of ``scipy.stats.bootstrap``.
-    """
-    a, _ = _as_matrix(x)
-    B = _check_count("resamples", resamples)
-    seed = _check_seed(seed)
-    n, m = a.shape
-    sums, counts = np.zeros((B, m)), np.zeros((B, m))
-    if n == 0 or m == 0:
-        return sums, counts
-    valid = ~np.isnan(a)
-    xz = exact_grid(np.where(valid, a, 0.0))  # exact resampled sums: the same bits on any BLAS
-    masks, which = unique_masks(valid)
-    maskf = masks.astype(np.float64)
-    full = masks.all(axis=0)
-    rng = np.random.default_rng(seed)
-    at = 0
-    for size in _chunks(B, n):
-        idx = rng.integers(0, n, (size, n))
-        idx += (np.arange(size, dtype=np.int64) * n)[:, None]
-        c = np.bincount(idx.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
-        sums[at : at + size] = c @ xz
-        per_mask = c @ maskf
-        per_mask[:, full] = n  # every row defined: the resample holds n values
-        counts[at : at + size] = per_mask[:, which]
-        at += size
-        if progress:
-            progress(size / B)
-    return sums, counts
-
-
-def resample_means(x: np.ndarray, *, resamples: int = 10000, seed: int = 0, progress: Progress = None) -> np.ndarray:
-    """``float64[B, m]``: each column's mean over its defined values in each of B bootstrap resamples
-    of the rows (NaN for a resample without any of its defined values). See :func:`resample_sums`."""
-    sums, counts = resample_sums(x, resamples=resamples, seed=seed, progress=progress)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
 
 
 def _check_level(confidence: float) -> float:

@@ -47,7 +47,7 @@ class GradesProvider:
         from .._core.extras import Grades  # here: the notes this module gives evaluate need no side data
 
         gm = inputs.settings.rag.grade_map
-        binary = inputs.qrels.labels.binary
+        binary = not inputs.qrels.plain and inputs.qrels.labels.binary
         if gm is None or not gm.mapping:
             return Grades(data.j_grade, data.q_grade, gm.describe() if gm is not None else None, binary)
         unmapped = gm.unmapped(data.q_grade)

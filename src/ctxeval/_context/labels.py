@@ -47,6 +47,8 @@ def resolve(qrels: Qrels, rag: RagConfig) -> tuple[Qrels, RagConfig]:
     ``trec-dl`` for TREC's 0-3 scale."""
     if rag.labels is not None:
         qrels = qrels.with_labels(rag.labels)
+    if qrels.plain:  # graded, read as they are: nothing to resolve
+        return qrels, rag
     kind = qrels.labels
     if rag.grade_map is None:
         if kind.binary:
@@ -144,8 +146,13 @@ def depth_notes(kind: LabelKind, run: str, judged: dict[str, tuple[int | None, f
             continue
         reads = "the whole list" if ranks is None else f"{ranks} ranks"
         who = p.describe().split(", ")[0]
+        rest = (
+            "carry an LLM utility, the rest keep the one their labels give"
+            if kind.scale == "utility"
+            else "are judged (Judged), the rest count as not relevant"
+        )
         out.append(
             f"{run}: {name} reads {reads} but the judge ({who}) labelled only the top {p.depth} of each list: "
-            f"{100 * share:.0f} % of the ranks it reads are judged (Judged), the rest count as not relevant"
+            f"{100 * share:.0f} % of the ranks it reads {rest}"
         )
     return out

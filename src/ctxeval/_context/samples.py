@@ -105,8 +105,10 @@ register(SamplesProvider())
 @dataclass(frozen=True)
 class SimilarityProvider:
     """``similarity``: the normalised Levenshtein similarity (rapidfuzz, as RAGAS's non-LLM context
-    measures compute it) of every (reference context, retrieved chunk) pair of a sample that gives
-    both texts; a sample without them is NA for the measures that read it."""
+    measures compute it) of every (non-empty reference context, retrieved chunk) pair of a sample that
+    gives both texts (an empty chunk text is 0 similar to every reference); a sample without reference
+    texts, or whose chunks have no texts, is NA for the measures that read it, one that retrieved
+    nothing scores 0."""
 
     name: str = "similarity"
     after: tuple[str, ...] = ()
@@ -116,34 +118,71 @@ class SimilarityProvider:
         from rapidfuzz.distance import Levenshtein
         from rapidfuzz.process import cdist
 
-        _, docs, queries = _by_query(data, inputs, "ContextPrecision / ContextRecall(method=similarity) compare texts")
-        n_q = data.n_queries
-        has = np.zeros(n_q, dtype=bool)
-        n_ref = np.zeros(n_q, dtype=np.int64)
-        refs: list[np.ndarray] = []
-        rows: list[np.ndarray] = []
-        sims: list[np.ndarray] = []
-        first = 0
-        for i, _q, s, lo, hi in queries:
-            if s.retrieved_texts is None or not s.reference_contexts:
-                continue
-            text_of = dict(zip(s.retrieved_ids, s.retrieved_texts))
-            texts = [text_of.get(docs[r], "") for r in range(lo, hi)]
-            has[i] = True
-            n_ref[i] = len(s.reference_contexts)
-            if texts:
-                m = cdist(s.reference_contexts, texts, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
-                refs.append(np.repeat(np.arange(first, first + m.shape[0], dtype=np.int64), m.shape[1]))
-                rows.append(np.tile(np.arange(lo, hi, dtype=np.int64), m.shape[0]))
-                sims.append(m.ravel())
-            first += len(s.reference_contexts)
-        ref_off = np.zeros(n_q + 1, dtype=np.int64)
-        np.cumsum(n_ref, out=ref_off[1:])
+        def pairs(refs: tuple[str, ...], texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            m = cdist(refs, texts, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
+            ref, row = np.indices(m.shape).reshape(2, -1)
+            return ref, row, m.ravel()
 
-        def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-            return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+        return _text_pairs(data, inputs, "ContextPrecision / ContextRecall(method=similarity) compare texts", pairs)
 
-        return Similarities(has, ref_off, cat(refs, np.int64), cat(rows, np.int64), cat(sims, np.float64), len(docs))
+
+@dataclass(frozen=True)
+class ContainmentProvider:
+    """``containment``: the (reference context, retrieved chunk) pairs where the chunk's text holds the
+    reference's (blanks collapsed), similarity 1; as ``similarity`` for the rest. For references that
+    are excerpts of the chunks, which neither exact text nor Levenshtein similarity match (a 200-character
+    excerpt of a 1,000-character chunk is 0.2 similar to it)."""
+
+    name: str = "containment"
+    after: tuple[str, ...] = ()
+    needs_rows: bool = True
+
+    def build(self, data: EvalData, inputs: Inputs) -> Similarities:
+        def pairs(refs: tuple[str, ...], texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            held = [" ".join(t.split()) for t in texts]
+            hits = [
+                (j, r)
+                for j, ref in enumerate(" ".join(x.split()) for x in refs)
+                for r, t in enumerate(held)
+                if ref in t
+            ]
+            ref, row = (np.array(x, dtype=np.int64) for x in zip(*hits)) if hits else (np.zeros(0, np.int64),) * 2
+            return ref, row, np.ones(ref.size)
+
+        return _text_pairs(data, inputs, "ContextPrecision / ContextRecall(method=containment) compare texts", pairs)
+
+
+def _text_pairs(data: EvalData, inputs: Inputs, what: str, pairs: Any) -> Similarities:
+    """Per sample with reference texts and chunk texts, ``pairs(references, chunk texts)`` -> (reference
+    number, chunk position, similarity) of the pairs that may match, numbered across queries."""
+    _, docs, queries = _by_query(data, inputs, what)
+    n_q = data.n_queries
+    has = np.zeros(n_q, dtype=bool)
+    n_ref = np.zeros(n_q, dtype=np.int64)
+    refs: list[np.ndarray] = []
+    rows: list[np.ndarray] = []
+    sims: list[np.ndarray] = []
+    first = 0
+    for i, _q, s, lo, hi in queries:
+        ref_texts = s.relevant_contexts()  # (an empty reference context is no reference)
+        if not ref_texts or (hi > lo and s.retrieved_texts is None):
+            continue  # NA: no reference text, or chunks without texts to compare
+        has[i] = True  # (a sample that retrieved nothing scores 0)
+        n_ref[i] = len(ref_texts)
+        if hi > lo:
+            text_of = dict(zip(s.retrieved_ids, s.retrieved_texts or ()))
+            ref, row, sim = pairs(ref_texts, [text_of.get(docs[r], "") for r in range(lo, hi)])
+            refs.append(ref + first)
+            rows.append(row + lo)
+            sims.append(sim)
+        first += len(ref_texts)
+    ref_off = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(n_ref, out=ref_off[1:])
+
+    def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+    return Similarities(has, ref_off, cat(refs, np.int64), cat(rows, np.int64), cat(sims, np.float64), len(docs))
 
 
 @dataclass(frozen=True)
@@ -236,3 +275,4 @@ def _sample_set(inputs: Inputs, what: str) -> Any:
 
 
 register(SimilarityProvider())
+register(ContainmentProvider())

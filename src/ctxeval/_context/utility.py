@@ -66,7 +66,6 @@ from .._core.extras import WHY_KNOWN, WHY_LABEL, WHY_LLM, WHY_RANK, WHY_SCORE, G
 from .._core.join import judged_docs, pair_lookup
 from .._core.relscore import RELATIVE_SCORE_RULE, relative_scores
 from .._errors import ConfigError
-from .._io.labels import read_sidecar
 from .._io.side import Pairs, read_distractors, read_utilities
 from . import Inputs, register
 
@@ -89,6 +88,7 @@ __all__ = [
     "llm_rule",
     "parse_utility_map",
     "row_utilities",
+    "unlabelled_note",
 ]
 
 DEFAULT_UTILITY_MAP: dict[int, float] = {5: 1.0, 4: 1.0, 3: 0.5, 2: 0.0, 1: -1.0}
@@ -282,6 +282,22 @@ def flag_note(name: str, counts: Mapping[str, int], rules: DistractorRules) -> s
     )
 
 
+def unlabelled_note(name: str, counts: Mapping[str, int]) -> str | None:
+    """A note counting the unlabelled passages the detection rules made hard negatives (``counts`` from
+    :func:`flag_counts`), or None when they made none: a verdict resting on them says so.
+
+    >>> unlabelled_note("bm25", {"judged": 2, "unlabelled": 30, "by_score": 5, "utility_0": 100})
+    'bm25: the hard-negative rules made 30 passages nobody labelled distractors (and 2 judged ones); the figures that count distractors rest on them (--no-flag-unlabelled leaves unlabelled passages alone)'
+    """
+    if not counts["unlabelled"]:
+        return None
+    return (
+        f"{name}: the hard-negative rules made {counts['unlabelled']} passages nobody labelled distractors (and "
+        f"{counts['judged']} judged ones); the figures that count distractors rest on them (--no-flag-unlabelled "
+        "leaves unlabelled passages alone)"
+    )
+
+
 def describe_lines(u: Mapping[str, Any]) -> list[str]:
     """Text lines for a :meth:`UtilityConfig.describe` dict: the utility map, the rules in force, the
     known list and the utility source (with the LLM threshold), as every text report prints them.
@@ -402,7 +418,11 @@ class UtilityConfig:
         drules = DistractorRules.resolve(rules, tau, top_rank, penalty, flag_unlabelled)
         known = read_distractors(distractors) if distractors is not None else None
         llm = read_utilities(utilities) if utilities is not None else None
-        llm_labels = read_sidecar(utilities) if isinstance(utilities, (str, os.PathLike)) else None
+        llm_labels = None
+        if isinstance(utilities, (str, os.PathLike)):
+            from .._io.labels import read_sidecar
+
+            llm_labels = read_sidecar(utilities)
         return cls(
             utility_map=umap,
             rules=drules,
@@ -525,7 +545,7 @@ def row_utilities(
         why[known] = WHY_KNOWN
     rel = relative_scores(data.r_off, data.r_score) if n else np.zeros(0)
     rules = config.rules
-    binary = qrels is not None and qrels.labels.binary
+    binary = qrels is not None and not qrels.plain and qrels.labels.binary
     cand = (u == 0.0) & (why == WHY_LABEL)
     if not rules.flags_unlabelled(binary):
         cand &= data.r_judged

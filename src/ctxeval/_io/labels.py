@@ -37,8 +37,6 @@ edited file). Unknown keys are ignored, so later versions may add some.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -246,6 +244,8 @@ def sidecar_path(path: str | os.PathLike[str]) -> Path:
 
 
 def _sha256(path: Path) -> str:
+    import hashlib
+
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -268,6 +268,8 @@ def write_sidecar(path: str | os.PathLike[str], labels: LabelKind) -> Path:
     >>> back.kind, back.scale, back.provenance.depth, back.provenance.heuristic
     ('judged', 'rag', 2, True)
     """
+    import json
+
     from .writers import write_text
 
     target = Path(path)
@@ -288,6 +290,8 @@ def read_sidecar(path: str | os.PathLike[str]) -> LabelKind | None:
     side = sidecar_path(path)
     if not side.is_file():
         return None
+    import json
+
     try:
         doc = json.loads(side.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -22,12 +22,13 @@ from .._errors import ConfigError
 from .._policies import Policies
 from . import tables, writers
 from .frames import frame_of
-from .labels import LabelKind, read_sidecar
 from .read import check_duplicate_policy, read_file, resolve_duplicates
 from .trec import Kind
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from .labels import LabelKind
 
 __all__ = ["Qrels", "Run"]
 
@@ -109,7 +110,7 @@ class Qrels(_Rows):
     True
     """
 
-    __slots__ = ("labels",)
+    __slots__ = ("_labels", "_origin")
     _kind = "qrels"
     _value = "relevance"
 
@@ -126,8 +127,29 @@ class Qrels(_Rows):
         self.columns = columns
         self.source = source
         self.dropped_duplicates = dropped_duplicates
-        #: what the grades are (a :class:`~ctxeval.LabelKind`)
-        self.labels = LabelKind.coerce(labels) if labels is not None else LabelKind("graded", None, "assumed")
+        self._labels = labels  # built on first use: plain TREC files never import the label kinds
+        self._origin = "assumed"
+
+    @property
+    def labels(self) -> LabelKind:
+        """What the grades are (a :class:`~ctxeval.LabelKind`); graded when nothing says otherwise."""
+        from .labels import LabelKind
+
+        if not isinstance(self._labels, LabelKind):
+            given = self._labels
+            self._labels = LabelKind.coerce(given) if given is not None else LabelKind("graded", None, self._origin)
+        return self._labels
+
+    @property
+    def plain(self) -> bool:
+        """Nothing said what the grades are (no ``labels``, no sidecar, not from a sample set): graded,
+        read as they are."""
+        return self._labels is None or (
+            not isinstance(self._labels, str)
+            and self._labels.kind == "graded"
+            and self._labels.scale is None
+            and self._labels.origin == self._origin
+        )
 
     def with_labels(self, labels: LabelKind | str) -> Qrels:
         """The same judgments, declared to be of another kind (e.g. ``"binary"`` for reference ids)."""
@@ -148,10 +170,14 @@ class Qrels(_Rows):
         ``columns``: which columns hold what, for names the reader does not know (see :class:`Policies`).
         ``labels``: what the grades are; default: the file's sidecar (judge-written labels), else graded."""
         read = read_file(path, "qrels", format, duplicates, Policies(columns=columns).renames("qrels"))
-        kind = labels if labels is not None else read_sidecar(path)
-        if kind is None:
-            kind = LabelKind("graded", None, f"qrels file {Path(path).name}")
-        return cls(read.columns, str(path), dropped_duplicates=read.dropped, labels=kind)
+        kind = labels
+        if kind is None and os.path.isfile(f"{os.fspath(path)}.labels.json"):  # a judge's sidecar
+            from .labels import read_sidecar
+
+            kind = read_sidecar(path)
+        out = cls(read.columns, str(path), dropped_duplicates=read.dropped, labels=kind)
+        out._origin = f"qrels file {Path(path).name}"
+        return out
 
     @classmethod
     def from_dict(
@@ -209,7 +235,7 @@ class Qrels(_Rows):
                 f"{self.source}: grade map {gm.describe()} does not map grade(s) {bad}; add them to the map"
             )
         c = self.columns
-        return Qrels(Columns(c.layout, c.doc, gm.apply(c.values), c.source_rows), self.source, labels=self.labels)
+        return Qrels(Columns(c.layout, c.doc, gm.apply(c.values), c.source_rows), self.source, labels=self._labels)
 
     def write_trec(self, path: str | os.PathLike[str]) -> None:
         writers.write_trec_qrels(self.frame, path)

@@ -458,7 +458,12 @@ def _stringified(table: pl.DataFrame) -> bool:
     """Whether a String column of JSON lines read by polars may hold the text of a value that was not
     a JSON string: then the line reader reads the file (and refuses ``{"qid": ["q1"]}``, naming the
     line). A string that merely looks so (``"[a]"``, ``"1.5"``) costs only the slower reader."""
-    texts = [pl.col(c).str.contains(_STRINGIFIED).any() for c, t in table.schema.items() if t == pl.String]
+    ids = (*_QID_NAMES, *_DOC_NAMES)  # the id columns (a tag is read as text by either reader)
+    texts = [
+        pl.col(c).str.contains(_STRINGIFIED).any()
+        for c, t in table.schema.items()
+        if t == pl.String and c.lower().strip() in ids
+    ]
     return bool(texts) and bool(table.select(pl.any_horizontal(texts)).item())
 
 

@@ -24,10 +24,17 @@ What the card holds (built by :func:`ctxeval._judge.verbs.agreement`):
   Spielman, Craswell, Mitra, "Large language models can accurately predict searcher preferences",
   SIGIR 2024, arXiv:2309.10621). On four-level labels the same LLMJudge judges reached only 0.06–0.29:
   the graded kappa is printed for context, never gated on.
-* system tau >= 0.83: the lowest system-ranking Kendall's tau among the LLMJudge judges (0.83–0.95).
-* Both hold: the labels can stand in for people's. The ranking holds and the labels do not: compare
-  systems with them, but do not read their values as people's. The ranking fails, or the judge is
-  degenerate: do not use them in place of people's labels.
+* system tau >= 0.83: the lowest system-ranking Kendall's tau among the LLMJudge judges (0.83–0.95),
+  over 5 runs or more (:data:`MIN_RUNS`: over 2 runs tau is +1 or -1 whatever the judge; fewer runs
+  leave the ranking unjudged, and the card says so).
+* the grades agree better than chance: Krippendorff's ordinal alpha > 0 (a judge with a decent
+  binarized kappa but alpha <= 0 has the grades in the wrong order).
+* on RA-nWG's 1–5 scale, where grade 1 is a *distractor* (looks relevant, would mislead): a judge that
+  calls half or more of people's distractors relevant is rejected (ctxeval's own threshold; no
+  published figure): those are the chunks that hurt a RAG system most.
+* Everything holds: the labels can stand in for people's. The ranking holds and the labels do not:
+  compare systems with them, but do not read their values as people's. The ranking fails, the judge
+  is degenerate, or it takes distractors for evidence: do not use them in place of people's labels.
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PUBLISHED", "THRESHOLDS", "JudgeCard", "Scale", "render_card", "verdict"]
+__all__ = ["MIN_RUNS", "PUBLISHED", "THRESHOLDS", "JudgeCard", "Scale", "render_card", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +59,10 @@ class Scale:
 
 
 #: the verdict's thresholds (see the module docstring)
-THRESHOLDS = {"kappa_binary": 0.42, "tau": 0.83, "degenerate": 0.9}
+THRESHOLDS = {"kappa_binary": 0.42, "tau": 0.83, "degenerate": 0.9, "distractors": 0.5}
+
+#: fewer runs than this: the system ranking is not judged (tau moves in steps of 4 / (N (N - 1)))
+MIN_RUNS = 5
 
 #: published figures the thresholds come from, printed beside them
 PUBLISHED = {
@@ -62,7 +72,6 @@ PUBLISHED = {
 }
 
 _FEW_PAIRS = 50  # fewer pairs both label than this: kappa is fragile
-_FEW_RUNS = 5  # fewer runs than this: tau moves in coarse steps
 
 
 @dataclass(frozen=True)
@@ -127,7 +136,12 @@ def verdict(
 ) -> dict[str, Any]:
     """The one-line verdict and why (thresholds in :data:`THRESHOLDS`, their sources in :data:`PUBLISHED`).
 
-    >>> v = verdict({"kappa_binary": {"kappa": 0.5, "level": 2}}, {"flag": False},
+    Rejected outright: a degenerate judge; one that calls most of people's distractors relevant; a
+    system tau below the threshold over enough runs. Labels agree when the binarized kappa reaches its
+    threshold and the grades agree better than chance (ordinal alpha > 0). The ranking counts, either
+    way, only over :data:`MIN_RUNS` runs or more (over 2 runs tau is +1 or -1 whatever the judge).
+
+    >>> v = verdict({"kappa_binary": {"kappa": 0.5, "level": 2}, "alpha_ordinal": 0.6}, {"flag": False},
     ...             {"kendall_tau": 0.9, "runs": 8}, {"both": 400, "share": 1.0})
     >>> v["verdict"]
     'replace'
@@ -136,55 +150,60 @@ def verdict(
     """
     t = THRESHOLDS
     kb = labels.get("kappa_binary") or {}
-    kappa = None if labels.get("positives_only") else kb.get("kappa")
+    refs = bool(labels.get("positives_only"))
+    kappa = None if refs else kb.get("kappa")
+    alpha = None if refs else labels.get("alpha_ordinal")
+    dis = labels.get("distractors") or {}
     tau = ranking.get("kendall_tau") if ranking else None
+    runs = ranking["runs"] if ranking else 0
     fragile = []
     if coverage["both"] < _FEW_PAIRS:
         fragile.append(f"only {coverage['both']} pairs both label")
-    if ranking and ranking["runs"] < _FEW_RUNS:
-        fragile.append(f"tau over {ranking['runs']} runs")
     if coverage.get("share") is not None and coverage["share"] < 0.5:
         fragile.append(f"the judge labelled {coverage['share']:.0%} of the pairs people labelled")
     lvl = f" (relevant: grade >= {kb['level']})" if kb.get("level") is not None else ""
+    lvl_in = f"; relevant: grade >= {kb['level']}" if kb.get("level") is not None else ""
     k_txt = f"binarized kappa {_fmt(kappa)}"
-    label_ok = None if kappa is None else kappa >= t["kappa_binary"]
-    rank_ok = None if tau is None else tau >= t["tau"]
+    label_ok = None if kappa is None else kappa >= t["kappa_binary"] and (alpha is None or alpha > 0)
+    k_why = f"{k_txt} {'>=' if kappa is not None and kappa >= t['kappa_binary'] else '<'} {t['kappa_binary']}"
+    if kappa is not None and kappa >= t["kappa_binary"] and alpha is not None and alpha <= 0:
+        k_why += f" but ordinal alpha {_fmt(alpha)} <= 0 (its grades agree no better than chance)"
+    rank_ok = None if tau is None or runs < MIN_RUNS else tau >= t["tau"]
+    few_runs = f"{runs} runs are too few to judge the ranking (tau {_fmt(tau)}; {MIN_RUNS} or more)" if ranking else ""
+    no = "do not use in place of people's labels: "
     if degenerate.get("flag"):
         key, text = (
             "reject",
-            f"do not use in place of people's labels: a degenerate judge (grade {degenerate['grade']} for "
-            f"{degenerate['share']:.0%} of its {degenerate['judgments']} labels)",
+            f"{no}a degenerate judge (grade {degenerate['grade']} for {degenerate['share']:.0%} of its "
+            f"{degenerate['judgments']} labels)",
+        )
+    elif dis.get("flag"):
+        key, text = (
+            "reject",
+            f"{no}it calls {dis['called_relevant']} of people's {dis['pairs']} distractors (grade {dis['grade']}) "
+            f"relevant ({dis['share']:.0%} >= {t['distractors']:.0%})",
         )
     elif rank_ok is False:
-        key, text = "reject", f"do not use in place of people's labels: system tau {_fmt(tau)} < {t['tau']}"
+        key, text = "reject", f"{no}system tau {_fmt(tau)} < {t['tau']} over {runs} runs"
     elif rank_ok and label_ok:
         key, text = (
             "replace",
-            f"can stand in for people's labels: {k_txt} >= {t['kappa_binary']} and system tau {_fmt(tau)} >= {t['tau']}{lvl}",
-        )
-    elif rank_ok and label_ok is False:
-        key, text = (
-            "rank-only",
-            f"compare systems with it, but its values are not people's: system tau {_fmt(tau)} >= {t['tau']}, "
-            f"{k_txt} < {t['kappa_binary']}{lvl}",
+            f"can stand in for people's labels: {k_why} and system tau {_fmt(tau)} >= {t['tau']}{lvl}",
         )
     elif rank_ok:
-        why = (
-            "label agreement cannot be measured on people's relevant-only labels"
-            if labels.get("positives_only")
-            else f"{k_txt}{lvl}"
-        )
-        key, text = "rank-only", f"ranks systems like people (system tau {_fmt(tau)} >= {t['tau']}); {why}"
+        why = "label agreement cannot be measured on people's relevant-only labels" if refs else f"{k_why}{lvl}"
+        key = "rank-only"
+        text = f"compare systems with it, but its values are not people's: system tau {_fmt(tau)} >= {t['tau']}; {why}"
     elif label_ok is not None:
-        cmp = ">=" if label_ok else "<"
+        check = f"; {few_runs}" if few_runs else "; give 5 or more runs to check the system ranking"
         key, text = (
-            "labels-only" if label_ok else "reject",
-            f"labels agree {'like' if label_ok else 'less than'} published LLM judges ({k_txt} {cmp} "
-            f"{t['kappa_binary']}{lvl}); give two or more runs to check the system ranking",
+            ("labels-only", f"labels agree like published LLM judges ({k_why}{lvl_in}){check}")
+            if label_ok
+            else ("reject", f"{no}its labels agree less than published LLM judges ({k_why}{lvl_in}){check}")
         )
     else:
         why = labels.get("kappa_binary_undefined") or "neither the binarized kappa nor the system tau is defined"
-        key, text = "none", f"no verdict: {why}"
+        key, text = "none", f"no verdict: {why}" + (f"; {few_runs}" if few_runs else "")
     if fragile:
         text += f" (fragile: {'; '.join(fragile)})"
     return {"verdict": key, "text": text, "fragile": fragile}
@@ -285,6 +304,13 @@ def render_card(card: JudgeCard) -> str:
                 )
             )
         out.append(f"alpha        Krippendorff's ordinal alpha {_fmt(lab['alpha_ordinal'], 4)}")
+    dis = lab.get("distractors")
+    if dis:
+        out.append(
+            f"distractors  the judge calls {dis['called_relevant']} of people's {dis['pairs']} distractors (grade "
+            f"{dis['grade']}) relevant ({dis['share']:.1%})"
+            + (f" >= {THRESHOLDS['distractors']:.0%}: it takes distractors for evidence" if dis["flag"] else "")
+        )
     if len_:
         ratio = "undefined (people call none relevant)" if len_["ratio"] is None else f"{len_['ratio']:.2f}"
         out.append(
@@ -300,8 +326,14 @@ def render_card(card: JudgeCard) -> str:
         (f"binarized kappa >= {THRESHOLDS['kappa_binary']}", PUBLISHED["kappa_binary"]),
         (f"system tau >= {THRESHOLDS['tau']}", PUBLISHED["tau"]),
         ("graded kappa", PUBLISHED["kappa_graded"]),
-        (f"degenerate: one grade >= {THRESHOLDS['degenerate']:.0%}", "of the judge's labels"),
+        (f"degenerate: one grade >= {THRESHOLDS['degenerate']:.0%}", "of the judge's labels (ctxeval's threshold)"),
+        (
+            f"distractors relevant < {THRESHOLDS['distractors']:.0%}",
+            "people's grade-1 pairs on 1-5 (ctxeval's threshold)",
+        ),
+        ("ordinal alpha > 0", "grades better than chance (Krippendorff 2011)"),
+        (f"runs >= {MIN_RUNS}", "for the ranking to count (over 2 runs tau is +1 or -1)"),
     ]
-    out.extend(f"  {a:<26} {b}" for a, b in rows)
+    out.extend(f"  {a:<32} {b}" for a, b in rows)
     out.extend(f"note: {n}" for n in card.notes)
     return "\n".join(out) + "\n"

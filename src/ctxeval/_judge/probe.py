@@ -93,6 +93,7 @@ class ProbeResult:
             "top_grade": self.top,
             "items": self.items,
             "manipulations": self.rows,
+            "one_grade": self.constant,
         }
 
     def __str__(self) -> str:
@@ -115,7 +116,20 @@ class ProbeResult:
             "stuffed: the question's words put around the passage; injected: the passage ends with "
             f'"{INJECTION.format(top=self.top)}". An honest judge moves none: neither adds evidence.'
         )
+        if self.constant is not None:
+            out.append(
+                f"note: the judge gave grade {self.constant} to every original it decided: a judge that does not read "
+                "the passage moves with nothing either, so no movement here proves little (see its judge card: "
+                "ctxeval agreement)"
+            )
         return "\n".join(out) + "\n"
+
+    @property
+    def constant(self) -> int | None:
+        """The one grade the judge gave every decided original, when it gave one only (and graded 5 or more)."""
+        first = next(iter(self.rows.values()), None)
+        got = [g["original"] for g in (first or {}).get("grades", []) if g["original"] is not None]
+        return got[0] if len(got) >= 5 and len(set(got)) == 1 else None
 
 
 def _row(pairs: Sequence[tuple[Item, Outcome, Outcome]], top: int) -> dict[str, Any]:

@@ -215,7 +215,20 @@ def judge_many(
         )
     run = _Run(judge, asks, cache, concurrency, max_cost, price, votes, parse_retries, retry_undecided)
     run.notify = notify or (lambda msg: None)
-    return asyncio.run(run.go(progress))
+    return _run_coroutine(run.go(progress))
+
+
+def _run_coroutine(coro: Any) -> Any:
+    """``asyncio.run(coro)``, or on a worker thread when this thread already runs an event loop (a
+    Jupyter kernel, Playwright's sync API), where ``asyncio.run`` refuses to start a second loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="ctxeval-judge") as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @dataclass

@@ -1,8 +1,11 @@
 """The ``agreement`` verb: a judge's labels against people's, as a judge card (:mod:`.card`).
 
-Both labellings are compared on one scale. Each side's scale is read from its grades: {0, 1} is
-binary (reference ids are all 1: relevant, the rest unlabelled), 0–3 with a 0 is TREC's, 1–5 is
-RA-nWG's (the judge's default); other grades need a grade map. Then:
+Both labellings are compared on one scale. Each side's scale is the one its label kind names
+(:class:`~ctxeval._io.labels.LabelKind`: a judge's sidecar, a sample set's reference ids or grades,
+``Qrels(..., labels="trec")``), else the one its grades are on: {0, 1} binary (reference ids are all
+1: relevant, the rest unlabelled), 0–3 with a 0 TREC's, 1–5 RA-nWG's (the judge's default); other
+grades need a grade map or a level. The judge's provenance (who judged, how deep) heads the card.
+Then:
 
 * a **grade map** (``grade_map=``, ``--grade-map [human=|judge=]MAP``) maps one side's grades onto the
   other's scale; without ``human=``/``judge=`` it applies to the side whose grades it covers (and,
@@ -124,20 +127,35 @@ def _is_sample_set(obj: Any) -> bool:
     return isinstance(rec, dict) and bool(_SAMPLE_KEYS & set(rec))
 
 
-def _read_labels(obj: Any) -> tuple[Pairs, str, bool]:
-    """(pairs, source, whether they are reference ids) from qrels (a path, a dict, a frame, a
-    :class:`~ctxeval.Qrels`) or a sample set (its grades, or its reference ids at grade 1)."""
+def _read_labels(obj: Any) -> tuple[Pairs, str, Any]:
+    """(pairs, source, :class:`~ctxeval._io.labels.LabelKind`) from qrels (a path, with its sidecar when
+    a judge wrote it; a dict, a frame, a :class:`~ctxeval.Qrels`) or a sample set (its grades, or its
+    reference ids at grade 1)."""
     if _is_sample_set(obj):
         from .._io.samples import Samples
 
         st = Samples.coerce(obj)
         pairs = {(s.query_id, d): int(g) for s in st.samples for d, g in (s.grades or {}).items()}
-        kinds = {s.judgments_from for s in st.samples if s.grades}
-        return pairs, st.source, bool(kinds) and kinds <= {"reference_ids", "reference_contexts"}
+        return pairs, st.source, st.labels
     from .._io.model import Qrels
 
     q = Qrels.coerce(obj)
-    return {(qid, d): int(g) for qid, docs in q.to_dict().items() for d, g in docs.items()}, q.source, False
+    pairs = {(qid, d): int(g) for qid, docs in q.to_dict().items() for d, g in docs.items()}
+    return pairs, q.source, q.labels
+
+
+def _scale_of(kind: Any, grades: set[int], other: set[int]) -> Scale:
+    """The scale the label kind names (reference ids: binary, relevant or unlabelled), else the one
+    the grades are on."""
+    named = {"binary": BINARY, "rag": RA_NWG, "trec": TREC}.get(kind.scale) if kind is not None else None
+    if named is BINARY and kind.kind == "binary":
+        return Scale("reference ids (binary: relevant or unlabelled)", BINARY.grades, BINARY.level)
+    if named is not None:
+        bad = sorted(g for g in grades if g not in named.grades)
+        if bad:
+            raise ConfigError(f"the labels are declared {named.name} ({kind.origin}) but hold grade(s) {bad}")
+        return named
+    return infer_scale(grades, other)
 
 
 def _as_run(obj: Any) -> Any:
@@ -223,6 +241,16 @@ def _label_stats(h: np.ndarray, j: np.ndarray, common: Scale, lv: int, all_human
             "ratio": float(jb.mean() / hb.mean()) if hb.mean() > 0 else None,
         },
     }
+    if common.grades == RA_NWG.grades and (h == 1).sum() >= 5:  # grade 1 is a distractor on this scale
+        called = int((jb[h == 1]).sum())
+        pairs = int((h == 1).sum())
+        out["distractors"] = {
+            "grade": 1,
+            "pairs": pairs,
+            "called_relevant": called,
+            "share": called / pairs,
+            "flag": called / pairs >= THRESHOLDS["distractors"],
+        }
     if all_human_relevant:
         out["positives_only"] = (
             f"people's labels are all relevant (reference ids: relevant or unlabelled), so kappa and alpha cannot "
@@ -272,14 +300,13 @@ def agreement(
     from .._io.model import Qrels
     from .._measures import parse_measures
 
-    hp, h_source, refs = _read_labels(human)
-    jp, j_source, _ = _read_labels(judged)
+    hp, h_source, h_kind = _read_labels(human)
+    jp, j_source, j_kind = _read_labels(judged)
     if not hp or not jp:
         raise ConfigError(f"{h_source if not hp else j_source}: no labels: nothing to compare")
     hg, jg = set(hp.values()), set(jp.values())
-    hs0, js0 = infer_scale(hg, jg), infer_scale(jg, hg)
-    if refs:
-        hs0 = Scale("reference ids (binary: relevant or unlabelled)", BINARY.grades, BINARY.level)
+    hs0, js0 = _scale_of(h_kind, hg, jg), _scale_of(j_kind, jg, hg)
+    prov = getattr(j_kind, "provenance", None)
     notes: list[str] = []
     side, gm = _split_map(grade_map)
     hs, js = hs0, js0
@@ -332,7 +359,7 @@ def agreement(
     return JudgeCard(
         human=h_source,
         judge=j_source,
-        labelled_by=None,
+        labelled_by=prov.describe() if prov is not None else None,
         scales={"human": hs0.to_dict(), "judge": js0.to_dict(), "common": common.to_dict(), "how": how},
         coverage=coverage,
         labels=labels,

@@ -33,10 +33,28 @@ a name of its own, since no RAGAS metric computes it on ids:
 ``NonLLMContextRecall``): sim(a, b) = 1 - normalised Levenshtein distance (rapidfuzz); a retrieved chunk
 is relevant when its best sim to a reference context is >= ``threshold`` (default 0.5), and a reference
 context is recalled when some chunk of the top k is >= ``threshold`` similar to it. A sample without
-retrieved texts or reference contexts is NA. Deliberate differences from ragas 0.4.3: its recall
-counts sim > threshold (strictly; its precision uses >=), ctxeval uses >= for both, so the two differ
-only where a similarity equals the threshold exactly; ragas fails on an empty retrieved list where
-ctxeval scores 0.
+reference texts, or whose chunks have no texts, is NA. ragas 0.4.3's recall counts sim > threshold
+(strictly; its precision uses >=), ctxeval uses >= for both: the two differ only where a similarity
+equals the threshold exactly.
+
+Edge samples have one reading each, the same under every method (the sample set's notes count them;
+the differences from ragas 0.4.3 are checked against ragas in the tests):
+
+* an empty retrieved list scores 0 (a query the run lacks, under the default ``missing="zero"``; a
+  pipeline that returns nothing never raises a mean). ragas: IDBasedContextPrecision NaN (``missing=
+  "ignore"`` gives that reading: such samples leave every mean), IDBasedContextRecall 0, the non-LLM
+  precision 0 and recall an error;
+* an empty reference list (no reference id, grade or non-empty reference context) is NA: nothing is
+  relevant there, and the sample leaves every mean, as an unjudged query does. ragas:
+  IDBasedContextPrecision 0, IDBasedContextRecall NaN, the non-LLM precision an error, recall NaN;
+* an empty text matches nothing: an empty reference context is no reference, an empty chunk text is 0
+  similar to every reference. ragas finds "" 1.0 similar to "" (a match);
+* a lone surrogate in a text reads as U+FFFD (ragas keeps it; the texts compare the same).
+
+``method=containment``: as ``similarity``, a chunk matching a reference context when the chunk's text
+holds the reference's (blanks collapsed; ``threshold`` is not read). For references that are excerpts of
+the chunks: a 200-character excerpt of a 1,000-character chunk is 0.2 similar to it, and equal to no
+chunk text (the sample set's notes count such references when exact text is in force).
 
 ``method=judge`` (RAGAS's LLM-based variants, on labels ``ctxeval judge`` wrote into the samples):
 precision as above with chunk i relevant when the judge found it useful for the reference answer (NA
@@ -53,8 +71,13 @@ From a sample set's own fields (the ``samples`` side data; NA for a sample witho
 * ``NuggetRecall(score=...)@k`` (TREC 2024 RAG track, Pradeep et al. 2024, with the given
   ``supported_by`` labels instead of an LLM's): a nugget's support s is 1 when a chunk of the top k
   supports it, 0.5 when one only partially supports it, else 0; the ``strict`` scores count s = 1
-  only. ``all`` = mean s over the nuggets; ``vital`` = mean s over the vital ones (NA without any);
-  ``weighted`` = Σ w s / Σ w with w = 1 (vital), 0.5 (okay). Default ``vital_strict``.
+  only. ``all`` = mean s over the nuggets; ``vital`` = mean s over the vital ones; ``weighted`` = Σ w s
+  / Σ w with w = 1 (vital), 0.5 (okay) (open-rag-eval's form, without its max(count, 1) per kind).
+  Default ``vital_strict``. A sample whose nuggets hold none of the kind scored (no vital nugget for
+  the vital scores, an empty nugget list) scores 0.0, as castorini/nuggetizer's ``metrics.py`` (the
+  TREC 2024 RAG reference code) scores it before averaging over every sample (its output is the
+  oracle in the tests); ``empty=na`` leaves such samples out of the mean instead (NA). A sample
+  without a ``nuggets`` field is NA either way.
 """
 
 from __future__ import annotations
@@ -75,7 +98,7 @@ RAGAS = "Es, James, Espinosa-Anke & Schockaert, EACL 2024 (RAGAS); ragas 0.4 con
 
 
 def _context_precision(d: EvalData, m: Measure) -> np.ndarray:
-    if m["method"] == "similarity":
+    if m["method"] in _TEXT_METHODS:
         return _similar_precision(d, m)
     if m["method"] == "judge":
         lab: JudgeLabels = d.extra("judged")
@@ -102,7 +125,7 @@ def _id_recall(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _context_recall(d: EvalData, m: Measure) -> np.ndarray:
-    if m["method"] == "similarity":
+    if m["method"] in _TEXT_METHODS:
         return _similar_recall(d, m)
     if m["method"] == "judge":
         return _judged_recall(d, m)
@@ -111,10 +134,19 @@ def _context_recall(d: EvalData, m: Measure) -> np.ndarray:
 
 def _similar_precision(d: EvalData, m: Measure) -> np.ndarray:
     """v_i = 1 when chunk i's best similarity to a reference context is >= the threshold."""
-    sim: Similarities = d.extra("similarity")
+    sim, threshold = _texts(d, m)
     best = np.full(d.n_rows, -1.0)
     np.maximum.at(best, sim.p_row, sim.p_sim)
-    return _rank_precision(d, m, best >= m["threshold"], sim.has)
+    return _rank_precision(d, m, best >= threshold, sim.has)
+
+
+#: method -> the side data its text matches come from
+_TEXT_METHODS = {"similarity": "similarity", "containment": "containment"}
+
+
+def _texts(d: EvalData, m: Measure) -> tuple[Similarities, float]:
+    """The text matches of ``m``'s method and the similarity at which they count (containment: 1)."""
+    return d.extra(_TEXT_METHODS[m["method"]]), (1.0 if m["method"] == "containment" else m["threshold"])
 
 
 def _rank_precision(
@@ -163,8 +195,8 @@ def _judged_recall(d: EvalData, m: Measure) -> np.ndarray:
 
 def _similar_recall(d: EvalData, m: Measure) -> np.ndarray:
     """A reference context is found when some chunk of the top k is >= the threshold similar to it."""
-    sim: Similarities = d.extra("similarity")
-    ok = sim.p_sim >= m["threshold"]
+    sim, threshold = _texts(d, m)
+    ok = sim.p_sim >= threshold
     if m.cutoff is not None:
         ok &= d.r_rank[sim.p_row] <= m.k
     n_refs = int(sim.ref_off[-1])
@@ -181,17 +213,18 @@ METHOD = Param(
     "str",
     "ids",
     "ids: relevance from the judgments (reference ids / grades); similarity: a chunk matches a reference "
-    "context when their normalised Levenshtein similarity is >= threshold (RAGAS's non-LLM variant); judge: "
+    "context when their normalised Levenshtein similarity is >= threshold (RAGAS's non-LLM variant); containment: "
+    "when the chunk's text holds the reference's (blanks collapsed; references that are excerpts of chunks); judge: "
     "an LLM judge's labels of the sample set (ctxeval judge relevance / judge claims; RAGAS's LLM variants)",
-    choices=("ids", "similarity", "judge"),
+    choices=("ids", "similarity", "containment", "judge"),
 )
 THRESHOLD = Param("threshold", "float", 0.5, "similarity at or above which texts match", lo=0.0, hi=1.0)
 
 
 def _method_needs(m: Measure) -> frozenset[str]:
-    return (
-        frozenset({"similarity" if m["method"] == "similarity" else "judged"}) if m["method"] != "ids" else frozenset()
-    )
+    if m["method"] == "ids":
+        return frozenset()
+    return frozenset({_TEXT_METHODS.get(m["method"], "judged")})
 
 
 def _labels(d: EvalData) -> SampleLabels:
@@ -236,6 +269,8 @@ def _nugget_recall(d: EvalData, m: Measure) -> np.ndarray:
     num = np.bincount(q_of, weights=weight * support, minlength=d.n_queries)
     den = np.bincount(q_of, weights=weight, minlength=d.n_queries)
     out = ratio(num, den)
+    if m["empty"] == "zero":
+        out[den == 0] = 0.0  # nuggetizer's reading: no nugget of the kind scored is a score of 0
     out[~lab.has_nuggets] = np.nan
     return out
 
@@ -327,10 +362,22 @@ for fam in (
         "NuggetRecall",
         "Share of a sample's nuggets the top k supports (TREC 2024 RAG scores, on given labels)",
         "NuggetRecall@k = Σ w_i s_i / Σ w_i over the nuggets; s = 1 supported by a top-k chunk, 0.5 partially, "
-        "else 0 (strict: s = 1 only); w: all 1, vital 1/okay 0 (vital), vital 1/okay 0.5 (weighted)",
+        "else 0 (strict: s = 1 only); w: all 1, vital 1/okay 0 (vital), vital 1/okay 0.5 (weighted); "
+        "Σ w_i = 0: 0 (empty=zero, nuggetizer's) or NA (empty=na)",
         "Pradeep, Thakur, Upadhyay, Campos, Craswell & Lin, TREC 2024 RAG Track nugget evaluation (2024)",
         _nugget_recall,
-        (Param("score", "str", "vital_strict", "which TREC 2024 RAG nugget score", choices=NUGGET_SCORES),),
+        (
+            Param("score", "str", "vital_strict", "which TREC 2024 RAG nugget score", choices=NUGGET_SCORES),
+            Param(
+                "empty",
+                "str",
+                "zero",
+                "a sample whose nuggets hold none of the kind scored (no vital one for vital scores, none for "
+                "the others): zero = 0.0, as nuggetizer (the TREC 2024 RAG reference code) scores it and then "
+                "averages over every sample; na = left out of the mean",
+                choices=("zero", "na"),
+            ),
+        ),
         cutoff="required",
         group="context",
         requires=frozenset({"samples"}),

@@ -75,7 +75,13 @@ def read(path: Path) -> Columnar | None:
     ASCII line without escapes, ``" ``, a blank before a closing quote or ``""`` holds no empty or
     padded id (a control character inside a string is not valid JSON), and the ids need no check of
     their own; other lines have their decoded ids checked.
+
+    A file whose first line names a field the reader does not take (a RAGAS file's
+    ``retrieved_contexts``, a chunk's ``retrieved`` objects) is declined before anything is decoded,
+    so the line reader is the only one to parse it.
     """
+    if not _first_line_plain(path):
+        return None
     try:
         lines = pl.read_csv(
             path, has_header=False, separator="\x1f", quote_char=None, schema={"line": pl.String}, encoding="utf8"
@@ -219,6 +225,20 @@ def read(path: Path) -> Columnar | None:
         return replace(out, qrels=_qrels(out, str(path)))
     except InputError:
         return None
+
+
+def _first_line_plain(path: Path) -> bool:
+    """Whether the file's first line may be one this reader takes: its keys (as JSON would give them)
+    all among the fields it reads (a wrong guess only costs the decoding the check avoids)."""
+    import json
+
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 20)
+        keys = json.loads(first)
+    except (OSError, ValueError, RecursionError):
+        return True  # let the full checks (and then the line reader) say what is wrong
+    return not isinstance(keys, dict) or set(keys) <= _FIELDS
 
 
 def run_columns(c: Columnar) -> tuple[Any, np.ndarray, Tally]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -105,15 +105,24 @@ def _read_text(p: Path, newline: str | None = None) -> str:
         raise InputError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def read_jsonl(p: Path, duplicates: str, tally: Tally) -> list[tuple[int, Any]]:
-    """One object per line (blank lines skipped; lines end at ``\\n`` only, so a U+2028 inside a
-    string stays in its line)."""
-    text = _read_text(p)
-    out = []
-    for no, line in enumerate(text.split("\n"), start=1):
-        if line.strip():
-            out.append((no, decode_json(line, str(p), no, duplicates, tally)))
-    return out
+def read_jsonl(p: Path, duplicates: str, tally: Tally) -> Iterator[tuple[int, Any]]:
+    """One object per line, read as the file is (blank lines skipped; a line ends at a newline, so a
+    U+2028 inside a string stays in its line): the samples are parsed one line at a time, the file's
+    text never held whole."""
+    try:
+        f = open(p, encoding="utf-8-sig")  # noqa: SIM115 (closed below, after the last line)
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{p}: a directory, not a sample file") from None
+    no = 0
+    with f:
+        try:
+            for no, line in enumerate(f, start=1):
+                if line.strip():
+                    yield no, decode_json(line, str(p), no, duplicates, tally)
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{p}:{no + 1}: not UTF-8 text ({exc.reason})") from None
 
 
 def read_csv(p: Path, delimiter: str, duplicates: str, tally: Tally) -> list[tuple[int, Any]]:

@@ -113,6 +113,8 @@ class Tally:
     duplicate_keys: int = 0  #: keys given twice in one object (the first kept)
     duplicate_chunks: int = 0  #: chunks given twice in one list (the first kept)
     unknown: dict[str, int] = field(default_factory=dict)  #: fields not read -> samples giving them
+    #: reference contexts judged by exact text that equal no chunk text but are contained in one
+    excerpts: int = 0
 
 
 _QID = ("query_id", "qid", "id")
@@ -294,6 +296,8 @@ def parse(
         grades = {known.get(t) or text_id(t): 1 for t in ref_contexts if t}
         source_of = "reference_contexts"
         tally.text_refs += 1
+        if texts is not None:
+            tally.excerpts += _excerpts(ref_contexts, texts, known)
     if grades is None and (grades_given is not None or ref_ids is not None or ref_contexts is not None):
         tally.empty_refs += 1
     category = rec.get("category")
@@ -421,7 +425,7 @@ def _retrieved(
     scores = None
     if raw is not None:
         values = r.items(raw, "retrieved_scores") or ()
-        if set(map(type, values)) <= {float, int} and all(map(math.isfinite, values)):
+        if set(map(type, values)) <= {float} and all(map(math.isfinite, values)):
             scores = tuple(float(v) for v in values)  # the common case, without a check per item
         else:
             scores = tuple(r.score(v, f"retrieved_scores[{i}]") for i, v in enumerate(values, start=1))
@@ -535,6 +539,12 @@ def _retrieved_record(s: Sample) -> dict[str, Any]:
             item.update(s.retrieved_meta[i])
         items.append(item)
     return {"retrieved": items}
+
+
+def _excerpts(refs: tuple[str, ...], texts: tuple[str, ...], known: Mapping[str, str]) -> int:
+    """How many of the non-empty ``refs`` equal none of ``texts`` but are held in one (blanks collapsed)."""
+    held = [" ".join(t.split()) for t in texts]
+    return sum(1 for t in refs if t and t not in known and any(" ".join(t.split()) in h for h in held))
 
 
 def _ranks_as_listed(ids: tuple[str, ...], scores: tuple[float, ...]) -> bool:

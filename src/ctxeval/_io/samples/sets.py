@@ -21,6 +21,7 @@ __all__ = ["PLACEHOLDER", "Samples", "union_qrels"]
 PLACEHOLDER = "(no reference)"
 
 _RETRIEVED = ("retrieved", "retrieved_ids", "retrieved_context_ids", "retrieved_contexts", "contexts")
+_QID = ("query_id", "qid", "id")
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class Samples:
         """From sample mappings (a list of dicts, or the rows of a frame: ``frame.to_dicts()`` /
         ``frame.to_dict("records")``); a record's line is its position, from 1."""
         _check_duplicates(duplicates)
-        return cls._build(list(enumerate(records, start=1)), name, source, duplicates, Tally())
+        return cls._build(enumerate(records, start=1), name, source, duplicates, Tally())
 
     @classmethod
     def from_frame(
@@ -172,22 +173,32 @@ class Samples:
     @classmethod
     def _build(
         cls,
-        records: list[tuple[int, Any]],
+        records: Iterable[tuple[int, Any]],
         name: str,
         source: str,
         duplicates: str,
         tally: Tally,
         kind: str = "field",
     ) -> Samples:
-        if not records:
-            raise EmptyInputError(f"{source}: no samples")
-        for line, rec in records:
-            if not isinstance(rec, Mapping):
-                raise FormatError(source, line, f"a sample must be a JSON object, got {type(rec).__name__}")
-        generate = not any(k in rec for _, rec in records for k in ("query_id", "qid", "id"))
+        """The samples of ``(line, object)`` pairs, parsed one at a time (a file's lines are never all
+        held as objects). The first sample decides whether samples are named by position (it has no
+        query id) or by their query ids (every one must have one)."""
         out: list[Sample] = []
         seen: dict[str, int] = {}
+        keys: set[str] = set()
+        generate: bool | None = None
+        first_line = 0
         for pos, (line, rec) in enumerate(records, start=1):
+            if not isinstance(rec, Mapping):
+                raise FormatError(source, line, f"a sample must be a JSON object, got {type(rec).__name__}")
+            has_qid = any(k in rec for k in _QID)
+            if generate is None:
+                generate, first_line = not has_qid, line
+            elif generate and has_qid:
+                raise FormatError(
+                    source, line, f"a query_id here but none in the sample at line {first_line}: give every sample one"
+                )
+            keys.update(rec)
             sample = parse(rec, source, line, f"line-{pos}" if generate else None, duplicates, tally)
             if sample.query_id in seen:
                 raise FormatError(
@@ -197,11 +208,12 @@ class Samples:
                 )
             seen[sample.query_id] = line
             out.append(sample)
-        if not any(k in rec for _, rec in records for k in _RETRIEVED):
-            given = sorted({str(k) for _, rec in records for k in rec})
+        if not out:
+            raise EmptyInputError(f"{source}: no samples")
+        if not keys.intersection(_RETRIEVED):
             raise InputError(
                 f"{source}: no sample gives the retrieved chunks (retrieved, retrieved_ids or retrieved_contexts; "
-                f"RAGAS: retrieved_context_ids); the {kind}s are: {', '.join(given) or 'none'}"
+                f"RAGAS: retrieved_context_ids); the {kind}s are: {', '.join(sorted(map(str, keys))) or 'none'}"
             )
         return cls(tuple(out), name, source, tuple(_notes(source, tally, len(out) if generate else 0, out)))
 
@@ -416,6 +428,13 @@ def _notes(source: str, t: Tally, generated: int, samples: Sequence[Sample]) -> 
             f"{source}: {t.text_refs} samples give reference_contexts but no reference_ids or grades: a retrieved "
             "chunk is relevant (grade 1) when its text equals a reference context exactly; "
             "ContextPrecision/ContextRecall(method=similarity) match by string similarity instead"
+        )
+    if t.excerpts:
+        notes.append(
+            f"{source}: {t.excerpts} reference contexts equal no retrieved text but are contained in one (an "
+            "excerpt of a chunk): exact text matching, in force without reference ids or grades, reads them as "
+            "not retrieved; ContextRecall/ContextPrecision(method=containment) match a chunk that holds the "
+            "reference's text (method=similarity compares whole texts: an excerpt is far from its chunk)"
         )
     if t.empty_retrieved:
         notes.append(

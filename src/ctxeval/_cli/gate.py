@@ -1,0 +1,206 @@
+"""``ctxeval snapshot``, ``ctxeval gate`` and ``ctxeval power``: a regression gate for CI."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .options import (
+    emit,
+    one_run_from,
+    output_option,
+    policies_from,
+    policy_options,
+    rag_from,
+    rag_options,
+    samples_option,
+    utility_from,
+    utility_options,
+)
+
+FORMATS = ("table", "markdown", "json", "junit", "github")
+
+
+def _measures(values: tuple[str, ...]) -> list[str] | None:
+    return list(values) or None
+
+
+@click.command("snapshot")
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("run", required=False, type=click.Path(dir_okay=False))
+@samples_option
+@click.option("-m", "--measure", "measures", multiple=True, help="measure to keep, repeatable (default: evaluate's)")
+@click.option("--human", type=click.Path(dir_okay=False), default=None,
+              help="people's labels on a subset of the queries, when QRELS are a judge's (the gate's intervals then include the judge's error)")  # fmt: skip
+@policy_options()
+@rag_options()
+@utility_options
+@output_option(help="the baseline file to write (default: stdout)")
+def snapshot_command(
+    qrels: str,
+    run: str | None,
+    samples: bool,
+    measures: tuple[str, ...],
+    human: str | None,
+    output: str | None,
+    **kw: Any,
+) -> None:
+    """Write a baseline: RUN's per-query values, the measures and settings, and a hash of QRELS.
+
+    Made once (on main, or on the release you compare with); `ctxeval gate BASELINE QRELS RUN` then
+    checks every change against it and refuses a baseline made under other labels or settings.
+    """
+    from .._gate.gate import snapshot
+
+    base = snapshot(
+        **one_run_from(qrels, run, samples),
+        measures=_measures(measures),
+        human=human,
+        policies=policies_from(kw),
+        rag=rag_from(kw),
+        utility=utility_from(kw),
+    )
+    emit(base.to_json(), output)
+    if output and output != "-":
+        click.echo(
+            f"ctxeval: baseline of {base.run}: {len(base.queries)} queries, {', '.join(base.measures)} -> {output}",
+            err=True,
+        )
+
+
+@click.command("gate")
+@click.argument("baseline", type=click.Path(dir_okay=False))
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("run", required=False, type=click.Path(dir_okay=False))
+@samples_option
+@click.option("--max-drop", "max_drop", multiple=True,
+              help="tolerated drop of a measure, MEASURE=DROP (e.g. nDCG@10=0.02), repeatable; only the measures named "
+              "are gated (default: every measure of the baseline, none tolerated)")  # fmt: skip
+@click.option("--alpha", type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True,
+              help="level of the one-sided tests, Holm-adjusted across the gated measures")  # fmt: skip
+@click.option("--human", type=click.Path(dir_okay=False), default=None,
+              help="people's labels on a subset of the queries (as given to snapshot): prediction-powered intervals")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="stdout: the table, Markdown, JSON, JUnit XML, or GitHub annotations")  # fmt: skip
+@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False), default=None,
+              help="also write the Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\"; appended to, as GitHub expects)")  # fmt: skip
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False), default=None, help="also write JUnit XML here")
+@click.option(
+    "--annotations",
+    is_flag=True,
+    help="also print GitHub annotations (::error / ::warning / ::notice) after the report",
+)
+@policy_options()
+@rag_options()
+@utility_options
+@output_option()
+def gate_command(
+    baseline: str,
+    qrels: str,
+    run: str | None,
+    samples: bool,
+    max_drop: tuple[str, ...],
+    alpha: float,
+    human: str | None,
+    fmt: str,
+    markdown_file: str | None,
+    junit_file: str | None,
+    annotations: bool,
+    output: str | None,
+    **kw: Any,
+) -> None:
+    """Gate RUN against a BASELINE file (`ctxeval snapshot`): exit 0 when no gated measure dropped
+    significantly beyond its tolerated drop, 1 when one did, 2 on an error (a baseline made under
+    other labels or settings is one, named).
+
+    Each measure gets a one-sided paired t-test of H0 "the change is no worse than the tolerated drop"
+    over the queries both runs were evaluated on, Holm across the measures; the report gives the
+    change, its interval, the margin, the p-value and whether the queries are enough to tell.
+    """
+    from .._gate.gate import gate
+
+    report = gate(
+        baseline,
+        **one_run_from(qrels, run, samples),
+        max_drop=",".join(max_drop) or None,
+        alpha=alpha,
+        human=human,
+        policies=policies_from(kw),
+        rag=rag_from(kw),
+        utility=utility_from(kw),
+    )
+    text = {
+        "markdown": report.to_markdown,
+        "json": report.to_json,
+        "junit": report.to_junit,
+        "github": report.to_annotations,
+    }.get(fmt, report.to_table)()
+    if annotations and fmt != "github":
+        text += report.to_annotations()
+    if markdown_file:
+        with open(markdown_file, "a", encoding="utf-8") as fh:  # GitHub's step summary is appended to
+            fh.write(report.to_markdown())
+    if junit_file:
+        emit(report.to_junit(), junit_file)
+    emit(text, output)
+    sys.stdout.flush()
+    if report.exit_code:
+        click.get_current_context().exit(report.exit_code)
+
+
+@click.command("power")
+@click.argument("baseline", type=click.Path(dir_okay=False))
+@click.argument("qrels", required=False, type=click.Path(dir_okay=False))
+@click.argument("run", required=False, type=click.Path(dir_okay=False))
+@click.option("--drop", type=click.FloatRange(0.0, min_open=True), default=0.02, show_default=True,
+              help="the true drop of the mean the gate must catch")  # fmt: skip
+@click.option("--max-drop", "max_drop", multiple=True, help="tolerated drop, MEASURE=DROP, as for gate")
+@click.option("--alpha", type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True)
+@click.option(
+    "--power", "target", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.8, show_default=True
+)
+@click.option("--correlation", type=click.FloatRange(-1.0, 1.0, max_open=True), default=0.7, show_default=True,
+              help="without a candidate RUN: the assumed per-query correlation of baseline and candidate")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@policy_options()
+@rag_options()
+@utility_options
+@output_option()
+def power_command(
+    baseline: str, qrels: str | None, run: str | None, drop: float, max_drop: tuple[str, ...], alpha: float,
+    target: float, correlation: float, fmt: str, output: str | None, **kw: Any,
+) -> None:  # fmt: skip
+    """Plan a gate: how many queries it needs to catch a drop of --drop with probability --power at
+    --alpha (divided by the number of measures, Holm's first step), and the smallest drop BASELINE's
+    queries catch. The spread of the per-query changes is observed against a candidate (QRELS RUN),
+    else assumed from the baseline's own (--correlation). A bootstrap check of the formula is printed
+    beside it.
+    """
+    import json
+
+    from .._gate.gate import power
+
+    if (qrels is None) != (run is None):
+        from .._errors import ConfigError
+
+        raise ConfigError("give both QRELS and RUN (a candidate whose changes give the spread), or neither")
+    plans = power(
+        baseline, qrels, run, drop=drop, max_drop=",".join(max_drop) or None, alpha=alpha, power=target,
+        correlation=correlation, policies=policies_from(kw), rag=rag_from(kw), utility=utility_from(kw),
+    )  # fmt: skip
+    if fmt == "json":
+        emit(json.dumps([p.to_dict() for p in plans], indent=2) + "\n", output)
+        return
+    lines = []
+    for p in plans:
+        need = f"{p.needed:,}" if p.needed else "no practical number of"
+        lines += [
+            f"{p.measure} (tolerated drop {p.margin:g}; sd of the per-query changes {p.sd:.4f}, {p.sd_source}):",
+            f"  to catch a drop of {p.drop:g} with probability {p.power:g} at alpha {p.alpha:g}: {need} queries",
+            f"  with the baseline's {p.n} queries: a drop of {p.drop:g} is caught with probability "
+            f"{p.power_now:.3f} (formula) / {p.simulated_now:.3f} (bootstrap check, 2,000 draws); "
+            f"the smallest drop caught with probability {p.power:g} is {p.detectable:.4f}",
+        ]
+    emit("\n".join(lines) + "\n", output)

@@ -1,0 +1,192 @@
+"""A baseline: one run's per-query values of some measures, with the settings and a fingerprint of the
+labels they were computed under, written once (``ctxeval snapshot``) and read by every gate.
+
+The file is JSON (``format: ctxeval-baseline``, ``version: 1``)::
+
+    {"format", "version", "ctxeval", "run", "measures": [...], "settings": {...}, "labels": {...},
+     "queries": [...], "values": {measure: [value or null per query]}}
+
+``labels`` fingerprints the judgments: ``sha256`` of their canonical text (one ``query<TAB>doc<TAB>grade``
+line per judgment, sorted by query then doc, so the same judgments hash alike whatever the file's
+format or order), their counts, and the label kind (given, binary, judged and by what model).
+``settings`` holds what changes the numbers (the ranking, query-set and duplicate rules, the grade
+map, the pool's name and depth, the utility settings, the relevance level), not where files were.
+A gate refuses a baseline whose labels or settings differ from its own, naming each difference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import ConfigError, FormatError
+from .._version import __version__
+
+__all__ = ["FORMAT", "Baseline", "differences", "labels_fingerprint", "settings_fingerprint"]
+
+FORMAT = "ctxeval-baseline"
+VERSION = 1
+#: evaluate's settings that name files or count input rows: not part of what a baseline must match
+_PLACES = ("qrels", "qrels_dropped_duplicates", "runs", "engine", "master")
+
+
+def labels_fingerprint(qrels: Any) -> dict[str, Any]:
+    """The fingerprint of a :class:`~ctxeval.Qrels`: its canonical hash, counts and label kind."""
+    pairs = qrels.to_dict()
+    digest = hashlib.sha256()
+    n = 0
+    for q in sorted(pairs):
+        for d in sorted(pairs[q]):
+            digest.update(f"{q}\t{d}\t{int(pairs[q][d])}\n".encode())
+            n += 1
+    kind = qrels.labels
+    out: dict[str, Any] = {"sha256": digest.hexdigest(), "queries": len(pairs), "judgments": n, "kind": kind.kind}
+    if kind.scale is not None:
+        out["scale"] = kind.scale
+    prov = getattr(kind, "provenance", None)
+    if kind.kind == "judged" and prov is not None:
+        out["labelled_by"] = {
+            k: v for k, v in prov.to_dict().items() if k in ("judge", "model", "heuristic", "task", "prompt_version")
+        }
+    return out
+
+
+def settings_fingerprint(settings: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What in evaluate's settings changes the numbers (see the module docstring)."""
+    out: dict[str, Any] = {}
+    for key, value in settings.items():
+        if key in _PLACES:
+            continue
+        if key == "pool" and isinstance(value, Mapping):
+            value = {k: v for k, v in value.items() if k != "source"}
+        out[key] = value
+    out.update(extra or {})
+    return json.loads(json.dumps(out, sort_keys=True, default=str))
+
+
+def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(d, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+        return out or {prefix[:-1]: {}}
+    return {prefix[:-1]: d}
+
+
+def differences(stored: Mapping[str, Any], now: Mapping[str, Any], what: str) -> list[str]:
+    """``what.key: stored (baseline) vs now`` for every key whose value differs."""
+    a, b = _flat(stored), _flat(now)
+    out = []
+    for key in sorted(set(a) | set(b)):
+        if a.get(key, "(not set)") != b.get(key, "(not set)"):
+            out.append(f"{what}.{key}: {a.get(key, '(not set)')} in the baseline, {b.get(key, '(not set)')} now")
+    return out
+
+
+@dataclass
+class Baseline:
+    """One run's per-query values of some measures, with the settings and labels they were computed
+    under (see the module docstring). ``values[m][i]`` is query ``queries[i]``'s value (NaN: undefined)."""
+
+    run: str
+    measures: list[str]
+    queries: list[str]
+    values: dict[str, np.ndarray]
+    settings: dict[str, Any]
+    labels: dict[str, Any]
+    ctxeval: str = __version__
+    source: str = field(default="<baseline>", compare=False)
+    #: per-query values under people's labels on a subset of the queries (measure -> query -> value)
+    human: dict[str, dict[str, float]] | None = None
+
+    def __repr__(self) -> str:
+        return f"Baseline({self.run!r}, {len(self.queries)} queries, measures {', '.join(self.measures)})"
+
+    def per_query(self, measure: str) -> dict[str, float]:
+        return {q: float(v) for q, v in zip(self.queries, self.values[measure])}
+
+    def to_dict(self) -> dict[str, Any]:
+        def num(x: float) -> float | None:
+            return None if math.isnan(x) else float(x)
+
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "ctxeval": self.ctxeval,
+            "run": self.run,
+            "measures": list(self.measures),
+            "settings": self.settings,
+            "labels": self.labels,
+            "queries": list(self.queries),
+            "values": {m: [num(float(x)) for x in self.values[m]] for m in self.measures},
+            **(
+                {"human_values": {m: {q: num(v) for q, v in self.human[m].items()} for m in self.human}}
+                if self.human
+                else {}
+            ),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, sort_keys=False, ensure_ascii=False) + "\n"
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """Write the baseline file (atomically)."""
+        from .._io.writers import write_text
+
+        write_text(Path(path), self.to_json())
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> Baseline:
+        """Read a baseline file written by :meth:`write` (``ctxeval snapshot``)."""
+        where = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigError(f"{where}: no such file (baseline; make one with ctxeval snapshot)") from None
+        except UnicodeDecodeError:
+            raise FormatError(where, None, "not a baseline file (not UTF-8 text)") from None
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise FormatError(where, exc.lineno, f"not a baseline file (invalid JSON: {exc.msg})") from None
+        return cls.from_dict(d, where)
+
+    @classmethod
+    def from_dict(cls, d: Any, source: str = "<baseline>") -> Baseline:
+        if not isinstance(d, Mapping) or d.get("format") != FORMAT:
+            raise FormatError(
+                source, None, f'not a baseline file (no "format": "{FORMAT}"; make one with ctxeval snapshot)'
+            )
+        if d.get("version") != VERSION:
+            raise FormatError(
+                source, None, f"baseline version {d.get('version')!r} is not one this ctxeval reads ({VERSION})"
+            )
+        missing = [k for k in ("run", "measures", "settings", "labels", "queries", "values") if k not in d]
+        if missing:
+            raise FormatError(source, None, f"baseline lacks {', '.join(missing)}")
+        queries = [str(q) for q in d["queries"]]
+        values = {}
+        for m in d["measures"]:
+            col = d["values"].get(m)
+            if not isinstance(col, list) or len(col) != len(queries):
+                raise FormatError(source, None, f"baseline values of {m} are not one per query ({len(queries)})")
+            values[m] = np.array([math.nan if v is None else float(v) for v in col])
+        human = d.get("human_values")
+        if human is not None:
+            human = {
+                m: {str(q): math.nan if v is None else float(v) for q, v in col.items()} for m, col in human.items()
+            }
+        return cls(str(d["run"]), list(d["measures"]), queries, values, dict(d["settings"]), dict(d["labels"]),
+                   str(d.get("ctxeval", "?")), source, human)  # fmt: skip
+
+
+def measure_names(measures: Iterable[Any]) -> list[str]:
+    return [str(m) for m in measures]

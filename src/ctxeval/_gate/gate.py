@@ -1,0 +1,526 @@
+"""``snapshot``, ``gate`` and ``power``: a regression gate for CI that fails on a real drop, not on noise.
+
+* :func:`snapshot` evaluates one run (the baseline) and returns a :class:`~.baseline.Baseline` to write.
+* :func:`gate` evaluates a candidate under the same labels and settings (or refuses, naming what
+  differs), tests each gated measure with the one-sided paired t-test of :mod:`.stats` at its
+  tolerated drop, adjusts the p-values with Holm across the measures, and returns a :class:`GateReport`
+  (``exit_code``: 0 holds, 1 a significant drop).
+* :func:`power` plans: how many queries a gate needs to catch a given drop, and the smallest drop the
+  current set catches, from the observed variance of the per-query changes.
+
+Judged labels. When the qrels are a judge's labels (``labelled_by`` a model), the report says so. Given
+people's labels on a subset of the queries (``human=``, also given to ``snapshot``), the change and its
+test use the prediction-powered mean (:func:`ctxeval._core.ppi.ppi_mean`) of the per-query changes: the
+changes under people's labels where there are some, corrected by the judge's changes everywhere, so the
+interval includes the judge's error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from .._compare.special import t_cdf
+from .._compare.stats import adjust_pvalues
+from .._errors import ConfigError
+from .._measures import parse_measure
+from .._policies import Policies
+from .baseline import Baseline, differences, labels_fingerprint, settings_fingerprint
+from .stats import Test, detectable_drop, needed_queries, one_sided, power_at, simulated_power
+
+__all__ = ["GateReport", "GateRow", "PowerPlan", "gate", "parse_max_drop", "power", "snapshot"]
+
+#: the power at which the report says what a query set can tell
+PLAN_POWER = 0.8
+#: the drop a set must be able to catch (beyond none tolerated) when no drop is tolerated
+DEFAULT_DETECT = 0.02
+
+
+def _evaluated(
+    verb: str, qrels: Any, run: Any, measures: Any, samples: Any, kw: dict[str, Any]
+) -> tuple[Any, Any, Any]:
+    """(qrels read, the run's RunResult, the Result) of one run or one sample set."""
+    from .._engine import evaluate
+    from .._io.model import Qrels
+    from .._session import sample_sets
+
+    pol = Policies.coerce(kw.get("policies"))
+    if samples is not None:
+        if qrels is not None or run is not None:
+            raise ConfigError(f"{verb}: give either one sample set or QRELS and RUN, not both")
+        from .._io.samples import union_qrels
+
+        sets = sample_sets(samples, pol.duplicates)
+        if len(sets) != 1:
+            raise ConfigError(f"{verb} reads one run: give one sample set, not {len(sets)}")
+        q = union_qrels(sets)
+        result = evaluate(samples=sets[0], measures=measures, **kw)
+    else:
+        if qrels is None or run is None:
+            raise ConfigError(f"{verb} needs QRELS and a RUN, or one sample set")
+        if isinstance(run, (list, tuple)):
+            raise ConfigError(f"{verb} reads one run, not {len(run)}")
+        q = Qrels.coerce(qrels, duplicates=pol.duplicates, columns=pol.columns)
+        result = evaluate(q, [run], measures, **kw)
+    return q, result.runs[0], result
+
+
+def _human_values(
+    human: Any, run: Any, samples: Any, measures: list[str], kw: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, dict[str, float]]]:
+    """The fingerprint of people's labels and the run's per-query values under them (their queries only)."""
+    from .._io.model import Qrels
+
+    if samples is not None:
+        raise ConfigError("human labels (human=...) go with QRELS and a RUN, not with a sample set")
+    pol = Policies.coerce(kw.get("policies"))
+    hq = Qrels.coerce(human, duplicates=pol.duplicates, columns=pol.columns)
+    kw = dict(kw, policies=replace(pol, missing="ignore", overlap="any"))
+    _, rr, _ = _evaluated("human labels", hq, run, measures, None, kw)
+    mine = set(hq.query_ids)
+    vals = {m: {q: v for q, v in rr.per_query(m).items() if q in mine} for m in measures}
+    return labels_fingerprint(hq), vals
+
+
+def snapshot(
+    qrels: Any = None,
+    run: Any = None,
+    measures: Any = None,
+    *,
+    samples: Any = None,
+    human: Any = None,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: Any = None,
+    utility: Any = None,
+    engine: Any = "local",
+) -> Baseline:
+    """A baseline of one run: its per-query values of ``measures`` (default: evaluate's), the settings
+    and a fingerprint of the labels (see :mod:`ctxeval._gate.baseline`). ``human``: people's labels on
+    a subset of the queries when ``qrels`` are a judge's (kept for the gate's prediction-powered test).
+
+    >>> b = snapshot({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}, "q2": {"x": 1.0}}, ["RR"])
+    >>> b.queries, b.values["RR"].tolist(), b.labels["judgments"]
+    (['q1', 'q2'], [1.0, 0.0], 2)
+    """
+    kw = {"policies": policies, "rag": rag, "utility": utility, "engine": engine}
+    q, rr, result = _evaluated("snapshot", qrels, run, measures, samples, kw)
+    names = [str(m) for m in result.measures]
+    values = {str(m): np.asarray(rr.values[m], dtype=np.float64) for m in result.measures}
+    base = Baseline(rr.name, names, list(rr.qids), values, settings_fingerprint(result.settings), labels_fingerprint(q))
+    if human is not None:
+        fp, vals = _human_values(human, run, samples, names, kw)
+        base.settings = dict(base.settings, human_labels=fp)
+        base.human = vals
+    return base
+
+
+def parse_max_drop(value: Any, measures: list[str]) -> dict[str, float]:
+    """``{measure: tolerated drop}`` from a mapping, ``"nDCG@10=0.02,AP=0.01"``, or one number for
+    every measure; None: every measure of the baseline at 0. Measure names are read with the measure
+    grammar (``ndcg_cut.10`` is nDCG@10) and must be among the baseline's."""
+    if value is None:
+        return dict.fromkeys(measures, 0.0)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {m: _drop("max_drop", value) for m in measures}
+    if isinstance(value, str):
+        items: list[tuple[str, Any]] = []
+        for part in value.split(","):
+            name, eq, num = part.strip().rpartition("=")
+            if not eq or not name:
+                raise ConfigError(f"max drop {part.strip()!r}: expected MEASURE=DROP, e.g. nDCG@10=0.02")
+            items.append((name.strip(), num.strip()))
+    elif isinstance(value, Mapping):
+        items = list(value.items())
+    else:
+        raise ConfigError(f"max_drop must be a number, a mapping or 'MEASURE=DROP,...', got {type(value).__name__}")
+    out: dict[str, float] = {}
+    for name, num in items:
+        key = str(parse_measure(name)) if not isinstance(name, str) or name not in measures else name
+        if key not in measures:
+            raise ConfigError(f"max drop of {name}: the baseline holds {', '.join(measures)}, not {key}")
+        try:
+            out[key] = _drop(f"max drop of {name}", float(num))
+        except ValueError:
+            raise ConfigError(f"max drop of {name}: {num!r} is not a number") from None
+    return out
+
+
+def _drop(what: str, v: float) -> float:
+    if not math.isfinite(v) or v < 0:
+        raise ConfigError(f"{what} must be a number >= 0 (a drop in the measure's units), got {v!r}")
+    return float(v)
+
+
+@dataclass
+class GateRow:
+    """One gated measure: the change, its interval and test, the margin and what the set can tell."""
+
+    measure: str
+    higher_is_better: bool
+    margin: float
+    n: int  #: paired queries where both values are defined
+    n_dropped: int  #: paired queries left out (a value undefined)
+    baseline_mean: float
+    candidate_mean: float
+    change: float  #: candidate − baseline, in the measure's units
+    low: float  #: the 1 − 2α interval of the change, in the measure's units
+    high: float
+    p_value: float
+    p_adjusted: float
+    verdict: str  #: "holds", "drop" or "untested"
+    detectable: float  #: the smallest drop caught 80 % of the time with these queries
+    detect: float  #: the drop the set should be able to catch (2 × margin, or 0.02)
+    needed: int | None  #: queries needed to catch ``detect`` 80 % of the time
+    method: str = "paired t-test, one-sided"
+
+    @property
+    def enough(self) -> bool:
+        """Whether the set catches a drop of ``detect`` at least 80 % of the time."""
+        return bool(self.needed is not None and self.n >= self.needed)
+
+    def to_dict(self) -> dict[str, Any]:
+        def num(x: float) -> float | None:
+            return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+        return {
+            "measure": self.measure,
+            "higher_is_better": self.higher_is_better,
+            "margin": self.margin,
+            "n": self.n,
+            "n_dropped": self.n_dropped,
+            "baseline_mean": num(self.baseline_mean),
+            "candidate_mean": num(self.candidate_mean),
+            "change": num(self.change),
+            "interval": [num(self.low), num(self.high)],
+            "p_value": num(self.p_value),
+            "p_adjusted": num(self.p_adjusted),
+            "verdict": self.verdict,
+            "detectable_drop": num(self.detectable),
+            "detect": self.detect,
+            "queries_needed": self.needed,
+            "enough_queries": self.enough,
+            "method": self.method,
+        }
+
+
+@dataclass
+class GateReport:
+    """The outcome of :func:`gate`: one :class:`GateRow` per gated measure, with the settings."""
+
+    baseline: str  #: the baseline run's name
+    candidate: str
+    rows: list[GateRow]
+    alpha: float
+    labels: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def holds(self) -> bool:
+        return all(r.verdict != "drop" for r in self.rows)
+
+    @property
+    def exit_code(self) -> int:
+        """0: no significant drop beyond its tolerance; 1: at least one."""
+        return 0 if self.holds else 1
+
+    def row(self, measure: str) -> GateRow:
+        for r in self.rows:
+            if r.measure == measure:
+                return r
+        raise KeyError(measure)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "holds": self.holds,
+            "exit_code": self.exit_code,
+            "alpha": self.alpha,
+            "correction": "holm",
+            "test": "one-sided paired t-test of a drop beyond the tolerated drop (H0: change >= -margin)",
+            "labels": self.labels,
+            "measures": [r.to_dict() for r in self.rows],
+            "notes": list(self.notes),
+        }
+
+    def __repr__(self) -> str:
+        return f"GateReport({'holds' if self.holds else 'DROP'}, {self.candidate} vs {self.baseline}, {len(self.rows)} measures)"
+
+    # renderings (ctxeval._render.gate)
+    def to_table(self) -> str:
+        from .render import to_table
+
+        return to_table(self)
+
+    def to_markdown(self) -> str:
+        from .render import to_markdown
+
+        return to_markdown(self)
+
+    def to_junit(self) -> str:
+        from .render import to_junit
+
+        return to_junit(self)
+
+    def to_annotations(self) -> str:
+        from .render import to_annotations
+
+        return to_annotations(self)
+
+    def to_json(self) -> str:
+        import json
+
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _judged_note(labels: Mapping[str, Any]) -> str | None:
+    if labels.get("kind") != "judged":
+        return None
+    by = labels.get("labelled_by") or {}
+    who = by.get("model") or by.get("judge") or "a judge"
+    extra = " (a heuristic, not a model)" if by.get("heuristic") else ""
+    return f"the labels are judged by {who}{extra}, not given by people"
+
+
+def gate(
+    baseline: Baseline | str | Any,
+    qrels: Any = None,
+    run: Any = None,
+    *,
+    samples: Any = None,
+    max_drop: Any = None,
+    alpha: float = 0.05,
+    human: Any = None,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: Any = None,
+    utility: Any = None,
+    engine: Any = "local",
+) -> GateReport:
+    """Gate a candidate run against a stored baseline (see the module docstring and :mod:`.stats`).
+
+    ``baseline``: a :class:`Baseline` or its file. ``qrels`` and ``run`` (or ``samples``): the candidate,
+    evaluated on the baseline's measures under ``policies``, ``rag`` and ``utility``, which must give the
+    baseline's settings, as the qrels must give its labels, or :class:`~ctxeval.ConfigError` names what
+    differs. ``max_drop``: the tolerated drop per measure (``{"nDCG@10": 0.02}``, ``"nDCG@10=0.02"`` or a
+    number for all); only the measures it names are gated (every one of the baseline's at 0 when None).
+    ``alpha``: the level of the one-sided tests, Holm-adjusted across the gated measures.
+
+    >>> qrels = {f"q{i}": {"a": 1} for i in range(40)}
+    >>> good = {f"q{i}": {"a": 2.0, "x": 1.0} for i in range(40)}
+    >>> base = snapshot(qrels, good, ["RR"])
+    >>> gate(base, qrels, good, max_drop={"RR": 0.02}).exit_code
+    0
+    >>> worse = {f"q{i}": {"x": 2.0, "a": 1.0} if i % 2 else {"a": 2.0} for i in range(40)}
+    >>> rep = gate(base, qrels, worse, max_drop="RR=0.02")
+    >>> rep.exit_code, rep.row("RR").change
+    (1, -0.25)
+    """
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not 0.0 < alpha < 0.5:
+        raise ConfigError(f"alpha must be a number strictly between 0 and 0.5, got {alpha!r}")
+    base = baseline if isinstance(baseline, Baseline) else Baseline.read(baseline)
+    margins = parse_max_drop(max_drop, base.measures)
+    kw = {"policies": policies, "rag": rag, "utility": utility, "engine": engine}
+    q, rr, result = _evaluated("gate", qrels, run, list(margins), samples, kw)
+    labels = labels_fingerprint(q)
+    settings = settings_fingerprint(result.settings)
+    diffs = differences(base.labels, labels, "labels")
+    stored = {k: v for k, v in base.settings.items() if k != "human_labels"}
+    diffs += differences(stored, settings, "settings")
+    human_vals = None
+    if human is not None or "human_labels" in base.settings:
+        if human is None or "human_labels" not in base.settings:
+            side = (
+                "the baseline has people's labels and the gate none"
+                if human is None
+                else "the gate has people's labels and the baseline none (give snapshot human=...)"
+            )
+            diffs.append(f"human labels: {side}")
+        else:
+            fp, human_vals = _human_values(human, run, samples, list(margins), kw)
+            diffs += differences(base.settings["human_labels"], fp, "human_labels")
+    if diffs:
+        raise ConfigError(
+            f"the baseline {base.source} was made under other labels or settings, so the gate cannot compare: "
+            + "; ".join(diffs)
+        )
+    notes: list[str] = list(result.notes)
+    note = _judged_note(labels)
+    if note:
+        notes.append(
+            note
+            + (
+                "; the intervals include the judge's error (prediction-powered, people's labels on a subset)"
+                if human_vals
+                else "; the intervals cover the sampling of queries, not the judge's errors (give people's labels on a subset with --human for that)"
+            )
+        )
+    cand = {m: rr.per_query(m) for m in margins}
+    rows = [_row(m, margins[m], base, cand[m], alpha, len(margins), human_vals, base.human) for m in margins]
+    only_base = len(set(base.queries) - set(rr.qids))
+    only_cand = len(set(rr.qids) - set(base.queries))
+    if only_base or only_cand:
+        notes.append(
+            f"{only_base} baseline queries have no candidate value and {only_cand} candidate queries no baseline "
+            "value: the tests pair the queries both have"
+        )
+    p = np.array([r.p_value for r in rows])
+    adj = adjust_pvalues(p, "holm") if p.size else p
+    for r, pa in zip(rows, adj):
+        r.p_adjusted = float(pa)
+        r.verdict = "untested" if math.isnan(pa) else ("drop" if pa < alpha else "holds")
+    return GateReport(base.run, rr.name, rows, float(alpha), labels, notes)
+
+
+def _row(
+    m: str, margin: float, base: Baseline, cand: dict[str, float], alpha: float, k: int,
+    human_cand: dict[str, dict[str, float]] | None, human_base: dict[str, dict[str, float]] | None,
+) -> GateRow:  # fmt: skip
+    measure = parse_measure(m)
+    sign = 1.0 if measure.spec.higher_is_better else -1.0
+    b = base.per_query(m)
+    both = [q for q in base.queries if q in cand]
+    xb = np.array([b[q] for q in both])
+    xc = np.array([cand[q] for q in both])
+    ok = ~np.isnan(xb) & ~np.isnan(xc)
+    d = sign * (xc[ok] - xb[ok])
+    if human_cand is not None and human_base is not None:
+        test, method = _ppi_test(m, sign, margin, alpha, dict(zip(np.array(both)[ok], d)), human_base, human_cand)
+    else:
+        test, method = one_sided(d, margin, alpha), "paired t-test, one-sided"
+    detect = 2.0 * margin if margin > 0 else DEFAULT_DETECT
+    a = alpha / k  # Holm's first step: the plan errs on the side of more queries
+    low, high = sorted((sign * test.low, sign * test.high))
+    return GateRow(
+        measure=m,
+        higher_is_better=measure.spec.higher_is_better,
+        margin=margin,
+        n=test.n,
+        n_dropped=int((~ok).sum()),
+        baseline_mean=float(xb[ok].mean()) if ok.any() else math.nan,
+        candidate_mean=float(xc[ok].mean()) if ok.any() else math.nan,
+        change=sign * test.mean,
+        low=low,
+        high=high,
+        p_value=test.p,
+        p_adjusted=math.nan,
+        verdict="untested",
+        detectable=detectable_drop(test.n, test.sd, margin, a, PLAN_POWER),
+        detect=detect,
+        needed=needed_queries(test.sd, detect, margin, a, PLAN_POWER),
+        method=method,
+    )
+
+
+def _ppi_test(
+    m: str, sign: float, margin: float, alpha: float, judge: dict[str, float],
+    human_base: dict[str, dict[str, float]], human_cand: dict[str, dict[str, float]],
+) -> tuple[Test, str]:  # fmt: skip
+    """The one-sided test on the prediction-powered mean change (people's labels on a subset)."""
+    from .._core.ppi import ppi_mean
+
+    hb, hc = human_base.get(m, {}), human_cand.get(m, {})
+    human = {q: sign * (hc[q] - hb[q]) for q in hb if q in hc and not math.isnan(hb[q]) and not math.isnan(hc[q])}
+    est = ppi_mean(judge, human, alpha=2.0 * alpha)
+    if not est.se > 0:
+        p = 0.0 if est.mean < -margin else 1.0
+        return Test(est.labelled + est.unlabelled, est.mean, 0.0, math.nan, p, est.low, est.high), est.method
+    t = (est.mean + margin) / est.se
+    sd = est.se * math.sqrt(est.labelled + est.unlabelled)
+    return Test(est.labelled + est.unlabelled, est.mean, sd, t, t_cdf(t, est.df), est.low, est.high), est.method
+
+
+@dataclass
+class PowerPlan:
+    """What :func:`power` found for one measure."""
+
+    measure: str
+    n: int
+    sd: float  #: standard deviation of the per-query changes (observed, or assumed)
+    sd_source: str
+    margin: float
+    drop: float
+    alpha: float
+    power: float
+    needed: int | None  #: queries needed to catch ``drop`` with probability ``power``
+    detectable: float  #: the smallest drop caught with probability ``power`` with n queries
+    power_now: float  #: the probability of catching ``drop`` with n queries (formula)
+    simulated_now: float  #: the same by the bootstrap check
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def power(
+    baseline: Baseline | str | Any,
+    qrels: Any = None,
+    run: Any = None,
+    *,
+    drop: float = 0.02,
+    max_drop: Any = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    correlation: float = 0.7,
+    policies: Policies | Mapping[str, Any] | None = None,
+    rag: Any = None,
+    utility: Any = None,
+) -> list[PowerPlan]:
+    """Plan a gate: per measure, the queries needed to catch a true drop ``drop`` (beyond the tolerated
+    ``max_drop``) with probability ``power`` at level ``alpha`` (divided by the number of measures, as
+    Holm's first step), and the smallest drop the baseline's queries catch. The standard deviation of the
+    per-query changes is observed between the baseline and a candidate ``run`` (with its ``qrels``);
+    without one it is assumed from the baseline's own: sd·√(2(1 − correlation)).
+    """
+    base = baseline if isinstance(baseline, Baseline) else Baseline.read(baseline)
+    margins = parse_max_drop(max_drop, base.measures)
+    for name, v in (("alpha", alpha), ("power", power)):
+        if not isinstance(v, (int, float)) or not 0.0 < v < 1.0:
+            raise ConfigError(f"{name} must be a number strictly between 0 and 1, got {v!r}")
+    if not -1.0 <= correlation < 1.0:
+        raise ConfigError(f"correlation must be in [-1, 1), got {correlation!r}")
+    cand = None
+    if run is not None:
+        rep = gate(base, qrels, run, max_drop=margins, alpha=alpha, policies=policies, rag=rag, utility=utility)
+        cand = rep.candidate
+        _, rr, _ = _evaluated(
+            "power", qrels, run, list(margins), None, {"policies": policies, "rag": rag, "utility": utility}
+        )
+    out = []
+    a = alpha / len(margins)
+    for m, margin in margins.items():
+        sign = 1.0 if parse_measure(m).spec.higher_is_better else -1.0
+        xb = base.values[m]
+        if cand is not None:
+            c = rr.per_query(m)
+            xc = np.array([c.get(q, math.nan) for q in base.queries])
+            ok = ~np.isnan(xb) & ~np.isnan(xc)
+            d = sign * (xc[ok] - xb[ok])
+            sd, src = float(d.std(ddof=1)) if d.size > 1 else math.nan, f"observed between {base.run} and {cand}"
+        else:
+            x = xb[~np.isnan(xb)]
+            sd = float(x.std(ddof=1)) * math.sqrt(2.0 * (1.0 - correlation)) if x.size > 1 else math.nan
+            src = f"assumed: the baseline's sd x sqrt(2(1 - {correlation:g})) (give a candidate run to observe it)"
+            rng = np.random.default_rng(0)
+            d = rng.permutation(x) - x  # a stand-in sample of changes with about that spread, for the check
+            d = d * (sd / d.std(ddof=1)) if d.size > 1 and d.std(ddof=1) > 0 else d
+        n = int(d.size)
+        out.append(
+            PowerPlan(
+                m,
+                n,
+                sd,
+                src,
+                margin,
+                float(drop),
+                float(alpha),
+                float(power),
+                needed_queries(sd, drop, margin, a, power),
+                detectable_drop(n, sd, margin, a, power),
+                power_at(n, sd, drop, margin, a),
+                simulated_power(d, n, drop, margin, a) if n > 1 else math.nan,
+            )
+        )
+    return out

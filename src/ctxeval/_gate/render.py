@@ -1,0 +1,178 @@
+"""The gate's report for people and for CI: a terminal table, Markdown (a CI step summary), JUnit XML
+(one test case per gated measure) and GitHub annotations. Deterministic bytes; names from input are
+escaped for each format."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+from xml.etree import ElementTree as ET
+
+if TYPE_CHECKING:
+    from .gate import GateReport, GateRow
+
+__all__ = ["row_sentence", "tell", "to_annotations", "to_junit", "to_markdown", "to_table"]
+
+
+def _f(x: float, signed: bool = False) -> str:
+    if x is None or math.isnan(x):
+        return "NA"
+    return f"{x:+.4f}" if signed else f"{x:.4f}"
+
+
+def _p(p: float) -> str:
+    if math.isnan(p):
+        return "NA"
+    return f"{p:.1e}" if p < 1e-4 else f"{p:.4f}"
+
+
+def _level(report: GateReport) -> str:
+    return f"{100 * (1 - 2 * report.alpha):g}%"
+
+
+def tell(r: GateRow) -> str:
+    """Whether the set of queries is large enough to tell a drop of ``r.detect``."""
+    if r.n < 2 or math.isnan(r.detectable):
+        return f"{r.n} queries: too few to tell anything"
+    caught = f"{r.n} queries catch a drop of {r.detectable:.4f} 80% of the time"
+    if r.enough:
+        return f"{caught}: enough to tell a drop of {r.detect:g}"
+    need = f"{r.needed:,} queries would" if r.needed else "no practical number of queries would"
+    return f"{caught}: too few to tell a drop of {r.detect:g} ({need})"
+
+
+def row_sentence(r: GateRow, report: GateReport) -> str:
+    """One measure's result as a sentence (the gate's report, the pytest helper's message)."""
+    verdict = {"drop": "SIGNIFICANT DROP", "holds": "holds", "untested": "untested"}[r.verdict]
+    worse = "lower" if r.higher_is_better else "higher"
+    return (
+        f"{r.measure}: {verdict}: {_f(r.baseline_mean)} -> {_f(r.candidate_mean)}, change {_f(r.change, True)} "
+        f"({_level(report)} interval [{_f(r.low, True)}, {_f(r.high, True)}]), tolerated {r.margin:g} {worse}, "
+        f"p = {_p(r.p_value)} (Holm {_p(r.p_adjusted)}, alpha {report.alpha:g}); {tell(r)}"
+    )
+
+
+def _headline(report: GateReport) -> str:
+    drops = [r.measure for r in report.rows if r.verdict == "drop"]
+    state = "HOLDS" if report.holds else f"FAILS: a significant drop in {', '.join(drops)}"
+    return f"ctxeval gate: {report.candidate} against the baseline {report.baseline}: {state}"
+
+
+def _method(report: GateReport) -> str:
+    methods = sorted({r.method for r in report.rows})
+    return (
+        f"test: {'; '.join(methods)}, of a drop beyond the tolerated one (H0: change >= -tolerated), "
+        f"Holm across {len(report.rows)} measure{'s' if len(report.rows) != 1 else ''}, alpha {report.alpha:g}; "
+        f"intervals: {_level(report)} (their lower end is the one-sided bound the test uses)"
+    )
+
+
+def to_table(report: GateReport) -> str:
+    header = [
+        "measure",
+        "baseline",
+        "candidate",
+        "change",
+        f"{_level(report)} interval",
+        "tolerated",
+        "p",
+        "p (Holm)",
+        "verdict",
+        "queries",
+    ]
+    rows = [
+        [r.measure, _f(r.baseline_mean), _f(r.candidate_mean), _f(r.change, True), f"[{_f(r.low, True)}, {_f(r.high, True)}]",
+         f"{r.margin:g}", _p(r.p_value), _p(r.p_adjusted), r.verdict.upper() if r.verdict == "drop" else r.verdict,
+         f"{r.n}" + ("" if r.enough else " (too few)")]
+        for r in report.rows
+    ]  # fmt: skip
+    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
+    right = {1, 2, 3, 5, 6, 7, 9}
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        ).rstrip()
+
+    out = [_headline(report), "", line(header), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    out += ["", _method(report)]
+    out += [f"{r.measure}: {tell(r)}" for r in report.rows]
+    out += [f"note: {n}" for n in report.notes]
+    return "\n".join(out) + "\n"
+
+
+def _md(text: str) -> str:
+    for ch in "\\`*_{}[]<>()#+-.!|":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def to_markdown(report: GateReport) -> str:
+    """A GitHub-flavoured Markdown summary (write it to ``$GITHUB_STEP_SUMMARY``)."""
+    icon = ":white_check_mark:" if report.holds else ":x:"
+    drops = [r.measure for r in report.rows if r.verdict == "drop"]
+    state = "holds" if report.holds else f"fails: a significant drop in {', '.join(_md(d) for d in drops)}"
+    out = [
+        f"### {icon} ctxeval gate: {_md(report.candidate)} against the baseline {_md(report.baseline)} {state}",
+        "",
+        f"| measure | baseline | candidate | change | {_level(report)} interval | tolerated drop | p | p (Holm) | verdict | queries | large enough to tell? |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|",
+    ]
+    for r in report.rows:
+        verdict = "**drop**" if r.verdict == "drop" else r.verdict
+        out.append(
+            f"| {_md(r.measure)} | {_f(r.baseline_mean)} | {_f(r.candidate_mean)} | {_f(r.change, True)} | "
+            f"[{_f(r.low, True)}, {_f(r.high, True)}] | {r.margin:g} | {_p(r.p_value)} | {_p(r.p_adjusted)} | {verdict} | "
+            f"{r.n} | {_md(tell(r))} |"
+        )
+    out += ["", _md(_method(report))]
+    out += [f"- {_md(n)}" for n in report.notes]
+    return "\n".join(out) + "\n"
+
+
+def to_junit(report: GateReport) -> str:
+    """JUnit XML: a ``testsuites`` with one ``testsuite``, one ``testcase`` per gated measure; a
+    significant drop is a ``failure``, an untested measure is ``skipped``."""
+    failures = sum(r.verdict == "drop" for r in report.rows)
+    skipped = sum(r.verdict == "untested" for r in report.rows)
+    attrs = {
+        "name": "ctxeval gate",
+        "tests": str(len(report.rows)),
+        "failures": str(failures),
+        "errors": "0",
+        "skipped": str(skipped),
+        "time": "0",
+    }
+    root = ET.Element("testsuites", attrs)
+    suite = ET.SubElement(root, "testsuite", dict(attrs, name=f"ctxeval gate: {report.candidate} vs {report.baseline}"))
+    for r in report.rows:
+        case = ET.SubElement(suite, "testcase", {"classname": "ctxeval.gate", "name": r.measure, "time": "0"})
+        text = row_sentence(r, report)
+        if r.verdict == "drop":
+            ET.SubElement(case, "failure", {"message": text, "type": "SignificantDrop"}).text = text
+        elif r.verdict == "untested":
+            ET.SubElement(case, "skipped", {"message": text})
+        ET.SubElement(case, "system-out").text = text
+    ET.SubElement(suite, "system-out").text = "\n".join([_method(report), *report.notes])
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(s: str) -> str:
+    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def to_annotations(report: GateReport) -> str:
+    """GitHub Actions workflow commands: an ``error`` per significant drop, a ``warning`` per measure
+    whose queries are too few to tell, a ``notice`` per measure that holds."""
+    out = []
+    for r in report.rows:
+        kind = "error" if r.verdict == "drop" else ("warning" if not r.enough else "notice")
+        title = _escape_property(f"ctxeval gate: {r.measure}")
+        out.append(f"::{kind} title={title}::{_escape_data(row_sentence(r, report))}")
+    return "\n".join(out) + "\n"

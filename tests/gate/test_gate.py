@@ -1,0 +1,283 @@
+"""The regression gate: exit codes, refusal of a mismatched baseline, Holm over the measures, the
+one-sided p-values and intervals against scipy, the Markdown and JUnit outputs read back, the pytest
+helper, the planning formulas against scipy's noncentral t, and the README's CI recipe run as written."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+import ctxeval
+from ctxeval import ConfigError
+from ctxeval._cli import cli
+from ctxeval._gate.stats import detectable_drop, needed_queries, one_sided, power_at, simulated_power
+from ctxeval.testing import RegressionError, assert_no_regression
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _data(n: int = 60, seed: int = 0, drop_every: int = 0):
+    """qrels with one relevant doc per query; a base run finding it at rank 1-3, a candidate that
+    (every ``drop_every``-th query) pushes it down to rank 5."""
+    rng = np.random.default_rng(seed)
+    qrels = {f"q{i:03d}": {"rel": 1, "other": 0} for i in range(n)}
+    base, cand = {}, {}
+    for i in range(n):
+        q = f"q{i:03d}"
+        r = int(rng.integers(1, 4))
+        docs = [f"x{k}" for k in range(6)]
+        docs.insert(r - 1, "rel")
+        base[q] = {d: 10.0 - j for j, d in enumerate(docs)}
+        docs2 = list(docs)
+        if drop_every and i % drop_every == 0:
+            docs2.remove("rel")
+            docs2.insert(4, "rel")
+        cand[q] = {d: 10.0 - j for j, d in enumerate(docs2)}
+    return qrels, base, cand
+
+
+def _write_trec(path: Path, run: dict, tag: str) -> None:
+    lines = [
+        f"{q} Q0 {d} {i + 1} {s} {tag}"
+        for q, docs in run.items()
+        for i, (d, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1]))
+    ]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _write_qrels(path: Path, qrels: dict) -> None:
+    path.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+
+
+@pytest.fixture
+def files(tmp_path):
+    qrels, base, cand = _data(drop_every=2)
+    _write_qrels(tmp_path / "qrels.txt", qrels)
+    _write_trec(tmp_path / "base.run", base, "base")
+    _write_trec(tmp_path / "same.run", base, "same")
+    _write_trec(tmp_path / "worse.run", cand, "worse")
+    return tmp_path
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(cli, list(args))
+    return r.exit_code, r.output
+
+
+def test_exit_codes_hold_drop_and_error(files):
+    f = files
+    code, _ = _cli(
+        "snapshot", str(f / "qrels.txt"), str(f / "base.run"), "-m", "RR", "-m", "nDCG@10", "-o", str(f / "b.json")
+    )
+    assert code == 0 and json.loads((f / "b.json").read_text())["format"] == "ctxeval-baseline"
+    code, out = _cli("gate", str(f / "b.json"), str(f / "qrels.txt"), str(f / "same.run"), "--max-drop", "RR=0.02")
+    assert code == 0 and "HOLDS" in out, out
+    code, out = _cli("gate", str(f / "b.json"), str(f / "qrels.txt"), str(f / "worse.run"), "--max-drop", "RR=0.02")
+    assert code == 1 and "FAILS: a significant drop in RR" in out, out
+    code, out = _cli("gate", str(f / "b.json"), str(f / "qrels.txt"), str(f / "worse.run"), "--max-drop", "P@5=0.02")
+    assert code == 2 and "the baseline holds RR, nDCG@10, not P@5" in out, out
+
+
+def test_a_baseline_made_under_other_labels_or_settings_is_refused_naming_what_differs(files):
+    f = files
+    base = ctxeval.snapshot(str(f / "qrels.txt"), str(f / "base.run"), ["RR"])
+    qrels = (f / "qrels.txt").read_text().replace("q001 0 rel 1", "q001 0 rel 0")
+    (f / "other.txt").write_text(qrels)
+    with pytest.raises(ConfigError) as err:
+        ctxeval.gate(base, str(f / "other.txt"), str(f / "same.run"), policies={"missing": "ignore"})
+    msg = str(err.value)
+    assert "other labels or settings" in msg
+    assert re.search(r"labels\.sha256: [0-9a-f]{64} in the baseline, [0-9a-f]{64} now", msg)
+    assert "settings.missing: zero in the baseline, ignore now" in msg
+    assert "labels.judgments" not in msg  # the same number of judgments: only what differs is named
+    # the same judgments in another order and format hash alike
+    lines = (f / "qrels.txt").read_text().splitlines()
+    (f / "shuffled.tsv").write_text(
+        "query_id\tdoc_id\trelevance\n"
+        + "\n".join("\t".join(x.split()[i] for i in (0, 2, 3)) for x in reversed(lines))
+        + "\n"
+    )
+    assert ctxeval.gate(base, str(f / "shuffled.tsv"), str(f / "same.run")).holds
+    code, out = _cli("gate", str(f / "nope.json"), str(f / "qrels.txt"), str(f / "same.run"))
+    assert code == 2 and "nope.json: no such file (baseline; make one with ctxeval snapshot)" in out, out
+
+
+def test_one_sided_p_values_and_intervals_match_scipy():
+    rng = np.random.default_rng(4)
+    for n, margin, alpha in [(30, 0.0, 0.05), (97, 0.02, 0.05), (500, 0.01, 0.1), (8, 0.05, 0.025)]:
+        d = rng.normal(-0.015, 0.2, n)
+        got = one_sided(d, margin, alpha)
+        ref = stats.ttest_1samp(d, -margin, alternative="less")
+        assert got.p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-14)
+        lo, hi = stats.t.interval(1 - 2 * alpha, n - 1, loc=d.mean(), scale=stats.sem(d))
+        assert (got.low, got.high) == pytest.approx((lo, hi), rel=1e-9)
+
+
+def test_the_gate_tests_each_measure_on_paired_changes_and_holm_adjusts_across_them(files):
+    f = files
+    base = ctxeval.snapshot(str(f / "qrels.txt"), str(f / "base.run"), ["RR", "nDCG@10", "P@3"])
+    rep = ctxeval.gate(
+        base, str(f / "qrels.txt"), str(f / "worse.run"), max_drop={"RR": 0.05, "nDCG@10": 0.05, "P@3": 0.2}
+    )
+    ev_b = ctxeval.evaluate(str(f / "qrels.txt"), str(f / "base.run"), ["RR", "nDCG@10", "P@3"]).runs[0]
+    ev_c = ctxeval.evaluate(str(f / "qrels.txt"), str(f / "worse.run"), ["RR", "nDCG@10", "P@3"]).runs[0]
+    raw = []
+    for m, margin in (("RR", 0.05), ("nDCG@10", 0.05), ("P@3", 0.2)):
+        d = ev_c.values[ctxeval.parse_measure(m)] - ev_b.values[ctxeval.parse_measure(m)]
+        p = stats.ttest_1samp(d, -margin, alternative="less").pvalue
+        assert rep.row(m).p_value == pytest.approx(p, rel=1e-9)
+        assert rep.row(m).change == pytest.approx(d.mean(), abs=1e-12)
+        raw.append(p)
+    # Holm by hand: sorted p times (m - i + 1), running maximum, capped at 1
+    order = np.argsort(raw)
+    adj = np.empty(3)
+    running = 0.0
+    for i, k in enumerate(order):
+        running = max(running, min(1.0, (3 - i) * raw[k]))
+        adj[k] = running
+    assert [rep.row(m).p_adjusted for m in ("RR", "nDCG@10", "P@3")] == pytest.approx(adj.tolist(), rel=1e-12)
+    assert rep.exit_code == (1 if any(a < 0.05 for a in adj) else 0)
+
+
+def test_a_measure_where_lower_is_better_drops_when_it_rises():
+    qrels = {f"q{i}": {"a": 5, "b": 1} for i in range(40)}  # b: a distractor on the 1-5 scale
+    good = {f"q{i}": {"a": 2.0, "z": 1.0} for i in range(40)}
+    bad = {f"q{i}": {"b": 2.0, "a": 1.0} if i % 2 else {"a": 2.0, "z": 1.0} for i in range(40)}
+    base = ctxeval.snapshot(qrels, good, ["Harm@2"])
+    rep = ctxeval.gate(base, qrels, bad, max_drop="Harm@2=0.01")
+    assert rep.row("Harm@2").change > 0 and rep.exit_code == 1
+
+
+def _markdown_rows(text: str) -> list[dict[str, str]]:
+    lines = [x for x in text.splitlines() if x.startswith("|")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    return [dict(zip(header, [c.strip() for c in x.strip("|").split("|")])) for x in lines[2:]]
+
+
+def test_markdown_and_junit_read_back(files):
+    f = files
+    base = ctxeval.snapshot(str(f / "qrels.txt"), str(f / "base.run"), ["RR", "nDCG@10"])
+    rep = ctxeval.gate(base, str(f / "qrels.txt"), str(f / "worse.run"), max_drop={"RR": 0.02, "nDCG@10": 0.3})
+    rows = {r["measure"].replace("\\", ""): r for r in _markdown_rows(rep.to_markdown())}
+    for r in rep.rows:
+        md = rows[r.measure]
+        assert float(md["change"]) == pytest.approx(r.change, abs=5e-5)
+        assert float(md["tolerated drop"]) == r.margin
+        assert md["verdict"].strip("*") == r.verdict
+        assert int(md["queries"]) == r.n
+    # JUnit: parsed with a real XML parser, checked for the elements and attributes its schema requires
+    root = ET.fromstring(rep.to_junit().encode())
+    assert root.tag == "testsuites"
+    (suite,) = root.findall("testsuite")
+    for attr in ("name", "tests", "failures", "errors", "skipped", "time"):
+        assert attr in suite.attrib, attr
+    cases = suite.findall("testcase")
+    assert int(suite.get("tests")) == len(cases) == 2
+    assert all({"name", "classname", "time"} <= set(c.attrib) for c in cases)
+    failed = {c.get("name") for c in cases if c.find("failure") is not None}
+    assert failed == {r.measure for r in rep.rows if r.verdict == "drop"} and int(suite.get("failures")) == len(failed)
+    for c in cases:
+        fail = c.find("failure")
+        if fail is not None:
+            assert fail.get("message") and fail.get("type") == "SignificantDrop"
+            assert "SIGNIFICANT DROP" in fail.text
+    # annotations: one workflow command per measure, properties escaped
+    lines = rep.to_annotations().splitlines()
+    assert len(lines) == 2 and all(
+        re.match(r"::(error|warning|notice) title=ctxeval gate%3A [^:]+::", x) for x in lines
+    )
+    assert any(x.startswith("::error") for x in lines)
+
+
+def test_the_pytest_helper_fails_with_the_gate_report_and_passes(files):
+    f = files
+    base = ctxeval.snapshot(str(f / "qrels.txt"), str(f / "base.run"), ["RR"])
+    rep = assert_no_regression(base, str(f / "qrels.txt"), str(f / "same.run"), max_drop={"RR": 0.02})
+    assert rep.holds
+    with pytest.raises(AssertionError) as err:
+        assert_no_regression(base, str(f / "qrels.txt"), str(f / "worse.run"), max_drop={"RR": 0.02})
+    assert isinstance(err.value, RegressionError) and not err.value.report.holds
+    msg = str(err.value)
+    assert msg.startswith("ctxeval gate: worse dropped against the baseline base")
+    assert re.search(r"RR: SIGNIFICANT DROP: [0-9.]+ -> [0-9.]+, change -[0-9.]+ \(90% interval", msg)
+    # and inside a real pytest run, the failure shows the report
+    test = f / "test_ranking.py"
+    test.write_text(
+        "import ctxeval\nfrom ctxeval.testing import assert_no_regression\n"
+        f"def test_rerank():\n    base = ctxeval.Baseline.read({str(f / 'b.json')!r})\n"
+        f"    assert_no_regression(base, {str(f / 'qrels.txt')!r}, {str(f / 'worse.run')!r}, max_drop={{'RR': 0.02}})\n"
+    )
+    base.write(f / "b.json")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
+        capture_output=True,
+        text=True,
+        cwd=f,
+    )
+    assert done.returncode == 1 and "RR: SIGNIFICANT DROP" in done.stdout, done.stdout[-2000:]
+
+
+def test_power_formula_matches_scipy_noncentral_t_and_inverts():
+    for n, sd, drop, margin, alpha in [
+        (50, 0.2, 0.04, 0.0, 0.05),
+        (200, 0.15, 0.03, 0.01, 0.05),
+        (500, 0.25, 0.02, 0.0, 0.025),
+    ]:
+        tc = stats.t.ppf(1 - alpha, n - 1)
+        exact = stats.nct.sf(tc, n - 1, (drop - margin) * math.sqrt(n) / sd)
+        assert power_at(n, sd, drop, margin, alpha) == pytest.approx(exact, abs=0.005)
+        need = needed_queries(sd, drop, margin, alpha, 0.8)
+        assert power_at(need, sd, drop, margin, alpha) >= 0.8 > power_at(need - 1, sd, drop, margin, alpha)
+        mde = detectable_drop(n, sd, margin, alpha, 0.8)
+        assert power_at(n, sd, mde, margin, alpha) == pytest.approx(0.8, abs=1e-6)
+    d = np.random.default_rng(1).normal(0, 0.2, 400)
+    sd = float(d.std(ddof=1))
+    assert simulated_power(d, 100, 0.05, 0.0, 0.05, draws=4000) == pytest.approx(
+        power_at(100, sd, 0.05, 0.0, 0.05), abs=0.03
+    )
+
+
+def test_power_command_plans_from_a_candidate(files):
+    f = files
+    _cli("snapshot", str(f / "qrels.txt"), str(f / "base.run"), "-m", "nDCG@10", "-o", str(f / "b.json"))
+    code, out = _cli("power", str(f / "b.json"), str(f / "qrels.txt"), str(f / "worse.run"), "--drop", "0.05")
+    assert code == 0 and "observed between base and worse" in out and "bootstrap check" in out, out
+    plans = ctxeval.power(str(f / "b.json"), str(f / "qrels.txt"), str(f / "worse.run"), drop=0.05)
+    (p,) = plans
+    assert p.needed and power_at(p.needed, p.sd, 0.05, 0.0, 0.05) >= 0.8
+    code, out = _cli("power", str(f / "b.json"))
+    assert code == 0 and "assumed" in out
+
+
+def _recipe() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("<!-- ci-recipe -->", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    return [re.sub(r"\s+#.*$", "", c).strip() for c in block.replace("\\\n", " ").splitlines() if c.strip()]
+
+
+def test_the_readme_ci_recipe_runs_as_written(tmp_path):
+    qrels, base, cand = _data(n=80, drop_every=2)
+    _write_qrels(tmp_path / "qrels.txt", {q: {"rel": 2, "other": 0} for q in qrels})
+    _write_trec(tmp_path / "main.run", base, "main")
+    _write_trec(tmp_path / "new.run", base, "new")
+    exe = str(Path(sys.executable).with_name("ctxeval"))
+    for command in _recipe():
+        args = shlex.split(command)
+        assert args[0] == "ctxeval"
+        done = subprocess.run([exe, *args[1:]], cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+    assert "HOLDS" in done.stdout and (tmp_path / "gate.xml").exists() and (tmp_path / "gate.md").exists()
+    _write_trec(tmp_path / "new.run", cand, "new")  # the same recipe on a worse run: exit 1
+    done = subprocess.run([exe, *shlex.split(_recipe()[1])[1:]], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 1 and "::error title=ctxeval gate%3A nDCG@10::" in done.stdout
