@@ -312,7 +312,8 @@ def judged_depth_notes(session: Session, name: str, data: Any, measures: list[Me
             ok = judged[~np.isnan(judged)]
             reads[str(m)] = (k, float(ok.mean()) if ok.size else 0.0)
         out += depth_notes(kind, name, reads)
-    llm = session.utility.llm_labels
+    # the default utility settings hold no LLM labels (and need not be imported to say so)
+    llm = session.utility.llm_labels if session.settings.utility is not None else None
     if llm is not None and llm.judged and llm.provenance is not None and llm.provenance.depth is not None:
         u = data.extra("utility") if data.has("utility") else None
         reads = {}
