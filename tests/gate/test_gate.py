@@ -281,3 +281,12 @@ def test_the_readme_ci_recipe_runs_as_written(tmp_path):
     _write_trec(tmp_path / "new.run", cand, "new")  # the same recipe on a worse run: exit 1
     done = subprocess.run([exe, *shlex.split(_recipe()[1])[1:]], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 1 and "::error title=ctxeval gate%3A nDCG@10::" in done.stdout
+
+
+def test_one_m_option_may_name_several_measures_as_ir_measures_reads_them(files):
+    f = files
+    code, out = _cli(
+        "evaluate", str(f / "qrels.txt"), str(f / "base.run"), "-m", "nDCG@10 AP(rel = 1)", "--format", "json"
+    )
+    assert code == 0, out
+    assert json.loads(out)["measures"] == ["nDCG@10", "AP"]
