@@ -281,3 +281,32 @@ def test_the_readme_ci_recipe_runs_as_written(tmp_path):
     _write_trec(tmp_path / "new.run", cand, "new")  # the same recipe on a worse run: exit 1
     done = subprocess.run([exe, *shlex.split(_recipe()[1])[1:]], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 1 and "::error title=ctxeval gate%3A nDCG@10::" in done.stdout
+
+
+def test_one_m_option_may_name_several_measures_as_ir_measures_reads_them(files):
+    f = files
+    code, out = _cli(
+        "evaluate", str(f / "qrels.txt"), str(f / "base.run"), "-m", "nDCG@10 AP(rel = 1)", "--format", "json"
+    )
+    assert code == 0, out
+    assert json.loads(out)["measures"] == ["nDCG@10", "AP"]
+
+
+def test_rel_sets_the_relevance_level_of_every_measure_that_names_none(tmp_path):
+    qrels = {f"q{i}": {"a": 2, "b": 1} for i in range(5)}
+    run = {f"q{i}": {"b": 2.0, "a": 1.0} for i in range(5)}
+    _write_qrels(tmp_path / "q.txt", qrels)
+    _write_trec(tmp_path / "r.run", run, "r")
+    args = ["evaluate", str(tmp_path / "q.txt"), str(tmp_path / "r.run"), "--format", "json"]
+    code, out = _cli(*args, "-l", "2", "-m", "AP RR P(rel=1)@1 nDCG@2")
+    assert code == 0, out
+    d = json.loads(out)
+    assert d["measures"] == ["AP(rel=2)", "RR(rel=2)", "P@1", "nDCG@2"]  # P@1 named its own level
+    means = d["runs"][0]["aggregate"]
+    assert means["RR(rel=2)"] == 0.5 and means["AP(rel=2)"] == 0.5 and means["P@1"] == 1.0
+    ev = ctxeval.evaluate(qrels, run, ["nDCG@2"]).runs[0].mean("nDCG@2")
+    assert means["nDCG@2"] == pytest.approx(ev)  # graded: -l changes nothing
+    code, out = _cli(
+        "compare", str(tmp_path / "q.txt"), str(tmp_path / "r.run"), "-l", "2", "--format", "json", "--curve-k", "0"
+    )
+    assert code == 0 and "AP(rel=2)" in json.loads(out)["measures"], out

@@ -9,12 +9,14 @@ import click
 
 from .._compare.settings import CI_METHODS, CORRECTIONS, TESTS
 from .options import (
+    at_level,
     emit,
     output_option,
     policies_from,
     policy_options,
     rag_from,
     rag_options,
+    rel_option,
     samples_option,
     utility_from,
     utility_options,
@@ -50,6 +52,7 @@ def _progress_wanted(quiet: bool) -> bool:
     multiple=True,
     help="measure name, repeatable (default: nDCG@10, AP, RR, P@10, R@100)",
 )
+@rel_option
 @click.option("--baseline", default=None, help="name of the baseline run (default: the first RUN)")
 @click.option(
     "--test",
@@ -165,6 +168,7 @@ def command(
     runs: tuple[str, ...],
     samples: bool,
     measures: tuple[str, ...],
+    rel: int | None,
     baseline: str | None,
     test: str,
     alpha: float,
@@ -209,7 +213,7 @@ def command(
     with show_progress(_progress_wanted(quiet)):
         report = compare(
             **inputs,
-            measures=list(measures) or None,
+            measures=at_level(list(measures) or None, rel),
             baseline=baseline,
             stats=Stats(test, alpha, correction, permutations, resamples, seed, ci, confidence),
             strata=Strata(list(strata) or None, queries, num_rel_level, min_stratum),
