@@ -310,3 +310,47 @@ def test_rel_sets_the_relevance_level_of_every_measure_that_names_none(tmp_path)
         "compare", str(tmp_path / "q.txt"), str(tmp_path / "r.run"), "-l", "2", "--format", "json", "--curve-k", "0"
     )
     assert code == 0 and "AP(rel=2)" in json.loads(out)["measures"], out
+
+
+def test_all_pairs_compares_every_pair_with_holm_over_all_of_them(files):
+    f = files
+    runs = [str(f / "base.run"), str(f / "worse.run"), str(f / "same.run")]
+    rep = ctxeval.compare(
+        str(f / "qrels.txt"), runs, ["RR", "nDCG@10"], stats={"pairs": "all", "test": "t"}, sections={"curves_k": 0}
+    )
+    got = {(c.run, c.against, str(c.measure)): c for c in rep.comparisons}
+    assert set(got) == {
+        (r, a, m) for r, a in (("worse", "base"), ("same", "base"), ("same", "worse")) for m in ("RR", "nDCG@10")
+    }
+    ev = {
+        n: ctxeval.evaluate(str(f / "qrels.txt"), str(f / f"{n}.run"), ["RR", "nDCG@10"]).runs[0]
+        for n in ("base", "worse", "same")
+    }
+    raw = {}
+    for (r, a, m), c in got.items():
+        d = ev[r].values[ctxeval.parse_measure(m)] - ev[a].values[ctxeval.parse_measure(m)]
+        assert c.diff == pytest.approx(d.mean(), abs=1e-12)
+        p = stats.ttest_rel(ev[r].values[ctxeval.parse_measure(m)], ev[a].values[ctxeval.parse_measure(m)]).pvalue
+        raw[(r, a, m)] = 1.0 if math.isnan(p) else p  # scipy: NaN when every difference is 0 (ctxeval: p = 1)
+    keys = sorted(raw, key=lambda k: raw[k])
+    running, adj = 0.0, {}
+    for i, k in enumerate(keys):  # Holm over the 6 comparisons
+        running = max(running, min(1.0, (len(keys) - i) * raw[k]))
+        adj[k] = running
+    for k, c in got.items():
+        assert c.p_adjusted == pytest.approx(adj[k], rel=1e-9, abs=1e-15), k
+    code, out = _cli(
+        "compare",
+        str(f / "qrels.txt"),
+        *runs,
+        "-m",
+        "RR",
+        "--all-pairs",
+        "--curve-k",
+        "0",
+        "--permutations",
+        "200",
+        "--resamples",
+        "200",
+    )
+    assert code == 0 and "all pairs" in out and "same vs worse" in out, out
