@@ -55,6 +55,12 @@ def _progress_wanted(quiet: bool) -> bool:
 @rel_option
 @click.option("--baseline", default=None, help="name of the baseline run (default: the first RUN)")
 @click.option(
+    "--all-pairs",
+    is_flag=True,
+    help="compare every pair of runs (each later run against each earlier one, as ranx's compare), Holm over all "
+    "pairs and measures; the main table's markers stay against the baseline",
+)
+@click.option(
     "--test",
     type=click.Choice(list(TESTS)),
     default="randomization",
@@ -170,6 +176,7 @@ def command(
     measures: tuple[str, ...],
     rel: int | None,
     baseline: str | None,
+    all_pairs: bool,
     test: str,
     alpha: float,
     correction: str,
@@ -215,7 +222,17 @@ def command(
             **inputs,
             measures=at_level(list(measures) or None, rel),
             baseline=baseline,
-            stats=Stats(test, alpha, correction, permutations, resamples, seed, ci, confidence),
+            stats=Stats(
+                test,
+                alpha,
+                correction,
+                permutations,
+                resamples,
+                seed,
+                ci,
+                confidence,
+                "all" if all_pairs else "baseline",
+            ),
             strata=Strata(list(strata) or None, queries, num_rel_level, min_stratum),
             sections=Sections(curves_k=curves_k, pr_rel=pr_rel, distraction_k=distraction_k),
             policies=policies_from(kw),
