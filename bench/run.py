@@ -251,11 +251,14 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
     # ---- table --------------------------------------------------------------
     ref = results.get(REFERENCE) if results.get(REFERENCE, {}).get("status") == "ok" else None
     head = (
-        f"{'tool':<12} {'wall s':>8} {'cpu s':>7} {'peak MB':>8} {'wall x':>7} {'mem x':>7} "
+        f"{'tool':<12} {'wall s':>8} {'cpu s':>7} {'peak MB':>8} {'wall x':>7} {'paired':>7} {'cpu x':>7} {'mem x':>7} "
         + " ".join(f"{m:>9}" for m in MEASURES)
         + f" {'queries':>8}"
     )
-    print(f"\nscale {scale} (wall = median of {args.repeat}; ratios vs {REFERENCE})")
+    print(
+        f"\nscale {scale} (wall = median of {args.repeat}; ratios vs {REFERENCE}; paired = median of the rounds' "
+        "wall ratios, each round's processes run one after another)"
+    )
     print(head)
     print("-" * len(head))
     for tool in tools:
@@ -265,9 +268,14 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
             continue
         wx = r["wall_s"] / ref["wall_s"] if ref else None
         mx = r["peak_rss_mb"] / ref["peak_rss_mb"] if ref else None
+        cx = r["cpu_s"] / ref["cpu_s"] if ref else None
+        px = None
+        if ref and len(r["wall_s_all"]) == len(ref["wall_s_all"]):
+            px = statistics.median(a / b for a, b in zip(r["wall_s_all"], ref["wall_s_all"]))
+            r["wall_x_paired"] = px
         print(
             f"{tool:<12} {r['wall_s']:>8.2f} {r['cpu_s']:>7.2f} {r['peak_rss_mb']:>8.0f} {fmt(wx, '>7.2f')} "
-            f"{fmt(mx, '>7.2f')} "
+            f"{fmt(px, '>7.2f')} {fmt(cx, '>7.2f')} {fmt(mx, '>7.2f')} "
             + " ".join(f"{r['means'][m]:>9.6f}" for m in MEASURES)
             + f" {fmt(r.get('n_queries'), '>8')}"
         )

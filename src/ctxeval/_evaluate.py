@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._context.grades import level_note, relevance_note
-from ._context.utility import flag_counts, flag_note, unlabelled_note
 from ._errors import ConfigError
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
@@ -313,7 +312,8 @@ def judged_depth_notes(session: Session, name: str, data: Any, measures: list[Me
             ok = judged[~np.isnan(judged)]
             reads[str(m)] = (k, float(ok.mean()) if ok.size else 0.0)
         out += depth_notes(kind, name, reads)
-    llm = session.utility.llm_labels
+    # the default utility settings hold no LLM labels (and need not be imported to say so)
+    llm = session.utility.llm_labels if session.settings.utility is not None else None
     if llm is not None and llm.judged and llm.provenance is not None and llm.provenance.depth is not None:
         u = data.extra("utility") if data.has("utility") else None
         reads = {}
@@ -365,6 +365,8 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
                 notes.append(note)
         ucounts = data.extra("utility").counts() if need_u else None
         if need_u:
+            from ._context.utility import flag_counts, flag_note, unlabelled_note  # here: they pull in side files
+
             counts = flag_counts(data.extra("utility"), data.r_judged)
             note = unlabelled_note(name, counts)
             if note:

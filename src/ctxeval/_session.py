@@ -249,7 +249,17 @@ class Session:
         ms = list(measures)
         if self.qrels.plain and not scale_read and not any(map(reads_scale, ms)):
             return []  # graded as read, and nothing reads the 1-5 scale: nothing to say
-        notes = label_notes(self.qrels.labels, ms, self.grades, self.rag.grade_map, self.utility, scale_read=scale_read)
+        # the grades and the utility settings matter only to notes about the 1-5 scale: other labels'
+        # notes compute neither (a sort of every grade, the side-file readers' import)
+        on_scale = scale_read or any(reads_scale(m) for m in ms)
+        notes = label_notes(
+            self.qrels.labels,
+            ms,
+            self.grades if on_scale else [],
+            self.rag.grade_map,
+            self.utility if on_scale else None,
+            scale_read=scale_read,
+        )
         for n in notes:
             if n not in self.notes:
                 self.notes.append(n)

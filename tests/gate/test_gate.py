@@ -281,3 +281,108 @@ def test_the_readme_ci_recipe_runs_as_written(tmp_path):
     _write_trec(tmp_path / "new.run", cand, "new")  # the same recipe on a worse run: exit 1
     done = subprocess.run([exe, *shlex.split(_recipe()[1])[1:]], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 1 and "::error title=ctxeval gate%3A nDCG@10::" in done.stdout
+
+
+def test_one_m_option_may_name_several_measures_as_ir_measures_reads_them(files):
+    f = files
+    code, out = _cli(
+        "evaluate", str(f / "qrels.txt"), str(f / "base.run"), "-m", "nDCG@10 AP(rel = 1)", "--format", "json"
+    )
+    assert code == 0, out
+    assert json.loads(out)["measures"] == ["nDCG@10", "AP"]
+
+
+def test_rel_sets_the_relevance_level_of_every_measure_that_names_none(tmp_path):
+    qrels = {f"q{i}": {"a": 2, "b": 1} for i in range(5)}
+    run = {f"q{i}": {"b": 2.0, "a": 1.0} for i in range(5)}
+    _write_qrels(tmp_path / "q.txt", qrels)
+    _write_trec(tmp_path / "r.run", run, "r")
+    args = ["evaluate", str(tmp_path / "q.txt"), str(tmp_path / "r.run"), "--format", "json"]
+    code, out = _cli(*args, "-l", "2", "-m", "AP RR P(rel=1)@1 nDCG@2")
+    assert code == 0, out
+    d = json.loads(out)
+    assert d["measures"] == ["AP(rel=2)", "RR(rel=2)", "P@1", "nDCG@2"]  # P@1 named its own level
+    means = d["runs"][0]["aggregate"]
+    assert means["RR(rel=2)"] == 0.5 and means["AP(rel=2)"] == 0.5 and means["P@1"] == 1.0
+    ev = ctxeval.evaluate(qrels, run, ["nDCG@2"]).runs[0].mean("nDCG@2")
+    assert means["nDCG@2"] == pytest.approx(ev)  # graded: -l changes nothing
+    code, out = _cli(
+        "compare", str(tmp_path / "q.txt"), str(tmp_path / "r.run"), "-l", "2", "--format", "json", "--curve-k", "0"
+    )
+    assert code == 0 and "AP(rel=2)" in json.loads(out)["measures"], out
+
+
+def test_all_pairs_compares_every_pair_with_holm_over_all_of_them(files):
+    f = files
+    runs = [str(f / "base.run"), str(f / "worse.run"), str(f / "same.run")]
+    rep = ctxeval.compare(
+        str(f / "qrels.txt"), runs, ["RR", "nDCG@10"], stats={"pairs": "all", "test": "t"}, sections={"curves_k": 0}
+    )
+    got = {(c.run, c.against, str(c.measure)): c for c in rep.comparisons}
+    assert set(got) == {
+        (r, a, m) for r, a in (("worse", "base"), ("same", "base"), ("same", "worse")) for m in ("RR", "nDCG@10")
+    }
+    ev = {
+        n: ctxeval.evaluate(str(f / "qrels.txt"), str(f / f"{n}.run"), ["RR", "nDCG@10"]).runs[0]
+        for n in ("base", "worse", "same")
+    }
+    raw = {}
+    for (r, a, m), c in got.items():
+        d = ev[r].values[ctxeval.parse_measure(m)] - ev[a].values[ctxeval.parse_measure(m)]
+        assert c.diff == pytest.approx(d.mean(), abs=1e-12)
+        p = stats.ttest_rel(ev[r].values[ctxeval.parse_measure(m)], ev[a].values[ctxeval.parse_measure(m)]).pvalue
+        raw[(r, a, m)] = 1.0 if math.isnan(p) else p  # scipy: NaN when every difference is 0 (ctxeval: p = 1)
+    keys = sorted(raw, key=lambda k: raw[k])
+    running, adj = 0.0, {}
+    for i, k in enumerate(keys):  # Holm over the 6 comparisons
+        running = max(running, min(1.0, (len(keys) - i) * raw[k]))
+        adj[k] = running
+    for k, c in got.items():
+        assert c.p_adjusted == pytest.approx(adj[k], rel=1e-9, abs=1e-15), k
+    code, out = _cli(
+        "compare",
+        str(f / "qrels.txt"),
+        *runs,
+        "-m",
+        "RR",
+        "--all-pairs",
+        "--curve-k",
+        "0",
+        "--permutations",
+        "200",
+        "--resamples",
+        "200",
+    )
+    assert code == 0 and "all pairs" in out and "same vs worse" in out, out
+
+
+def test_judged_labels_are_named_and_people_s_labels_on_a_subset_give_prediction_powered_tests(tmp_path):
+    from ctxeval._core.ppi import ppi_mean
+    from ctxeval._io.labels import LabelKind, Provenance
+
+    rng = np.random.default_rng(3)
+    n = 120
+    human = {f"q{i:03d}": {f"d{j}": int(rng.integers(0, 2)) for j in range(8)} for i in range(n)}
+    judged = {q: {d: (g if rng.random() > 0.2 else 1 - g) for d, g in docs.items()} for q, docs in human.items()}
+    kind = LabelKind("judged", "binary", provenance=Provenance(judge="llama.cpp", model="SmolLM2-135M"))
+    judge_q = ctxeval.Qrels.from_dict(judged, labels=kind)
+    subset = {q: human[q] for q in list(human)[:40]}
+    base = {q: {f"d{j}": float(rng.random()) for j in range(8)} for q in human}
+    cand = {q: {d: s + rng.normal(0, 0.1) for d, s in docs.items()} for q, docs in base.items()}
+    snap = ctxeval.snapshot(judge_q, base, ["P@3"], human=subset)
+    assert snap.settings["human_labels"]["queries"] == 40 and len(snap.human["P@3"]) == 40
+    rep = ctxeval.gate(snap, judge_q, cand, max_drop={"P@3": 0.02}, human=subset)
+    assert any("judged by SmolLM2-135M" in n and "include the judge's error" in n for n in rep.notes), rep.notes
+    row = rep.row("P@3")
+    assert "PPI" in row.method
+    ev = {k: ctxeval.evaluate(judge_q, r, ["P@3"]).runs[0].per_query("P@3") for k, r in (("b", base), ("c", cand))}
+    hv = {k: ctxeval.evaluate(subset, {q: r[q] for q in subset}, ["P@3"]).runs[0].per_query("P@3") for k, r in (("b", base), ("c", cand))}
+    est = ppi_mean({q: ev["c"][q] - ev["b"][q] for q in human}, {q: hv["c"][q] - hv["b"][q] for q in subset}, alpha=0.1)
+    assert row.change == pytest.approx(est.mean) and (row.low, row.high) == pytest.approx((est.low, est.high))
+    assert row.p_value == pytest.approx(stats.t.cdf((est.mean + 0.02) / est.se, est.df), rel=1e-9)
+    # without people's labels the report says the intervals leave the judge's error out
+    snap2 = ctxeval.snapshot(judge_q, base, ["P@3"])
+    rep2 = ctxeval.gate(snap2, judge_q, cand, max_drop={"P@3": 0.02})
+    assert any("not the judge's errors" in n for n in rep2.notes)
+    with pytest.raises(ConfigError, match="human labels: the gate has people's labels and the baseline none"):
+        ctxeval.gate(snap2, judge_q, cand, human=subset)

@@ -7,6 +7,7 @@ columns must give exactly what a direct implementation of trec_eval's rules give
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -230,18 +231,26 @@ def test_light_prepare_matches_oracle(tmp_path_factory: pytest.TempPathFactory, 
     )
 
 
-def test_cli_on_small_files_does_not_import_polars(tmp_path: Path) -> None:
+@pytest.mark.parametrize("user_blas", [None, "2"])
+def test_cli_on_small_files_starts_light(tmp_path: Path, user_blas: str | None) -> None:
+    """What `ctxeval evaluate` of classical measures on small TREC files loads: no polars, none of the
+    side-data modules (they hold most of the package's dataclasses, ~0.7 ms each to create), and one
+    OpenBLAS thread unless the user chose a number (numpy starts one per core at import)."""
     (tmp_path / "q.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
     (tmp_path / "r.txt").write_text("q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 1.0 sys\n")
     code = (
-        "import sys\n"
+        "import os, sys\n"
         "from ctxeval._cli import main\n"
         f"rc = main(['evaluate', {str(tmp_path / 'q.txt')!r}, {str(tmp_path / 'r.txt')!r}, '-m', 'AP', '--format', 'json'])\n"
         "assert rc == 0, rc\n"
-        "print('polars' in sys.modules)\n"
+        "heavy = ('polars', 'ctxeval._core.extras', 'ctxeval._context.utility', 'ctxeval._io.side')\n"
+        "print([m for m in heavy if m in sys.modules], os.environ.get('OPENBLAS_NUM_THREADS'))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "False"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if user_blas is not None:
+        env["OPENBLAS_NUM_THREADS"] = user_blas
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    assert out.strip().splitlines()[-1] == f"[] {user_blas or '1'}"
     assert '"AP": 1.0' in out
 
 

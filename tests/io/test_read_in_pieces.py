@@ -53,3 +53,23 @@ def test_duplicate_error_names_both_lines_in_a_large_grouped_run(tmp_path: Path)
     with pytest.raises(DuplicateError) as info:
         Run.from_file(path)
     assert "duplicate run entry for query 'q30', doc 'd7' on lines 1208 and 1235" in str(info.value)
+
+
+@given(
+    st.text(alphabet="ab \n\t\x00\x01", max_size=60),
+    st.sampled_from([b" ", b"\t"]),
+    st.sampled_from([2, 4, 8, 1 << 18]),
+)
+def test_piece_checks_in_blocks_equal_the_rule(text: str, sep: bytes, block: int) -> None:
+    """The fast tier's piece check, done in cache-sized blocks, says what its definition says at every
+    position (a doubled separator or a NUL across a block border included): no byte of the other
+    separator, no NUL, no two separators in a row."""
+    piece = text.encode()
+    other = b"\t" if sep == b" " else b" "
+    expected = other not in piece and b"\x00" not in piece and sep * 2 not in piece
+    old = trec._BLOCK
+    trec._BLOCK = block
+    try:
+        assert trec._plain_piece(piece, sep) == expected
+    finally:
+        trec._BLOCK = old

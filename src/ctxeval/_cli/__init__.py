@@ -61,6 +61,10 @@ _COMMANDS = {
     "power": ("gate", "power_command"),
 }
 
+# commands that do no BLAS work: numpy's OpenBLAS starts a thread per core when numpy is imported
+# (about 15 ms of CPU, as much as reading a small run), so they ask for one unless the user chose
+_NO_BLAS = frozenset({"evaluate", "trec_eval"})
+
 
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
@@ -79,6 +83,8 @@ class _Group(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in _COMMANDS:
+            if cmd_name in _NO_BLAS and "numpy" not in sys.modules:
+                os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
             module, attr = _COMMANDS[cmd_name]
             command = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
             for sub in getattr(command, "commands", {}).values():

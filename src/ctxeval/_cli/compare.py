@@ -9,12 +9,14 @@ import click
 
 from .._compare.settings import CI_METHODS, CORRECTIONS, TESTS
 from .options import (
+    at_level,
     emit,
     output_option,
     policies_from,
     policy_options,
     rag_from,
     rag_options,
+    rel_option,
     samples_option,
     utility_from,
     utility_options,
@@ -50,7 +52,14 @@ def _progress_wanted(quiet: bool) -> bool:
     multiple=True,
     help="measure name, repeatable (default: nDCG@10, AP, RR, P@10, R@100)",
 )
+@rel_option
 @click.option("--baseline", default=None, help="name of the baseline run (default: the first RUN)")
+@click.option(
+    "--all-pairs",
+    is_flag=True,
+    help="compare every pair of runs (each later run against each earlier one, as ranx's compare), Holm over all "
+    "pairs and measures; the main table's markers stay against the baseline",
+)
 @click.option(
     "--test",
     type=click.Choice(list(TESTS)),
@@ -165,7 +174,9 @@ def command(
     runs: tuple[str, ...],
     samples: bool,
     measures: tuple[str, ...],
+    rel: int | None,
     baseline: str | None,
+    all_pairs: bool,
     test: str,
     alpha: float,
     correction: str,
@@ -209,9 +220,19 @@ def command(
     with show_progress(_progress_wanted(quiet)):
         report = compare(
             **inputs,
-            measures=list(measures) or None,
+            measures=at_level(list(measures) or None, rel),
             baseline=baseline,
-            stats=Stats(test, alpha, correction, permutations, resamples, seed, ci, confidence),
+            stats=Stats(
+                test,
+                alpha,
+                correction,
+                permutations,
+                resamples,
+                seed,
+                ci,
+                confidence,
+                "all" if all_pairs else "baseline",
+            ),
             strata=Strata(list(strata) or None, queries, num_rel_level, min_stratum),
             sections=Sections(curves_k=curves_k, pr_rel=pr_rel, distraction_k=distraction_k),
             policies=policies_from(kw),

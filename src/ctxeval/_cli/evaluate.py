@@ -7,12 +7,14 @@ from typing import Any
 import click
 
 from .options import (
+    at_level,
     emit,
     output_option,
     policies_from,
     policy_options,
     rag_from,
     rag_options,
+    rel_option,
     samples_option,
     stderr_progress,
     utility_from,
@@ -33,6 +35,7 @@ def _measure_help() -> str:
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
 @samples_option
 @click.option("-m", "--measure", "measures", multiple=True, help=_measure_help())
+@rel_option
 @click.option("--per-query", is_flag=True, help="also report every query's value")
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv", "jsonl"]), default="table", show_default=True
@@ -75,6 +78,7 @@ def command(
     runs: tuple[str, ...],
     samples: bool,
     measures: tuple[str, ...],
+    rel: int | None,
     per_query: bool,
     fmt: str,
     output: str | None,
@@ -104,7 +108,9 @@ def command(
         engine = "stream"
     if spark_master is not None and engine != "spark":
         raise ConfigError("--spark-master is for --engine spark")
-    measure_names = list(measures) or None  # None: the defaults that fit the input (sample sets: by their labels)
+    measure_names = at_level(
+        list(measures) or None, rel
+    )  # None: the defaults that fit the input (sample sets: by their labels)
     if engine == "spark":
         from .._spark import evaluate_spark
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from .options import (
+    at_level,
     emit,
     one_run_from,
     output_option,
@@ -15,6 +16,7 @@ from .options import (
     policy_options,
     rag_from,
     rag_options,
+    rel_option,
     samples_option,
     utility_from,
     utility_options,
@@ -32,6 +34,7 @@ def _measures(values: tuple[str, ...]) -> list[str] | None:
 @click.argument("run", required=False, type=click.Path(dir_okay=False))
 @samples_option
 @click.option("-m", "--measure", "measures", multiple=True, help="measure to keep, repeatable (default: evaluate's)")
+@rel_option
 @click.option("--human", type=click.Path(dir_okay=False), default=None,
               help="people's labels on a subset of the queries, when QRELS are a judge's (the gate's intervals then include the judge's error)")  # fmt: skip
 @policy_options()
@@ -43,6 +46,7 @@ def snapshot_command(
     run: str | None,
     samples: bool,
     measures: tuple[str, ...],
+    rel: int | None,
     human: str | None,
     output: str | None,
     **kw: Any,
@@ -56,7 +60,7 @@ def snapshot_command(
 
     base = snapshot(
         **one_run_from(qrels, run, samples),
-        measures=_measures(measures),
+        measures=at_level(_measures(measures), rel),
         human=human,
         policies=policies_from(kw),
         rag=rag_from(kw),

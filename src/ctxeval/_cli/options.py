@@ -329,3 +329,38 @@ def stderr_progress() -> Callable[[str, bool], None]:
         pending[0] = update
 
     return say
+
+
+def rel_option(f: F) -> F:
+    """``-l/--rel N``: trec_eval's relevance level for every measure that takes one and is not given one."""
+    return click.option(
+        "-l",
+        "--rel",
+        "rel",
+        type=int,
+        default=None,
+        help="relevance level of every measure that takes one (AP, P, R, RR, ...) and names none: qrels grade >= N "
+        "counts as relevant (trec_eval's -l; e.g. 2 for TREC DL); graded measures (nDCG) are unchanged",
+    )(f)
+
+
+def at_level(names: list[str] | None, rel: int | None) -> list[str] | None:
+    """The measure names with ``rel=N`` set on each that takes a relevance level and names none
+    (``-l N``); the defaults when none are named."""
+    if rel is None:
+        return names
+    import re
+
+    from .._evaluate import DEFAULT_MEASURES
+    from .._measures import parse_measures
+    from .._measures.grammar import _words
+
+    out: list[str] = []
+    for text in names or list(DEFAULT_MEASURES):
+        for word in _words(text):
+            explicit = re.search(r"\brel\s*=", word) is not None
+            for m in parse_measures(word):
+                if not explicit and any(p.name == "rel" for p in m.spec.params):
+                    m = m(rel=rel)
+                out.append(str(m))
+    return out

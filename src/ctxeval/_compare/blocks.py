@@ -125,23 +125,25 @@ def block(
             x = V[r, :, j]
             mask = P[r] & ~np.isnan(x)
             run_cols[(r, j)] = cols.add((r, j), mask, _forward(m, x))
-    pairs: list[tuple[int, int, np.ndarray, int, int, int, int, int]] = []
-    for r in range(R):
-        if r == base:
-            continue
+    pairs: list[tuple[int, int, np.ndarray, int, int, int, int, int, int]] = []
+    if cfg.pairs == "all":  # every pair once, the later run against the earlier one
+        order = [(r, b) for r in range(R) for b in range(r)]
+    else:
+        order = [(r, base) for r in range(R) if r != base]
+    for r, b in order:
         for j, m in enumerate(measures):
-            xr, xb = V[r, :, j], V[base, :, j]
-            both = P[r] & P[base]
+            xr, xb = V[r, :, j], V[b, :, j]
+            both = P[r] & P[b]
             mask = both & ~np.isnan(xr) & ~np.isnan(xb)
             dropped = int((both & ~mask).sum())
             ir = cols.add((r, j), mask, _forward(m, xr))
-            ib = cols.add((base, j), mask, _forward(m, xb))
+            ib = cols.add((b, j), mask, _forward(m, xb))
             i_d = i_d2 = -1
             if cfg.test == "bootstrap":
                 d = _forward(m, xr) - _forward(m, xb)
-                i_d = cols.add(("d", r, j), mask, d)
-                i_d2 = cols.add(("d2", r, j), mask, d * d)
-            pairs.append((r, j, mask, dropped, ir, ib, i_d, i_d2))
+                i_d = cols.add(("d", r, b, j), mask, d)
+                i_d2 = cols.add(("d2", r, b, j), mask, d * d)
+            pairs.append((r, j, mask, dropped, ir, ib, i_d, i_d2, b))
     X = cols.matrix()
     sums, counts = S.resample_sums(X, resamples=cfg.resamples, seed=cfg.seed, progress=tick)
     with np.errstate(invalid="ignore", divide="ignore"):  # every column's resampled means at once
@@ -169,7 +171,7 @@ def block(
     D = np.full((n, len(pairs)), np.nan)
     for i, (r, j, mask, *_rest) in enumerate(pairs):
         m = measures[j]
-        D[mask, i] = (_forward(m, V[r, :, j]) - _forward(m, V[base, :, j]))[mask]
+        D[mask, i] = (_forward(m, V[r, :, j]) - _forward(m, V[pairs[i][8], :, j]))[mask]
     if not pairs:
         p = np.zeros(0)
     elif cfg.test == "randomization":
@@ -192,9 +194,10 @@ def block(
     diff_ci: list[int] = []
     for i, pr in enumerate(pairs):
         r, j, mask, dropped, ir, ib = pr[:6]
+        b_run = pr[8]
         m = measures[j]
         k = int(mask.sum())
-        xr, xb = V[r, :, j][mask], V[base, :, j][mask]
+        xr, xb = V[r, :, j][mask], V[b_run, :, j][mask]
         mean_r, _ = aggregate(m, xr)
         mean_b, _ = aggregate(m, xb)
         diff = mean_r - mean_b if k else math.nan
@@ -224,6 +227,7 @@ def block(
                 losses,
                 k,
                 dropped,
+                names[b_run] if cfg.pairs == "all" else None,
             )
         )
     done = ivs.resolve()

@@ -304,13 +304,19 @@ def _settings(cfg: Stats, result: Result, plan: _Plan, present: np.ndarray, base
         "test_description": TEST_NAMES[cfg.test],
         "alpha": cfg.alpha,
         "correction": cfg.correction,
-        "correction_family": "every (run, measure) comparison of the overall table with a p-value; each stratum is its own family",
+        "correction_family": (
+            "every (pair of runs, measure) comparison of the overall table with a p-value; each stratum is its own family"
+            if cfg.pairs == "all"
+            else "every (run, measure) comparison of the overall table with a p-value; each stratum is its own family"
+        ),
         "permutations": cfg.permutations,
         "resamples": cfg.resamples,
         "seed": cfg.seed,
         "ci_method": cfg.ci,
         "confidence": cfg.confidence,
     }
+    if cfg.pairs == "all":
+        settings["pairs"] = "all"
     settings.update(result.settings)
     settings.setdefault("pool", None)
     settings["tie_tolerance"] = TIE_TOL

@@ -50,6 +50,7 @@ class Comparison:
     losses: int
     n_queries: int
     n_dropped: int
+    against: str | None = None  #: the run compared with (all pairs); None: the report's baseline
 
     @property
     def better(self) -> bool | None:
@@ -74,6 +75,7 @@ class Comparison:
             "losses": int(self.losses),
             "n_queries": int(self.n_queries),
             "n_dropped": int(self.n_dropped),
+            **({"against": self.against} if self.against is not None else {}),
         }
 
 
@@ -95,9 +97,10 @@ class Block:
     runs: list[RunSummary]
     comparisons: list[Comparison]
 
-    def comparison(self, run: str, measure: Measure) -> Comparison | None:
+    def comparison(self, run: str, measure: Measure, against: str | None = None) -> Comparison | None:
+        """``run``'s comparison on ``measure`` with the baseline (or, of all pairs, with ``against``)."""
         for c in self.comparisons:
-            if c.run == run and c.measure == measure:
+            if c.run == run and c.measure == measure and (against is None or c.against in (None, against)):
                 return c
         return None
 
@@ -147,9 +150,11 @@ class Report:
     def run_names(self) -> list[str]:
         return [r.name for r in self.result.runs]
 
-    def comparison(self, run: str, measure: str | Measure) -> Comparison:
+    def comparison(self, run: str, measure: str | Measure, against: str | None = None) -> Comparison:
+        """``run`` against the baseline on ``measure`` (with all pairs: against ``against``, default the baseline)."""
         m = measure_list(measure)[0]
-        c = self.overall.comparison(run, m)
+        all_pairs = self.settings.get("pairs") == "all"
+        c = self.overall.comparison(run, m, (against or self.baseline) if all_pairs else None)
         if c is None:
             raise KeyError(f"no comparison of {run!r} on {m}")
         return c

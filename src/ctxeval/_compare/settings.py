@@ -50,12 +50,15 @@ class Stats:
     seed: int = 0
     ci: str = "percentile"  #: percentile or bca
     confidence: float = 0.95
+    pairs: str = "baseline"  #: baseline (each run against it) or all (every pair of runs, as ranx's compare)
 
     def __post_init__(self) -> None:
         if self.test not in TESTS:
             raise ConfigError(f"test must be one of {', '.join(TESTS)}, got {self.test!r}")
         if self.correction not in CORRECTIONS:
             raise ConfigError(f"correction must be one of {', '.join(CORRECTIONS)}, got {self.correction!r}")
+        if self.pairs not in ("baseline", "all"):
+            raise ConfigError(f"pairs must be 'baseline' or 'all', got {self.pairs!r}")
         if self.ci not in CI_METHODS:
             raise ConfigError(f"ci must be one of {', '.join(CI_METHODS)}, got {self.ci!r}")
         for name in ("alpha", "confidence"):

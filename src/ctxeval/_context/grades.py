@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._core.extras import UTIL_MAX, UTIL_MIN, Grades
 from .._errors import ConfigError
 from . import Inputs, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
+    from .._core.extras import Grades
     from .._measures import Measure
 
 __all__ = [
@@ -44,6 +44,8 @@ class GradesProvider:
     needs_rows: bool = False
 
     def build(self, data: EvalData, inputs: Inputs) -> Grades:
+        from .._core.extras import Grades  # here: the notes this module gives evaluate need no side data
+
         gm = inputs.settings.rag.grade_map
         binary = not inputs.qrels.plain and inputs.qrels.labels.binary
         if gm is None or not gm.mapping:
@@ -69,6 +71,8 @@ def check_scale(data: EvalData, measures: Iterable[Measure]) -> None:
     rag = [str(m) for m in measures if is_rag(m)]
     if not rag:
         return
+    from .._core.extras import UTIL_MAX, UTIL_MIN
+
     g: Grades = data.extra("grades")
     util = np.asarray(g.q_util)
     bad = sorted(set(util[(util < UTIL_MIN) | (util > UTIL_MAX)].tolist()))

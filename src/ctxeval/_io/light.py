@@ -87,7 +87,7 @@ def _normalise(data: bytes) -> bytes | None:
     layout (control characters, non-ASCII, a ``#`` anywhere, a lone ``\\r``)."""
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n")
-    if data.translate(None, _ALLOWED) or b"#" in data or not data.strip():
+    if data.translate(None, _ALLOWED) or b"#" in data or not data or data.isspace():
         return None
     if b"\t" in data:
         data = data.translate(_TABS)
@@ -95,9 +95,11 @@ def _normalise(data: bytes) -> bytes | None:
 
 
 def _fields(arr: np.ndarray, fields: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Start and end offsets (in ``arr``, after its _FRONT bytes of padding) of every field; None
-    unless every line holds exactly ``fields`` non-empty fields separated by single spaces."""
-    ends = np.flatnonzero(arr[_FRONT:] <= 0x20) + _FRONT  # only ' ' and '\n' are left below 0x21
+    """Start and end offsets (in ``arr``, after its _FRONT bytes of padding) of every field, as int32
+    (a light file is a few MB); None unless every line holds exactly ``fields`` non-empty fields
+    separated by single spaces."""
+    ends = np.flatnonzero(arr[_FRONT:] <= 0x20).astype(np.int32)  # only ' ' and '\n' are left below 0x21
+    ends += _FRONT
     n = ends.size // fields
     if n == 0 or ends.size != n * fields:
         return None
@@ -106,7 +108,7 @@ def _fields(arr: np.ndarray, fields: int) -> tuple[np.ndarray, np.ndarray] | Non
         return None
     starts = np.empty_like(ends)
     starts[0] = _FRONT
-    starts[1:] = ends[:-1] + 1
+    np.add(ends[:-1], 1, out=starts[1:])
     if bool(np.any(starts == ends)):  # an empty field: a blank line or a doubled separator
         return None
     return starts, ends
@@ -133,10 +135,11 @@ def _numbers(data: bytes, arr: np.ndarray, starts: np.ndarray, ends: np.ndarray,
     number (or not finite, or out of range): the standard reader then reports it.
 
     Fields of the usual shape — an optional sign, at most 15 digits (18 for integers), one dot at
-    most for floats, no exponent — are read right-aligned and zero-padded into a character matrix;
-    rows with the dot in the same column share one weight vector, so the digits become the integer
-    ``m`` in one matrix product, and the value is ``m / 10^k``: both exact, so the quotient is
-    correctly rounded, as ``float()`` is. Other fields go through ``float()`` / ``int()`` one by one.
+    most for floats, no exponent — are read right-aligned and zero-padded into a character matrix
+    whose columns become the integer ``m`` of their digits (one vector operation per column, so the
+    working memory is a few vectors, not a float matrix), and the value is ``m / 10^k``: both exact,
+    so the quotient is correctly rounded, as ``float()`` is. Other fields go through ``float()`` /
+    ``int()`` one by one.
     """
     lengths = ends - starts
     n = starts.size
@@ -146,39 +149,44 @@ def _numbers(data: bytes, arr: np.ndarray, starts: np.ndarray, ends: np.ndarray,
     # `arr` starts with _FRONT bytes of padding, so every window below lies inside it
     window = np.lib.stride_tricks.as_strided(arr, shape=(arr.size - width + 1, width), strides=(1, 1))
     c = window[ends - width]
-    cols = np.arange(width, dtype=np.int32)
-    pad = cols[None, :] < (width - lengths)[:, None]
-    np.putmask(c, pad, np.uint8(0x30))  # left padding with '0'
-    signed = np.zeros(n, dtype=bool)
-    first = np.maximum(width - lengths, 0)
-    lead = c[np.arange(n), first]
-    negative = lead == 0x2D
-    signed = negative | (lead == 0x2B)
-    if signed.any():
-        c[np.flatnonzero(signed), first[signed]] = 0x30
-    c -= np.uint8(0x30)
-    digit = c < 10
-    dot = c == np.uint8(0xFE)  # "." - "0" wraps to 0xFE
-    n_dots = np.count_nonzero(dot, axis=1)
-    fast = np.count_nonzero(digit, axis=1) + n_dots == width
-    fast &= (lengths - signed <= limit) & (lengths > signed) & (n_dots <= (0 if integer else 1))
-    if not integer:
-        fast &= ~((n_dots == 1) & (lengths - signed == 1))  # "." alone is not a number
-    # integers: exact int64 products; floats: at most 15 digits, so every partial sum of the float64
-    # product stays below 2^53 and is exact
-    np.putmask(c, dot, np.uint8(0))
-    d = c.astype(np.int64 if integer else np.float64)
-    dot_col = np.where(n_dots > 0, np.argmax(dot, axis=1), width) if not integer else np.full(n, width)
-    for col in distinct(dot_col[fast]).tolist():
-        rows = np.flatnonzero(fast & (dot_col == col))
-        # weight of column j: 10^(digit positions to its right), skipping the dot column
-        right = (width - 1 - cols) - ((cols < col) & (col < width))
-        weights = np.where(cols == col, 0, np.power(np.int64(10), np.maximum(right, 0))).astype(d.dtype)
-        m = (d if rows.size == n else d[rows]) @ weights
+    c -= np.uint8(0x30)  # digits 0-9, "." 0xFE, "-" 0xFD, "+" 0xFB
+    first = width - lengths  # column of the field's first character (< 0: longer than the window)
+    lead = c[np.arange(n), np.maximum(first, 0)]
+    negative = lead == np.uint8(0xFD)
+    signed = negative | (lead == np.uint8(0xFB))
+    body = first + signed  # column of the first digit (or dot)
+    fast = (lengths - signed <= limit) & (lengths > signed)
+    # column by column (a few vectors of working memory, no character matrix beyond `c`): the digits
+    # as the integer m (Horner, exact in int64: at most 18 digits), the dot skipped; a float is
+    # m / 10^k, k the digits right of its dot: m < 2^53 (15 digits) and 10^k are exact, so the
+    # quotient is correctly rounded, as float() is
+    m = np.zeros(n, dtype=np.int64)
+    step = np.empty(n, dtype=np.int64)
+    dots = np.zeros(n, dtype=np.int8)
+    places = np.zeros(n, dtype=np.int8)
+    for j in range(width):
+        d = c[:, j]
+        inside = body <= j
+        digit = d < 10
+        take = digit & inside
         if integer:
-            out[rows] = m
+            fast &= digit | ~inside
         else:
-            out[rows] = m / 10.0 ** (width - 1 - col if col < width else 0)
+            dot = (d == np.uint8(0xFE)) & inside
+            fast &= digit | dot | ~inside
+            places += take & (dots > 0)
+            dots += dot
+        np.multiply(m, 10, out=step)
+        np.add(step, d, out=step, casting="unsafe")
+        np.copyto(m, step, where=take)
+    if not integer:
+        fast &= (dots <= 1) & ~((dots == 1) & (lengths - signed == 1))  # "." alone is not a number
+    if integer:
+        out[fast] = m[fast]
+    else:
+        for k in distinct(places[fast]).tolist():
+            rows = fast & (places == k)
+            out[rows] = m[rows] / 10.0**k
     if negative.any():
         flip = negative & fast
         out[flip] = -out[flip]

@@ -82,13 +82,17 @@ From a sample set's own fields (the ``samples`` side data; NA for a sample witho
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._core.evaldata import EvalData
-from .._core.extras import JudgeLabels, SampleLabels, Similarities
 from .._core.segments import div0, ratio
 from .base import Family, Measure, Param, register
 from .classical import REL, precision_sums, rel_rows
+
+if TYPE_CHECKING:  # annotations only: the side data's module is imported when it is built
+    from .._core.extras import JudgeLabels, SampleLabels, Similarities
 
 RAGAS = "Es, James, Espinosa-Anke & Schockaert, EACL 2024 (RAGAS); ragas 0.4 context precision / recall"
 

@@ -54,6 +54,33 @@ def _split_top(text: str, sep: str = ",") -> list[str]:
     return parts
 
 
+def _words(text: str) -> list[str]:
+    """``text`` split at whitespace outside parentheses, braces and quotes: ``"nDCG@10 AP(rel = 2)"`` is
+    two names, as ir_measures reads a list of measures."""
+    words: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    quote: str | None = None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+        elif ch.isspace() and depth == 0:
+            if cur:
+                words.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    if cur:
+        words.append("".join(cur))
+    return words
+
+
 def _literal(text: str) -> Any:
     t = text.strip()
     if not t:
@@ -112,7 +139,12 @@ def parse_measure(text: str | Measure) -> Measure:
 
 
 def parse_measures(text: str | Measure | Iterable[str | Measure]) -> list[Measure]:
-    """Parse a measure name that may denote several measures (``P.5,10`` is P@5 and P@10)."""
+    """Parse a measure name that may denote several measures (``P.5,10`` is P@5 and P@10; names
+    separated by spaces, ``"nDCG@10 AP"``, are each read).
+
+    >>> parse_measures("nDCG@10 AP(rel = 2)")
+    [Measure('nDCG@10'), Measure('AP(rel=2)')]
+    """
     if isinstance(text, Measure):
         return [text]
     if not isinstance(text, str):
@@ -123,6 +155,9 @@ def parse_measures(text: str | Measure | Iterable[str | Measure]) -> list[Measur
     raw = text.strip()
     if not raw:
         raise MeasureError(f"empty measure name; {_HELP}")
+    words = _words(raw)
+    if len(words) > 1:  # "nDCG@10 AP": several measures in one string (ir_measures' habit)
+        return [m for w in words for m in parse_measures(w)]
     m = _NAME_RE.match(raw)
     if m:
         name = m.group("name")

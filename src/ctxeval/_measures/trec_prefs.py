@@ -29,12 +29,15 @@ https://github.com/usnistgov/trec_eval.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._core.evaldata import EvalData
-from .._core.extras import PrefGroup, QueryPrefs
 from .base import TrecSpec, register_trec
+
+if TYPE_CHECKING:  # annotations only: the side data's module is imported when it is built
+    from .._core.extras import PrefGroup, QueryPrefs
 
 __all__: list[str] = []
 

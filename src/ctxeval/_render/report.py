@@ -106,6 +106,15 @@ def _aggregate_note(report: Report, escape: Any = str) -> str:
     return "; ".join(parts)
 
 
+def _against(report: Report) -> str | None:
+    """With all pairs compared, the run the main table's markers compare with: the baseline."""
+    return report.baseline if report.settings.get("pairs") == "all" else None
+
+
+def _run_label(c: Comparison) -> str:
+    return c.run if c.against is None else f"{c.run} vs {c.against}"
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -169,7 +178,7 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
         for m in measures:
             mean = s.aggregate[m]
             text = _fmt(mean, 4, _is_count(m))
-            c = block.comparison(s.name, m)
+            c = block.comparison(s.name, m, _against(report))
             mark = _marker(c)
             is_best = best[m] is not None and mean == best[m]
             main = Text(text + (" *" if is_best else "") + (f" {mark}" if mark else ""))
@@ -197,7 +206,7 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
     if agg:
         console.print(f"not means: {agg}")
     if block.comparisons:
-        ct = Table(title="against the baseline", show_lines=False)
+        ct = Table(title="all pairs" if _against(report) else "against the baseline", show_lines=False)
         for name, just in (
             ("run", "left"),
             ("measure", "left"),
@@ -218,7 +227,7 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
             if color and mark:
                 diff.stylize("green" if mark == UP else "red")
             ct.add_row(
-                c.run,
+                _run_label(c),
                 str(c.measure),
                 diff,
                 ci_text,
@@ -316,7 +325,7 @@ def _md_summary(report: Report, block: Block, digits: int, with_ci: bool) -> lis
             text = _fmt(mean, digits, _is_count(m))
             if best[m] is not None and mean == best[m]:
                 text = f"**{text}**"
-            mark = _marker(block.comparison(s.name, m))
+            mark = _marker(block.comparison(s.name, m, _against(report)))
             if mark:
                 text += f" {mark}"
             ci = s.ci[m]
@@ -336,7 +345,7 @@ def _md_comparisons(block: Block, digits: int) -> list[str]:
         mark = _marker(c)
         rows.append(
             [
-                markdown_escape(c.run),
+                markdown_escape(_run_label(c)),
                 markdown_escape(str(c.measure)),
                 _fmt(c.mean, digits, count),
                 _fmt(c.baseline_mean, digits, count),
@@ -469,7 +478,7 @@ def to_latex(report: Report, digits: int = 3, ci: bool = False, label: str = "ta
             text = _fmt(mean, digits, _is_count(m))
             if best[m] is not None and mean == best[m]:
                 text = f"\\textbf{{{text}}}"
-            mark = _marker(block.comparison(s.name, m))
+            mark = _marker(block.comparison(s.name, m, _against(report)))
             if mark:
                 text += "$^{\\uparrow}$" if mark == UP else "$^{\\downarrow}$"
             if ci and s.ci[m]:

@@ -1,0 +1,133 @@
+"""How often the gate raises a false alarm, and how often it catches a real drop, next to the rules
+people use instead (a simulation, not a timed test).
+
+    python bench/gate_simulation.py [--sims 1000] [--seed 0]
+
+Data. Real TREC DL 2019/2020 runs cannot be fetched on these machines (no network but the package
+registries, and no registry package ships them), so the per-query nDCG@10 values are generated to
+match published DL19/DL20 figures: BM25-like systems with mean nDCG@10 ≈ 0.50 (DL19 BM25 0.506 over 43
+queries, DL20 0.480 over 54), a per-query standard deviation ≈ 0.25, a few queries at 0 and at 1, and
+paired changes between two runs of the same quality with a standard deviation ≈ 0.15–0.17 (the spread
+of per-query differences between comparable DL runs). Each query has a latent difficulty u ~ Beta(2, 2)
+and a run's value is clip(u + e, 0, 1), e ~ N(0, 0.12) independent per run, so two runs of one system
+are exchangeable: the same system against itself. A planted drop lowers every candidate value by c
+before clipping, c set so that the population's mean nDCG@10 falls by exactly 0.02. A population of
+200,000 queries is generated; each simulation draws n of them (query resampling).
+
+Rules, each deciding "fail" on one simulated change:
+
+* **gate, max-drop 0**: ``ctxeval gate``'s test (the one-sided paired t-test of ``ctxeval._gate.stats``,
+  called as the gate calls it) at alpha 0.05: fail when p < 0.05.
+* **gate, max-drop 0.01**: the same with a tolerated drop of 0.01 (the planted 0.02 drop is then
+  0.01 beyond the tolerance).
+* **per-case threshold (DeepEval-style)**: every query is a test case that passes when nDCG@10 ≥ 0.5
+  (DeepEval's default threshold); the run fails when a case fails (``deepeval test run``'s exit status).
+* **pass rate (promptfoo-style)**: fail when the share of cases ≥ 0.5 falls more than 2 points below
+  the baseline's share on the same queries.
+* **fixed threshold on the mean**: fail when the candidate's mean is more than 0.01 below the baseline's.
+
+Prediction: ``ctxeval power``'s formula (``power_at``) with the standard deviation of the per-query
+changes observed on one sample of 500 queries, as a user would have it from a baseline and a candidate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from ctxeval._gate.stats import one_sided, power_at
+
+SIZES = (50, 100, 200, 500)
+
+
+def population(rng: np.random.Generator, size: int = 200_000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    u = rng.beta(2.0, 2.0, size) * 1.1 - 0.05
+    base = np.clip(u + rng.normal(0.0, 0.12, size), 0.0, 1.0)
+    e2 = rng.normal(0.0, 0.12, size)
+    same = np.clip(u + e2, 0.0, 1.0)
+    lo, hi = 0.0, 0.2  # the shift that lowers the population mean by exactly 0.02
+    for _ in range(60):
+        c = (lo + hi) / 2
+        if same.mean() - np.clip(u + e2 - c, 0.0, 1.0).mean() < 0.02:
+            lo = c
+        else:
+            hi = c
+    worse = np.clip(u + e2 - (lo + hi) / 2, 0.0, 1.0)
+    return base, same, worse
+
+
+def rules(b: np.ndarray, c: np.ndarray) -> dict[str, bool]:
+    d = c - b
+    return {
+        "gate, max-drop 0": one_sided(d, 0.0, 0.05).p < 0.05,
+        "gate, max-drop 0.01": one_sided(d, 0.01, 0.05).p < 0.05,
+        "per-case threshold 0.5 (DeepEval-style)": bool((c < 0.5).any()),
+        "pass rate -2 points (promptfoo-style)": bool((c >= 0.5).mean() < (b >= 0.5).mean() - 0.02),
+        "fixed threshold: mean -0.01": bool(c.mean() < b.mean() - 0.01),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sims", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+    base, same, worse = population(rng)
+    print(
+        f"population: {base.size:,} queries; mean nDCG@10 {base.mean():.3f} (sd {base.std():.3f}, "
+        f"{(base == 0).mean():.1%} at 0, {(base == 1).mean():.1%} at 1); same system {same.mean():.3f}; "
+        f"planted drop {same.mean() - worse.mean():.4f}; sd of the changes {np.std(same - base):.3f} (same), "
+        f"{np.std(worse - base):.3f} (drop)"
+    )
+    sample = rng.integers(0, base.size, 500)
+    sd_obs = float(np.std(worse[sample] - base[sample], ddof=1))
+    t0 = time.perf_counter()
+    table: dict[str, dict[int, tuple[float, float]]] = {}
+    for n in SIZES:
+        alarms: dict[str, int] = {}
+        caught: dict[str, int] = {}
+        for _ in range(args.sims):
+            q = rng.integers(0, base.size, n)
+            for name, fail in rules(base[q], same[q]).items():
+                alarms[name] = alarms.get(name, 0) + fail
+            q = rng.integers(0, base.size, n)
+            for name, fail in rules(base[q], worse[q]).items():
+                caught[name] = caught.get(name, 0) + fail
+        for name in alarms:
+            table.setdefault(name, {})[n] = (alarms[name] / args.sims, caught[name] / args.sims)
+    predicted = {n: power_at(n, sd_obs, 0.02, 0.0, 0.05) for n in SIZES}
+    predicted_01 = {n: power_at(n, sd_obs, 0.02, 0.01, 0.05) for n in SIZES}
+    print(f"{args.sims:,} simulations per cell, seed {args.seed}, {time.perf_counter() - t0:.0f} s\n")
+    head = " | ".join(f"n={n}" for n in SIZES)
+    print(f"| rule | false alarms: {head} | power, planted 0.02 drop: {head} |")
+    print("|---|" + "---:|" * (2 * len(SIZES)))
+    for name, cells in table.items():
+        fa = " | ".join(f"{cells[n][0]:.1%}" for n in SIZES)
+        pw = " | ".join(f"{cells[n][1]:.1%}" for n in SIZES)
+        print(f"| {name} | {fa} | {pw} |")
+    print(
+        f"| ctxeval power's prediction, max-drop 0 (sd {sd_obs:.3f} observed on 500 queries) | | | | | "
+        + " | ".join(f"{predicted[n]:.1%}" for n in SIZES)
+        + " |"
+    )
+    print(
+        "| ctxeval power's prediction, max-drop 0.01 | | | | | "
+        + " | ".join(f"{predicted_01[n]:.1%}" for n in SIZES)
+        + " |"
+    )
+    worst = max(abs(table["gate, max-drop 0"][n][1] - predicted[n]) for n in SIZES)
+    worst01 = max(abs(table["gate, max-drop 0.01"][n][1] - predicted_01[n]) for n in SIZES)
+    print(
+        f"\nlargest gap between the gate's power and the prediction: {worst:.1%} (max-drop 0), {worst01:.1%} (max-drop 0.01)"
+    )
+
+
+if __name__ == "__main__":
+    main()
