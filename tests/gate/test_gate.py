@@ -1,6 +1,6 @@
 """The regression gate: exit codes, refusal of a mismatched baseline, Holm over the measures, the
 one-sided p-values and intervals against scipy, the Markdown and JUnit outputs read back, the pytest
-helper, the planning formulas against scipy's noncentral t, and the README's CI recipe run as written."""
+helper, the planning formulas against scipy's noncentral t, and the CI guide's recipe run as written."""
 
 from __future__ import annotations
 
@@ -261,12 +261,12 @@ def test_power_command_plans_from_a_candidate(files):
 
 
 def _recipe() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "guides" / "ci.md").read_text(encoding="utf-8")
     block = text.split("<!-- ci-recipe -->", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
     return [re.sub(r"\s+#.*$", "", c).strip() for c in block.replace("\\\n", " ").splitlines() if c.strip()]
 
 
-def test_the_readme_ci_recipe_runs_as_written(tmp_path):
+def test_the_ci_guide_s_recipe_runs_as_written(tmp_path):
     qrels, base, cand = _data(n=80, drop_every=2)
     _write_qrels(tmp_path / "qrels.txt", {q: {"rel": 2, "other": 0} for q in qrels})
     _write_trec(tmp_path / "main.run", base, "main")
@@ -376,7 +376,10 @@ def test_judged_labels_are_named_and_people_s_labels_on_a_subset_give_prediction
     row = rep.row("P@3")
     assert "PPI" in row.method
     ev = {k: ctxeval.evaluate(judge_q, r, ["P@3"]).runs[0].per_query("P@3") for k, r in (("b", base), ("c", cand))}
-    hv = {k: ctxeval.evaluate(subset, {q: r[q] for q in subset}, ["P@3"]).runs[0].per_query("P@3") for k, r in (("b", base), ("c", cand))}
+    hv = {
+        k: ctxeval.evaluate(subset, {q: r[q] for q in subset}, ["P@3"]).runs[0].per_query("P@3")
+        for k, r in (("b", base), ("c", cand))
+    }
     est = ppi_mean({q: ev["c"][q] - ev["b"][q] for q in human}, {q: hv["c"][q] - hv["b"][q] for q in subset}, alpha=0.1)
     assert row.change == pytest.approx(est.mean) and (row.low, row.high) == pytest.approx((est.low, est.high))
     assert row.p_value == pytest.approx(stats.t.cdf((est.mean + 0.02) / est.se, est.df), rel=1e-9)
