@@ -245,7 +245,8 @@ def calibrate(
         values = prefix_measure(data, measure, k)
         sign = 1.0 if measure.spec.higher_is_better else -1.0
     result = fit(values, lead, folds=folds, seed=seed, sign=sign)
-    found = checks(result, lead, sign)
+    decided = cfg.llm is not None or cfg.known is not None or cfg.rules.unlabelled
+    found = checks(result, lead, sign, cost_free=measure is None and qr.labels.binary and not decided)
     notes = [*input_notes, *_input_notes(session, data, cfg, measure), *found.notes]
     if flagged:
         notes.insert(len(input_notes), flagged)
