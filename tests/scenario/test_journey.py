@@ -105,6 +105,11 @@ def test_distraction_verdicts_or_what_they_need(expr: str, files: dict[str, Path
     else:  # reference ids say nothing of the planted distractors: no verdict, and what would give one
         assert rows["weak"]["verdict"] == "NA" and rows["weak"]["distractor_rate"] is None
         assert "ctxeval judge utility --samples" in rows["weak"]["verdict_reason"]
+        # every weak top 3 holds D1 or D2 (no reference): each query is without a verdict, and it says how many
+        n = len(corpus.qids)
+        assert rows["weak"]["verdict_reason"].startswith(
+            f"no verdict: in {n} of {n} queries the top {planted.DK} holds chunks nobody labelled"
+        )
         assert rows["weak"]["hard_negatives"]["top_k"]["unlabelled"] == 0
 
 
