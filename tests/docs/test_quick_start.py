@@ -28,3 +28,28 @@ def test_every_page_the_readme_links_to_exists() -> None:
     assert len(links) >= 10
     missing = [link for link in links if not (ROOT / link).is_file()]
     assert not missing, missing
+
+
+def test_the_readme_tour_names_real_commands_and_options() -> None:
+    """The tour's commands run on files a reader has, so they are not run here (the site's pages run
+    the same commands on the example); each names a command and options that exist."""
+    import shlex
+
+    import click
+
+    from ctxeval._cli import cli
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## A short tour", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = [line.split("  #")[0] for line in block.splitlines() if line.startswith("ctxeval ")]
+    assert len(lines) >= 8
+    for line in lines:
+        args = shlex.split(line)[1:]
+        command = cli
+        while isinstance(command, click.Group):
+            sub = command.get_command(click.Context(command), args.pop(0)) if args else None
+            assert sub is not None, line
+            command = sub
+        known = {opt for p in command.params for opt in p.opts}
+        given = {a.split("=")[0] for a in args if a.startswith("-")}
+        assert given <= known, (line, given - known)
