@@ -73,6 +73,14 @@ def rules(b: np.ndarray, c: np.ndarray) -> dict[str, bool]:
     }
 
 
+def _wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson's 95 % interval of a binomial proportion k / n."""
+    p = k / n
+    mid = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(mid - half), float(mid + half)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sims", type=int, default=1000)
@@ -121,6 +129,15 @@ def main() -> None:
         "| ctxeval power's prediction, max-drop 0.01 | | | | | "
         + " | ".join(f"{predicted_01[n]:.1%}" for n in SIZES)
         + " |"
+    )
+    fa = [round(table["gate, max-drop 0"][n][0] * args.sims) for n in SIZES]
+    print(
+        "\nthe gate's false alarms (max-drop 0), with 95% Wilson intervals of the simulation's own noise: "
+        + ", ".join(
+            f"n={n} {k}/{args.sims} [{_wilson(k, args.sims)[0]:.1%}, {_wilson(k, args.sims)[1]:.1%}]"
+            for n, k in zip(SIZES, fa)
+        )
+        + f"; pooled {sum(fa)}/{len(SIZES) * args.sims} = {sum(fa) / (len(SIZES) * args.sims):.1%}"
     )
     worst = max(abs(table["gate, max-drop 0"][n][1] - predicted[n]) for n in SIZES)
     worst01 = max(abs(table["gate, max-drop 0.01"][n][1] - predicted_01[n]) for n in SIZES)
