@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,13 @@ def test_schema_replies_leave_nothing_undecided(graded: dict[str, Any]) -> None:
     done, first = graded["done"], graded["first"]
     assert done.returncode == 0, done.stderr
     assert "4 judgments, 0 from the cache, 4 requested, 0 undecided" in done.stderr
+    # the first request went alone; its latency set the timeout (3 x latency x concurrency 2, >= 60 s)
+    probe = re.search(
+        r"first reply in (\d+\.\d) s: timeout (\d+) s per request \(--timeout sets it\); 3 more", done.stderr
+    )
+    assert probe is not None, done.stderr
+    latency, timeout = float(probe[1]), int(probe[2])  # the latency printed to 0.1 s: 6 x it is within 0.3 s
+    assert timeout == 60 if 6 * latency < 59 else abs(timeout - 6 * latency) <= 1.3
     lines = (graded["tmp"] / "j.qrels").read_text().splitlines()
     pool = {(ln.split()[0], ln.split()[2]) for ln in graded["run"].read_text().splitlines() if int(ln.split()[3]) <= 2}
     assert {(ln.split()[0], ln.split()[2]) for ln in lines} == pool and len(lines) == 4
