@@ -136,6 +136,9 @@ def test_pool_is_the_union_of_the_top_k(files: dict[str, Path], corpus: planted.
             for rank, d in enumerate(ranking[q][: planted.K], start=1):
                 want[(q, d)] = min(rank, want.get((q, d), rank))
     assert sorted(got) == sorted((q, d, str(r)) for (q, d), r in want.items())
+    # as the other commands take them: --samples A B (B a sample set too), names included
+    same = run("pool", "--samples", *pair(files, "refs"), "--depth", planted.K)
+    assert same.stdout == res.stdout and "good " in same.stderr and "weak " in same.stderr
 
 
 def test_the_lexical_judge_cannot_see_a_planted_distractor(

@@ -31,7 +31,7 @@ from .._errors import ConfigError
 from .agreement import cohen_kappa, krippendorff_alpha_ordinal, ranking_agreement
 from .card import THRESHOLDS, JudgeCard, Scale, verdict
 
-__all__ = ["BINARY", "RA_NWG", "TREC", "agreement", "infer_scale"]
+__all__ = ["BINARY", "RA_NWG", "TREC", "agreement", "infer_scale", "is_sample_set"]
 
 BINARY = Scale("binary (relevant = 1)", (0, 1), 1)
 TREC = Scale("0-3 (TREC)", (0, 1, 2, 3), 2)
@@ -104,7 +104,7 @@ _SAMPLE_KEYS = frozenset(
 )
 
 
-def _is_sample_set(obj: Any) -> bool:
+def is_sample_set(obj: Any) -> bool:
     """A :class:`~ctxeval.Samples`, a list of sample mappings, or a JSON-lines file whose first record
     has a sample set's fields (retrieved chunks, reference ids, grades)."""
     import json
@@ -131,7 +131,7 @@ def _read_labels(obj: Any) -> tuple[Pairs, str, Any]:
     """(pairs, source, :class:`~ctxeval._io.labels.LabelKind`) from qrels (a path, with its sidecar when
     a judge wrote it; a dict, a frame, a :class:`~ctxeval.Qrels`) or a sample set (its grades, or its
     reference ids at grade 1)."""
-    if _is_sample_set(obj):
+    if is_sample_set(obj):
         from .._io.samples import Samples
 
         st = Samples.coerce(obj)
@@ -177,7 +177,7 @@ def _named_runs(runs: Any) -> list[Any]:
 
 def _as_run(obj: Any) -> Any:
     """A run, or a sample set's retrieved lists as one."""
-    if _is_sample_set(obj):
+    if is_sample_set(obj):
         from .._io.samples import Samples
 
         return Samples.coerce(obj).run()
