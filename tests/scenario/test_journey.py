@@ -65,6 +65,7 @@ def test_evaluate_without_measures_reads_the_context_measures(expr: str, files: 
         "R@100" not in res.stdout and "IDBasedContextRecall" in res.stdout and "IDBasedContextPrecision" in res.stdout
     )
     assert "no measures given" in res.stdout  # said once, for both files
+    assert "give rel=" not in res.stdout  # the defaults' own levels are the scale's (graded: 1, 2, 4, 5)
     assert res.stdout.count("no measures given") == 1
 
 
