@@ -4,6 +4,7 @@ and byte-wise orders differ, scores equal in float32 but not in float64, plain t
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -90,6 +91,11 @@ _JSON = st.recursive(
 _EXTRA_NAMES = st.sampled_from(["latency_ms", "metadata", "pipeline_version", "run_tag", "zzz"])
 
 
+def _open_ones(refs: st.SearchStrategy[list[Any]]) -> st.SearchStrategy[dict[str, list[Any]]]:
+    """The ids a judge left without a judgment for a reason other than undecided (written when any)."""
+    return st.fixed_dictionaries({}, optional={"tied": refs, "not_sent": refs})
+
+
 def _named(draw: st.DrawFn, names: tuple[str, ...]) -> str:
     return draw(st.sampled_from(names))
 
@@ -150,6 +156,7 @@ def sample_records(draw: st.DrawFn, i: int = 0, csv: bool = False) -> dict:
         ("response", "answer"),
         ("category",),
         ("claims_status",),
+        ("nuggets_status",),
     ):
         if draw(st.booleans()):
             rec[_named(draw, names)] = draw(texts)
@@ -157,8 +164,9 @@ def sample_records(draw: st.DrawFn, i: int = 0, csv: bool = False) -> dict:
         rec["pool"] = draw(refs)
     if draw(st.booleans()):
         rec["citations"] = draw(refs)
-    if draw(st.booleans()):
-        rec["citations_undecided"] = draw(refs)
+    for name in ("citations_undecided", "citations_tied", "citations_not_sent"):
+        if draw(st.booleans()):
+            rec[name] = draw(refs)
     if draw(st.booleans()):
         rec["facets"] = [{"name": draw(texts), "ids": draw(refs)} for _ in range(draw(st.integers(0, 2)))]
     if draw(st.booleans()):
@@ -169,16 +177,17 @@ def sample_records(draw: st.DrawFn, i: int = 0, csv: bool = False) -> dict:
                 "supported_by": draw(refs),
                 "partially_supported_by": draw(refs),
                 "undecided": draw(refs),
+                **draw(_open_ones(refs)),
             }
             for _ in range(draw(st.integers(0, 2)))
         ]
     if draw(st.booleans()):
         rec["claims"] = [
-            {"text": draw(texts), "supported_by": draw(refs), "undecided": draw(refs)}
+            {"text": draw(texts), "supported_by": draw(refs), "undecided": draw(refs), **draw(_open_ones(refs))}
             for _ in range(draw(st.integers(0, 2)))
         ]
     if draw(st.booleans()):
-        rec["judged"] = {"relevant": draw(refs), "undecided": draw(refs)}
+        rec["judged"] = {"relevant": draw(refs), "undecided": draw(refs), **draw(_open_ones(refs))}
     if draw(st.booleans()):
         rec["labelled_by"] = [
             {"judge": draw(st.text(max_size=4)), "model": "m", "heuristic": draw(st.booleans()), "task": "claims"}

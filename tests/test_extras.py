@@ -11,7 +11,7 @@ tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
 ROOT = Path(__file__).resolve().parent.parent
 #: extras for developing ctxeval, not features of it
-NOT_FEATURES = {"test", "bench"}
+NOT_FEATURES = {"test", "bench", "docs"}
 
 
 def test_every_extra_has_its_clean_venv_test() -> None:

@@ -214,7 +214,7 @@ def _distraction_section(qrels: Path, runs: list[Path], policy_out: Path | None 
             f"{cv['mean_selected']:.2f}"
         )
     for name, cal in cals.items():
-        lines.extend(f"  note ({name}): {n}" for n in cal.notes)
+        lines.extend(f"  note: {n}" if n.startswith(f"{name}: ") else f"  note ({name}): {n}" for n in cal.notes)
     best = max(cals, key=lambda n: (cals[n].policy["cross_validation"]["objective"], n))
     chosen = cals[best]
     if policy_out is not None and chosen.beats_fixed_k:

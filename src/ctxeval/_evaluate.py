@@ -341,6 +341,10 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     if rag_ms:
         ms = with_judged(ms)
     need_u = any("utility" in m.requires for m in ms)
+    # the deepest rank a measure of utilities reads (None: whole lists); unlabelled hard negatives are counted there
+    cuts = [m.cutoff for m in ms if "utility" in m.requires]
+    deepest = None if not cuts or None in cuts else max(float(c) for c in cuts if c is not None)
+    u_depth = math.ceil(deepest) if deepest is not None and math.isfinite(deepest) else None
     results = []
     names = unique_names(run_objs)
     notes = naming_notes(run_objs, names)
@@ -366,9 +370,11 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
         ucounts = data.extra("utility").counts() if need_u else None
         if need_u:
             from ._context.utility import flag_counts, flag_note, unlabelled_note  # here: they pull in side files
+            from ._core.segments import top_rows
 
             counts = flag_counts(data.extra("utility"), data.r_judged)
-            note = unlabelled_note(name, counts)
+            read = top_rows(data.r_off, u_depth)[0] if u_depth is not None else None
+            note = unlabelled_note(name, flag_counts(data.extra("utility"), data.r_judged, read), u_depth)
             if note:
                 notes.append(note)
             note = flag_note(name, counts, session.utility.rules)

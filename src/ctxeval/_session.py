@@ -528,28 +528,32 @@ def sample_sets(samples: Any, duplicates: str = "error") -> list[Any]:
 
 def merge_notes(per_input: Sequence[Sequence[str]]) -> list[str]:
     """The notes of several inputs, each said once: a note repeated by several inputs apart from the
-    input's name at its start (``FILE: ...``) becomes one line naming how many said it.
+    input's name at its start (``FILE: ...``) becomes one line naming them; when they differ only in
+    the count that opens the note, the line gives each input's count.
 
     >>> merge_notes([["a.jsonl: 3 samples give no scores"], ["b.jsonl: 5 samples give no scores"], ["b.jsonl: x"]])
-    ['a.jsonl: 3 samples give no scores', 'b.jsonl: 5 samples give no scores', 'b.jsonl: x']
+    ['2 sample sets: 3 (a.jsonl), 5 (b.jsonl) samples give no scores', 'b.jsonl: x']
     >>> merge_notes([["a.jsonl: no sample has a query_id"], ["b.jsonl: no sample has a query_id"]])
     ['2 sample sets (a.jsonl, b.jsonl): no sample has a query_id']
     """
-    by_rest: dict[str, list[str]] = {}
-    order: list[str] = []
+    by_rest: dict[str, list[tuple[str, str, str]]] = {}
     for notes in per_input:
         for n in notes:
             src, sep, rest = n.partition(": ")
-            key = rest if sep else n
-            if key not in by_rest:
-                by_rest[key] = []
-                order.append(key)
-            by_rest[key].append(src if sep else "")
+            count, blank, tail = rest.partition(" ")
+            counted = bool(sep) and count.isdigit() and bool(blank)
+            key = ("#" + tail if counted else rest) if sep else n
+            by_rest.setdefault(key, []).append((src if sep else "", count if counted else "", n))
     out: list[str] = []
-    for key in order:
-        srcs = by_rest[key]
-        if len(srcs) == 1 or not all(srcs):
-            out.extend(f"{s}: {key}" if s else key for s in dict.fromkeys(srcs))
+    for key, said in by_rest.items():
+        srcs = list(dict.fromkeys(s for s, _, _ in said))
+        counts = list(dict.fromkeys(c for _, c, _ in said))
+        if len(said) == 1 or not all(srcs) or len(srcs) < len(said):
+            out.extend(dict.fromkeys(n for _, _, n in said))
+        elif len(counts) == 1:
+            text = f"{counts[0]} {key[1:]}" if counts[0] else key
+            out.append(f"{len(srcs)} sample sets ({', '.join(srcs)}): {text}")
         else:
-            out.append(f"{len(srcs)} sample sets ({', '.join(dict.fromkeys(srcs))}): {key}")
+            each = ", ".join(f"{c} ({s})" for s, c, _ in said)
+            out.append(f"{len(srcs)} sample sets: {each} {key[1:]}")
     return out

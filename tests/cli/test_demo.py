@@ -139,15 +139,47 @@ def example_runs_in_demo_order():
     return [example_path(f"runs/{name}") for name in SYSTEMS]
 
 
+def _flagged_in_top(run_path: str, k: int) -> tuple[int, int]:
+    """(unlabelled, judged) passages of utility 0 the default rules make hard negatives in the top k, by
+    hand: not a known distractor, unlabelled or grade 2 (utility 0), and ranked <= 3 or relative score
+    >= 0.7 over the query's whole list (trec_eval's order: score, then doc id, both descending)."""
+    qrels = {
+        (q, d): int(g)
+        for q, _, d, g in (line.split() for line in example_path("qrels.txt").read_text().splitlines() if line.strip())
+    }
+    known = {tuple(line.split()) for line in example_path("distractors.txt").read_text().splitlines() if line.strip()}
+    run = pl.read_csv(run_path, separator=" ", has_header=False, new_columns=["q", "Q0", "d", "r", "s", "t"])
+    unlabelled = judged = 0
+    for (q,), grp in run.group_by(["q"], maintain_order=True):
+        grp = grp.with_columns(pl.col("s").cast(pl.Float32).alias("s32")).sort(["s32", "d"], descending=[True, True])
+        s = grp["s"].to_numpy().astype(float)
+        rel = (s - s.min()) / (s.max() - s.min())
+        for i, (d, rs) in enumerate(zip(grp["d"].to_list()[:k], rel[:k]), start=1):
+            g = qrels.get((q, d))
+            if (q, d) not in known and g in (None, 2) and (rs >= 0.7 or i <= 3):
+                unlabelled += g is None
+                judged += g == 2
+    return unlabelled, judged
+
+
 def test_demo_raises_no_warning_its_own_data_should_not(tmp_path) -> None:
-    """The example is a clean data set: the only note is the one that explains a choice (UDCG reads
-    label stand-ins without an LLM utilities file); no overlap, depth, scale, relevance-level or
-    calibration warning, no repeated per-run boilerplate."""
+    """The example is a clean data set: one note explains a choice (UDCG reads label stand-ins without
+    an LLM utilities file); no overlap, depth, scale, relevance-level or calibration warning, no
+    repeated per-run boilerplate. One fragility is real and said once: the qrels are a pool judged to
+    depth 5, calibration reads the top 20, and reciprocal-rank fusion's scores sit so close together that
+    the relative-score rule makes most of rrf's unlabelled passages there hard negatives; its policy
+    rests on them. The other runs' scores spread, so theirs do not (counts checked by hand)."""
     text = demo_report(tmp_path / "r.html", tmp_path / "p.json")
     notes = [line for line in text.splitlines() if "note" in line.lower()]
+    counts = {p.stem: _flagged_in_top(str(p), 20) for p in example_runs()}
+    assert {name for name, (u, _) in counts.items() if u} == {"rrf"}
+    unlabelled, judged = counts["rrf"]
     assert notes == [
         "note: UDCG uses label-derived stand-in utilities (relevant 1, others the size of their negative utility): "
-        "no LLM utilities file"
+        "no LLM utilities file",
+        f"  note: rrf: in the top 20, the hard-negative rules made {unlabelled} passages nobody labelled distractors "
+        f"(and {judged} judged ones); the figures that count distractors rest on them (--no-flag-unlabelled leaves "
+        "unlabelled passages alone)",
     ]
     lines = [line for line in text.splitlines() if line.strip()]
     per_run = [line for line in lines if line.endswith(": 50 queries evaluated") and not line.startswith("all 5 runs")]

@@ -117,3 +117,30 @@ def test_relevance_error_names_the_field(tmp_path: Path) -> None:
         cli, ["judge", "relevance", "--samples", str(p), "--judge", "lexical", "--cache", str(tmp_path / "c.sqlite")]
     )
     assert res.exit_code == 2 and "reference_answer" in res.output and "RAGAS's reference" in res.output
+
+
+def test_a_note_two_files_give_with_different_counts_is_one_line(tmp_path: Path) -> None:
+    """Text-only files whose references are excerpts of their chunks: 2 in one file, 1 in the other
+    (counted by hand below); the excerpt note is said once, with each file's count."""
+    chunk = "the quick brown fox jumps over the lazy dog " * 5
+    rows = {
+        "one.jsonl": [
+            {
+                "user_input": "q?",
+                "retrieved_contexts": [chunk, "other"],
+                "reference_contexts": [chunk[:20], chunk[4:30]],
+            }
+        ],
+        "two.jsonl": [{"user_input": "q?", "retrieved_contexts": [chunk], "reference_contexts": [chunk[:20]]}],
+    }
+    args = []
+    for name, recs in rows.items():
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+        args.append(f"{name[:3]}={tmp_path / name}")
+    res = CliRunner().invoke(cli, ["evaluate", "--samples", *args, "-m", "ContextRecall", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    notes = [n.replace(f"{tmp_path}/", "") for n in json.loads(res.stdout)["notes"]]
+    excerpts = [n for n in notes if "excerpt of a chunk" in n]
+    assert len(excerpts) == 1 and excerpts[0].startswith(
+        "2 sample sets: 2 (one.jsonl), 1 (two.jsonl) reference contexts equal no retrieved text but are contained in one"
+    )

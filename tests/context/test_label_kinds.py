@@ -190,6 +190,12 @@ def test_unlabelled_hard_negatives_are_counted_in_evaluate_and_calibrate() -> No
     assert any("made 2 passages nobody labelled distractors" in n for n in res.notes)
     cal = ctxeval.calibrate(qrels, run, k=2, folds=2)
     assert any("made 2 passages nobody labelled distractors" in n for n in cal.notes)
+    # only the ranks the figures read count: at 1 the top holds a and b (judged), nothing to say
+    one = ctxeval.evaluate(qrels, run, ["DistractorRate@1", "nDCG@2"])
+    assert not any("nobody labelled" in n for n in one.notes)
+    assert not any("nobody labelled" in n for n in ctxeval.calibrate(qrels, run, k=1, folds=2).notes)
+    [note] = [n for n in res.notes if "nobody labelled" in n]
+    assert note.startswith("run: in the top 2, the hard-negative rules made 2 passages")
 
 
 def test_fit_udcg_takes_named_sample_sets(tmp_path: Path) -> None:

@@ -376,7 +376,10 @@ def test_judged_labels_are_named_and_people_s_labels_on_a_subset_give_prediction
     row = rep.row("P@3")
     assert "PPI" in row.method
     ev = {k: ctxeval.evaluate(judge_q, r, ["P@3"]).runs[0].per_query("P@3") for k, r in (("b", base), ("c", cand))}
-    hv = {k: ctxeval.evaluate(subset, {q: r[q] for q in subset}, ["P@3"]).runs[0].per_query("P@3") for k, r in (("b", base), ("c", cand))}
+    hv = {
+        k: ctxeval.evaluate(subset, {q: r[q] for q in subset}, ["P@3"]).runs[0].per_query("P@3")
+        for k, r in (("b", base), ("c", cand))
+    }
     est = ppi_mean({q: ev["c"][q] - ev["b"][q] for q in human}, {q: hv["c"][q] - hv["b"][q] for q in subset}, alpha=0.1)
     assert row.change == pytest.approx(est.mean) and (row.low, row.high) == pytest.approx((est.low, est.high))
     assert row.p_value == pytest.approx(stats.t.cdf((est.mean + 0.02) / est.se, est.df), rel=1e-9)

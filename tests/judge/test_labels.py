@@ -77,16 +77,18 @@ def _labelled(claims: list[dict], judged: dict) -> dict:
     }
 
 
-def test_judge_measures_by_hand() -> None:
+@pytest.mark.parametrize("why", ["undecided", "tied", "not_sent"])
+def test_judge_measures_by_hand(why: str) -> None:
     """Ranking a, b, c, d. Relevant a, c: ContextPrecision = (1/1 + 2/3) / 2; @2 = 1/1. With d undecided
     the full list is NA (never guessed) while @3 keeps its value.
     Claims: k1 supported by b, k2 by d, k3 undecided on a. Full list: k1, k2 supported, k3 left out ->
     2 / 2; @2: k1 yes, k2 no (d is rank 4), k3 open (a at rank 1) -> 1 / 2; @1: 0 / 2. k3 undecided on
-    d instead: @2 has nothing open -> 1 / 3."""
+    d instead: @2 has nothing open -> 1 / 3. A chunk whose votes tied, or that the budget did not
+    send, is left open the same way (each listed in its own field)."""
     claims = [
         {"text": "k1", "supported_by": ["b"]},
         {"text": "k2", "supported_by": ["d"]},
-        {"text": "k3", "supported_by": [], "undecided": ["a"]},
+        {"text": "k3", "supported_by": [], why: ["a"]},
     ]
     ms = [
         "ContextPrecision(method=judge)",
@@ -97,9 +99,9 @@ def test_judge_measures_by_hand() -> None:
     ]
     r = ctxeval.evaluate(samples=[_labelled(claims, {"relevant": ["a", "c"]})], measures=ms).runs[0]
     assert [r.mean(m) for m in ms] == pytest.approx([(1 + 2 / 3) / 2, 1.0, 1.0, 0.5, 0.0])
-    open_d = [*claims[:2], {"text": "k3", "supported_by": [], "undecided": ["d"]}]
+    open_d = [*claims[:2], {"text": "k3", "supported_by": [], why: ["d"]}]
     r = ctxeval.evaluate(
-        samples=[_labelled(open_d, {"relevant": ["a", "c"], "undecided": ["d"]})],
+        samples=[_labelled(open_d, {"relevant": ["a", "c"], why: ["d"]})],
         measures=[
             "ContextPrecision(method=judge)",
             "ContextPrecision(method=judge)@3",

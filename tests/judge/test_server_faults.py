@@ -582,3 +582,109 @@ def test_judged_labels_carry_their_provenance(tmp_path: Path) -> None:
     assert "labels written to stdout carry no provenance" in to_stdout.stderr
     ev = _cli("evaluate", str(out), str(tmp_path / "r.run"), "-m", "nDCG@10")
     assert "top 2 of each list, 9 pairs judged, 1 undecided" in " ".join((ev.stdout + ev.stderr).split())
+
+
+def test_sample_labels_keep_undecided_ties_and_not_sent_apart(tmp_path: Path) -> None:
+    """``judge relevance`` / ``attribution`` on a sample set, 2 votes each, a budget: a chunk the model
+    answers yes twice is relevant; one it answers in prose is undecided; one it answers yes then no
+    is a tie; the chunks the budget stopped are not sent. Each chunk is written in exactly one place
+    (relevant or decided no, ``undecided``, ``tied``, ``not_sent``), the places' sizes equal the
+    tally's counts, and the measures leave every kind of open chunk out (never guessed)."""
+    texts = {"a1": "yes", "a2": "prose", "a3": "split", "b1": "yes", "b2": "no", "b3": "yes"}
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "query_id": q,
+                    "question": f"question {q}?",
+                    "reference_answer": "an answer",
+                    "response": "a response",
+                    "retrieved": [{"id": d, "text": f"passage {texts[d]}"} for d in ds],
+                }
+            )
+            + "\n"
+            for q, ds in (("A", ("a1", "a2", "a3")), ("B", ("b1", "b2", "b3")))
+        )
+    )
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        kind = fenced(body, "passage").split()[-1]
+        key = "relevant" if "useful" in json.dumps(body["messages"]) else "used"
+        yes = {"yes": True, "no": False, "split": body["seed"] % 2 == 0}.get(kind)
+        if yes is None:
+            return chat("The passage says things.", prompt_tokens=100, completion_tokens=5)
+        return chat(json.dumps({key: yes}), prompt_tokens=100, completion_tokens=5)
+
+    got = {}
+    for task in ("relevance", "attribution"):
+        with Server(script) as srv:
+            out, rep = tmp_path / f"{task}.jsonl", tmp_path / f"{task}.json"
+            done = _cli(
+                "judge", task, "--samples", str(samples), "--judge-url", srv.url, "--model", "m",
+                "--cache", str(tmp_path / f"{task}.sqlite"), "--votes", "2", "--concurrency", "1",
+                "--price", "m=1000/0", "--max-cost", "0.95", "--max-undecided", "1", "-q",
+                "-o", str(out), "--report", str(rep),
+            )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        got[task] = ([json.loads(ln) for ln in out.read_text().splitlines()], json.loads(rep.read_text()))
+    (a, b), report = got["relevance"]
+    tally = report["tallies"][0]
+    # 0.1 a request (100 prompt tokens at 1000 per million): a1 2 votes, a2 2 votes and a repair turn
+    # each, a3 2 votes, and one more: 0.9; b1's two votes would cross 0.95: B is not sent
+    assert a["judged"] == {"relevant": ["a1"], "undecided": ["a2"], "tied": ["a3"]}
+    assert b["judged"] == {"relevant": [], "undecided": [], "not_sent": ["b1", "b2", "b3"]}
+    assert [tally[k] for k in ("decided", "undecided", "ties", "not_sent")] == [1, 1, 1, 3]
+    assert tally["reasons"] == {"replies not the JSON object asked for": 1, "votes tied": 1}
+    assert "6 judgments, 0 from the cache, 9 requested, 1 undecided, 1 ties, 3 not sent (the budget)" in done.stderr
+    (a, b), _ = got["attribution"]
+    assert (a["citations"], a["citations_undecided"], a["citations_tied"]) == (["a1"], ["a2"], ["a3"])
+    assert (b["citations"], b["citations_undecided"], b["citations_not_sent"]) == ([], [], ["b1", "b2", "b3"])
+    assert "citations_not_sent" not in a and "citations_tied" not in b
+    # read back: every open chunk is left out of ContextPrecision(method=judge) (A: rank 1 relevant,
+    # ranks 2-3 open -> NA, never 1.0 or 1/3); B's open chunks the same
+    import ctxeval
+
+    back = ctxeval.Samples.coerce(str(tmp_path / "relevance.jsonl"))
+    assert next(s for s in back.samples if s.query_id == "A").judged == (("a1",), ("a2",), ("a3",), ())
+    per_q = ctxeval.evaluate(samples=back, measures=["ContextPrecision(method=judge)"]).runs[0]
+    values = per_q.per_query("ContextPrecision(method=judge)")
+    assert "A" not in values or math.isnan(values["A"])
+
+
+def test_the_sidecar_counts_undecided_ties_and_not_sent_apart(tmp_path: Path) -> None:
+    """`judge grade` with 2 votes and a budget: d0 grades 1 twice, d1 answers in prose (2 votes and a
+    repair turn each), d2 grades 2 then 4 (a tie); each request costs 0.1, and the budget 0.95 lets
+    d3's first vote go (0.9) and stops its second and d4: d3 and d4 are not sent (d3's reason says 1 of
+    2 votes went, cached). The sidecar says 1 pair labelled, 1 undecided, 1 tied, 2 not sent, and
+    `evaluate` names all three."""
+    from ctxeval._io.labels import read_sidecar
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        i = int(fenced(body, "passage").split()[-1])
+        if i == 1:
+            return chat("no idea", prompt_tokens=100)
+        return chat(json.dumps({"grade": 2 + 2 * (body["seed"] % 2) if i == 2 else 1}), prompt_tokens=100)
+
+    out = tmp_path / "j.qrels"
+    with Server(script) as srv:
+        args = [*_files(tmp_path, 5)[:-1], "1", "--judge-url", srv.url, "--model", "m", "--cache", str(tmp_path / "c")]
+        money = ["--votes", "2", "--concurrency", "1", "--price", "m=1000/0", "--max-cost", "0.95"]
+        done = _cli(
+            "judge", "grade", *args, *money, "--structured", "off", "--max-undecided", "1", "-q", "-o", str(out)
+        )
+        sent = [(fenced(b, "passage")[-1], b["seed"], len(b["messages"])) for b in srv.requests]
+    assert done.returncode == 0, done.stderr
+    assert sent == [("0", 0, 2), ("0", 1, 2), ("1", 0, 2), ("1", 0, 4), ("1", 1, 2), ("1", 1, 4), ("2", 0, 2),
+                    ("2", 1, 2), ("3", 0, 2)]  # fmt: skip
+    assert "5 judgments, 0 from the cache, 9 requested, 1 undecided, 1 ties, 2 not sent (the budget)" in done.stderr
+    assert "not sent: q3 d3: not sent: the budget stopped after 1 of 2 votes (they are cached)" in done.stderr
+    assert "not sent: q4 d4: not sent: the budget stopped first" in done.stderr
+    assert "tie: q2 d2: the votes tie: 2 x1, 4 x1" in done.stderr
+    assert out.read_text() == "q0 0 d0 1\n"
+    p = read_sidecar(out).provenance  # type: ignore[union-attr]
+    assert p is not None and (p.pairs, p.undecided, p.ties, p.not_sent) == (1, 1, 1, 2)
+    doc = json.loads((tmp_path / "j.qrels.labels.json").read_text())
+    assert (doc["pairs"], doc["undecided"], doc["ties"], doc["not_sent"]) == (1, 1, 1, 2)
+    ev = _cli("evaluate", str(out), str(tmp_path / "r.run"), "-m", "nDCG@10")
+    assert "1 pairs judged, 1 undecided, 1 tied, 2 not sent (the budget)" in " ".join((ev.stdout + ev.stderr).split())

@@ -105,6 +105,11 @@ def test_distraction_verdicts_or_what_they_need(expr: str, files: dict[str, Path
     else:  # reference ids say nothing of the planted distractors: no verdict, and what would give one
         assert rows["weak"]["verdict"] == "NA" and rows["weak"]["distractor_rate"] is None
         assert "ctxeval judge utility --samples" in rows["weak"]["verdict_reason"]
+        # every weak top 3 holds D1 or D2 (no reference): each query is without a verdict, and it says how many
+        n = len(corpus.qids)
+        assert rows["weak"]["verdict_reason"].startswith(
+            f"no verdict: in {n} of {n} queries the top {planted.DK} holds chunks nobody labelled"
+        )
         assert rows["weak"]["hard_negatives"]["top_k"]["unlabelled"] == 0
 
 
@@ -115,6 +120,11 @@ def test_calibrate_recommends_the_planted_k(expr: str, files: dict[str, Path], c
     assert policy["checks"]["recommended_fixed_k"] == corpus.best_fixed_k(corpus.good) == 3
     if expr != "graded":  # binary labels cannot weigh the distractors at ranks 4 and 6: it says so
         assert any("on binary labels no passage costs anything" in n for n in policy["notes"])
+        # and a flat tail (ranks 4..10 cost nothing) is no hint that the optimum lies beyond -k 10 ...
+        assert not policy["checks"]["optimum_at_grid_edge"]
+        # ... while at -k 2 the third reference lies beyond the grid: that is its edge
+        short = json.loads(run("calibrate", "--samples", files[f"{expr}_good.jsonl"], "-k", 2, "--force").stdout)
+        assert short["checks"]["optimum_at_grid_edge"] and any("grid's edge" in n for n in short["notes"])
 
 
 def test_pool_is_the_union_of_the_top_k(files: dict[str, Path], corpus: planted.Corpus) -> None:

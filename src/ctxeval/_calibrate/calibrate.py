@@ -18,6 +18,7 @@ from .._context.settings import RagConfig
 from .._context.utility import UtilityConfig, flag_counts, unlabelled_note
 from .._core.evaldata import EvalData
 from .._core.relscore import relative_scores
+from .._core.segments import top_rows
 from .._errors import ConfigError, MeasureError
 from .._measures import Measure, parse_measure
 from .._policies import Policies
@@ -238,12 +239,14 @@ def calibrate(
     if measure is None:
         values = prefix_utility(data.r_off, data.extra("utility").u, k)
         sign = 1.0
-        flagged = unlabelled_note(rn.name, flag_counts(data.extra("utility"), data.r_judged))
+        read = top_rows(data.r_off, k)[0]
+        flagged = unlabelled_note(rn.name, flag_counts(data.extra("utility"), data.r_judged, read), k)
     else:
         values = prefix_measure(data, measure, k)
         sign = 1.0 if measure.spec.higher_is_better else -1.0
     result = fit(values, lead, folds=folds, seed=seed, sign=sign)
-    found = checks(result, lead, sign)
+    decided = cfg.llm is not None or cfg.known is not None or cfg.rules.unlabelled
+    found = checks(result, lead, sign, cost_free=measure is None and qr.labels.binary and not decided)
     notes = [*input_notes, *_input_notes(session, data, cfg, measure), *found.notes]
     if flagged:
         notes.insert(len(input_notes), flagged)

@@ -327,9 +327,11 @@ class Checks:
         }
 
 
-def checks(f: Fit, lead: np.ndarray, sign: float = 1.0) -> Checks:
+def checks(f: Fit, lead: np.ndarray, sign: float = 1.0, cost_free: bool = False) -> Checks:
     """The three checks of a fit: the optimum on the grid's edge, a threshold that changes nothing, no
-    held-out gain over the best fixed K.
+    held-out gain over the best fixed K. ``cost_free``: no passage can lower the objective (utilities of
+    binary labels), so a flat tail says nothing of what lies beyond ``k``: only an optimum at ``k``
+    itself (the objective still rising there) is on the edge.
 
     >>> values = np.array([[0.0, 1.0, 2.0, 3.0]] * 4)     # every passage adds 1: more always helps
     >>> lead = np.full((4, len(TAUS)), 3)                 # every relative score >= 0.95: tau cuts nothing
@@ -342,7 +344,7 @@ def checks(f: Fit, lead: np.ndarray, sign: float = 1.0) -> Checks:
     finite = col[np.isfinite(col)]
     best_fixed = col[f.best_fixed_k - 1]
     spread = float(finite.max() - finite.min()) if finite.size else 0.0
-    edge_fixed = bool(col[k - 1] >= best_fixed - EDGE_SHARE * spread)
+    edge_fixed = not cost_free and bool(col[k - 1] >= best_fixed - EDGE_SHARE * spread)
     at_edge = f.k_max == k or f.best_fixed_k == k or edge_fixed
     tj = f.taus.index(f.tau)
     chosen = np.minimum(f.k_max, lead[:, tj])

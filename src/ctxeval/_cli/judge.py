@@ -223,7 +223,7 @@ def _sidecar(
 ) -> Callable[[], None]:
     """Write the provenance of judge-written labels beside ``output`` (the labels' sidecar, which
     every reader of that file understands): the judge, its model, the task and prompt version, how
-    deep it judged, how many pairs it labelled and left without a label, the runs pooled."""
+    deep it judged, how many pairs it labelled, left undecided, tied and did not send, the runs pooled."""
 
     def write() -> None:
         from pathlib import Path
@@ -234,10 +234,11 @@ def _sidecar(
         if not output or output == "-":
             click.echo("note: labels written to stdout carry no provenance; -o FILE writes it beside them", err=True)
             return
-        decided = sum(o.decided for _, o in got)
+        status = [o.status for _, o in got]
         prov = Provenance(
-            kw["kind"], judge.model, judge.heuristic, task.split("-")[0], TASKS[task].version, depth, decided,
-            len(got) - decided, tuple(Path(r).stem for r in runs),
+            kw["kind"], judge.model, judge.heuristic, task.split("-")[0], TASKS[task].version, depth,
+            status.count("decided"), status.count("undecided"), tuple(Path(r).stem for r in runs),
+            status.count("tie"), status.count("not sent"),
         )  # fmt: skip
         write_sidecar(output, LabelKind("judged", scale, provenance=prov))
 
@@ -416,12 +417,28 @@ def _sample_labels(kind: Labeling) -> click.Command:
 
 
 def _label_counts(labels: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the labelled samples hold beyond the tallies (which count every judgment as decided,
+    undecided, tied or not sent): the samples whose claims / nuggets could not be made, by why, and
+    the claims left open."""
+    from .._io.samples.schema import OPEN
+
     out: dict[str, Any] = {}
+    for name in ("claims", "nuggets"):
+        why = [str(r.get(f"{name}_status") or "undecided").split(":")[0] for r in labels if r.get(name, []) is None]
+        if why:
+            counts = {k: why.count(k) for k in dict.fromkeys(why)}
+            out[f"samples_without_{name}"] = counts
+            words = ", ".join(f"{n} {k}" for k, n in counts.items())
+            click.echo(f"samples without {name}: {len(why)} ({words}); they are written with {name}: null", err=True)
     claims = [c for r in labels for c in (r.get("claims") or [])]
     if claims:
-        open_ = sum(1 for c in claims if not c["supported_by"] and c["undecided"])
-        out["claims"] = {"total": len(claims), "undecided": open_}
-        click.echo(f"claims: {len(claims)}, {open_} undecided (left out of ContextRecall(method=judge))", err=True)
+        open_ = sum(1 for c in claims if not c["supported_by"] and any(c.get(k) for k in OPEN))
+        out["claims"] = {"total": len(claims), "left_open": open_}
+        click.echo(
+            f"claims: {len(claims)}, {open_} left open (no supporting chunk and some chunks not judged: undecided, "
+            "tied or not sent; left out of ContextRecall(method=judge))",
+            err=True,
+        )
     return out
 
 

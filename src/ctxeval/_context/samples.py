@@ -73,7 +73,7 @@ class SamplesProvider:
             if s.nuggets is not None:
                 has_nug[i] = True
                 n_count[i] = len(s.nuggets)
-                for _, vital, full, partial, _undecided in s.nuggets:
+                for _, vital, full, partial, *_open in s.nuggets:
                     no = len(n_vital)
                     n_vital.append(vital)
                     for ids, level in ((full, 1.0), (partial, 0.5)):
@@ -250,14 +250,14 @@ class JudgedProvider:
                 for d in s.judged[0]:
                     if d in row_of:
                         relevant[row_of[d]] = True
-                for d in s.judged[1]:
+                for d in (d for ids in s.judged[1:] for d in ids):  # undecided, tied, not sent
                     if d in row_of:
                         undecided[row_of[d]] = True
             if s.claims is not None:
                 has_claims[i] = True
                 c_count[i] = len(s.claims)
-                for _, full, open_ in s.claims:
-                    for ids, supports in ((full, True), (open_, False)):
+                for _, full, *opens in s.claims:  # undecided, tied, not sent: all left open
+                    for ids, supports in ((full, True), *((o, False) for o in opens)):
                         for d in ids:
                             cc_claim.append(claim_no)
                             cc_row.append(row_of.get(d, -1))

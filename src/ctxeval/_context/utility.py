@@ -282,19 +282,21 @@ def flag_note(name: str, counts: Mapping[str, int], rules: DistractorRules) -> s
     )
 
 
-def unlabelled_note(name: str, counts: Mapping[str, int]) -> str | None:
+def unlabelled_note(name: str, counts: Mapping[str, int], k: int | None = None) -> str | None:
     """A note counting the unlabelled passages the detection rules made hard negatives (``counts`` from
-    :func:`flag_counts`), or None when they made none: a verdict resting on them says so.
+    :func:`flag_counts` over the rows the figures read: the top ``k`` of every list, or whole lists when
+    ``k`` is None), or None when they made none: a verdict resting on them says so.
 
-    >>> unlabelled_note("bm25", {"judged": 2, "unlabelled": 30, "by_score": 5, "utility_0": 100})
-    'bm25: the hard-negative rules made 30 passages nobody labelled distractors (and 2 judged ones); the figures that count distractors rest on them (--no-flag-unlabelled leaves unlabelled passages alone)'
+    >>> unlabelled_note("bm25", {"judged": 2, "unlabelled": 30, "by_score": 5, "utility_0": 100}, 20)
+    'bm25: in the top 20, the hard-negative rules made 30 passages nobody labelled distractors (and 2 judged ones); the figures that count distractors rest on them (--no-flag-unlabelled leaves unlabelled passages alone)'
     """
     if not counts["unlabelled"]:
         return None
+    where = f"in the top {k}" if k is not None else "in the whole ranked lists"
     return (
-        f"{name}: the hard-negative rules made {counts['unlabelled']} passages nobody labelled distractors (and "
-        f"{counts['judged']} judged ones); the figures that count distractors rest on them (--no-flag-unlabelled "
-        "leaves unlabelled passages alone)"
+        f"{name}: {where}, the hard-negative rules made {counts['unlabelled']} passages nobody labelled distractors "
+        f"(and {counts['judged']} judged ones); the figures that count distractors rest on them "
+        "(--no-flag-unlabelled leaves unlabelled passages alone)"
     )
 
 

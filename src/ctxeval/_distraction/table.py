@@ -140,8 +140,8 @@ def _no_verdict(unknown: int, queries: int, k: int) -> str:
     from .._context.labels import HOW_TO_JUDGE
 
     return (
-        f"no verdict: the top {k} of {unknown} of {queries} queries holds chunks nobody labelled, and reference ids "
-        f"say which chunks are relevant, not which distract. To get labels that do: {HOW_TO_JUDGE}"
+        f"no verdict: in {unknown} of {queries} queries the top {k} holds chunks nobody labelled, and binary labels "
+        f"(reference ids) say which chunks are relevant, not which distract. To get labels that do: {HOW_TO_JUDGE}"
     )
 
 

@@ -99,8 +99,12 @@ def snapshot(
     engine: Any = "local",
 ) -> Baseline:
     """A baseline of one run: its per-query values of ``measures`` (default: evaluate's), the settings
-    and a fingerprint of the labels (see :mod:`ctxeval._gate.baseline`). ``human``: people's labels on
-    a subset of the queries when ``qrels`` are a judge's (kept for the gate's prediction-powered test).
+    that change the numbers (ranking, query-set and duplicate rules, grade map, pool, utility settings,
+    relevance level; not file paths) and a fingerprint of the labels (``sha256`` of one sorted
+    ``query<TAB>doc<TAB>grade`` line per judgment, their counts and label kind), so a gate can refuse a
+    baseline made under other labels or settings. ``Baseline.write`` stores it as JSON
+    (``format: ctxeval-baseline``). ``human``: people's labels on a subset of the queries when
+    ``qrels`` are a judge's (kept for the gate's prediction-powered test).
 
     >>> b = snapshot({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0}, "q2": {"x": 1.0}}, ["RR"])
     >>> b.queries, b.values["RR"].tolist(), b.labels["judgments"]

@@ -30,8 +30,9 @@ file beside it, ``<file>.labels.json``, that every reader of that file understan
 
 ``scale``: ``binary``, ``rag``, ``trec``, ``utility`` or null; ``depth``: the top K of each run (or
 sample) the judge saw (null: every chunk); ``pairs``: the (query, passage) pairs judged with a label
-written; ``undecided``: pairs asked but left without a label; ``runs``: the runs pooled (may be
-empty); ``file``: the labels file the sidecar describes (its hash tells a sidecar left behind by an
+written; ``undecided``: pairs asked that the judge could not decide; ``ties``: pairs whose votes
+split evenly, and ``not_sent``: pairs the budget stopped before they were asked (both written when
+any; none of the three has a label); ``runs``: the runs pooled (may be empty); ``file``: the labels file the sidecar describes (its hash tells a sidecar left behind by an
 edited file). Unknown keys are ignored, so later versions may add some.
 """
 
@@ -85,8 +86,10 @@ class Provenance:
     prompt_version: str | None = None
     depth: int | None = None  #: the top K of each list the judge saw (None: every chunk)
     pairs: int | None = None  #: pairs judged with a label written
-    undecided: int | None = None  #: pairs asked but left without a label
+    undecided: int | None = None  #: pairs asked that the judge could not decide (no label)
     runs: tuple[str, ...] = ()  #: the runs pooled
+    ties: int | None = None  #: pairs whose votes split evenly (no label)
+    not_sent: int | None = None  #: pairs the budget stopped before they were asked (no label)
 
     def describe(self) -> str:
         who = self.judge + (f" / {self.model}" if self.model and self.model != self.judge else "")
@@ -98,6 +101,10 @@ class Provenance:
             parts.append(f"{self.pairs} pairs judged")
         if self.undecided:
             parts.append(f"{self.undecided} undecided")
+        if self.ties:
+            parts.append(f"{self.ties} tied")
+        if self.not_sent:
+            parts.append(f"{self.not_sent} not sent (the budget)")
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -194,12 +201,13 @@ class LabelKind:
         if self.provenance is not None:
             p = self.provenance
             out.update(labelled_by=p.to_dict(), depth=p.depth, pairs=p.pairs, undecided=p.undecided, runs=list(p.runs))
+            out.update({k: v for k, v in (("ties", p.ties), ("not_sent", p.not_sent)) if v})
         return out
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], origin: str = "given") -> LabelKind:
         """From the sidecar's fields (``kind``, ``scale``, ``labelled_by``, ``depth``, ``pairs``,
-        ``undecided``, ``runs``); a :class:`ConfigError` naming the field that is wrong."""
+        ``undecided``, ``runs``, ``ties``, ``not_sent``); a :class:`ConfigError` naming the field that is wrong."""
         kind = doc.get("kind", "graded")
         scale = doc.get("scale")
         by = doc.get("labelled_by")
@@ -217,6 +225,8 @@ class LabelKind:
                 pairs=_opt_count(doc.get("pairs"), "pairs"),
                 undecided=_opt_count(doc.get("undecided"), "undecided"),
                 runs=tuple(str(r) for r in doc.get("runs") or ()),
+                ties=_opt_count(doc.get("ties"), "ties"),
+                not_sent=_opt_count(doc.get("not_sent"), "not_sent"),
             )
         if not isinstance(kind, str) or (scale is not None and not isinstance(scale, str)):
             raise ConfigError("kind and scale must be names")

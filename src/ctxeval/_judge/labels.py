@@ -17,7 +17,7 @@ from typing import Any
 from .._errors import ConfigError, InputError
 from .cache import Cache
 from .client import Judge
-from .runner import NOT_SENT, Ask, Outcome, Prices, Tally, judge_all, judge_many
+from .runner import TIE, UNSENT, Ask, Outcome, Prices, Tally, judge_many
 from .tasks import TASKS
 
 __all__ = [
@@ -174,7 +174,7 @@ def claims(
     if not have:
         raise InputError(f"{st.source}: {_NEEDS_ANSWER}: nothing to split into claims")
     split_task, support_task = TASKS["claims-split"], TASKS["claims-support"]
-    split, t1 = judge_all(
+    split, t1 = judge_many(
         judge,
         [
             Ask(
@@ -187,40 +187,53 @@ def claims(
     )
     asks, where = [], []
     for si, (s, cl) in enumerate(zip(have, split)):
-        if cl is None or cl is NOT_SENT:
+        if not cl.decided:
             continue
         n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
-        for ci, claim in enumerate(cl):
+        for ci, claim in enumerate(cl.value):
             for di in range(n):
                 ref = {"query_id": s.query_id, "claim": ci, "doc_id": s.retrieved_ids[di]}
                 asks.append(Ask(support_task, {"claim": claim, "passage": (s.retrieved_texts or ())[di]}, ref))
                 where.append((si, ci, di))
-    support, t2 = judge_all(judge, asks, cache=cache, **_kw(opts))
+    support, t2 = judge_many(judge, asks, cache=cache, **_kw(opts))
     out = []
     for si, s in enumerate(have):
         cl = split[si]
         rec: dict[str, Any] = {"query_id": s.query_id}
-        if cl is None or cl is NOT_SENT:
+        if not cl.decided:
             rec["claims"] = None
-            rec["claims_status"] = "undecided" if cl is None else "not sent (budget)"
+            rec["claims_status"] = _status(cl)
         else:
-            rec["claims"] = [{"text": c, "supported_by": [], "undecided": []} for c in cl]
+            rec["claims"] = [{"text": c, "supported_by": [], "undecided": []} for c in cl.value]
         out.append(rec)
-    for (si, ci, di), v in zip(where, support):
+    for (si, ci, di), o in zip(where, support):
         claim = out[si]["claims"][ci]
         doc = have[si].retrieved_ids[di]
-        if v is True:
-            claim["supported_by"].append(doc)
-        elif v is None or v is NOT_SENT:
-            claim["undecided"].append(doc)
+        if o.decided:
+            if o.value is True:
+                claim["supported_by"].append(doc)
+        else:
+            claim.setdefault(open_field(o), []).append(doc)
     return out, t1, t2
+
+
+def open_field(o: Outcome) -> str:
+    """Where a judgment that has no value is listed: ``undecided``, ``tied`` (its votes split evenly)
+    or ``not_sent`` (the budget stopped before it was asked); the sample format reads all three."""
+    return "tied" if o.status == TIE else "not_sent" if o.status == UNSENT else "undecided"
+
+
+def _status(o: Outcome) -> str:
+    """Why a sample's first step (its claims, its nuggets) has no value: its outcome and reason."""
+    return f"{o.status}: {o.reason}" if o.reason else o.status
 
 
 def _chunk_flags(
     judge: Judge, have: Sequence[Any], task: str, answer: Any, cache: Cache, opts: JudgeOptions, depth: int | None
-) -> tuple[list[list[str]], list[list[str]], Tally]:
+) -> tuple[list[list[str]], list[dict[str, list[str]]], Tally]:
     """One yes/no judgment per (sample, chunk of its top ``depth``) with the sample's question, the
-    text ``answer(sample)`` and the chunk: per sample the chunk ids judged yes, and those undecided."""
+    text ``answer(sample)`` and the chunk: per sample the chunk ids judged yes, and those without a
+    judgment by why (``{"undecided": [...], "tied"?: [...], "not_sent"?: [...]}``)."""
     asks, where = [], []
     for si, s in enumerate(have):
         n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
@@ -228,15 +241,16 @@ def _chunk_flags(
             fields = {"question": s.question or "", "answer": answer(s), "passage": (s.retrieved_texts or ())[di]}
             asks.append(Ask(TASKS[task], fields, {"query_id": s.query_id, "doc_id": s.retrieved_ids[di]}))
             where.append((si, di))
-    values, tally = judge_all(judge, asks, cache=cache, **_kw(opts))
+    values, tally = judge_many(judge, asks, cache=cache, **_kw(opts))
     yes: list[list[str]] = [[] for _ in have]
-    open_: list[list[str]] = [[] for _ in have]
-    for (si, di), v in zip(where, values):
+    open_: list[dict[str, list[str]]] = [{"undecided": []} for _ in have]
+    for (si, di), o in zip(where, values):
         doc = have[si].retrieved_ids[di]
-        if v is True:
-            yes[si].append(doc)
-        elif v is None or v is NOT_SENT:
-            open_[si].append(doc)
+        if o.decided:
+            if o.value is True:
+                yes[si].append(doc)
+        else:
+            open_[si].setdefault(open_field(o), []).append(doc)
     return yes, open_, tally
 
 
@@ -244,7 +258,8 @@ def relevance(
     judge: Judge, samples: Any, cache: Cache, opts: JudgeOptions, depth: int | None
 ) -> tuple[list[dict[str, Any]], Tally]:
     """Per sample with a reference answer: which of its top ``depth`` chunks the judge finds useful
-    to arrive at the answer, and which it could not decide: ``{query_id, judged: {relevant, undecided}}``."""
+    to arrive at the answer, and which have no judgment, by why: ``{query_id, judged: {relevant, undecided,
+    tied?, not_sent?}}``."""
     from .._io.samples import Samples
 
     st = Samples.coerce(samples)
@@ -252,7 +267,7 @@ def relevance(
     if not have:
         raise InputError(f"{st.source}: {_NEEDS_ANSWER}: nothing to judge the chunks against")
     rel, und, tally = _chunk_flags(judge, have, "relevance", lambda s: s.reference_answer or "", cache, opts, depth)
-    out = [{"query_id": s.query_id, "judged": {"relevant": r, "undecided": u}} for s, r, u in zip(have, rel, und)]
+    out = [{"query_id": s.query_id, "judged": {"relevant": r, **u}} for s, r, u in zip(have, rel, und)]
     return out, tally
 
 
@@ -275,7 +290,7 @@ def nuggets(
         "\n\n".join([*(s.reference_contexts or ()), *([s.reference_answer] if s.reference_answer else [])])
         for s in have
     ]
-    made, t1 = judge_all(
+    made, t1 = judge_many(
         judge,
         [
             Ask(TASKS["nuggets-create"], {"question": s.question or "", "context": c}, {"query_id": s.query_id})
@@ -285,11 +300,11 @@ def nuggets(
         **_kw(opts),
     )
     asks, where = [], []
-    for si, (s, ns) in enumerate(zip(have, made)):
-        if ns is None or ns is NOT_SENT:
+    for si, (s, made_i) in enumerate(zip(have, made)):
+        if not made_i.decided:
             continue
         n = len(s.retrieved_ids) if depth is None else min(depth, len(s.retrieved_ids))
-        for ni, (text, _) in enumerate(ns):
+        for ni, (text, _) in enumerate(made_i.value):
             for di in range(n):
                 asks.append(
                     Ask(
@@ -299,13 +314,13 @@ def nuggets(
                     )
                 )
                 where.append((si, ni, di))
-    support, t2 = judge_all(judge, asks, cache=cache, **_kw(opts))
+    support, t2 = judge_many(judge, asks, cache=cache, **_kw(opts))
     out: list[dict[str, Any]] = []
     for si, s in enumerate(have):
-        ns = made[si]
-        if ns is None or ns is NOT_SENT:
-            out.append({"query_id": s.query_id, "nuggets": None})
+        if not made[si].decided:
+            out.append({"query_id": s.query_id, "nuggets": None, "nuggets_status": _status(made[si])})
             continue
+        ns = made[si].value
         out.append(
             {
                 "query_id": s.query_id,
@@ -321,15 +336,15 @@ def nuggets(
                 ],
             }
         )
-    for (si, ni, di), v in zip(where, support):
+    for (si, ni, di), o in zip(where, support):
         n = out[si]["nuggets"][ni]
         doc = have[si].retrieved_ids[di]
-        if v == "support":
+        if not o.decided:
+            n.setdefault(open_field(o), []).append(doc)
+        elif o.value == "support":
             n["supported_by"].append(doc)
-        elif v == "partial_support":
+        elif o.value == "partial_support":
             n["partially_supported_by"].append(doc)
-        elif v is None or v is NOT_SENT:
-            n["undecided"].append(doc)
     return out, t1, t2
 
 
@@ -337,8 +352,8 @@ def attribution(
     judge: Judge, samples: Any, cache: Cache, opts: JudgeOptions, depth: int | None
 ) -> tuple[list[dict[str, Any]], Tally]:
     """Per sample with a response: which of its top ``depth`` chunks the response used, written as the
-    sample's ``citations`` (what ``AttributionRate`` reads), the undecided ones as
-    ``citations_undecided``."""
+    sample's ``citations`` (what ``AttributionRate`` reads), those without a judgment as
+    ``citations_undecided``, ``citations_tied`` and ``citations_not_sent`` (the last two when any)."""
     from .._io.samples import Samples
 
     st = Samples.coerce(samples)
@@ -346,7 +361,10 @@ def attribution(
     if not have:
         raise InputError(f"{st.source}: no sample has a response and chunk texts: nothing to attribute")
     used, und, tally = _chunk_flags(judge, have, "attribution", lambda s: s.response or "", cache, opts, depth)
-    out = [{"query_id": s.query_id, "citations": u, "citations_undecided": x} for s, u, x in zip(have, used, und)]
+    out = [
+        {"query_id": s.query_id, "citations": u, **{f"citations_{k}": v for k, v in x.items()}}
+        for s, u, x in zip(have, used, und)
+    ]
     return out, tally
 
 

@@ -456,7 +456,9 @@ class _Run:
         for ks in self.keys_of:
             entries = [self.done.get(k) for k in ks]
             if any(e is None for e in entries):
-                out.append(Outcome(UNSENT, reason="not sent: the budget stopped first"))
+                part = sum(e is not None for e in entries)
+                why = f"after {part} of {len(entries)} votes (they are cached)" if part else "first"
+                out.append(Outcome(UNSENT, reason=f"not sent: the budget stopped {why}"))
                 continue
             got = [e for e in entries if e is not None]
             decided = [e.value for e in got if e.value is not None]

@@ -203,6 +203,17 @@ def with_trec_value(family: str, fixed: dict[str, Any], value: Any) -> Measure:
 
 
 def families(group: str | None = None) -> list[Family]:
+    """The registered measure families, in registry order; ``group`` keeps one group (``"classical"``,
+    ``"rag"``, ``"trec_eval"``, ``"distraction"``, ``"context"``). Each :class:`~ctxeval.Family` carries
+    its formula and citation (what ``ctxeval measures`` prints).
+
+    >>> import ctxeval
+    >>> [f.name for f in ctxeval.families("classical")][:4]
+    ['P', 'R', 'AP', 'RR']
+    >>> rr = next(f for f in ctxeval.families() if f.name == "RR")
+    >>> rr.formula, rr.citation.split(";")[0]
+    ('RR@k = 1 / rank of the first relevant doc within the top k, else 0', 'Voorhees 1999 (TREC-8 QA)')
+    """
     return [f for f in REGISTRY.values() if group is None or f.group == group]
 
 

@@ -43,6 +43,8 @@ JSON_CELLS = frozenset(
         "nuggets",
         "citations",
         "citations_undecided",
+        "citations_tied",
+        "citations_not_sent",
         "pool",
         "claims",
         "judged",

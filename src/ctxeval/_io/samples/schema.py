@@ -24,9 +24,13 @@ uses the first name). A field given under two of its names must give one value.
 * ``reference_answer`` [``reference``, ``ground_truth``], ``response`` [``answer``], ``category``,
   ``pool`` (the first-stage candidates), ``facets`` (``[{"name", "ids"}]``), ``citations`` (the chunk
   ids the response cites), ``nuggets`` (``[{"text", "importance": "vital"|"okay", "supported_by",
-  "partially_supported_by", "undecided"}]``), and what ``ctxeval judge`` writes: ``claims``
-  (``[{"text", "supported_by", "undecided"}]``), ``judged`` (``{"relevant", "undecided"}``),
-  ``labelled_by``, ``claims_status``, ``citations_undecided``;
+  "partially_supported_by", "undecided", "tied"?, "not_sent"?}]``), and what ``ctxeval judge`` writes:
+  ``claims`` (``[{"text", "supported_by", "undecided", "tied"?, "not_sent"?}]``), ``judged``
+  (``{"relevant", "undecided", "tied"?, "not_sent"?}``), ``labelled_by``, ``claims_status``,
+  ``nuggets_status``, ``citations_undecided``, ``citations_tied``, ``citations_not_sent``. A chunk the
+  judge left without a judgment is listed by why: ``undecided`` (no answer it could use), ``tied``
+  (its votes split evenly), ``not_sent`` (the budget stopped before it was asked; the last two are
+  written when not empty); every measure reads all three alike: not judged, never guessed;
 * any other field is kept as it is and written back (a name close to a known one is an error that
   names it, e.g. ``retreived_ids``).
 
@@ -53,10 +57,12 @@ from ..._errors import FormatError
 
 __all__ = ["FIELDS", "Sample", "Tally", "parse", "record", "text_id"]
 
-#: (text, vital, supporting ids, partially supporting ids, undecided ids)
-Nugget = tuple[str, bool, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
-#: (text, supporting ids, undecided ids)
-Claim = tuple[str, tuple[str, ...], tuple[str, ...]]
+#: (text, vital, supporting ids, partially supporting ids, undecided ids, tied ids, ids not sent)
+Nugget = tuple[str, bool, tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+#: (text, supporting ids, undecided ids, tied ids, ids not sent)
+Claim = tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+#: ids without a judgment, by why: undecided, tied, not sent (what the judge writes beside its labels)
+OPEN = ("undecided", "tied", "not_sent")
 
 
 @dataclass(frozen=True)
@@ -81,8 +87,9 @@ class Sample:
     pool: tuple[str, ...] | None = None  #: the first-stage candidates the retrieved list was chosen from
     #: the reference answer's claims, from a judge
     claims: tuple[Claim, ...] | None = None
-    #: a judge's relevance of the chunks to the reference answer: (relevant ids, undecided ids)
-    judged: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    #: a judge's relevance of the chunks to the reference answer: (relevant ids, undecided ids, tied
+    #: ids, ids not sent)
+    judged: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
     #: who wrote the labels (``ctxeval judge``): ({judge, model, heuristic, task}, ...)
     labelled_by: tuple[Mapping[str, Any], ...] = ()
     reference_ids: tuple[str, ...] | None = None  #: as given (grades win over them)
@@ -140,7 +147,7 @@ _ONE_NAME = (
     "labelled_by",
 )
 #: written by ``ctxeval judge``, read by no measure: kept as they are, without a note
-_KEPT = ("claims_status", "citations_undecided")
+_KEPT = ("claims_status", "nuggets_status", "citations_undecided", "citations_tied", "citations_not_sent")
 #: every field name the format reads
 FIELDS: frozenset[str] = frozenset(
     {*_QID, *_QUESTION, *_IDS, *_TEXTS, *_REF_IDS, *_ANSWER, *_RESPONSE, *_ONE_NAME, *_KEPT}
@@ -355,21 +362,31 @@ def record(s: Sample) -> dict[str, Any]:
                 "importance": "vital" if v else "okay",
                 "supported_by": list(f),
                 "partially_supported_by": list(p),
-                "undecided": list(u),
+                **_open_fields(opens),
             }
-            for t, v, f, p, u in s.nuggets
+            for t, v, f, p, *opens in s.nuggets
         ]
     if s.pool is not None:
         rec["pool"] = list(s.pool)
     if s.claims is not None:
-        rec["claims"] = [{"text": t, "supported_by": list(f), "undecided": list(u)} for t, f, u in s.claims]
+        rec["claims"] = [{"text": t, "supported_by": list(f), **_open_fields(opens)} for t, f, *opens in s.claims]
     if s.judged is not None:
-        rec["judged"] = {"relevant": list(s.judged[0]), "undecided": list(s.judged[1])}
+        rec["judged"] = {"relevant": list(s.judged[0]), **_open_fields(s.judged[1:])}
     if s.labelled_by:
         rec["labelled_by"] = [dict(x) for x in s.labelled_by]
     for k, v in (s.extra or {}).items():
         rec.setdefault(k, v)
     return rec
+
+
+def _open_fields(opens: Iterable[tuple[str, ...]]) -> dict[str, list[str]]:
+    """The ids without a judgment by why: ``undecided`` always, ``tied`` and ``not_sent`` when any."""
+    return {k: list(v) for k, v in zip(OPEN, opens) if v or k == "undecided"}
+
+
+def _opens(r: _Reader, obj: Mapping[str, Any], where: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    undecided, tied, not_sent = (r.ids(obj.get(k), f"{where}.{k}") or () for k in OPEN)
+    return undecided, tied, not_sent
 
 
 # --- the fields, each read beside the shape record() writes ------------------------------------------
@@ -594,7 +611,8 @@ def _facets(r: _Reader) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
 
 
 def _nuggets(r: _Reader) -> tuple[Nugget, ...] | None:
-    """``[{"text", "importance": "vital"|"okay", "supported_by"?, "partially_supported_by"?, "undecided"?}]``."""
+    """``[{"text", "importance": "vital"|"okay", "supported_by"?, "partially_supported_by"?, "undecided"?,
+    "tied"?, "not_sent"?}]``."""
     value = r.rec.get("nuggets")
     if value is not None and (isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable)):
         raise r.fail(f"nuggets must be a list of objects, got {type(value).__name__}")
@@ -609,39 +627,40 @@ def _nuggets(r: _Reader) -> tuple[Nugget, ...] | None:
         if imp not in ("vital", "okay"):
             raise r.fail(f"nuggets[{i}].importance must be 'vital' or 'okay', got {imp!r}")
         text = r.text(n["text"], f"nuggets[{i}].text") if n.get("text") is not None else f"nugget {i}"
-        lists = [
-            r.ids(n.get(k), f"nuggets[{i}].{k}") or () for k in ("supported_by", "partially_supported_by", "undecided")
-        ]
-        out.append((text, imp == "vital", *lists))
+        lists = [r.ids(n.get(k), f"nuggets[{i}].{k}") or () for k in ("supported_by", "partially_supported_by")]
+        out.append((text, imp == "vital", *lists, *_opens(r, n, f"nuggets[{i}]")))
     return tuple(out)
 
 
 def _claims(r: _Reader) -> tuple[Claim, ...] | None:
-    """``[{"text", "supported_by": [ids], "undecided"?: [ids]}]`` (``ctxeval judge claims`` writes it)."""
+    """``[{"text", "supported_by": [ids], "undecided"?, "tied"?, "not_sent"?: [ids]}]`` (``ctxeval judge
+    claims`` writes it)."""
     value = r.rec.get("claims")
     if value is not None and (isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable)):
         raise r.fail(f"claims must be a list of objects, got {type(value).__name__}")
     items = r.items(value, "claims")
     if items is None:
         return None
-    out = []
+    out: list[Claim] = []
     for i, c in enumerate(items, start=1):
         if not isinstance(c, Mapping) or not isinstance(c.get("text"), str):
             raise r.fail(f"claims[{i}] must be an object with a text")
-        full = r.ids(c.get("supported_by"), f"claims[{i}].supported_by") or ()
-        open_ = r.ids(c.get("undecided"), f"claims[{i}].undecided") or ()
-        out.append((r.text(c["text"], f"claims[{i}].text"), full, open_))
+        full: tuple[str, ...] = r.ids(c.get("supported_by"), f"claims[{i}].supported_by") or ()
+        out.append((r.text(c["text"], f"claims[{i}].text"), full, *_opens(r, c, f"claims[{i}]")))
     return tuple(out)
 
 
-def _judged(r: _Reader) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """``{"relevant": [ids], "undecided"?: [ids]}`` (``ctxeval judge relevance`` writes it)."""
+def _judged(r: _Reader) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    """``{"relevant": [ids], "undecided"?, "tied"?, "not_sent"?: [ids]}`` (``ctxeval judge relevance``
+    writes it)."""
     value = r.rec.get("judged")
     if value is None:
         return None
     if not isinstance(value, Mapping) or "relevant" not in value:
         raise r.fail("judged must be an object {relevant: [ids], undecided: [ids]}")
-    return r.ids(value["relevant"], "judged.relevant") or (), r.ids(value.get("undecided"), "judged.undecided") or ()
+    relevant = r.ids(value["relevant"], "judged.relevant") or ()
+    undecided, tied, not_sent = _opens(r, value, "judged")
+    return relevant, undecided, tied, not_sent
 
 
 def _labelled_by(r: _Reader) -> tuple[Mapping[str, Any], ...]:
