@@ -433,3 +433,45 @@ def test_the_report_says_whether_the_queries_are_enough_as_scipy_s_noncentral_t_
     assert md["RR"]["large enough to tell?"].startswith("60 queries catch a drop of")
     assert "too few to tell a drop of 0.1" in md["RR"]["large enough to tell?"]
     assert "enough to tell a drop of 0.6" in md["nDCG@10"]["large enough to tell?"]
+
+
+def _sample_set(path: Path, qrels: dict, run: dict) -> Path:
+    """One sample per query: the run's ranking as retrieved ids, the relevant docs as reference ids."""
+    rows = [
+        {
+            "query_id": q,
+            "retrieved_ids": [d for d, _ in sorted(docs.items(), key=lambda x: -x[1])],
+            "reference_ids": [d for d, g in qrels[q].items() if g > 0],
+        }
+        for q, docs in run.items()
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_snapshot_gate_and_power_read_one_sample_set_as_the_run_and_its_references(tmp_path):
+    qrels, base, cand = _data(drop_every=2)
+    main_set = _sample_set(tmp_path / "main.jsonl", qrels, base)
+    new_set = _sample_set(tmp_path / "new.jsonl", qrels, cand)
+    snap = ctxeval.snapshot(samples=str(main_set), measures=["RR"])
+    assert snap.run == "main" and snap.values["RR"].tolist() == [
+        1.0 / (sorted(base[q], key=lambda d: -base[q][d]).index("rel") + 1) for q in snap.queries
+    ]
+    rep = ctxeval.gate(snap, samples=str(new_set), max_drop={"RR": 0.02})
+    d = np.array([rep_c - rep_b for rep_b, rep_c in zip(snap.values["RR"], _rr(cand, snap.queries))])
+    assert rep.row("RR").p_value == pytest.approx(stats.ttest_1samp(d, -0.02, alternative="less").pvalue, rel=1e-9)
+    assert rep.exit_code == 1
+    (plan,) = ctxeval.power(snap, samples=str(new_set), drop=0.05)
+    assert plan.sd == pytest.approx(float(np.std(d, ddof=1))) and "observed between main and new" in plan.sd_source
+    snap.write(tmp_path / "b.json")
+    code, out = _cli("power", str(tmp_path / "b.json"), "--samples", str(new_set), "--drop", "0.05")
+    assert code == 0 and "observed between main and new" in out, out
+    code, out = _cli("gate", str(tmp_path / "b.json"), "--samples", str(new_set), "--max-drop", "RR=0.02")
+    assert code == 1 and "SIGNIFICANT DROP" in out.upper(), out
+    code, out = _cli("power", str(tmp_path / "b.json"), "--samples")
+    assert code == 2 and "--samples needs one sample set" in out, out
+
+
+def _rr(run: dict, queries: list[str]) -> list[float]:
+    """Reciprocal rank of the one relevant doc ('rel'), by hand."""
+    return [1.0 / (sorted(run[q], key=lambda d: -run[q][d]).index("rel") + 1) for q in queries]
