@@ -475,3 +475,16 @@ def test_snapshot_gate_and_power_read_one_sample_set_as_the_run_and_its_referenc
 def _rr(run: dict, queries: list[str]) -> list[float]:
     """Reciprocal rank of the one relevant doc ('rel'), by hand."""
     return [1.0 / (sorted(run[q], key=lambda d: -run[q][d]).index("rel") + 1) for q in queries]
+
+
+def test_the_same_judgments_read_from_elsewhere_pass_and_an_older_baseline_s_label_origin_is_ignored(files):
+    f = files
+    base = ctxeval.snapshot(str(f / "qrels.txt"), str(f / "base.run"), ["RR"])
+    (f / "elsewhere").mkdir()
+    (f / "elsewhere" / "judgments.txt").write_text((f / "qrels.txt").read_text())
+    assert ctxeval.gate(base, str(f / "elsewhere" / "judgments.txt"), str(f / "same.run")).holds
+    base.write(f / "b.json")
+    doc = json.loads((f / "b.json").read_text())
+    doc["settings"]["labels"] = {**doc["settings"].get("labels", {}), "origin": "qrels /old/place/qrels.txt"}
+    (f / "old.json").write_text(json.dumps(doc))
+    assert ctxeval.gate(str(f / "old.json"), str(f / "qrels.txt"), str(f / "same.run")).holds

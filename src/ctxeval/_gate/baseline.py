@@ -68,6 +68,8 @@ def settings_fingerprint(settings: Mapping[str, Any], extra: Mapping[str, Any] |
             continue
         if key in ("pool", "labels") and isinstance(value, Mapping):  # where they were read from
             value = {k: v for k, v in value.items() if k not in ("source", "origin")}
+            if not value:
+                continue
         out[key] = value
     out.update(extra or {})
     return json.loads(json.dumps(out, sort_keys=True, default=str))
