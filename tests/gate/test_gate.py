@@ -354,6 +354,26 @@ def test_all_pairs_compares_every_pair_with_holm_over_all_of_them(files):
         "200",
     )
     assert code == 0 and "all pairs" in out and "same vs worse" in out, out
+    # the matrix (ranx's view): row − column, antisymmetric, marked by the Holm-adjusted test
+    text = rep.to_table(color=False, width=200)
+    for m in ("RR", "nDCG@10"):
+        block = text.split(f"{m}: row − column", 1)[1]
+        rows = {}
+        for line in block.splitlines()[4:7]:
+            cells = [c.strip() for c in line.strip("│").split("│")]
+            rows[cells[0]] = cells[1:]
+        names = ["base", "worse", "same"]
+        for r in names:
+            for j, a in enumerate(names):
+                cell = rows[r][j]
+                if r == a:
+                    assert cell == "—"
+                    continue
+                d = (ev[r].values[ctxeval.parse_measure(m)] - ev[a].values[ctxeval.parse_measure(m)]).mean()
+                assert float(cell.split()[0]) == pytest.approx(d, abs=5e-5), (m, r, a, cell)
+                c = got.get((r, a, m)) or got[(a, r, m)]
+                sig = c.p_adjusted < 0.05
+                assert cell.endswith(("▲", "▼")) == sig and (not sig or cell.endswith("▲") == (d > 0))
 
 
 def test_judged_labels_are_named_and_people_s_labels_on_a_subset_give_prediction_powered_tests(tmp_path):
