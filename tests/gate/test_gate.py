@@ -192,6 +192,23 @@ def test_markdown_and_junit_read_back(files):
         if fail is not None:
             assert fail.get("message") and fail.get("type") == "SignificantDrop"
             assert "SIGNIFICANT DROP" in fail.text
+    # JSON: the same rows, the interval against scipy's t
+    doc = json.loads(rep.to_json())
+    assert doc["exit_code"] == rep.exit_code and [x["measure"] for x in doc["measures"]] == [
+        r.measure for r in rep.rows
+    ]
+    for x, r in zip(doc["measures"], rep.rows):
+        assert (x["change"], x["p_value"], x["verdict"]) == (r.change, r.p_value, r.verdict)
+        d = (
+            ctxeval.evaluate(str(f / "qrels.txt"), str(f / "worse.run"), [r.measure])
+            .runs[0]
+            .values[ctxeval.parse_measure(r.measure)]
+            - ctxeval.evaluate(str(f / "qrels.txt"), str(f / "base.run"), [r.measure])
+            .runs[0]
+            .values[ctxeval.parse_measure(r.measure)]
+        )
+        lo, hi = stats.t.interval(0.9, d.size - 1, loc=d.mean(), scale=stats.sem(d))
+        assert x["interval"] == pytest.approx([lo, hi], rel=1e-9)
     # annotations: one workflow command per measure, properties escaped
     lines = rep.to_annotations().splitlines()
     assert len(lines) == 2 and all(
