@@ -310,7 +310,7 @@ class Session:
             st = self.settings
             if st.pools:
                 st = replace(st, pool=self.pool_for(run))
-            data = build(data, names, Inputs(self.qrels, run, st))
+            data = build(data, names, Inputs(self.qrels, run, st, tuple(ms)))
             if data.has("grades"):
                 check_scale(data, ms)
         return data

@@ -21,6 +21,7 @@ from .._errors import ConfigError
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
     from .._io.model import Qrels, Run
+    from .._measures.base import Measure
     from .settings import Settings
 
 __all__ = ["PROVIDERS", "Inputs", "Provider", "build", "closure", "needs_rows", "register"]
@@ -33,6 +34,8 @@ class Inputs:
     qrels: Qrels
     run: Run
     settings: Settings
+    #: the measures the side data is built for (a provider may keep only what they read)
+    measures: tuple[Measure, ...] = ()
 
 
 class Provider(Protocol):

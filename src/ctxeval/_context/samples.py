@@ -10,8 +10,9 @@ error in the data (the response cannot have read it), naming the query and the c
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from . import Inputs, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
+    from .._measures.base import Measure
 
 
 @dataclass(frozen=True)
@@ -118,12 +120,45 @@ class SimilarityProvider:
         from rapidfuzz.distance import Levenshtein
         from rapidfuzz.process import cdist
 
-        def pairs(refs: tuple[str, ...], texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            m = cdist(refs, texts, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
-            ref, row = np.indices(m.shape).reshape(2, -1)
-            return ref, row, m.ravel()
+        cutoff = similarity_cutoff(inputs.measures)
 
-        return _text_pairs(data, inputs, "ContextPrecision / ContextRecall(method=similarity) compare texts", pairs)
+        def pairs(refs: tuple[str, ...], texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            # 1 - d / max(len): rapidfuzz's normalised similarity, computed as it does (bit for bit), from
+            # distances it stops computing beyond `most`, the largest distance of a pair similar enough
+            # (its normalised cutoff itself is not exact at the boundary: a pair 0.30000000000000004
+            # similar is cut at 0.299999999)
+            longest = np.maximum.outer([len(t) for t in refs], [len(t) for t in texts])
+            most = math.floor((1.0 - cutoff) * int(longest.max(initial=0))) + 1 if cutoff > 0 else None
+            d = cdist(refs, texts, scorer=Levenshtein.distance, dtype=np.int64, score_cutoff=most)
+            sim = 1.0 - d / np.maximum(longest, 1)
+            if most is not None:
+                sim[d > most] = 0.0  # below the cutoff: not computed
+            ref, row = np.indices(sim.shape).reshape(2, -1)
+            return ref, row, sim.ravel()
+
+        found = _text_pairs(data, inputs, "ContextPrecision / ContextRecall(method=similarity) compare texts", pairs)
+        return replace(found, cutoff=cutoff)
+
+
+def similarity_cutoff(measures: Iterable[Measure]) -> float:
+    """The smallest threshold among the measures that read text similarities (0.0 when none gives
+    one): they only ask whether a similarity is >= their threshold, so a pair below it may count as 0
+    similar without changing a verdict, and rapidfuzz stops computing its distance early.
+
+    >>> from ctxeval._measures.grammar import parse_measures as parse
+    >>> similarity_cutoff(parse(["ContextPrecision(method=similarity,threshold=0.7)", "ContextRecall(method=similarity)", "AP"]))
+    0.5
+    >>> similarity_cutoff(parse(["AP"]))
+    0.0
+    """
+    found: list[float] = []
+    for m in measures:
+        if "similarity" not in m.requires:
+            continue
+        if not any(p.name == "threshold" for p in m.spec.params):
+            return 0.0  # it reads the similarities some other way: keep them all
+        found.append(float(m["threshold"]))
+    return min(found, default=0.0)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ heading each (distinct), where it starts and how long it is. Doc ids are an :cla
 column, values a numpy array (float64 scores or int64 grades), and ``source_rows`` maps each row back
 to its input record when grouping moved rows.
 
-:func:`scan` is the one pass a reader makes over a fresh column set: the doc hash of every row, the
+:func:`scan` is the one pass a reader makes over a fresh column set: the
 segments holding a repeated doc id (found with 32-bit fingerprints sorted side by side, then checked
 on the ids) and, for runs, the tie order of :mod:`.ranking`, all block by block on a few threads.
 """
@@ -113,47 +113,48 @@ class Columns:
 class Scan:
     """What :func:`scan` found."""
 
-    doc_hash: np.ndarray  #: uint64 hash of every doc id
     dup_segments: np.ndarray  #: segments that may hold a repeated doc id (fingerprints collide)
     tie: tuple[np.ndarray, np.ndarray] | bool | None  #: see ranking.segment_order's ``known``
 
 
 def scan(cols: Columns, ties: bool) -> Scan:
-    """Doc hashes, candidate duplicate segments and (``ties``) the trec tie order, in one block pass."""
+    """Candidate duplicate segments and (``ties``) the trec tie order, in one block pass.
+
+    Every block's doc hashes and score keys are made, used and dropped within the block: keeping
+    them for ten million rows would write 120 MB of fresh memory, and on a virtual machine the
+    kernel's clearing of fresh pages costs more than hashing the doc ids again where the join needs
+    them (about 0.1 s against 0.25 s of CPU at ten million rows).
+    """
     lay = cols.layout
     n = len(cols)
-    dh = np.empty(n, dtype=np.uint64)
-    key = score_key(cols.values) if ties else None
 
-    def one(a: int, b: int, lo: int, hi: int) -> tuple[np.ndarray, Any]:
+    def one(a: int, b: int, lo: int, hi: int) -> tuple[np.ndarray, Any, int]:
         docs = cols.doc.slice(lo, hi)
-        h = dh[lo:hi]
-        h[:] = docs.hash()
-        found = a + _repeated(h.astype(np.uint32), lay.lengths[a:b], lay.starts[a:b] - lo)  # the low half
-        if key is None:
-            return found, None
-        t = tie_order(key[lo:hi], docs, lay.starts[a + 1 : b] - lo)
-        return found, None if t is None else (t[0] + lo, t[1] + lo)
+        found = a + _repeated(docs.hash().astype(np.uint32), lay.lengths[a:b], lay.starts[a:b] - lo)  # the low half
+        if not ties:
+            return found, None, 0
+        key = score_key(cols.values[lo:hi])
+        # values are finite (the readers refuse others): an infinite key is a score beyond float32
+        beyond = int(np.count_nonzero(np.isinf(key)))
+        t = tie_order(key, docs, lay.starts[a + 1 : b] - lo)
+        return found, None if t is None else (t[0] + lo, t[1] + lo), beyond
 
     parts = map_blocks(one, lay.starts, lay.lengths) if n else []
-    cand = [c for c, _ in parts]
+    cand = [c for c, _, _ in parts]
     tie: tuple[np.ndarray, np.ndarray] | bool | None = None
     if ties:
-        if any(t is None for _, t in parts):
+        if any(t is None for _, t, _ in parts):
             tie = False
         else:
-            rows = [t[0] for _, t in parts if t[0].size]
-            src = [t[1] for _, t in parts if t[1].size]
+            rows = [t[0] for _, t, _ in parts if t[0].size]
+            src = [t[1] for _, t, _ in parts if t[1].size]
             none = np.zeros(0, dtype=np.int64)
             tie = (np.concatenate(rows), np.concatenate(src)) if rows else (none, none)
     dup = np.concatenate(cand) if cand else np.zeros(0, dtype=np.int64)
-    out = Scan(dh, dup, tie)
-    cols.memo["doc_hash"] = dh
-    if key is not None:
+    if ties:
         cols.memo[tie_memo("trec")] = tie
-        # values are finite (the readers refuse others): an infinite key is a score beyond float32
-        cols.memo["beyond_float32"] = int(np.count_nonzero(np.isinf(key)))
-    return out
+        cols.memo["beyond_float32"] = sum(b for _, _, b in parts)
+    return Scan(dup, tie)
 
 
 def duplicate_groups(cols: Columns, segments: np.ndarray) -> list[np.ndarray]:

@@ -231,6 +231,8 @@ class Similarities:
     p_row: np.ndarray
     p_sim: np.ndarray
     n_rows: int
+    #: similarities below it were computed as 0 (rapidfuzz's ``score_cutoff``): exact for thresholds >= it
+    cutoff: float = 0.0
 
     def cut(self, cut: Cut) -> Similarities:
         new = np.full(self.n_rows, -1, dtype=np.int64)

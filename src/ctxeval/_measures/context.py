@@ -88,6 +88,7 @@ import numpy as np
 
 from .._core.evaldata import EvalData
 from .._core.segments import div0, ratio
+from .._errors import ConfigError
 from .base import Family, Measure, Param, register
 from .classical import REL, precision_sums, rel_rows
 
@@ -146,7 +147,14 @@ _TEXT_METHODS = {"similarity": "similarity", "containment": "containment"}
 
 def _texts(d: EvalData, m: Measure) -> tuple[Similarities, float]:
     """The text matches of ``m``'s method and the similarity at which they count (containment: 1)."""
-    return d.extra(_TEXT_METHODS[m["method"]]), (1.0 if m["method"] == "containment" else m["threshold"])
+    sim: Similarities = d.extra(_TEXT_METHODS[m["method"]])
+    threshold = 1.0 if m["method"] == "containment" else m["threshold"]
+    if threshold < sim.cutoff:
+        raise ConfigError(
+            f"{m}: the text similarities were computed for thresholds of {sim.cutoff:g} or more (those below "
+            "were not computed); prepare the data with this measure among its measures"
+        )
+    return sim, threshold
 
 
 def _rank_precision(
