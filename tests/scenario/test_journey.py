@@ -91,6 +91,10 @@ def test_diagnose_finds_the_failing_queries_and_their_stage(
     failing = {named[q["query_id"]]: q["verdict"] for q in doc["queries"] if q["verdict"] != "healthy"}
     assert failing == corpus.failing()
     assert doc["advice"].startswith("fix the reranker")  # 18 selection failures against 6 retrieval ones
+    from scipy.stats import binomtest
+
+    s, r = planted.CLASSES["S"], planted.CLASSES["Rt"]
+    assert doc["sign_test_p"] == pytest.approx(binomtest(s, s + r).pvalue)  # exact two-sided sign test
 
 
 @pytest.mark.parametrize("expr", EXPRESSIONS)
