@@ -11,8 +11,11 @@ paired changes between two runs of the same quality with a standard deviation â‰
 of per-query differences between comparable DL runs). Each query has a latent difficulty u ~ Beta(2, 2)
 and a run's value is clip(u + e, 0, 1), e ~ N(0, 0.12) independent per run, so two runs of one system
 are exchangeable: the same system against itself. A planted drop lowers every candidate value by c
-before clipping, c set so that the population's mean nDCG@10 falls by exactly 0.02. A population of
-200,000 queries is generated; each simulation draws n of them (query resampling).
+before clipping, c set so that the candidate population's mean nDCG@10 is exactly 0.02 below the
+baseline's. A population of 200,000 queries is generated; each simulation draws n of them (query
+resampling). For the false alarms, each drawn query's two values are assigned to baseline and candidate
+by a coin flip, so the true mean change is exactly 0 (the finite population's two columns differ by
+chance, -0.0002 at seed 0, which alone would move the rate at 500 queries by a third of a point).
 
 Rules, each deciding "fail" on one simulated change:
 
@@ -41,6 +44,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
+from ctxeval._compare.special import t_sf
 from ctxeval._gate.stats import one_sided, power_at
 
 SIZES = (50, 100, 200, 500)
@@ -51,10 +55,10 @@ def population(rng: np.random.Generator, size: int = 200_000) -> tuple[np.ndarra
     base = np.clip(u + rng.normal(0.0, 0.12, size), 0.0, 1.0)
     e2 = rng.normal(0.0, 0.12, size)
     same = np.clip(u + e2, 0.0, 1.0)
-    lo, hi = 0.0, 0.2  # the shift that lowers the population mean by exactly 0.02
+    lo, hi = 0.0, 0.2  # the shift that puts the candidate's population mean exactly 0.02 below the baseline's
     for _ in range(60):
         c = (lo + hi) / 2
-        if same.mean() - np.clip(u + e2 - c, 0.0, 1.0).mean() < 0.02:
+        if base.mean() - np.clip(u + e2 - c, 0.0, 1.0).mean() < 0.02:
             lo = c
         else:
             hi = c
@@ -73,17 +77,41 @@ def rules(b: np.ndarray, c: np.ndarray) -> dict[str, bool]:
     }
 
 
+def _wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson's 95 % interval of a binomial proportion k / n."""
+    p = k / n
+    mid = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(mid - half), float(mid + half)
+
+
+def null_rate(rng: np.random.Generator, base: np.ndarray, same: np.ndarray, n: int, sims: int) -> float:
+    """The gate's false-alarm rate (max-drop 0, alpha 0.05) from ``sims`` simulations, vectorised: the
+    same statistic and the same t tail (``t_sf``) as the gate, 10,000 simulations at a time."""
+    rejected = 0
+    for start in range(0, sims, 10_000):
+        k = min(10_000, sims - start)
+        q = rng.integers(0, base.size, (k, n))
+        d = np.where(rng.random((k, n)) < 0.5, base[q] - same[q], same[q] - base[q])
+        sd = d.std(axis=1, ddof=1)
+        t = d.mean(axis=1) / (sd / np.sqrt(n))
+        p = np.where(t < 0, 0.5 * t_sf(t, np.full(k, n - 1.0)), 1.0)
+        rejected += int(((p < 0.05) & (sd > 0)).sum())
+    return rejected / sims
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sims", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--null-sims", type=int, default=100_000, help="the precise false-alarm check (0: skip)")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     base, same, worse = population(rng)
     print(
         f"population: {base.size:,} queries; mean nDCG@10 {base.mean():.3f} (sd {base.std():.3f}, "
         f"{(base == 0).mean():.1%} at 0, {(base == 1).mean():.1%} at 1); same system {same.mean():.3f}; "
-        f"planted drop {same.mean() - worse.mean():.4f}; sd of the changes {np.std(same - base):.3f} (same), "
+        f"planted drop {base.mean() - worse.mean():.4f}; sd of the changes {np.std(same - base):.3f} (same), "
         f"{np.std(worse - base):.3f} (drop)"
     )
     sample = rng.integers(0, base.size, 500)
@@ -95,7 +123,9 @@ def main() -> None:
         caught: dict[str, int] = {}
         for _ in range(args.sims):
             q = rng.integers(0, base.size, n)
-            for name, fail in rules(base[q], same[q]).items():
+            swap = rng.random(n) < 0.5  # which of the two exchangeable runs is the baseline, per query
+            b, c = np.where(swap, same[q], base[q]), np.where(swap, base[q], same[q])
+            for name, fail in rules(b, c).items():
                 alarms[name] = alarms.get(name, 0) + fail
             q = rng.integers(0, base.size, n)
             for name, fail in rules(base[q], worse[q]).items():
@@ -122,6 +152,22 @@ def main() -> None:
         + " | ".join(f"{predicted_01[n]:.1%}" for n in SIZES)
         + " |"
     )
+    fa = [round(table["gate, max-drop 0"][n][0] * args.sims) for n in SIZES]
+    print(
+        "\nthe gate's false alarms (max-drop 0), with 95% Wilson intervals of the simulation's own noise: "
+        + ", ".join(
+            f"n={n} {k}/{args.sims} [{_wilson(k, args.sims)[0]:.1%}, {_wilson(k, args.sims)[1]:.1%}]"
+            for n, k in zip(SIZES, fa)
+        )
+        + f"; pooled {sum(fa)}/{len(SIZES) * args.sims} = {sum(fa) / (len(SIZES) * args.sims):.1%}"
+    )
+    if args.null_sims:
+        rates = [null_rate(rng, base, same, n, args.null_sims) for n in SIZES]
+        se = np.sqrt(0.05 * 0.95 / args.null_sims)
+        print(
+            f"the same, from {args.null_sims:,} simulations per size (simulation noise Â±{1.96 * se:.2%}): "
+            + ", ".join(f"n={n} {r:.2%}" for n, r in zip(SIZES, rates))
+        )
     worst = max(abs(table["gate, max-drop 0"][n][1] - predicted[n]) for n in SIZES)
     worst01 = max(abs(table["gate, max-drop 0.01"][n][1] - predicted_01[n]) for n in SIZES)
     print(

@@ -3,6 +3,7 @@
 with 50 ms of server latency at concurrency 32, then the same 10,000 again from the cache.
 
     python bench/judge_throughput.py [--n 10000] [--latency 0.05] [--concurrency 32] [--ragas-n 2000]
+                                     [--ragas-python VENV/bin/python]
 
 Prints judgments per second (the goal: >= 400/s, i.e. bound by the latency, 32 / 0.05 = 640/s at
 most, not by the client), the ideal rate, the cache look-up cost per judgment, the peak memory
@@ -10,7 +11,9 @@ most, not by the client), the ideal rate, the cache look-up cost per judgment, t
 (LLMContextPrecisionWithReference: one LLM call per one-chunk sample, through LangChain's ChatOpenAI)
 against the same server in the same run. The server runs in a process of its own (asyncio); both
 share the machine's cores, so the rates are lower bounds of the clients' own; CPU per judgment is
-the steadier figure on a shared machine.
+the steadier figure on a shared machine. The test extra pins another ragas: ``--ragas-python`` names
+the Python of a venv holding ragas 0.2.15 and LangChain's ChatOpenAI (``pip install ragas==0.2.15
+langchain-openai``); the peer then runs there, in a process of its own, and only its scoring is timed.
 """
 
 from __future__ import annotations
@@ -26,17 +29,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from ctxeval._judge.cache import Cache
-from ctxeval._judge.client import OpenAIJudge
-from ctxeval._judge.runner import Ask, judge_all
-from ctxeval._judge.tasks import TASKS
-from judge_server import chat
-
 
 def serve(latency: float) -> None:
     """A lean scripted server: asyncio, HTTP/1.1 keep-alive, every reply after ``latency`` seconds (the
     tests' threaded server spends more CPU per request than the client under test)."""
     import asyncio
+
+    from judge_server import chat
 
     def reply(content: str) -> bytes:
         body = {**chat(content).body, "created": 0, "model": "bench-model"}
@@ -107,15 +106,37 @@ def ragas_run(url: str, n: int, concurrency: int) -> tuple[float, float, int]:
     return wall, cpu, n
 
 
+def peer(python: str | None, url: str, n: int, concurrency: int) -> tuple[float, float, int]:
+    """ragas's run here, or in ``python``'s process (a venv with ragas 0.2.15)."""
+    if python is None:
+        return ragas_run(url, n, concurrency)
+    out = subprocess.run(
+        [python, __file__, "--peer", url, str(n), str(concurrency)], capture_output=True, text=True, check=False
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"the peer failed: {out.stderr.strip()[-500:]}")
+    wall, cpu, done = json.loads(out.stdout.strip().splitlines()[-1])
+    return float(wall), float(cpu), int(done)
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--serve"]:
         serve(float(sys.argv[2]))
         return
+    if sys.argv[1:2] == ["--peer"]:
+        print(json.dumps(ragas_run(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
+        return
+    from ctxeval._judge.cache import Cache
+    from ctxeval._judge.client import OpenAIJudge
+    from ctxeval._judge.runner import Ask, judge_all
+    from ctxeval._judge.tasks import TASKS
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--latency", type=float, default=0.05)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--ragas-n", type=int, default=2_000, help="judgments for ragas (0: leave it out)")
+    ap.add_argument("--ragas-python", help="the Python of a venv with ragas 0.2.15 (default: this one)")
     args = ap.parse_args()
     asks = [
         Ask(TASKS["grade"], {"question": f"question {i % 500}?", "passage": f"passage number {i}"})
@@ -140,7 +161,7 @@ def main() -> None:
             if again.from_cache != args.n or again.requested:
                 raise SystemExit(f"the cached re-run requested: {again.line()}")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        peer = ragas_run(url, args.ragas_n, args.concurrency) if args.ragas_n else None
+        other = peer(args.ragas_python, url, args.ragas_n, args.concurrency) if args.ragas_n else None
     finally:
         server.kill()
     ideal = args.concurrency / args.latency
@@ -152,8 +173,8 @@ def main() -> None:
         f"{'ctxeval (requested from the server)':<40} {args.n:>9,} {wall:>9.2f} {args.n / wall:>12.0f} "
         f"{cpu / args.n * 1e3:>14.2f} ms"
     )
-    if peer is not None:
-        pw, pc, pn = peer
+    if other is not None:
+        pw, pc, pn = other
         print(
             f"{'ragas 0.2.15 (LLMContextPrecisionWithRef.)':<40} {pn:>9,} {pw:>9.2f} {pn / pw:>12.0f} {pc / pn * 1e3:>14.2f} ms"
         )

@@ -144,3 +144,15 @@ def test_a_note_two_files_give_with_different_counts_is_one_line(tmp_path: Path)
     assert len(excerpts) == 1 and excerpts[0].startswith(
         "2 sample sets: 2 (one.jsonl), 1 (two.jsonl) reference contexts equal no retrieved text but are contained in one"
     )
+
+
+def test_agreement_takes_a_dict_of_named_runs_and_sample_sets(files: tuple[Path, Path]) -> None:
+    a = files[0]
+    refs = {"q1": {"a": 1}, "q2": {"d": 1}}
+    judge = {"q1": {"a": 5, "x": 2}, "q2": {"d": 4, "y": 1}}
+    dense_run = {"q1": {"x": 2.0, "a": 1.0}, "q2": {"d": 2.0, "y": 1.0}}
+    card = ctxeval.agreement(refs, judge, {"bm25": str(a), "dense": dense_run}, measure="RR")
+    frame = card.to_pandas().set_index("run")
+    # RR by hand: bm25 a at 1 (q1), d at 2 (q2): 0.75; dense a at 2, d at 1: 0.75 (the same under either side)
+    assert list(frame.index) == ["bm25", "dense"]
+    assert list(frame["people"]) == [0.75, 0.75] and list(frame["judge"]) == [0.75, 0.75]

@@ -73,3 +73,15 @@ def test_a_grade_map_names_both_scales() -> None:
     ) in r.notes
     t = ctxeval.distraction_table(qrels, run, k=2, rag={"grade_map": "trec-dl"})
     assert t["rel_relevance"] == "qrels grade >= 1 (grade >= 3 on the 1-5 scale after the grade map trec-dl)"
+
+
+def test_a_level_that_counts_the_same_grades_is_not_noted() -> None:
+    """Grades 1, 2, 4, 5 (no 3): rel=3 and rel=4 count the same passages relevant (4 and 5), so
+    RR(rel=3) is not noted; P@5 (rel=1) counts 1 and 2 as well, and is."""
+    qrels = {"q1": {"a": 5, "b": 4, "c": 2, "d": 1}, "q2": {"e": 4, "f": 1}}
+    run = {"q1": {"d": 4.0, "a": 3.0, "c": 2.0}, "q2": {"f": 2.0, "e": 1.0}}
+    r = ctxeval.evaluate(qrels, run, ["RR(rel=3)", "RR(rel=4)", "P@5", "RA-nWG@2"])
+    noted = [n for n in r.notes if "count" in n]
+    assert len(noted) == 1 and noted[0].startswith("P@5 counts grade >= 1")
+    # by hand: RR(rel=3) = RR(rel=4) = (1/2 + 1/2) / 2
+    assert r.runs[0].mean("RR(rel=3)") == r.runs[0].mean("RR(rel=4)") == 0.5

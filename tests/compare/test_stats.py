@@ -45,6 +45,18 @@ def test_t_tail_closed_forms_near_zero():
     np.testing.assert_allclose(S.t_sf(t, np.full(6, 2.0)), 2 / (r * (r + t)), rtol=1e-12)
 
 
+@pytest.mark.parametrize("df", [1, 2, 3, 9, 49, 99, 499, 10_000, 1_000_000])
+def test_t_quantile_and_cdf_match_scipy(df):
+    from ctxeval._compare import special as SP
+
+    for q in (1e-10, 1e-6, 0.001, 0.025, 0.05, 0.1, 0.3, 0.7, 0.95, 0.975, 0.999, 1 - 1e-6):
+        x = SP.t_ppf.__wrapped__(q, float(df))  # uncached
+        assert x == pytest.approx(stats.t.ppf(q, df), rel=1e-9), q
+        assert SP.t_cdf(x, float(df)) == pytest.approx(q, rel=1e-9)
+    assert abs(SP.t_ppf(0.5, float(df))) < 1e-15
+    assert SP.t_ppf(0.0, float(df)) == -math.inf and SP.t_ppf(1.0, float(df)) == math.inf
+
+
 def test_normal_functions_match_scipy():
     for z in (-8.0, -3.0, -1.96, -0.1, 0.0, 0.7, 2.5, 6.0):
         assert S.normal_cdf(z) == pytest.approx(stats.norm.cdf(z), rel=1e-13, abs=1e-300)

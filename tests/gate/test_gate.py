@@ -389,3 +389,47 @@ def test_judged_labels_are_named_and_people_s_labels_on_a_subset_give_prediction
     assert any("not the judge's errors" in n for n in rep2.notes)
     with pytest.raises(ConfigError, match="human labels: the gate has people's labels and the baseline none"):
         ctxeval.gate(snap2, judge_q, cand, human=subset)
+
+
+def test_the_command_refuses_a_mismatched_baseline_with_exit_2_naming_each_difference(files):
+    f = files
+    code, _ = _cli("snapshot", str(f / "qrels.txt"), str(f / "base.run"), "-m", "RR", "-o", str(f / "b.json"))
+    assert code == 0
+    (f / "other.txt").write_text((f / "qrels.txt").read_text().replace("q001 0 rel 1", "q001 0 rel 0"))
+    code, out = _cli("gate", str(f / "b.json"), str(f / "other.txt"), str(f / "same.run"), "--missing", "ignore")
+    assert code == 2, out
+    assert re.search(r"labels\.sha256: [0-9a-f]{64} in the baseline, [0-9a-f]{64} now", out), out
+    assert "settings.missing: zero in the baseline, ignore now" in out and "Traceback" not in out, out
+    code, out = _cli("gate", str(f / "b.json"), str(f / "qrels.txt"), str(f / "same.run"))
+    assert code == 0, out  # the same labels and settings: accepted
+
+
+def _nct_power(n: int, sd: float, drop: float, margin: float, alpha: float) -> float:
+    """Exact power of the one-sided paired t-test: scipy's noncentral t."""
+    return float(stats.nct.sf(stats.t.ppf(1 - alpha, n - 1), n - 1, (drop - margin) * math.sqrt(n) / sd))
+
+
+def test_the_report_says_whether_the_queries_are_enough_as_scipy_s_noncentral_t_does(files):
+    f = files
+    base = ctxeval.snapshot(str(f / "qrels.txt"), str(f / "base.run"), ["RR", "nDCG@10"])
+    rep = ctxeval.gate(base, str(f / "qrels.txt"), str(f / "worse.run"), max_drop={"RR": 0.05, "nDCG@10": 0.3})
+    ev = {
+        n: ctxeval.evaluate(str(f / "qrels.txt"), str(f / f"{n}.run"), ["RR", "nDCG@10"]).runs[0]
+        for n in ("base", "worse")
+    }
+    for m, margin in (("RR", 0.05), ("nDCG@10", 0.3)):
+        r = rep.row(m)
+        d = ev["worse"].values[ctxeval.parse_measure(m)] - ev["base"].values[ctxeval.parse_measure(m)]
+        sd, n, a = float(np.std(d, ddof=1)), len(d), 0.05 / 2  # Holm's first step over 2 measures
+        assert r.detect == 2 * margin
+        # the smallest drop caught 80 % of the time, and the fewest queries that catch twice the margin
+        assert _nct_power(n, sd, r.detectable, margin, a) == pytest.approx(0.8, abs=0.005)
+        # (the gate's power is a close approximation to the noncentral t: within half a point here)
+        assert _nct_power(r.needed, sd, r.detect, margin, a) >= 0.795
+        assert _nct_power(r.needed - 1, sd, r.detect, margin, a) < 0.805
+        assert r.enough == (n >= r.needed)
+    assert not rep.row("RR").enough and rep.row("nDCG@10").enough  # 60 queries: 0.1 is too small, 0.6 is not
+    md = {x["measure"]: {k: v.replace("\\", "") for k, v in x.items()} for x in _markdown_rows(rep.to_markdown())}
+    assert md["RR"]["large enough to tell?"].startswith("60 queries catch a drop of")
+    assert "too few to tell a drop of 0.1" in md["RR"]["large enough to tell?"]
+    assert "enough to tell a drop of 0.6" in md["nDCG@10"]["large enough to tell?"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,13 @@ def test_schema_replies_leave_nothing_undecided(graded: dict[str, Any]) -> None:
     done, first = graded["done"], graded["first"]
     assert done.returncode == 0, done.stderr
     assert "4 judgments, 0 from the cache, 4 requested, 0 undecided" in done.stderr
+    # the first request went alone; its latency set the timeout (3 x latency x concurrency 2, >= 60 s)
+    probe = re.search(
+        r"first reply in (\d+\.\d) s: timeout (\d+) s per request \(--timeout sets it\); 3 more", done.stderr
+    )
+    assert probe is not None, done.stderr
+    latency, timeout = float(probe[1]), int(probe[2])  # the latency printed to 0.1 s: 6 x it is within 0.3 s
+    assert timeout == 60 if 6 * latency < 59 else abs(timeout - 6 * latency) <= 1.3
     lines = (graded["tmp"] / "j.qrels").read_text().splitlines()
     pool = {(ln.split()[0], ln.split()[2]) for ln in graded["run"].read_text().splitlines() if int(ln.split()[3]) <= 2}
     assert {(ln.split()[0], ln.split()[2]) for ln in lines} == pool and len(lines) == 4
@@ -255,3 +263,64 @@ def test_every_tasks_schema_compiles_to_a_llama_cpp_grammar(real_server: Any) ->
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert sorted(out.stdout.split("\n")[:-1]) == sorted(f"{name} ok" for name in schemas)
+
+
+def test_the_card_of_the_real_models_grades(graded: dict[str, Any]) -> None:
+    """`agreement` on the real model's 4 grades against the bundled example's people: coverage is the
+    pairs both labelled over the people's pairs (counted here from the files), the sidecar heads the
+    card, and a verdict is printed and called fragile (4 pairs); a judge that gave one grade to all
+    it labelled (SmolLM2 does) is rejected, and the degenerate line flags it or says 4 labels are too
+    few to call it so. (The issue's run got "map one scale onto the other", kappa 0 and no verdict.)"""
+    human = example_path("qrels.txt")
+    people = {(ln.split()[0], ln.split()[2]) for ln in human.read_text().splitlines() if ln.strip()}
+    judged = {
+        (ln.split()[0], ln.split()[2]): int(ln.split()[3])
+        for ln in (graded["tmp"] / "j.qrels").read_text().splitlines()
+    }
+    runs = [str(example_path(f"runs/{name}")) for name in ("bm25.run", "rrf.run")]
+    card = ctxeval("agreement", str(human), str(graded["tmp"] / "j.qrels"), *runs, "--format", "json")
+    text = ctxeval("agreement", str(human), str(graded["tmp"] / "j.qrels"), *runs)
+    assert card.returncode == 0 and text.returncode == 0, card.stderr + text.stderr
+    doc = json.loads(card.stdout)
+    assert doc["coverage"]["human_pairs"] == len(people)
+    assert doc["coverage"]["both"] == len(people & set(judged))
+    assert doc["coverage"]["share"] == pytest.approx(len(people & set(judged)) / len(people))
+    assert text.stdout.splitlines()[1].startswith("verdict: ")
+    assert "task grade" in text.stdout and "smollm2" in text.stdout  # the sidecar heads the card
+    if len(set(judged.values())) == 1:  # one grade for all: flagged, or said to be too few to call it
+        assert doc["verdict"]["verdict"] == "reject"
+        assert "DEGENERATE" in text.stdout or "too few labels to call the judge degenerate" in text.stdout
+    assert "fragile: only" in text.stdout.splitlines()[1]  # 4 pairs both label: the verdict says it is fragile
+
+
+def test_prose_without_a_schema_is_undecided_after_a_repair_turn_and_nothing_is_written(
+    real_server: Any, tmp_path: Path
+) -> None:
+    """The issue's first run, on the real model: with no schema sent (--structured off) SmolLM2
+    answers in prose; the judge sends one repair turn (its own reply and the instruction to answer
+    with the object only: 4 messages), still prose, so the pair is undecided with that reason, the
+    run exits 2 and writes nothing. A re-run asks nothing and says the cached judgment is undecided
+    and how to ask again."""
+    run = _slice(tmp_path, ("q02",))
+    run.write_text(run.read_text().splitlines()[0] + "\n")
+    args = _judge_args(run, "", tmp_path / "c.sqlite", "--depth", "1", "--structured", "off", "-o", str(tmp_path / "j"))
+    with Recorder(real_server.url) as rec:
+        args[args.index("--judge-url") + 1] = rec.url
+        done = ctxeval("judge", "grade", *args)
+        again = ctxeval("judge", "grade", *args)
+    assert [len(b["messages"]) for b, _, _ in rec.replies] == [2, 4]
+    assert all("response_format" not in b for b, _, _ in rec.replies)
+    assert (
+        rec.replies[1][0]["messages"][2]["content"] == json.loads(rec.replies[0][2])["choices"][0]["message"]["content"]
+    )
+    assert done.returncode == 2 and again.returncode == 2 and not (tmp_path / "j").exists()
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "ctxeval: error: grade: 1 of 1 judgments undecided (100%, over --max-undecided 50%): 1 replies not the JSON object"
+        )
+    )
+    assert (
+        "1 judgments, 1 from the cache (1 of them undecided: --retry-undecided asks again), 0 requested" in again.stderr
+    )

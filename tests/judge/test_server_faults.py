@@ -641,6 +641,18 @@ def test_sample_labels_keep_undecided_ties_and_not_sent_apart(tmp_path: Path) ->
     assert (a["citations"], a["citations_undecided"], a["citations_tied"]) == (["a1"], ["a2"], ["a3"])
     assert (b["citations"], b["citations_undecided"], b["citations_not_sent"]) == ([], [], ["b1", "b2", "b3"])
     assert "citations_not_sent" not in a and "citations_tied" not in b
+    # a budget that sends nothing: no labels, so nothing is written, exit 2, and the reason
+    with Server(script) as srv:
+        out = tmp_path / "none.jsonl"
+        none = _cli(
+            "judge", "relevance", "--samples", str(samples), "--judge-url", srv.url, "--model", "m", "--cache",
+            str(tmp_path / "none.sqlite"), "--price", "m=1000/0", "--max-cost", "0.01", "-q", "-o", str(out),
+        )  # fmt: skip
+        assert srv.requests == []
+    assert none.returncode == 2 and not out.exists()
+    assert none.stderr.strip().splitlines()[-1] == (
+        "ctxeval: error: no relevance to write (6 not sent (the budget)); nothing written"
+    )
     # read back: every open chunk is left out of ContextPrecision(method=judge) (A: rank 1 relevant,
     # ranks 2-3 open -> NA, never 1.0 or 1/3); B's open chunks the same
     import ctxeval

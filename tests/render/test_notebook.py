@@ -55,6 +55,21 @@ def test_every_verb_result_has_repr_html_and_frame() -> None:
     assert "▼" in rep._repr_html_()  # weak is significantly worse on RR
 
 
+def test_the_judge_card_shows_briefly_and_gives_a_frame() -> None:
+    """The judge's labels equal people's on half the queries and are missing on the rest: the card's
+    frame gives each run's mean under both, by hand (RR(rel=4): good 1, weak 1/3 on every query)."""
+    judged = {q: g for i, (q, g) in enumerate(QRELS.items()) if i % 2 == 0}
+    card = ctxeval.agreement(QRELS, judged, NAMED, measure="RR(rel=4)")
+    assert _short(card).startswith("JudgeCard(")
+    html = card._repr_html_()
+    assert "&lt;b&gt;weak&lt;/b&gt;" in html and "<b>weak" not in html and "judge card" in html
+    frame = card.to_pandas().set_index("run")
+    assert list(frame.index) == ["good", "<b>weak</b>"]
+    assert frame.loc["good", "people"] == 1.0 and frame.loc["<b>weak</b>", "people"] == pytest.approx(1 / 3)
+    assert frame.loc["<b>weak</b>", "judge"] == pytest.approx(1 / 3)
+    assert {"ppi_mean", "ppi_low", "ppi_high", "judged"} <= set(frame.columns)
+
+
 def test_curves_frame_and_plot() -> None:
     curves = ctxeval.metric_at_k(QRELS, NAMED, ["R"], "1:3")
     assert _short(curves) == "Curves(R over K = 1..3; runs: good, <b>weak</b>)"

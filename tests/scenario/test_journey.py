@@ -65,6 +65,7 @@ def test_evaluate_without_measures_reads_the_context_measures(expr: str, files: 
         "R@100" not in res.stdout and "IDBasedContextRecall" in res.stdout and "IDBasedContextPrecision" in res.stdout
     )
     assert "no measures given" in res.stdout  # said once, for both files
+    assert "give rel=" not in res.stdout  # the defaults' own levels are the scale's (graded: 1, 2, 4, 5)
     assert res.stdout.count("no measures given") == 1
 
 
@@ -136,6 +137,9 @@ def test_pool_is_the_union_of_the_top_k(files: dict[str, Path], corpus: planted.
             for rank, d in enumerate(ranking[q][: planted.K], start=1):
                 want[(q, d)] = min(rank, want.get((q, d), rank))
     assert sorted(got) == sorted((q, d, str(r)) for (q, d), r in want.items())
+    # as the other commands take them: --samples A B (B a sample set too), names included
+    same = run("pool", "--samples", *pair(files, "refs"), "--depth", planted.K)
+    assert same.stdout == res.stdout and "good " in same.stderr and "weak " in same.stderr
 
 
 def test_the_lexical_judge_cannot_see_a_planted_distractor(

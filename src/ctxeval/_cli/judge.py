@@ -410,7 +410,8 @@ def _sample_labels(kind: Labeling) -> click.Command:
         with _cache(kw, write=True) as cache:
             labels, *tallies = kind.collect(judge, samples, cache, _opts(kw), depth)
         by = {"judge": judge.describe, "model": judge.model, "heuristic": judge.heuristic, "task": kind.name}
-        text = kind.write(samples, labels, by)
+        # samples with no judgment at all (every one not sent, say) are no labels: nothing is written
+        text = kind.write(samples, labels, by) if any(t.decided for t in tallies) else ""
         _settle(kw, list(tallies), text, output, kind.name, _label_counts(labels))
 
     return sub

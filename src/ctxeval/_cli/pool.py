@@ -18,8 +18,8 @@ from .options import emit, output_option
     "samples",
     multiple=True,
     metavar="[NAME=]FILE",
-    help="a sample set whose retrieved lists are a run of the pool (repeatable; NAME=FILE names it); its "
-    "questions and chunk texts serve --texts",
+    help="a sample set whose retrieved lists are a run of the pool (repeatable; NAME=FILE names it; with "
+    "--samples, the other files that are sample sets are read as such); its questions and chunk texts serve --texts",
 )
 @click.option("--depth", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option(
@@ -45,6 +45,13 @@ def command(
 
     if not runs and not samples:
         raise ConfigError("give RUN [RUN ...] or --samples FILE [--samples FILE ...]")
+    if samples:  # --samples a.jsonl b.jsonl, as the other commands take it: b is a sample set too
+        from .._io.model import split_named
+        from .._judge.verbs import is_sample_set
+
+        more = [r for r in runs if is_sample_set(split_named(r)[1])]
+        runs = tuple(r for r in runs if r not in more)
+        samples = (*samples, *more)
     if (queries is None) != (passages is None):
         raise ConfigError("--queries and --passages go together")
     if texts and not samples:

@@ -124,8 +124,9 @@ def level_note(
 ) -> str | None:
     """A note when binary measures count another level as relevant than the 1-5 scale in force (a grade
     map, or RAG / distraction measures reading the qrels on that scale): their ``rel`` stays what was
-    asked (trec_eval's default 1 when not given), and the note says which level the scale implies.
-    ``grades()`` gives the qrels' distinct grades (asked only when a scale is in force); ``scale_known``:
+    asked (trec_eval's default 1 when not given), and the note says which level the scale implies. A
+    ``rel`` that counts the same qrels grades as that level (3 where no grade is 3, and 4 is implied)
+    is not noted. ``grades()`` gives the qrels' distinct grades (asked only when a scale is in force); ``scale_known``:
     the labels say they are on the 1-5 scale (a sample set graded 1-5, ``labels="rag"``)."""
     ms = list(measures)
     on_scale = (
@@ -133,8 +134,13 @@ def level_note(
     )
     if not on_scale:
         return None
-    level = scale_level(grades(), gm)
-    off = [m for m in ms if m.spec.group not in ("rag", "distraction") and _rel(m) not in (None, level)]
+    present = sorted(set(grades()))
+    level = scale_level(present, gm)
+
+    def differs(rel: int | None) -> bool:  # another set of the qrels' grades counted relevant
+        return rel is not None and {g for g in present if g >= rel} != {g for g in present if g >= level}
+
+    off = [m for m in ms if m.spec.group not in ("rag", "distraction") and differs(_rel(m))]
     if not off:
         return None
     names = ", ".join(str(m) for m in off[:4]) + (", ..." if len(off) > 4 else "")

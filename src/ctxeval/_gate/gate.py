@@ -304,7 +304,20 @@ def gate(
     utility: Any = None,
     engine: Any = "local",
 ) -> GateReport:
-    """Gate a candidate run against a stored baseline (see the module docstring and :mod:`.stats`).
+    """Gate a candidate run against a stored baseline.
+
+    Per gated measure, d_i is the change on query i (candidate − baseline, sign-flipped where lower is
+    better) over the n queries both runs define, and δ its tolerated drop. The gate tests H0: E[d] ≥ −δ
+    against H1: E[d] < −δ with the one-sided paired t-test, t = (mean(d) + δ) / (sd(d)/√n),
+    p = P(T_{n−1} ≤ t), Holm-adjusts the p-values across the measures and fails (``exit_code`` 1) when
+    one is below ``alpha``: a candidate no worse than the baseline fails with probability at most
+    ``alpha``. Assumptions: the queries are a random sample, paired, under the same labels, and the mean
+    change is near normal (bounded per-query changes: n ≥ 30 usually suffices; with fewer, or changes
+    dominated by a few queries, the p-value is approximate). Each row gives the change with its two-sided
+    1 − 2α interval, the margin, the p-values and whether n queries catch a drop of twice the margin
+    (0.02 when none is tolerated) 80 % of the time (Jennett & Welch's approximation of the noncentral t, at alpha / measures).
+    With judged labels and ``human`` labels on a subset, the test uses the prediction-powered mean of
+    the changes (Angelopoulos et al., Science 2023), so its interval includes the judge's error.
 
     ``baseline``: a :class:`Baseline` or its file. ``qrels`` and ``run`` (or ``samples``): the candidate,
     evaluated on the baseline's measures under ``policies``, ``rag`` and ``utility``, which must give the

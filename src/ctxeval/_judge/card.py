@@ -126,6 +126,42 @@ class JudgeCard:
     def __repr__(self) -> str:
         return f"JudgeCard({self.judge!r} against {self.human!r}: {self.verdict['text']})"
 
+    def _rows(self) -> list[list[Any]]:
+        rows = []
+        for name, mm in self.means.items():
+            p = self.ppi.get(name) or {}
+            rows.append([name, mm["human"], mm["judge"], mm["judged"], p.get("mean"), p.get("low"), p.get("high")])
+        return rows
+
+    def _repr_html_(self) -> str:
+        from .._show import html_table
+
+        lab, r = self.labels, self.ranking or {}
+        summary = [
+            ["verdict", self.verdict["text"]],
+            ["coverage", f"{self.coverage['both']} of {self.coverage['human_pairs']} pairs people labelled"],
+            ["binarized kappa", (lab.get("kappa_binary") or {}).get("kappa")],
+            ["ordinal alpha", lab.get("alpha_ordinal")],
+            ["Kendall's tau", r.get("kendall_tau")],
+        ]
+        head = html_table(["", ""], summary, f"judge card: {self.judge} against {self.human}")
+        if not self.means:
+            return head
+        pct = f"{100 * (1 - self.alpha):.0f}%"
+        cols = ["run", "people", "judge", "judged", "PPI mean", f"{pct} low", f"{pct} high"]
+        return head + html_table(cols, self._rows(), f"{self.measure} by run")
+
+    def to_pandas(self) -> Any:
+        """One row per run: ``run, people, judge, judged`` (the measure's mean under each side's labels
+        and the share of its top ranks the judge labelled), ``ppi_mean, ppi_low, ppi_high`` (the
+        prediction-powered estimate and its interval; NaN without one)."""
+        from .._show import pandas
+
+        pd = pandas("JudgeCard.to_pandas")
+        cols = ["run", "people", "judge", "judged", "ppi_mean", "ppi_low", "ppi_high"]
+        rows = [[float("nan") if v is None else v for v in row] for row in self._rows()]
+        return pd.DataFrame(rows, columns=cols)
+
 
 def _fmt(v: float | None, digits: int = 2) -> str:
     return "undefined" if v is None else f"{v:.{digits}f}"

@@ -31,7 +31,7 @@ from .._errors import ConfigError
 from .agreement import cohen_kappa, krippendorff_alpha_ordinal, ranking_agreement
 from .card import THRESHOLDS, JudgeCard, Scale, verdict
 
-__all__ = ["BINARY", "RA_NWG", "TREC", "agreement", "infer_scale"]
+__all__ = ["BINARY", "RA_NWG", "TREC", "agreement", "infer_scale", "is_sample_set"]
 
 BINARY = Scale("binary (relevant = 1)", (0, 1), 1)
 TREC = Scale("0-3 (TREC)", (0, 1, 2, 3), 2)
@@ -104,7 +104,7 @@ _SAMPLE_KEYS = frozenset(
 )
 
 
-def _is_sample_set(obj: Any) -> bool:
+def is_sample_set(obj: Any) -> bool:
     """A :class:`~ctxeval.Samples`, a list of sample mappings, or a JSON-lines file whose first record
     has a sample set's fields (retrieved chunks, reference ids, grades)."""
     import json
@@ -131,7 +131,7 @@ def _read_labels(obj: Any) -> tuple[Pairs, str, Any]:
     """(pairs, source, :class:`~ctxeval._io.labels.LabelKind`) from qrels (a path, with its sidecar when
     a judge wrote it; a dict, a frame, a :class:`~ctxeval.Qrels`) or a sample set (its grades, or its
     reference ids at grade 1)."""
-    if _is_sample_set(obj):
+    if is_sample_set(obj):
         from .._io.samples import Samples
 
         st = Samples.coerce(obj)
@@ -158,9 +158,26 @@ def _scale_of(kind: Any, grades: set[int], other: set[int]) -> Scale:
     return infer_scale(grades, other)
 
 
+def _named_runs(runs: Any) -> list[Any]:
+    """``runs`` as a list: a sequence of runs or sample sets (``NAME=PATH`` names a path), or a mapping
+    ``{name: run path | Run | sample set}`` naming each (a run's own ``{query: {doc: score}}`` is one
+    run, not a mapping of names)."""
+    from .._io.model import Run
+
+    if not isinstance(runs, Mapping):
+        return [_as_run(r) for r in runs]
+    if all(isinstance(v, Mapping) and not any(isinstance(x, Mapping) for x in v.values()) for v in runs.values()):
+        return [runs]  # {query: {doc: score}}
+    out = []
+    for name, value in runs.items():
+        r = _as_run(value)
+        out.append(r.with_name(str(name)) if isinstance(r, Run) else Run.coerce(r, name=str(name)))
+    return out
+
+
 def _as_run(obj: Any) -> Any:
     """A run, or a sample set's retrieved lists as one."""
-    if _is_sample_set(obj):
+    if is_sample_set(obj):
         from .._io.samples import Samples
 
         return Samples.coerce(obj).run()
@@ -278,7 +295,7 @@ def _degenerate(jp: Pairs) -> dict[str, Any]:
 def agreement(
     human: Any,
     judged: Any,
-    runs: Sequence[Any] = (),
+    runs: Sequence[Any] | Mapping[str, Any] = (),
     *,
     measure: str = "nDCG@10",
     alpha: float = 0.05,
@@ -288,7 +305,7 @@ def agreement(
 ) -> JudgeCard:
     """The judge card of ``judged`` labels against ``human`` ones (qrels paths, dicts, frames or
     :class:`~ctxeval.Qrels`): coverage, kappas, ordinal alpha, leniency, the degenerate-judge check;
-    given two or more ``runs``, each run's mean of ``measure`` under either labelling, the system
+    given two or more ``runs`` (a list, or a mapping ``{name: run or sample set}``), each run's mean of ``measure`` under either labelling, the system
     ranking (Kendall's tau, tau_AP, the largest swap in the top ``top``) and the prediction-powered
     estimate of each mean; and a verdict. ``grade_map`` and ``level``: see the module docstring.
 
@@ -349,7 +366,7 @@ def agreement(
         card_runs = _runs(
             Qrels.from_dict(_nested(hc), source=h_source),
             Qrels.from_dict(_nested(jc), source=j_source),
-            [_as_run(r) for r in runs],
+            _named_runs(runs),
             parse_measures([measure])[0],
             alpha,
             top,
