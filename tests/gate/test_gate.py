@@ -1,6 +1,6 @@
 """The regression gate: exit codes, refusal of a mismatched baseline, Holm over the measures, the
 one-sided p-values and intervals against scipy, the Markdown and JUnit outputs read back, the pytest
-helper, the planning formulas against scipy's noncentral t, and the README's CI recipe run as written."""
+helper, the planning formulas against scipy's noncentral t, and the CI guide's recipe run as written."""
 
 from __future__ import annotations
 
@@ -278,12 +278,12 @@ def test_power_command_plans_from_a_candidate(files):
 
 
 def _recipe() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "guides" / "ci.md").read_text(encoding="utf-8")
     block = text.split("<!-- ci-recipe -->", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
     return [re.sub(r"\s+#.*$", "", c).strip() for c in block.replace("\\\n", " ").splitlines() if c.strip()]
 
 
-def test_the_readme_ci_recipe_runs_as_written(tmp_path):
+def test_the_ci_guide_s_recipe_runs_as_written(tmp_path):
     qrels, base, cand = _data(n=80, drop_every=2)
     _write_qrels(tmp_path / "qrels.txt", {q: {"rel": 2, "other": 0} for q in qrels})
     _write_trec(tmp_path / "main.run", base, "main")
