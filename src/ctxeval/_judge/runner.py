@@ -123,7 +123,7 @@ class Tally:
             cached = f" ({self.cached_undecided} of them undecided: --retry-undecided asks again)"
         if self.from_others:
             cached += f" ({self.from_others} answered meanwhile by another process)"
-        extra = f", {self.ties} ties" if self.ties else ""
+        extra = f", {self.ties} tie{'s' if self.ties != 1 else ''}" if self.ties else ""
         extra += f", {self.not_sent} not sent (the budget)" if self.not_sent else ""
         votes = (
             f", votes {self.votes} (unanimous {self.unanimous:.1%})"
