@@ -1,4 +1,4 @@
-"""The public surface: ``ctxeval.__all__`` is exactly the names the README documents, every one of them
+"""The public surface: ``ctxeval.__all__`` is exactly the names the site's API overview documents, every one of them
 resolves, the exceptions form one tree, and ``import ctxeval`` / the serving-time selector load
 neither polars nor click."""
 
@@ -13,11 +13,11 @@ import pytest
 
 import ctxeval
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+API_PAGE = Path(__file__).resolve().parent.parent / "docs" / "reference" / "api" / "index.md"
 
 
 def _documented_names() -> set[str]:
-    text = README.read_text(encoding="utf-8")
+    text = API_PAGE.read_text(encoding="utf-8")
     start = text.index("The package exports exactly these names")
     block = text[start : text.index("\n\n", text.index("\n- ", start))]
     return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", block))

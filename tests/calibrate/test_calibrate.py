@@ -36,6 +36,7 @@ from ctxeval._calibrate import TAUS, assign_folds, calibrate, fit, lead_lengths,
 from ctxeval._cli import cli
 from ctxeval._context.utility import UtilityConfig, row_utilities
 from ctxeval._core.relscore import relative_scores, relative_scores_one
+from ctxeval._demo import example_path
 from ctxeval._io.frames import frame_of
 from ctxeval._measures import parse_measure
 from ctxeval._session import prepare
@@ -648,34 +649,35 @@ def test_calibrate_rejects_bad_settings() -> None:
         calibrate({"x": {"a": 5}}, run, policies={"missing": "ignore", "overlap": "any"})
 
 
-# --- README -----------------------------------------------------------------------------------------------
+# --- the distraction guide-----------------------------------------------------------------------------------------
 
 
-def test_readme_calibrate_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's calibrate command runs as written (from the repository root) and its Python
-    example is a doctest against the policy it writes."""
+def test_the_distraction_guide_s_calibrate_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The distraction guide's calibrate command runs as written (the bundled example copied as
+    ``example/``) and its Python example is a doctest against the policy it writes."""
     import doctest
     import shlex
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "guides" / "distraction.md").read_text(encoding="utf-8")
     section = text.split("## Runtime policy", 1)[1].split("\n## ", 1)[0]
     command = re.search(r"```bash\n(ctxeval calibrate .*?)\n```", section, re.S)
-    assert command, "README: no ctxeval calibrate command in the Runtime policy section"
+    assert command, "docs/guides/distraction.md: no ctxeval calibrate command in the Runtime policy section"
     argv = shlex.split(command.group(1).replace("\\\n", " "))
     assert argv[0] == "ctxeval"
     out = tmp_path / "policy.json"
-    argv = [str(ROOT / a) if a.startswith("src/") else a for a in argv[1:]]
+    example = example_path("qrels.txt").parent
+    argv = [str(example / a.removeprefix("example/")) if a.startswith("example/") else a for a in argv[1:]]
     argv = [str(out) if a == "policy.json" else a for a in argv]
     res = CliRunner().invoke(cli, argv)
     assert res.exit_code == 0, res.output
     block = re.search(r"```python\n(.*?)```", section, re.S)
     assert block
     monkeypatch.chdir(tmp_path)
-    test = doctest.DocTestParser().get_doctest(block.group(1), {}, "README", "README.md", 0)
+    test = doctest.DocTestParser().get_doctest(block.group(1), {}, "guide", "docs/guides/distraction.md", 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
-    assert test.examples, "README: the Python example has no doctest lines"
+    assert test.examples, "docs/guides/distraction.md: the Python example has no doctest lines"
 
 
 def test_every_public_name_resolves() -> None:

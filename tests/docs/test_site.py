@@ -63,3 +63,56 @@ def test_every_public_name_has_an_api_entry_and_its_docstring(site: Path) -> Non
 
 def _plain(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "", text.replace("&#39;", "'").replace("&quot;", '"').replace("&amp;", "&"))
+
+
+#: the pages the screenshots show: the home page, a guide and an API page
+SHOWN = ["index.html", "guides/rag.html", "reference/api/verbs.html"]
+
+
+def test_the_pages_read_in_a_browser(site: Path, tmp_path: Path) -> None:
+    """Headless Chromium (as tests/render/test_html_browser.py drives it) opens the home page, a guide
+    and an API page: nothing is fetched from outside the site, nothing fails or logs an error, the page
+    does not scroll sideways, and no command or JSON sample hides its end behind a scroll bar. The
+    screenshots are left in the test's folder (printed) for a person to look at."""
+    import os
+
+    if os.environ.get("CTXEVAL_SKIP_BROWSER") == "1":
+        pytest.skip("browser tests skipped: CTXEVAL_SKIP_BROWSER=1")
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(ROOT / "tests" / "render"))
+    from test_html_browser import ARGS, CHROMIUM
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            for name in SHOWN:
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                problems: list[str] = []
+                page.on("console", lambda m, p=problems: p.append(m.text) if m.type == "error" else None)
+                page.on("pageerror", lambda e, p=problems: p.append(str(e)))
+                page.on("requestfailed", lambda r, p=problems: p.append(f"failed: {r.url}"))
+                outside: list[str] = []
+                page.route(
+                    "**/*",
+                    lambda route, o=outside: (
+                        route.continue_()
+                        if route.request.url.startswith("file://")
+                        else (o.append(route.request.url), route.abort())
+                    ),
+                )
+                page.goto((site / name).as_uri())
+                page.wait_for_load_state("load")
+                assert not outside and not problems, (name, outside, problems)
+                assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), name
+                hidden = page.evaluate(
+                    """[...document.querySelectorAll('.language-bash pre > code, .language-sh pre > code, .language-json pre > code')]
+                       .filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.innerText.slice(0, 60))"""
+                )
+                assert not hidden, (name, hidden)
+                shot = tmp_path / (name.replace("/", "-").removesuffix(".html") + ".png")
+                page.screenshot(path=str(shot), full_page=True)
+                print(f"screenshot: {shot}")
+                page.close()
+        finally:
+            browser.close()

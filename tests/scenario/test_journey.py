@@ -91,6 +91,10 @@ def test_diagnose_finds_the_failing_queries_and_their_stage(
     failing = {named[q["query_id"]]: q["verdict"] for q in doc["queries"] if q["verdict"] != "healthy"}
     assert failing == corpus.failing()
     assert doc["advice"].startswith("fix the reranker")  # 18 selection failures against 6 retrieval ones
+    from scipy.stats import binomtest
+
+    s, r = planted.CLASSES["S"], planted.CLASSES["Rt"]
+    assert doc["sign_test_p"] == pytest.approx(binomtest(s, s + r).pvalue)  # exact two-sided sign test
 
 
 @pytest.mark.parametrize("expr", EXPRESSIONS)
@@ -211,3 +215,33 @@ def test_agreement_does_not_let_the_heuristic_replace_people(
     }
     assert doc["verdict"]["verdict"] == "reject"
     assert doc["labels"]["alpha_ordinal"] < 0
+
+
+def test_agreement_on_reference_ids_reads_them_as_binary(
+    files: dict[str, Path], corpus: planted.Corpus, tmp_path: Path
+) -> None:
+    """People's reference ids (R1-R3, all "1") against the word-overlap judge's 1-5 on the good list's top
+    K: the card compares binarized labels, says kappa cannot be measured on relevant-only labels, and
+    counts the references the judge calls relevant (all: each holds the three question words, grade 5)."""
+    out = tmp_path / "judged.qrels"
+    refs = files["refs_good.jsonl"]
+    run(
+        "judge",
+        "grade",
+        "--samples",
+        refs,
+        "--judge",
+        "lexical",
+        "--depth",
+        planted.K,
+        "--cache",
+        tmp_path / "c",
+        "-o",
+        out,
+    )
+    doc = as_json("agreement", refs, out)
+    n = sum(corpus.kind(d).startswith("R") for q in corpus.qids for d in corpus.good[q][: planted.K])
+    assert n == 3 * len(corpus.qids)
+    assert doc["coverage"]["both"] == n and doc["verdict"]["verdict"] == "none"
+    assert f"the judge calls {n} of those {n} relevant (100.0%" in doc["labels"]["positives_only"]
+    assert "people's labels are all relevant" in doc["verdict"]["text"]

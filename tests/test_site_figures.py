@@ -1,5 +1,6 @@
-"""The README's figures and suggestions hold: the distraction table of the bundled example is what
-``distraction_table`` computes, and every grade map of the grade-scale table parses onto 1-5."""
+"""The site's figures and suggestions hold: the distraction guide's table of the bundled example is
+what ``distraction_table`` computes, every grade map of the concepts page's grade-scale table parses
+onto 1-5, and the RAG guide's walk gives the answers the planted truth implies."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ import pytest
 from ctxeval import GradeMap, distraction_table
 from ctxeval._demo import example_path
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
-def _section(title: str) -> str:
-    return README.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+def _section(page: str, title: str) -> str:
+    return (DOCS / page).read_text(encoding="utf-8").split(f"## {title}", 1)[1].split("\n## ", 1)[0]
 
 
-def test_the_readme_distraction_table_is_the_example_s() -> None:
-    text = _section("Distraction-aware evaluation")
+def test_the_distraction_guide_s_table_is_the_example_s() -> None:
+    text = _section("guides/distraction.md", "Distraction-aware evaluation")
     rows = [line.strip("|").split("|") for line in text.splitlines() if re.match(r"\| (bm25|rrf)", line)]
     assert len(rows) == 3
     runs = [str(example_path(f"runs/{r[0].strip()}.run")) for r in rows]
@@ -40,7 +41,7 @@ def test_the_readme_distraction_table_is_the_example_s() -> None:
         assert hidden == f"{row['hidden_harm']:.3f}"
 
 
-@pytest.mark.parametrize("text", re.findall(r"\| `([0-9:,]+|trec-dl)`", _section("Grade scales")))
+@pytest.mark.parametrize("text", re.findall(r"\| `([0-9:,]+|trec-dl)`", _section("concepts.md", "Grade scales")))
 def test_every_suggested_grade_map_lands_on_the_1_5_scale(text: str) -> None:
     gm = GradeMap.parse(text)
     assert gm.mapping and all(1 <= v <= 5 for v in gm.mapping.values())
@@ -48,7 +49,7 @@ def test_every_suggested_grade_map_lands_on_the_1_5_scale(text: str) -> None:
 
 
 @pytest.mark.slow
-def test_the_readme_sample_walk_runs_as_written(tmp_path: Path) -> None:
+def test_the_rag_guide_s_sample_walk_runs_as_written(tmp_path: Path) -> None:
     """The walk's commands, run one by one as a shell runs them, on the planted corpus of the scenario
     test (bm25.jsonl: the weak pipeline, dense.jsonl: the good one), each giving the answer the planted
     truth implies."""
@@ -63,7 +64,7 @@ def test_the_readme_sample_walk_runs_as_written(tmp_path: Path) -> None:
     files = planted.write(planted.make(), tmp_path)
     shutil.copy(files["refs_weak.jsonl"], tmp_path / "bm25.jsonl")
     shutil.copy(files["refs_good.jsonl"], tmp_path / "dense.jsonl")
-    block = re.search(r"```bash\n(.*?)```", _section("No qrels? Start from samples").split("### The walk", 1)[1], re.S)
+    block = re.search(r"```bash\n(.*?)```", _section("guides/rag.md", "The walk"), re.S)
     assert block
     commands = [line.split("  #")[0].strip() for line in block.group(1).splitlines() if not line.startswith("#")]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "COLUMNS": "200"}
