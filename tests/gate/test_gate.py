@@ -192,6 +192,23 @@ def test_markdown_and_junit_read_back(files):
         if fail is not None:
             assert fail.get("message") and fail.get("type") == "SignificantDrop"
             assert "SIGNIFICANT DROP" in fail.text
+    # JSON: the same rows, the interval against scipy's t
+    doc = json.loads(rep.to_json())
+    assert doc["exit_code"] == rep.exit_code and [x["measure"] for x in doc["measures"]] == [
+        r.measure for r in rep.rows
+    ]
+    for x, r in zip(doc["measures"], rep.rows):
+        assert (x["change"], x["p_value"], x["verdict"]) == (r.change, r.p_value, r.verdict)
+        d = (
+            ctxeval.evaluate(str(f / "qrels.txt"), str(f / "worse.run"), [r.measure])
+            .runs[0]
+            .values[ctxeval.parse_measure(r.measure)]
+            - ctxeval.evaluate(str(f / "qrels.txt"), str(f / "base.run"), [r.measure])
+            .runs[0]
+            .values[ctxeval.parse_measure(r.measure)]
+        )
+        lo, hi = stats.t.interval(0.9, d.size - 1, loc=d.mean(), scale=stats.sem(d))
+        assert x["interval"] == pytest.approx([lo, hi], rel=1e-9)
     # annotations: one workflow command per measure, properties escaped
     lines = rep.to_annotations().splitlines()
     assert len(lines) == 2 and all(
@@ -354,6 +371,26 @@ def test_all_pairs_compares_every_pair_with_holm_over_all_of_them(files):
         "200",
     )
     assert code == 0 and "all pairs" in out and "same vs worse" in out, out
+    # the matrix (ranx's view): row − column, antisymmetric, marked by the Holm-adjusted test
+    text = rep.to_table(color=False, width=200)
+    for m in ("RR", "nDCG@10"):
+        block = text.split(f"{m}: row − column", 1)[1]
+        rows = {}
+        for line in block.splitlines()[4:7]:
+            cells = [c.strip() for c in line.strip("│").split("│")]
+            rows[cells[0]] = cells[1:]
+        names = ["base", "worse", "same"]
+        for r in names:
+            for j, a in enumerate(names):
+                cell = rows[r][j]
+                if r == a:
+                    assert cell == "—"
+                    continue
+                d = (ev[r].values[ctxeval.parse_measure(m)] - ev[a].values[ctxeval.parse_measure(m)]).mean()
+                assert float(cell.split()[0]) == pytest.approx(d, abs=5e-5), (m, r, a, cell)
+                c = got.get((r, a, m)) or got[(a, r, m)]
+                sig = c.p_adjusted < 0.05
+                assert cell.endswith(("▲", "▼")) == sig and (not sig or cell.endswith("▲") == (d > 0))
 
 
 def test_judged_labels_are_named_and_people_s_labels_on_a_subset_give_prediction_powered_tests(tmp_path):
@@ -433,3 +470,58 @@ def test_the_report_says_whether_the_queries_are_enough_as_scipy_s_noncentral_t_
     assert md["RR"]["large enough to tell?"].startswith("60 queries catch a drop of")
     assert "too few to tell a drop of 0.1" in md["RR"]["large enough to tell?"]
     assert "enough to tell a drop of 0.6" in md["nDCG@10"]["large enough to tell?"]
+
+
+def _sample_set(path: Path, qrels: dict, run: dict) -> Path:
+    """One sample per query: the run's ranking as retrieved ids, the relevant docs as reference ids."""
+    rows = [
+        {
+            "query_id": q,
+            "retrieved_ids": [d for d, _ in sorted(docs.items(), key=lambda x: -x[1])],
+            "reference_ids": [d for d, g in qrels[q].items() if g > 0],
+        }
+        for q, docs in run.items()
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_snapshot_gate_and_power_read_one_sample_set_as_the_run_and_its_references(tmp_path):
+    qrels, base, cand = _data(drop_every=2)
+    main_set = _sample_set(tmp_path / "main.jsonl", qrels, base)
+    new_set = _sample_set(tmp_path / "new.jsonl", qrels, cand)
+    snap = ctxeval.snapshot(samples=str(main_set), measures=["RR"])
+    assert snap.run == "main" and snap.values["RR"].tolist() == [
+        1.0 / (sorted(base[q], key=lambda d: -base[q][d]).index("rel") + 1) for q in snap.queries
+    ]
+    rep = ctxeval.gate(snap, samples=str(new_set), max_drop={"RR": 0.02})
+    d = np.array([rep_c - rep_b for rep_b, rep_c in zip(snap.values["RR"], _rr(cand, snap.queries))])
+    assert rep.row("RR").p_value == pytest.approx(stats.ttest_1samp(d, -0.02, alternative="less").pvalue, rel=1e-9)
+    assert rep.exit_code == 1
+    (plan,) = ctxeval.power(snap, samples=str(new_set), drop=0.05)
+    assert plan.sd == pytest.approx(float(np.std(d, ddof=1))) and "observed between main and new" in plan.sd_source
+    snap.write(tmp_path / "b.json")
+    code, out = _cli("power", str(tmp_path / "b.json"), "--samples", str(new_set), "--drop", "0.05")
+    assert code == 0 and "observed between main and new" in out, out
+    code, out = _cli("gate", str(tmp_path / "b.json"), "--samples", str(new_set), "--max-drop", "RR=0.02")
+    assert code == 1 and "SIGNIFICANT DROP" in out.upper(), out
+    code, out = _cli("power", str(tmp_path / "b.json"), "--samples")
+    assert code == 2 and "--samples needs one sample set" in out, out
+
+
+def _rr(run: dict, queries: list[str]) -> list[float]:
+    """Reciprocal rank of the one relevant doc ('rel'), by hand."""
+    return [1.0 / (sorted(run[q], key=lambda d: -run[q][d]).index("rel") + 1) for q in queries]
+
+
+def test_the_same_judgments_read_from_elsewhere_pass_and_an_older_baseline_s_label_origin_is_ignored(files):
+    f = files
+    base = ctxeval.snapshot(str(f / "qrels.txt"), str(f / "base.run"), ["RR"])
+    (f / "elsewhere").mkdir()
+    (f / "elsewhere" / "judgments.txt").write_text((f / "qrels.txt").read_text())
+    assert ctxeval.gate(base, str(f / "elsewhere" / "judgments.txt"), str(f / "same.run")).holds
+    base.write(f / "b.json")
+    doc = json.loads((f / "b.json").read_text())
+    doc["settings"]["labels"] = {**doc["settings"].get("labels", {}), "origin": "qrels /old/place/qrels.txt"}
+    (f / "old.json").write_text(json.dumps(doc))
+    assert ctxeval.gate(str(f / "old.json"), str(f / "qrels.txt"), str(f / "same.run")).holds

@@ -212,6 +212,9 @@ def test_sigkill_mid_run_then_resume_repeats_no_finished_judgment(real_server: A
         for b in after
     ]
     assert not set(sent) & kept
+    # the dialect found by the killed run was kept in the cache: the resumed run sends json_object + schema
+    # at once (no refused json_schema request first)
+    assert all(b["response_format"]["type"] == "json_object" for b in after)
     assert len(sent) == len(set(sent)) == 4 - len(kept)
     assert set(sent) | kept == _judged_keys(db)
     assert len(out.read_text().splitlines()) == 4

@@ -662,6 +662,11 @@ def test_sample_labels_keep_undecided_ties_and_not_sent_apart(tmp_path: Path) ->
     per_q = ctxeval.evaluate(samples=back, measures=["ContextPrecision(method=judge)"]).runs[0]
     values = per_q.per_query("ContextPrecision(method=judge)")
     assert "A" not in values or math.isnan(values["A"])
+    ev = _cli("evaluate", "--samples", str(tmp_path / "relevance.jsonl"), "-m", "ContextPrecision(method=judge)")
+    assert ev.returncode == 0, ev.stderr
+    assert "2 samples list chunks a judge left without a judgment (1 undecided, 1 tied, 3 not sent)" in " ".join(
+        (ev.stdout + ev.stderr).split()
+    )
 
 
 def test_the_sidecar_counts_undecided_ties_and_not_sent_apart(tmp_path: Path) -> None:

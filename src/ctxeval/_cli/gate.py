@@ -158,6 +158,7 @@ def gate_command(
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("qrels", required=False, type=click.Path(dir_okay=False))
 @click.argument("run", required=False, type=click.Path(dir_okay=False))
+@samples_option
 @click.option("--drop", type=click.FloatRange(0.0, min_open=True), default=0.02, show_default=True,
               help="the true drop of the mean the gate must catch")  # fmt: skip
 @click.option("--max-drop", "max_drop", multiple=True, help="tolerated drop, MEASURE=DROP, as for gate")
@@ -173,25 +174,29 @@ def gate_command(
 @utility_options
 @output_option()
 def power_command(
-    baseline: str, qrels: str | None, run: str | None, drop: float, max_drop: tuple[str, ...], alpha: float,
+    baseline: str, qrels: str | None, run: str | None, samples: bool, drop: float, max_drop: tuple[str, ...], alpha: float,
     target: float, correlation: float, fmt: str, output: str | None, **kw: Any,
 ) -> None:  # fmt: skip
     """Plan a gate: how many queries it needs to catch a drop of --drop with probability --power at
     --alpha (divided by the number of measures, Holm's first step), and the smallest drop BASELINE's
-    queries catch. The spread of the per-query changes is observed against a candidate (QRELS RUN),
-    else assumed from the baseline's own (--correlation). A bootstrap check of the formula is printed
+    queries catch. The spread of the per-query changes is observed against a candidate (QRELS RUN, or
+    one sample set with --samples), else assumed from the baseline's own (--correlation). A bootstrap check of the formula is printed
     beside it.
     """
     import json
 
+    from .._errors import ConfigError
     from .._gate.gate import power
 
-    if (qrels is None) != (run is None):
-        from .._errors import ConfigError
-
+    inputs: dict[str, Any] = {}
+    if samples and qrels is None:
+        raise ConfigError("--samples needs one sample set: the candidate whose changes give the spread")
+    if not samples and (qrels is None) != (run is None):
         raise ConfigError("give both QRELS and RUN (a candidate whose changes give the spread), or neither")
+    if qrels is not None:
+        inputs = one_run_from(qrels, run, samples)
     plans = power(
-        baseline, qrels, run, drop=drop, max_drop=",".join(max_drop) or None, alpha=alpha, power=target,
+        baseline, **inputs, drop=drop, max_drop=",".join(max_drop) or None, alpha=alpha, power=target,
         correlation=correlation, policies=policies_from(kw), rag=rag_from(kw), utility=utility_from(kw),
     )  # fmt: skip
     if fmt == "json":

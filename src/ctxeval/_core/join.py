@@ -104,10 +104,7 @@ def _probe(
     q_len[qseg_q[valid]] = ql.lengths[valid]
     q_start = np.zeros(n_q, dtype=np.int64)
     q_start[qseg_q[valid]] = ql.starts[valid]
-    qh = qrels.memo.get("doc_hash") if qrels_doc is qrels.doc else None
-    if qh is None:
-        qh = qrels_doc.hash()
-    rh = run.memo.get("doc_hash") if run_doc is run.doc else None
+    qh = qrels_doc.hash()
     lengths = rl.lengths
 
     def probe(a: int, b: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -122,7 +119,7 @@ def _probe(
         qkey ^= qh[qrows]
         rkey = np.repeat(sq.astype(np.uint64), lengths[a:b])  # -1 (skip) wraps to 2^64 - 1
         rkey *= MIX
-        rkey ^= run_doc.slice(lo, hi).hash() if rh is None else rh[lo:hi]
+        rkey ^= run_doc.slice(lo, hi).hash()  # hashed here, block by block (see columns.scan)
         r, qi = match_keys(rkey, qkey)
         if r.size == 0:
             return None

@@ -10,7 +10,8 @@ The file is JSON (``format: ctxeval-baseline``, ``version: 1``)::
 line per judgment, sorted by query then doc, so the same judgments hash alike whatever the file's
 format or order), their counts, and the label kind (given, binary, judged and by what model).
 ``settings`` holds what changes the numbers (the ranking, query-set and duplicate rules, the grade
-map, the pool's name and depth, the utility settings, the relevance level), not where files were.
+map, the pool's name and depth, the utility settings, the relevance level), not where files were
+(paths, the labels' origin: the judgments' hash stands for them).
 A gate refuses a baseline whose labels or settings differ from its own, naming each difference.
 """
 
@@ -65,8 +66,10 @@ def settings_fingerprint(settings: Mapping[str, Any], extra: Mapping[str, Any] |
     for key, value in settings.items():
         if key in _PLACES:
             continue
-        if key == "pool" and isinstance(value, Mapping):
-            value = {k: v for k, v in value.items() if k != "source"}
+        if key in ("pool", "labels") and isinstance(value, Mapping):  # where they were read from
+            value = {k: v for k, v in value.items() if k not in ("source", "origin")}
+            if not value:
+                continue
         out[key] = value
     out.update(extra or {})
     return json.loads(json.dumps(out, sort_keys=True, default=str))

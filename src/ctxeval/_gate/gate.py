@@ -345,7 +345,7 @@ def gate(
     labels = labels_fingerprint(q)
     settings = settings_fingerprint(result.settings)
     diffs = differences(base.labels, labels, "labels")
-    stored = {k: v for k, v in base.settings.items() if k != "human_labels"}
+    stored = settings_fingerprint({k: v for k, v in base.settings.items() if k != "human_labels"})
     diffs += differences(stored, settings, "settings")
     human_vals = None
     if human is not None or "human_labels" in base.settings:
@@ -476,6 +476,7 @@ def power(
     qrels: Any = None,
     run: Any = None,
     *,
+    samples: Any = None,
     drop: float = 0.02,
     max_drop: Any = None,
     alpha: float = 0.05,
@@ -488,8 +489,9 @@ def power(
     """Plan a gate: per measure, the queries needed to catch a true drop ``drop`` (beyond the tolerated
     ``max_drop``) with probability ``power`` at level ``alpha`` (divided by the number of measures, as
     Holm's first step), and the smallest drop the baseline's queries catch. The standard deviation of the
-    per-query changes is observed between the baseline and a candidate ``run`` (with its ``qrels``);
-    without one it is assumed from the baseline's own: sd·√(2(1 − correlation)).
+    per-query changes is observed between the baseline and a candidate ``run`` (with its ``qrels``, or
+    one sample set as ``samples``); without one it is assumed from the baseline's own:
+    sd·√(2(1 − correlation)).
     """
     base = baseline if isinstance(baseline, Baseline) else Baseline.read(baseline)
     margins = parse_max_drop(max_drop, base.measures)
@@ -499,12 +501,11 @@ def power(
     if not -1.0 <= correlation < 1.0:
         raise ConfigError(f"correlation must be in [-1, 1), got {correlation!r}")
     cand = None
-    if run is not None:
-        rep = gate(base, qrels, run, max_drop=margins, alpha=alpha, policies=policies, rag=rag, utility=utility)
+    if run is not None or samples is not None:
+        kw = {"policies": policies, "rag": rag, "utility": utility}
+        rep = gate(base, qrels, run, samples=samples, max_drop=margins, alpha=alpha, **kw)
         cand = rep.candidate
-        _, rr, _ = _evaluated(
-            "power", qrels, run, list(margins), None, {"policies": policies, "rag": rag, "utility": utility}
-        )
+        _, rr, _ = _evaluated("power", qrels, run, list(margins), samples, kw)
     out = []
     a = alpha / len(margins)
     for m, margin in margins.items():

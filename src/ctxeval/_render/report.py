@@ -26,6 +26,9 @@ from .distraction import render_distraction
 from .text import accounting_lines
 
 if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
+
     from .._context.settings import RagConfig
     from .._context.utility import UtilityConfig
     from .._engine import Engine
@@ -109,6 +112,37 @@ def _aggregate_note(report: Report, escape: Any = str) -> str:
 def _against(report: Report) -> str | None:
     """With all pairs compared, the run the main table's markers compare with: the baseline."""
     return report.baseline if report.settings.get("pairs") == "all" else None
+
+
+def _pair_matrix(report: Report, block: Block, measure: Any, color: bool) -> Table:
+    """All pairs on one measure as a matrix, as ranx's ``compare`` shows them: the cell of row r and
+    column a holds mean(r) − mean(a), marked where the Holm-adjusted test finds r better or worse."""
+    from rich.table import Table
+    from rich.text import Text
+
+    names = [s.name for s in block.runs]
+    t = Table(title=f"{measure}: row − column")
+    t.add_column("run")
+    for a in names:
+        t.add_column(a, justify="right")
+    count = _is_count(measure)
+    for r in names:
+        cells: list[Text | str] = []
+        for a in names:
+            c, sign = block.comparison(r, measure, a), 1.0
+            if c is None:
+                c, sign = block.comparison(a, measure, r), -1.0
+            if r == a or c is None:
+                cells.append("—" if r == a else "NA")
+                continue
+            better = c.better if sign > 0 or c.better is None else not c.better
+            mark = UP if better is True else DOWN if better is False else ""
+            cell = Text(_fmt(sign * c.diff + 0.0, 4, count) + (f" {mark}" if mark else ""))  # + 0.0: no -0
+            if color and mark:
+                cell.stylize("green" if mark == UP else "red")
+            cells.append(cell)
+        t.add_row(r, *cells)
+    return t
 
 
 def _run_label(c: Comparison) -> str:
@@ -238,9 +272,16 @@ def to_table(report: Report, color: bool = False, width: int | None = None) -> s
                 str(c.n_dropped),
             )
         console.print(ct)
+        than = "the run after 'vs'" if _against(report) else "the baseline"
         console.print(
-            "W/T/L: queries where the run is better / equal / worse than the baseline; NA: queries dropped because a value is undefined"
+            f"W/T/L: queries where the run is better / equal / worse than {than}; NA: queries dropped because a value is undefined"
         )
+        if _against(report):
+            for m in measures:
+                console.print(_pair_matrix(report, block, m, color))
+            console.print(
+                f"row − column: the difference of the means; {UP}/{DOWN}: the row significantly better/worse (Holm over all pairs)"
+            )
     if report.strata:
         st = Table(title="by stratum", show_lines=False)
         st.add_column("stratum")

@@ -392,6 +392,26 @@ def _has_labels(s: Sample) -> bool:
     return any(x is not None for x in (s.claims, s.judged, s.nuggets, s.facets, s.citations))
 
 
+def _unjudged(samples: Sequence[Sample]) -> tuple[int, dict[str, int]] | None:
+    """The samples whose judge labels list chunks without a judgment, and those lists' sizes by why
+    (undecided, tied, not sent), over claims, nuggets and the judged field."""
+    from .schema import OPEN
+
+    counts = dict.fromkeys(OPEN, 0)
+    n = 0
+    for s in samples:
+        lists = [*(c[2:] for c in s.claims or ()), *(g[4:] for g in s.nuggets or ())]
+        if s.judged is not None:
+            lists.append(s.judged[1:])
+        got = False
+        for opens in lists:
+            for k, ids in zip(OPEN, opens):
+                counts[k] += len(ids)
+                got = got or bool(ids)
+        n += got
+    return (n, counts) if n else None
+
+
 def _notes(source: str, t: Tally, generated: int, samples: Sequence[Sample]) -> list[str]:
     notes = []
     if generated:
@@ -417,6 +437,15 @@ def _notes(source: str, t: Tally, generated: int, samples: Sequence[Sample]) -> 
         notes.append(
             f"{source}: {n} samples carry labels from a heuristic, not a model ({'; '.join(heuristic)}): "
             "measures reading them are a first look, not a verdict"
+        )
+    open_ = _unjudged(samples)
+    if open_:
+        n, counts = open_
+        why = ", ".join(f"{c} {k.replace('_', ' ')}" for k, c in counts.items() if c)
+        notes.append(
+            f"{source}: {n} samples list chunks a judge left without a judgment ({why}): a measure reading those "
+            "labels is NA where one is in its top k (never guessed); --retry-undecided (or a larger --max-cost) "
+            "asks them again"
         )
     if t.text_named:
         notes.append(
