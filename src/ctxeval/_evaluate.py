@@ -361,6 +361,8 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     if nothing:
         notes.append(nothing)
     session.label_notes(ms)
+    unlabelled: dict[str, dict[str, int]] = {}
+    at: int | None = None
     for run, name in zip(run_objs, names):
         data = session.prepare(run, ms)
         for k in rates:
@@ -369,14 +371,14 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
                 notes.append(note)
         ucounts = data.extra("utility").counts() if need_u else None
         if need_u:
-            from ._context.utility import flag_counts, flag_note, unlabelled_note  # here: they pull in side files
+            from ._context.utility import flag_counts, flag_note  # here: they pull in side files
             from ._core.segments import top_rows
 
             counts = flag_counts(data.extra("utility"), data.r_judged)
             read = top_rows(data.r_off, u_depth)[0] if u_depth is not None else None
-            note = unlabelled_note(name, flag_counts(data.extra("utility"), data.r_judged, read), u_depth)
-            if note:
-                notes.append(note)
+            unlabelled[name] = flag_counts(data.extra("utility"), data.r_judged, read)
+            if unlabelled[name]["unlabelled"] and at is None:
+                at = len(notes)  # said once for all runs, where the first run's note would stand
             note = flag_note(name, counts, session.utility.rules)
             if note:
                 notes.append(note)
@@ -395,6 +397,10 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
                 utility=ucounts,
             )
         )
+    if at is not None:
+        from ._context.utility import unlabelled_notes
+
+        notes.insert(at, unlabelled_notes(unlabelled, u_depth) or "")
     settings = session.describe()
     if rag_ms or session.has_pool or session.rag.pool_depth is not None:
         settings["pool"] = session.pool_settings()

@@ -196,6 +196,15 @@ def test_unlabelled_hard_negatives_are_counted_in_evaluate_and_calibrate() -> No
     assert not any("nobody labelled" in n for n in ctxeval.calibrate(qrels, run, k=1, folds=2).notes)
     [note] = [n for n in res.notes if "nobody labelled" in n]
     assert note.startswith("run: in the top 2, the hard-negative rules made 2 passages")
+    # several runs: one note, each run with its count (y, z: 1 unlabelled at rank 2 of q1 only)
+    other = {"q1": {"a": 2.0, "y": 1.0}, "q2": {"b": 2.0}}
+    runs = [ctxeval.Run.from_dict(run, name="one"), ctxeval.Run.from_dict(other, name="two")]
+    both = [n for n in ctxeval.evaluate(qrels, runs, ["DistractorRate@2"]).notes if "nobody labelled" in n]
+    assert both == [
+        "in the top 2, the hard-negative rules made passages nobody labelled distractors: one 2 (and 0 judged ones), "
+        "two 1 (and 0 judged ones); the figures that count distractors rest on them (--no-flag-unlabelled leaves "
+        "unlabelled passages alone)"
+    ]
 
 
 def test_fit_udcg_takes_named_sample_sets(tmp_path: Path) -> None:

@@ -89,6 +89,7 @@ __all__ = [
     "parse_utility_map",
     "row_utilities",
     "unlabelled_note",
+    "unlabelled_notes",
 ]
 
 DEFAULT_UTILITY_MAP: dict[int, float] = {5: 1.0, 4: 1.0, 3: 0.5, 2: 0.0, 1: -1.0}
@@ -290,14 +291,30 @@ def unlabelled_note(name: str, counts: Mapping[str, int], k: int | None = None) 
     >>> unlabelled_note("bm25", {"judged": 2, "unlabelled": 30, "by_score": 5, "utility_0": 100}, 20)
     'bm25: in the top 20, the hard-negative rules made 30 passages nobody labelled distractors (and 2 judged ones); the figures that count distractors rest on them (--no-flag-unlabelled leaves unlabelled passages alone)'
     """
-    if not counts["unlabelled"]:
+    return unlabelled_notes({name: counts}, k)
+
+
+def unlabelled_notes(per_run: Mapping[str, Mapping[str, int]], k: int | None = None) -> str | None:
+    """:func:`unlabelled_note` for several runs in one line (each run with its counts), naming only the
+    runs where the rules made some unlabelled passage a hard negative; None when none did.
+
+    >>> c = {"judged": 2, "unlabelled": 30, "by_score": 5, "utility_0": 100}
+    >>> unlabelled_notes({"a": c, "b": {**c, "unlabelled": 0}, "c": {**c, "unlabelled": 4, "judged": 1}}, 5)
+    'in the top 5, the hard-negative rules made passages nobody labelled distractors: a 30 (and 2 judged ones), c 4 (and 1 judged ones); the figures that count distractors rest on them (--no-flag-unlabelled leaves unlabelled passages alone)'
+    """
+    hit = {name: c for name, c in per_run.items() if c["unlabelled"]}
+    if not hit:
         return None
     where = f"in the top {k}" if k is not None else "in the whole ranked lists"
-    return (
-        f"{name}: {where}, the hard-negative rules made {counts['unlabelled']} passages nobody labelled distractors "
-        f"(and {counts['judged']} judged ones); the figures that count distractors rest on them "
-        "(--no-flag-unlabelled leaves unlabelled passages alone)"
-    )
+    tail = "the figures that count distractors rest on them (--no-flag-unlabelled leaves unlabelled passages alone)"
+    if len(hit) == 1:
+        [(name, c)] = hit.items()
+        return (
+            f"{name}: {where}, the hard-negative rules made {c['unlabelled']} passages nobody labelled distractors "
+            f"(and {c['judged']} judged ones); {tail}"
+        )
+    each = ", ".join(f"{name} {c['unlabelled']} (and {c['judged']} judged ones)" for name, c in hit.items())
+    return f"{where}, the hard-negative rules made passages nobody labelled distractors: {each}; {tail}"
 
 
 def describe_lines(u: Mapping[str, Any]) -> list[str]:
