@@ -70,6 +70,20 @@ def test_the_judge_card_shows_briefly_and_gives_a_frame() -> None:
     assert {"ppi_mean", "ppi_low", "ppi_high", "judged"} <= set(frame.columns)
 
 
+def test_the_gate_report_shows_briefly_and_gives_a_frame() -> None:
+    """The candidate is the weak run against a snapshot of the good one: RR(rel=4) falls from 1 to 1/3
+    on every query (by hand), a drop far beyond the tolerated 0.02, so the frame's row says so."""
+    base = ctxeval.snapshot(QRELS, NAMED[0], ["RR(rel=4)"])
+    rep = ctxeval.gate(base, QRELS, ctxeval.Run.from_dict(WEAK, name="<b>weak</b>"), max_drop={"RR(rel=4)": 0.02})
+    assert _short(rep).startswith("GateReport(DROP")
+    html = rep._repr_html_()
+    assert "&lt;b&gt;weak&lt;/b&gt;" in html and "<b>weak" not in html and "significant drop" in html
+    row = rep.to_pandas().set_index("measure").loc["RR(rel=4)"]
+    assert row["baseline"] == 1.0 and row["candidate"] == pytest.approx(1 / 3)
+    assert row["change"] == pytest.approx(-2 / 3) and row["margin"] == 0.02
+    assert row["verdict"] == "drop" and row["n"] == N
+
+
 def test_curves_frame_and_plot() -> None:
     curves = ctxeval.metric_at_k(QRELS, NAMED, ["R"], "1:3")
     assert _short(curves) == "Curves(R over K = 1..3; runs: good, <b>weak</b>)"

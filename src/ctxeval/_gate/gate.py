@@ -254,6 +254,40 @@ class GateReport:
     def __repr__(self) -> str:
         return f"GateReport({'holds' if self.holds else 'DROP'}, {self.candidate} vs {self.baseline}, {len(self.rows)} measures)"
 
+    _COLUMNS = ("measure", "baseline", "candidate", "change", "low", "high", "margin", "p_adjusted", "verdict", "n")
+    _FIELDS = (
+        "measure",
+        "baseline_mean",
+        "candidate_mean",
+        "change",
+        "low",
+        "high",
+        "margin",
+        "p_adjusted",
+        "verdict",
+        "n",
+    )
+
+    def _rows(self) -> list[list[Any]]:
+        return [[getattr(r, f) for f in self._FIELDS] for r in self.rows]
+
+    def _repr_html_(self) -> str:
+        from .._show import html_table
+
+        state = "holds" if self.holds else "a significant drop"
+        caption = f"gate: {self.candidate} against {self.baseline}: {state}"
+        notes = html_table(["note"], [[n] for n in self.notes]) if self.notes else ""
+        return html_table(self._COLUMNS, self._rows(), caption) + notes
+
+    def to_pandas(self) -> Any:
+        """One row per gated measure: ``measure, baseline, candidate`` (the means), ``change, low, high``
+        (the change and its 1 − 2α interval), ``margin`` (the tolerated drop), ``p_adjusted`` (Holm),
+        ``verdict`` (holds, drop or untested) and ``n`` (the paired queries)."""
+        from .._show import pandas
+
+        pd = pandas("GateReport.to_pandas")
+        return pd.DataFrame(self._rows(), columns=list(self._COLUMNS))
+
     # renderings (ctxeval._render.gate)
     def to_table(self) -> str:
         from .render import to_table
