@@ -45,7 +45,7 @@ ERRORS = ["InputError", "FormatError", "DuplicateError", "EmptyInputError", "Que
 def test_every_exception_is_in_one_tree(name: str) -> None:
     cls = getattr(ctxeval, name)
     assert issubclass(cls, ctxeval.CtxevalError)
-    assert cls.__module__ == "ctxeval._errors"
+    assert cls.__module__ == "ctxeval"  # as users import it (tracebacks, doctests, the API pages)
 
 
 def test_input_errors_are_value_errors_and_missing_extras_import_errors() -> None:
@@ -95,3 +95,21 @@ def test_result_and_report_frames_have_one_shape_and_keep_summaries_apart(tmp_pa
     assert rep.to_pandas(per_query=True).equals(per_query)
     from_csv = pd.read_csv(__import__("io").StringIO(rep.to_csv()), dtype={"query": str})
     assert list(from_csv.columns) == list(per_query.columns) and from_csv.values.tolist() == per_query.values.tolist()
+
+
+@pytest.mark.parametrize(
+    "err",
+    [
+        ctxeval.FormatError("run.txt", 3, "expected 6 fields, found 5", "q1 Q0 d1 1 0.5"),
+        ctxeval.DependencyError("plot()", "matplotlib", "report"),
+        ctxeval.DependencyError("the Spark engine", "java", "spark", "not found", "install Java 17"),
+        ctxeval.ConfigError("ties must be one of 'trec', 'trec10', 'input', got 'tre'"),
+    ],
+)
+def test_errors_survive_pickling_with_their_message(err: Exception) -> None:
+    """Spark's workers and process pools send errors back pickled: the same class, message and fields."""
+    import pickle
+
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is type(err) and str(back) == str(err)
+    assert vars(back) == vars(err)

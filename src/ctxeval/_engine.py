@@ -19,7 +19,7 @@ Engine(name='spark', master=None, chunk_mb=None, sort_first=False)
 16
 >>> Engine.coerce("gpu")
 Traceback (most recent call last):
-ctxeval._errors.ConfigError: engine must be one of 'local', 'stream', 'spark', got 'gpu'
+ctxeval.ConfigError: engine must be one of 'local', 'stream', 'spark', got 'gpu'
 """
 
 from __future__ import annotations

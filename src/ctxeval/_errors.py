@@ -21,6 +21,7 @@ The command line prints any of them as one line, ``ctxeval: error: ...``, with e
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = [
     "ConfigError",
@@ -61,6 +62,9 @@ class FormatError(InputError):
             shown = text if len(text) <= 200 else text[:197] + "..."
             msg += f" (line: {shown!r})"
         super().__init__(msg)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled with its fields (Spark's workers, processes)
+        return (type(self), (self.source, self.line, self.problem, self.text))
 
 
 class DuplicateError(InputError):
@@ -107,6 +111,10 @@ class DependencyError(CtxevalError, ImportError):
         else:  # a version too old, or something pip does not install (Java)
             how = how or f"pip install 'ctxeval[{extra}]'"
             super().__init__(f"{what} needs {package}, {found}: {how}")
+        self._args = (what, package, extra, found, how)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled with the arguments it was made from
+        return (type(self), self._args)
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
@@ -123,3 +131,11 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
         by_lower.setdefault(k.lower(), k)
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
     return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
+
+
+# The tree's classes present themselves as what users import: ``ctxeval.ConfigError`` in a traceback,
+# a doctest and the API reference (httpx does the same), not this private module.
+for _name in __all__:
+    _cls = globals()[_name]
+    if isinstance(_cls, type):
+        _cls.__module__ = "ctxeval"

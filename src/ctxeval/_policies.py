@@ -22,7 +22,7 @@ The command line reads its choices and help texts from :data:`CHOICES` and :data
 Policies(ties='trec', missing='ignore', duplicates='error', overlap='require', columns=None)
 >>> Policies(ties="tre")
 Traceback (most recent call last):
-ctxeval._errors.ConfigError: ties must be one of 'trec', 'trec10', 'input', got 'tre'
+ctxeval.ConfigError: ties must be one of 'trec', 'trec10', 'input', got 'tre'
 """
 
 from __future__ import annotations

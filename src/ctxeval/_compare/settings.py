@@ -6,7 +6,7 @@ correction, the bootstrap, the seed), :class:`Strata` (what stratifies the repor
 't'
 >>> Stats(alpha=1.5)
 Traceback (most recent call last):
-ctxeval._errors.ConfigError: alpha must be a number strictly between 0 and 1, got 1.5
+ctxeval.ConfigError: alpha must be a number strictly between 0 and 1, got 1.5
 >>> Strata.coerce("num_rel")
 Strata(by='num_rel', queries=None, num_rel_level=None, min_size=10)
 >>> Sections(curves_k=0, distraction_k=5).distraction_k

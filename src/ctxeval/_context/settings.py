@@ -33,7 +33,7 @@ class RagConfig:
     GradeMap('trec-dl (3:5,2:4,1:3,0:2)')
     >>> RagConfig(pool_depth=0)
     Traceback (most recent call last):
-    ctxeval._errors.ConfigError: pool_depth must be a whole number >= 1, got 0
+    ctxeval.ConfigError: pool_depth must be a whole number >= 1, got 0
     """
 
     grade_map: Any = None  #: a GradeMap, a preset name (trec-dl), 'FROM:TO,...' or a mapping
