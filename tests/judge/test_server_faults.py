@@ -636,7 +636,7 @@ def test_sample_labels_keep_undecided_ties_and_not_sent_apart(tmp_path: Path) ->
     assert b["judged"] == {"relevant": [], "undecided": [], "not_sent": ["b1", "b2", "b3"]}
     assert [tally[k] for k in ("decided", "undecided", "ties", "not_sent")] == [1, 1, 1, 3]
     assert tally["reasons"] == {"replies not the JSON object asked for": 1, "votes tied": 1}
-    assert "6 judgments, 0 from the cache, 9 requested, 1 undecided, 1 ties, 3 not sent (the budget)" in done.stderr
+    assert "6 judgments, 0 from the cache, 9 requested, 1 undecided, 1 tie, 3 not sent (the budget)" in done.stderr
     (a, b), _ = got["attribution"]
     assert (a["citations"], a["citations_undecided"], a["citations_tied"]) == (["a1"], ["a2"], ["a3"])
     assert (b["citations"], b["citations_undecided"], b["citations_not_sent"]) == ([], [], ["b1", "b2", "b3"])
@@ -694,7 +694,7 @@ def test_the_sidecar_counts_undecided_ties_and_not_sent_apart(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     assert sent == [("0", 0, 2), ("0", 1, 2), ("1", 0, 2), ("1", 0, 4), ("1", 1, 2), ("1", 1, 4), ("2", 0, 2),
                     ("2", 1, 2), ("3", 0, 2)]  # fmt: skip
-    assert "5 judgments, 0 from the cache, 9 requested, 1 undecided, 1 ties, 2 not sent (the budget)" in done.stderr
+    assert "5 judgments, 0 from the cache, 9 requested, 1 undecided, 1 tie, 2 not sent (the budget)" in done.stderr
     assert "not sent: q3 d3: not sent: the budget stopped after 1 of 2 votes (they are cached)" in done.stderr
     assert "not sent: q4 d4: not sent: the budget stopped first" in done.stderr
     assert "tie: q2 d2: the votes tie: 2 x1, 4 x1" in done.stderr
