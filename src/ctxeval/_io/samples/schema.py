@@ -218,11 +218,13 @@ class _Reader:
             return items  # the common case, checked in C-level passes
         return tuple(self.text(v, f"{what}[{i}]") for i, v in enumerate(items, start=1))
 
-    def items(self, value: Any, what: str) -> tuple[Any, ...] | None:
+    def items(self, value: Any, what: str, of: str = "") -> tuple[Any, ...] | None:
+        """``value`` as a tuple (None stays None); anything but a list is refused naming ``what`` and,
+        when given, what its elements must be (``of``: " of objects")."""
         if value is None:
             return None
         if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-            raise self.fail(f"{what} must be a list, got {type(value).__name__}")
+            raise self.fail(f"{what} must be a list{of}, got {type(value).__name__}")
         return tuple(value)
 
     def check_id(self, d: str, what: str) -> str:
@@ -595,10 +597,7 @@ def _grades(r: _Reader) -> dict[str, int] | None:
 
 def _facets(r: _Reader) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
     """``[{"name", "ids": [...]}]``: the aspects an answer needs, each with the chunks that cover it."""
-    value = r.rec.get("facets")
-    if value is not None and (isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable)):
-        raise r.fail(f"facets must be a list of {{name, ids}} objects, got {type(value).__name__}")
-    items = r.items(value, "facets")
+    items = r.items(r.rec.get("facets"), "facets", " of {name, ids} objects")
     if items is None:
         return None
     out = []
@@ -613,10 +612,7 @@ def _facets(r: _Reader) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
 def _nuggets(r: _Reader) -> tuple[Nugget, ...] | None:
     """``[{"text", "importance": "vital"|"okay", "supported_by"?, "partially_supported_by"?, "undecided"?,
     "tied"?, "not_sent"?}]``."""
-    value = r.rec.get("nuggets")
-    if value is not None and (isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable)):
-        raise r.fail(f"nuggets must be a list of objects, got {type(value).__name__}")
-    items = r.items(value, "nuggets")
+    items = r.items(r.rec.get("nuggets"), "nuggets", " of objects")
     if items is None:
         return None
     out = []
@@ -635,10 +631,7 @@ def _nuggets(r: _Reader) -> tuple[Nugget, ...] | None:
 def _claims(r: _Reader) -> tuple[Claim, ...] | None:
     """``[{"text", "supported_by": [ids], "undecided"?, "tied"?, "not_sent"?: [ids]}]`` (``ctxeval judge
     claims`` writes it)."""
-    value = r.rec.get("claims")
-    if value is not None and (isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable)):
-        raise r.fail(f"claims must be a list of objects, got {type(value).__name__}")
-    items = r.items(value, "claims")
+    items = r.items(r.rec.get("claims"), "claims", " of objects")
     if items is None:
         return None
     out: list[Claim] = []
