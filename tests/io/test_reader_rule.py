@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ctxeval
-from ctxeval._io import light, trec
+from ctxeval._io import light, native, trec
 from ctxeval._io.frames import frame_of
 
 Q = "qrels"
@@ -86,6 +86,11 @@ def _rows(cols, kind: str) -> list[tuple]:
 def _fast_tiers(path: Path, data: bytes, kind: str) -> dict[str, list[tuple] | None]:
     """What each fast tier makes of the file (None: it declines)."""
     out: dict[str, list[tuple] | None] = {}
+    if native.available():  # tests/io/test_native.py checks that it is wherever a C compiler is
+        mapped = native.scan_file(path, kind)
+        out["native"] = None if mapped is None else _rows(mapped.columns, kind)
+        scanned = native.scan_bytes(data, kind)
+        out["native in memory"] = None if scanned is None else _rows(scanned.columns, kind)
     small = light.read_trec(path, kind)
     out["light"] = None if small is None else _rows(small.columns, kind)
     chunks = trec._polars_chunks(path, kind, b"\t" if b"\t" in data else b" ")

@@ -16,7 +16,8 @@ The rule, which every tier follows (``tests/io/test_reader_rule.py`` runs each c
   finite decimal number in ASCII (``0.5``, ``-1e3``). Underscores, other digits (``٣``), ``inf``
   and ``nan`` are errors.
 
-Four tiers, the first that accepts a file reads it: numpy alone for small plain files
+Five tiers, the first that accepts a file reads it: the native scanner (:mod:`.native`, compiled
+when the package is installed; ctxeval works without it); numpy alone for small plain files
 (:mod:`.light`); polars straight from the file, in pieces of whole lines, each reduced as soon as it
 is parsed (its query ids to runs, its tags to one name); polars after folding white space; and the
 line-by-line parser, which is the rule written out and names the line of any error. A fast tier that
@@ -41,7 +42,7 @@ import numpy as np
 
 from .._core.columns import Columns
 from .._errors import EmptyInputError, FormatError
-from . import light
+from . import light, native
 from .frames import columns_from_frame, columns_from_runs, query_array
 from .ids import SeriesIds
 
@@ -571,11 +572,15 @@ def read_trec(path: Path, kind: Kind, source: str, trailing: Literal["error", "i
     """Read a TREC qrels or run file (see the module docstring). ``trailing="ignore"`` (a run): words
     after the sixth field are dropped and the lines counted (``Parsed.trailing``), as trec_eval
     reads a run; the fast tiers refuse such lines, so only the text tiers see this."""
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    if native.available():
+        scanned = native.scan_file(path, kind) if head[:2] != b"\x1f\x8b" else native.scan_bytes(open_bytes(path), kind)
+        if scanned is not None:
+            return Parsed(scanned.columns, scanned.tag)
     small = light.read_trec(path, kind)
     if small is not None:
         return Parsed(small.columns, small.tag)
-    with open(path, "rb") as fh:
-        head = fh.read(1 << 16)
     if head[:2] != b"\x1f\x8b":
         first = _first_data_line(head)
         if first is not None:
@@ -601,6 +606,9 @@ def read_trec(path: Path, kind: Kind, source: str, trailing: Literal["error", "i
 def parse_trec(data: bytes, kind: Kind, source: str, first_line: int = 1) -> Parsed:
     """TREC text already in memory (a piece of a file whose first line is ``first_line``): the same
     three tiers as :func:`read_trec`; an error names the line in the whole file."""
+    scanned = native.scan_bytes(data, kind)
+    if scanned is not None:
+        return Parsed(scanned.columns, scanned.tag)
     if len(data) > light.LIGHT_MAX_BYTES:  # large: polars, multi-threaded, in read_trec's pieces
         first = _first_data_line(data[: 1 << 16])
         if first is not None:
