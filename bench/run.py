@@ -212,6 +212,11 @@ def bench_scale(scale: str, tools: list[str], args, envs: dict, workdir: Path) -
             worker = "ctxeval" if tool == REF_TOOL else tool
             cmd = [sys.executable, str(WORKERS / f"{worker}_worker.py"), str(qrels), str(run), str(out)]
             print(f"[{scale}] {tool} #{i + 1}/{args.repeat} ...", end=" ", flush=True)
+            # again before every process, not only once: on this kind of virtual machine the host
+            # reclaims guest memory left idle for a few seconds, page cache included, and reading the
+            # 400 MB run back then costs 0.2-0.6 s; without this, whichever tool follows a long one
+            # pays it and the one that follows a short one does not (measured: bench/README)
+            warm_page_cache(qrels, run)
             wall, rss_kib, code, timed_out, cpu = run_child(cmd, st["env"], log, args.timeout)
             if code != 0 or not out.exists():
                 why = "timeout" if timed_out else f"exit code {code}"

@@ -27,7 +27,7 @@ from ._errors import (
 from ._version import __version__
 
 if _typing.TYPE_CHECKING:
-    from ._calibrate import Calibration, calibrate
+    from ._calibrate.calibrate import Calibration, calibrate
     from ._compare.settings import Sections, Stats, Strata
     from ._context.settings import RagConfig
     from ._context.utility import DistractorRules, UtilityConfig

@@ -1,4 +1,4 @@
-"""The native TREC scanner (``ctxeval._io.native``, ``_trecscan.c``) against the reader's rule.
+"""The compiled TREC scanner (``ctxeval._io.native``, ``ctx_scan`` of ``_native.c``) against the reader's rule.
 
 The reference is the line-by-line tier (``trec._slow_trec``, the rule written out) and Python's own
 ``float()`` / ``int()``: whenever the scanner reads a file it must give exactly the rows, values
@@ -23,12 +23,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxeval import CtxevalError, FormatError
+from ctxeval import CtxevalError, FormatError, _native
 from ctxeval._core.ids import ArrayIds
 from ctxeval._io import native, trec
 from ctxeval._io.frames import frame_of
 
-pytestmark = pytest.mark.skipif(not native.available(), reason=f"native scanner {native.status()}")
+pytestmark = pytest.mark.skipif(not _native.available(), reason=f"compiled kernels {_native.status()}")
 
 
 def _rows(cols, kind: str) -> list[tuple]:

@@ -1,110 +1,47 @@
-"""The native TREC scanner: large TREC files read in one compiled pass, several pieces at a time.
+"""Large TREC files read by the compiled scanner, several pieces at a time.
 
-``_trecscan.c`` (built into ``_trecscan.so`` beside this module when the package is installed, by
-``hatch_build.py``; ctxeval works without it) scans pieces of whole lines into numpy buffers: doc
-ids in fixed-width slots (:class:`~ctxeval._core.ids.ArrayIds`, big-endian ``uint64`` when no id is
-longer than 8 bytes), scores or grades, and the query ids as runs of equal ids. It follows the
-reader's rule (see :mod:`ctxeval._io.trec`) for ASCII text and declines anything else (non-ASCII
-bytes, a NUL, a line with the wrong number of fields, a value outside the plain forms): the caller
-then gives the file to the next tier, which reads it or names the line of the error, so the tiers
-cannot disagree about what a file means (``tests/io/test_native.py`` checks them against each
-other over generated files).
+``ctx_scan`` (:mod:`ctxeval._native`; ctxeval works without it) scans pieces of whole lines into
+numpy buffers: doc ids in fixed-width slots (:class:`~ctxeval._core.ids.ArrayIds`, big-endian
+``uint64`` when no id is longer than 8 bytes), scores or grades, and the query ids as runs of equal
+ids. It follows the reader's rule (see :mod:`ctxeval._io.trec`) for ASCII text and declines anything
+else (non-ASCII bytes, a NUL, a line with the wrong number of fields, a value outside the plain
+forms): the caller then gives the file to the next tier, which reads it or names the line of the
+error, so the tiers cannot disagree about what a file means (``tests/io/test_native.py`` checks
+them against each other over generated files).
 
-The pieces are scanned on a pool of threads (the scanner holds no Python object, and ctypes
-releases the GIL during the call). ``CTXEVAL_NATIVE=0`` in the environment turns the scanner off.
+A plain file is mapped and its pieces scanned in place on a pool of threads (the scanner holds no
+Python object, and ctypes releases the GIL during the call); each piece's rows are copied into the
+file's columns, in file order, while the threads scan the next pieces.
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import mmap
 import os
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
+from .. import _native
 from .._core.ids import ArrayIds
 from .frames import columns_from_runs
 from .light import Light
 
-__all__ = ["ABI", "available", "scan_bytes", "scan_file", "status"]
+__all__ = ["available", "scan_bytes", "scan_file"]
 
-ABI = 1  #: the ``ctx_abi_version()`` this module was written for (a stale build is not used)
 _OK, _DECLINE, _DOC_WIDE, _HEAD_WIDE, _FULL = range(5)
 _KIND = {"run": 0, "qrels": 1}
 _BOM = b"\xef\xbb\xbf"
-_I64P = ctypes.POINTER(ctypes.c_int64)
-
-
-class _Scan(ctypes.Structure):
-    _fields_ = [
-        ("buf", ctypes.c_void_p),
-        ("len", ctypes.c_int64),
-        ("kind", ctypes.c_int64),
-        ("doc_width", ctypes.c_int64),
-        ("head_width", ctypes.c_int64),
-        ("cap", ctypes.c_int64),
-        ("head_cap", ctypes.c_int64),
-        ("docs", ctypes.c_void_p),
-        ("scores", ctypes.c_void_p),
-        ("grades", ctypes.c_void_p),
-        ("heads", ctypes.c_void_p),
-        ("head_rows", ctypes.c_void_p),
-        ("rows", ctypes.c_int64),
-        ("n_heads", ctypes.c_int64),
-        ("need_width", ctypes.c_int64),
-        ("tag_off", ctypes.c_int64),
-        ("tag_len", ctypes.c_int64),
-        ("one_tag", ctypes.c_int64),
-        ("bad_at", ctypes.c_int64),
-        ("max_doc", ctypes.c_int64),
-        ("status", ctypes.c_int64),
-    ]
-
-
-def _load() -> tuple[ctypes.CDLL | None, str]:
-    """The library, or None and why not."""
-    if os.environ.get("CTXEVAL_NATIVE", "1") == "0":
-        return None, "off (CTXEVAL_NATIVE=0)"
-    here = Path(__file__)
-    path = here.with_name("_trecscan" + (".dll" if os.name == "nt" else ".so"))
-    if not path.is_file():
-        return None, "not built (no C compiler when ctxeval was installed)"
-    try:
-        lib = ctypes.CDLL(str(path))
-        lib.ctx_abi_version.restype = ctypes.c_int64
-        lib.ctx_source_hash.restype = ctypes.c_char_p
-        source = here.with_name("_trecscan.c")
-        if source.is_file():
-            digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16].encode()
-            if lib.ctx_source_hash() != digest:
-                return None, "stale (built from another version of _trecscan.c: reinstall ctxeval, pip install -e .)"
-        if lib.ctx_abi_version() != ABI:
-            return None, "stale (another version's layout: reinstall ctxeval)"
-        lib.ctx_scan.restype = ctypes.c_int64
-        lib.ctx_scan.argtypes = [ctypes.POINTER(_Scan)]
-    except (OSError, AttributeError) as exc:
-        return None, f"cannot be loaded ({exc})"
-    return lib, "in use"
-
-
-_LIB, _STATUS = _load()
 
 
 def available() -> bool:
-    """Whether the native scanner is built and in use."""
-    return _LIB is not None
-
-
-def status() -> str:
-    """The native scanner's state in words ("in use", or why not)."""
-    return _STATUS
+    """Whether the compiled scanner is built and in use."""
+    return _native.available()
 
 
 def _round8(n: int) -> int:
@@ -151,7 +88,7 @@ def _scan(lib: ctypes.CDLL, piece: np.ndarray, kind: str, widths: list[int], spa
                 spare.remove(bufs)
         if bufs is None:
             bufs = _Buffers(max(n, _PIECE // _MIN_LINE[kind] + 1), dw, hw, kind)
-        s = _Scan(
+        s = _native.Scan(
             buf=piece.ctypes.data,
             len=piece.size,
             kind=_KIND[kind],
@@ -255,7 +192,7 @@ def scan_file(path: str | os.PathLike[str], kind: str) -> Light | None:
     """A plain (not compressed) TREC file, mapped and scanned in place piece by piece; None when the
     scanner is off or declines the file. Each piece's pages are dropped from the mapping once it is
     scanned (they stay in the page cache), so the resident set holds the columns, not the file."""
-    if _LIB is None:
+    if _native.LIB is None:
         return None
     with open(path, "rb") as fh:
         try:
@@ -274,7 +211,7 @@ def scan_file(path: str | os.PathLike[str], kind: str) -> Light | None:
 
 def scan_bytes(data: bytes, kind: str) -> Light | None:
     """TREC text in memory (see :func:`scan_file`)."""
-    if _LIB is None or not data:
+    if _native.LIB is None or not data:
         return None
     whole = np.frombuffer(data, dtype=np.uint8)  # a bytes object is followed by a NUL
     pieces = []
@@ -304,7 +241,7 @@ def _mapped_pieces(mm: mmap.mmap, data: np.ndarray) -> Iterator[tuple[np.ndarray
 
 
 def _scan_all(pieces: Iterable[tuple[np.ndarray, int]], kind: str, mm: mmap.mmap | None, size: int) -> Light | None:
-    lib = _LIB
+    lib = _native.LIB
     if lib is None:
         return None
     widths = [8, 16]

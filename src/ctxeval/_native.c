@@ -1,4 +1,8 @@
-/* _trecscan.c: one pass over TREC text (a run or qrels) into columns, for ctxeval's reader.
+/* _native.c: ctxeval's compiled kernels, loaded with ctypes by ctxeval/_native.py.
+ *
+ * 1. ctx_scan: one pass over TREC text (a run or qrels) into columns, for ctxeval's reader.
+ * 2. ctx_hash_be64, ctx_hash_bytes: the 64-bit hashes of ids that ctxeval/_core/ids.py computes
+ *    with numpy (the same values, bit for bit), in one pass instead of one per operation.
  *
  * The rule is the one of ctxeval/_io/trec.py (its module docstring). This scanner vouches only for
  * what it can read exactly: ASCII text (a byte of 0x80 or above, a NUL, a \r inside a line, a line
@@ -31,6 +35,10 @@
 #include <string.h>
 #include <stdlib.h>
 #include <math.h>
+#if defined(__SSE2__) && !defined(CTX_SCALAR)
+#include <emmintrin.h>
+#define CTX_SSE2 1
+#endif
 
 enum { ST_OK = 0, ST_DECLINE = 1, ST_DOC_WIDE = 2, ST_HEAD_WIDE = 3, ST_FULL = 4 };
 enum { KIND_RUN = 0, KIND_QRELS = 1 };
@@ -62,14 +70,14 @@ typedef struct {
 } ctx_scan_t;
 
 /* The layout of ctx_scan_t and the meaning of its fields: the caller checks it before any call. */
-int64_t ctx_abi_version(void) { return 1; }
+int64_t ctx_abi_version(void) { return 2; }
 
-/* The first 16 hex digits of the SHA-256 of this file, given by the build (hatch_build.py): the
-   caller does not use a library built from another version of the source. */
-#ifndef CTX_SOURCE_HASH
-#define CTX_SOURCE_HASH ""
+/* The CRC-32 of this file in 8 hex digits, given by the build (hatch_build.py): the caller does not
+   use a library built from another version of the source. */
+#ifndef CTX_SOURCE_CRC
+#define CTX_SOURCE_CRC ""
 #endif
-const char *ctx_source_hash(void) { return CTX_SOURCE_HASH; }
+const char *ctx_source_crc(void) { return CTX_SOURCE_CRC; }
 
 /* byte classes: 0 field byte, 1 separator, 2 line end, 3 needs a look (NUL, \r, >= 0x80) */
 static uint8_t CLS[256];
@@ -107,6 +115,26 @@ static inline const uint8_t *field_stop(const uint8_t *p, const uint8_t *end) {
     while (p < end && *p > 0x20 && *p < 0x80) p++;
     return p;
 }
+
+#ifdef CTX_SSE2
+/* Bit i of *stop: byte p[i] is at most 0x20 or at least 0x80 (a signed comparison gives both);
+   of *nl: a line end; of *sep: a space or a tab (i < 64). */
+static inline void line_masks(const uint8_t *p, uint64_t *stop, uint64_t *nl, uint64_t *sep) {
+    const __m128i lim = _mm_set1_epi8(0x21), lf = _mm_set1_epi8('\n'), sp = _mm_set1_epi8(' '),
+                  tab = _mm_set1_epi8('\t');
+    uint64_t a = 0, b = 0, c = 0;
+    for (int k = 0; k < 4; k++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+        a |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpgt_epi8(lim, x)) << (16 * k);
+        b |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, lf)) << (16 * k);
+        c |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, tab)))
+             << (16 * k);
+    }
+    *stop = a;
+    *nl = b;
+    *sep = c;
+}
+#endif
 
 /* Whether the n bytes at a and b are equal (short ids: no call into the library). */
 static inline int same(const uint8_t *a, const uint8_t *b, int64_t n) {
@@ -251,6 +279,40 @@ int64_t ctx_scan(ctx_scan_t *s) {
         const uint8_t *line = p;
         const uint8_t *fs[6], *fe[6];
         int nf = 0;
+#ifdef CTX_SSE2
+        /* A line of fewer than 64 bytes whose only bytes below 0x21 are separators (and a \r before
+           its line end), and no byte of 0x80 or above: its fields from three bit masks, without a
+           branch per byte or per field. Any other line takes the loop below. */
+        if (end - p >= 64) {
+            uint64_t stop, nl, sep;
+            line_masks(p, &stop, &nl, &sep);
+            if (nl) {
+                const int len = __builtin_ctzll(nl);
+                const uint64_t in = (UINT64_C(1) << len) - 1;
+                uint64_t cr = (len > 0 && p[len - 1] == '\r') ? UINT64_C(1) << (len - 1) : 0;
+                if (((stop & in) & ~sep & ~cr) == 0) {
+                    const uint64_t field = ~stop & in;
+                    const uint64_t starts = field & ~(field << 1);
+                    uint64_t st = starts, en = (stop | (UINT64_C(1) << len)) & (field << 1);
+                    int k = 0;
+                    for (; k < nfields && st; k++) {
+                        fs[k] = p + __builtin_ctzll(st);
+                        fe[k] = p + __builtin_ctzll(en);
+                        st &= st - 1;
+                        en &= en - 1;
+                    }
+                    if (k == nfields && st == 0 && *fs[0] != '#') { /* exactly the format's fields */
+                        p += len + 1;
+                        goto have_fields;
+                    }
+                    if (starts == 0) { /* a blank line */
+                        p += len + 1;
+                        continue;
+                    }
+                }
+            }
+        }
+#endif
         for (;;) {
             while (CLS[*p] == 1) p++;
             uint8_t c = *p;
@@ -285,7 +347,7 @@ int64_t ctx_scan(ctx_scan_t *s) {
         }
         if (nf == 0 || *fs[0] == '#') continue; /* blank line, comment */
         if (nf != nfields) goto decline;
-        {
+    have_fields: {
             const int64_t row = s->rows;
             if (row >= s->cap) {
                 s->status = ST_FULL;
@@ -350,4 +412,38 @@ int64_t ctx_scan(ctx_scan_t *s) {
         return s->status;
     }
     return s->status;
+}
+
+/* ---------------------------------------------------------------- id hashes */
+
+static inline uint64_t splitmix64(uint64_t z) {
+    z ^= z >> 30;
+    z *= UINT64_C(0xBF58476D1CE4E5B9);
+    z ^= z >> 27;
+    z *= UINT64_C(0x94D049BB133111EB);
+    z ^= z >> 31;
+    return z;
+}
+
+/* out[i] = splitmix64 of the big-endian uint64 at in + 8 i (an id of at most 8 bytes, zero-padded:
+   ctxeval._core.ids.ArrayIds' '>u8' form, whose integer order is the ids' byte order). */
+void ctx_hash_be64(const uint8_t *in, uint64_t *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t v = 0;
+        for (int j = 0; j < 8; j++) v = (v << 8) | in[8 * i + j];
+        out[i] = splitmix64(v);
+    }
+}
+
+/* out[i] = splitmix64(FNV-1a over the width bytes at in + width i, zero padding included). */
+void ctx_hash_bytes(const uint8_t *in, int64_t width, uint64_t *out, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        const uint8_t *p = in + width * i;
+        uint64_t h = UINT64_C(0xCBF29CE484222325);
+        for (int64_t j = 0; j < width; j++) {
+            h ^= p[j];
+            h *= UINT64_C(0x100000001B3);
+        }
+        out[i] = splitmix64(h);
+    }
 }

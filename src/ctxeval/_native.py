@@ -1,0 +1,121 @@
+"""ctxeval's compiled kernels (``_native.c``): the TREC scanner and the id hashes, loaded with ctypes.
+
+``_native.c`` is a plain C library (no Python headers, no Python object): ``hatch_build.py`` compiles
+it into ``libctxeval_native.so`` beside this module when the package is installed, with the C
+compiler Python was built with; without one, ctxeval installs and gives the same results, reading
+large TREC files and hashing ids with numpy alone, more slowly. ``CTXEVAL_NATIVE=0`` in the
+environment turns the library off. A library built from another version of the source is not
+used (its CRC-32 is compiled in and checked here), nor one of another layout (:data:`ABI`).
+
+ctypes releases the GIL during every call, so the kernels run in parallel on the blocks of
+:func:`ctxeval._core.segments.map_blocks` and on the pieces of :mod:`ctxeval._io.native`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import zlib
+
+import numpy as np
+
+__all__ = ["ABI", "LIB", "Scan", "available", "hash_be64", "hash_bytes", "status"]
+
+ABI = 2  #: the ``ctx_abi_version()`` this module was written for
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+LIBRARY = "libctxeval_native" + (".dll" if os.name == "nt" else ".so")
+
+
+class Scan(ctypes.Structure):
+    """``ctx_scan_t`` of ``_native.c`` (the field comments are there)."""
+
+    _fields_ = [
+        ("buf", ctypes.c_void_p),
+        ("len", ctypes.c_int64),
+        ("kind", ctypes.c_int64),
+        ("doc_width", ctypes.c_int64),
+        ("head_width", ctypes.c_int64),
+        ("cap", ctypes.c_int64),
+        ("head_cap", ctypes.c_int64),
+        ("docs", ctypes.c_void_p),
+        ("scores", ctypes.c_void_p),
+        ("grades", ctypes.c_void_p),
+        ("heads", ctypes.c_void_p),
+        ("head_rows", ctypes.c_void_p),
+        ("rows", ctypes.c_int64),
+        ("n_heads", ctypes.c_int64),
+        ("need_width", ctypes.c_int64),
+        ("tag_off", ctypes.c_int64),
+        ("tag_len", ctypes.c_int64),
+        ("one_tag", ctypes.c_int64),
+        ("bad_at", ctypes.c_int64),
+        ("max_doc", ctypes.c_int64),
+        ("status", ctypes.c_int64),
+    ]
+
+
+def _load() -> tuple[ctypes.CDLL | None, str]:
+    """The library, or None and why not."""
+    if os.environ.get("CTXEVAL_NATIVE", "1") == "0":
+        return None, "off (CTXEVAL_NATIVE=0)"
+    path = os.path.join(_HERE, LIBRARY)
+    if not os.path.isfile(path):
+        return None, "not built (no C compiler when ctxeval was installed)"
+    try:
+        lib = ctypes.CDLL(path)
+        lib.ctx_abi_version.restype = ctypes.c_int64
+        lib.ctx_source_crc.restype = ctypes.c_char_p
+        source = os.path.join(_HERE, "_native.c")
+        if os.path.isfile(source):
+            with open(source, "rb") as fh:
+                crc = b"%08x" % zlib.crc32(fh.read())
+            if lib.ctx_source_crc() != crc:
+                return None, "stale (built from another version of _native.c: reinstall ctxeval, pip install -e .)"
+        if lib.ctx_abi_version() != ABI:
+            return None, "stale (another version's layout: reinstall ctxeval)"
+        lib.ctx_scan.restype = ctypes.c_int64
+        lib.ctx_scan.argtypes = [ctypes.POINTER(Scan)]
+        for name in ("ctx_hash_be64", "ctx_hash_bytes"):
+            getattr(lib, name).restype = None
+        lib.ctx_hash_be64.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+        lib.ctx_hash_bytes.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64]
+    except (OSError, AttributeError) as exc:
+        return None, f"cannot be loaded ({exc})"
+    return lib, "in use"
+
+
+LIB, _STATUS = _load()
+
+
+def available() -> bool:
+    """Whether the compiled kernels are built and in use."""
+    return LIB is not None
+
+
+def status() -> str:
+    """Their state in words ("in use", or why not)."""
+    return _STATUS
+
+
+def hash_be64(ids: np.ndarray) -> np.ndarray | None:
+    """``splitmix64`` of each ``>u8`` id's value (what :func:`ctxeval._core.ids.splitmix` of
+    ``ids.astype(np.uint64)`` gives), in one pass; None without the library."""
+    if LIB is None:
+        return None
+    a = np.ascontiguousarray(ids)
+    out = np.empty(a.shape[0], dtype=np.uint64)
+    LIB.ctx_hash_be64(a.ctypes.data, out.ctypes.data, a.shape[0])
+    return out
+
+
+def hash_bytes(ids: np.ndarray) -> np.ndarray | None:
+    """FNV-1a over each ``S<w>`` id's ``w`` bytes (its zero padding included), then ``splitmix64``
+    (what :meth:`ctxeval._core.ids.ArrayIds.hash` computes column by column); None without the
+    library."""
+    if LIB is None:
+        return None
+    a = np.ascontiguousarray(ids)
+    out = np.empty(a.shape[0], dtype=np.uint64)
+    LIB.ctx_hash_bytes(a.ctypes.data, a.dtype.itemsize, out.ctypes.data, a.shape[0])
+    return out
