@@ -21,7 +21,7 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 SOURCE = Path("src/ctxeval/_native.c")
-FLAGS = ["-O2", "-std=c99", "-shared", "-fPIC", "-fvisibility=default"]
+FLAGS = ["-O3", "-std=c99", "-shared", "-fPIC", "-fvisibility=default"]
 
 
 def library_name() -> str:  # as ctxeval/_native.py's LIBRARY (not importable as a Python module)

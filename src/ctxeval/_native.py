@@ -76,6 +76,8 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
             return None, "stale (another version's layout: reinstall ctxeval)"
         lib.ctx_scan.restype = ctypes.c_int64
         lib.ctx_scan.argtypes = [ctypes.POINTER(Scan)]
+        lib.ctx_count_lines.restype = ctypes.c_int64
+        lib.ctx_count_lines.argtypes = [ctypes.c_void_p, ctypes.c_int64]
         for name in ("ctx_hash_be64", "ctx_hash_bytes"):
             getattr(lib, name).restype = None
         lib.ctx_hash_be64.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]

@@ -10,8 +10,8 @@ error, so the tiers cannot disagree about what a file means (``tests/io/test_nat
 them against each other over generated files).
 
 A plain file is mapped and its pieces scanned in place on a pool of threads (the scanner holds no
-Python object, and ctypes releases the GIL during the call); each piece's rows are copied into the
-file's columns, in file order, while the threads scan the next pieces.
+Python object, and ctypes releases the GIL during the call): the pieces' line ends are counted
+first, so that each piece writes its rows straight into the file's columns.
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
-import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -48,133 +47,7 @@ def _round8(n: int) -> int:
     return max(8, (n + 7) // 8 * 8)
 
 
-_MIN_LINE = {"run": 12, "qrels": 8}  # bytes of the shortest line: one-byte fields, a line end
-
-
-class _Buffers:
-    """What the scanner writes one piece into: room for ``n`` rows (the shortest possible lines, so
-    the pages of the unused part are never touched), doc slots of ``dw`` bytes, head slots of
-    ``hw``. Reused from piece to piece: fresh pages cost the kernel's clearing of them."""
-
-    def __init__(self, n: int, dw: int, hw: int, kind: str) -> None:
-        self.n, self.dw, self.hw = n, dw, hw
-        self.docs = np.empty(n * dw, dtype=np.uint8)
-        self.values = np.empty(n, dtype=np.float64 if kind == "run" else np.int64)
-        self.heads = np.empty(n * hw, dtype=np.uint8)
-        self.head_rows = np.empty(n, dtype=np.int64)
-
-
-_SPARE_LOCK = threading.Lock()
-
-
-class _Piece(NamedTuple):
-    bufs: _Buffers
-    rows: int
-    runs: int
-    max_doc: int
-    tag: bytes | None  # the tag of every line of the piece, or None
-
-
-def _scan(lib: ctypes.CDLL, piece: np.ndarray, kind: str, widths: list[int], spare: list[_Buffers]) -> _Piece | None:
-    """One piece of whole lines (``uint8``; ending with a line end or followed by a NUL byte); None
-    when the scanner declines it. ``widths``: the doc and head slot widths to start with, widened
-    in place when an id does not fit (shared by the pieces); ``spare``: buffers to reuse."""
-    n = piece.size // _MIN_LINE[kind] + 1
-    while True:
-        dw, hw = widths
-        with _SPARE_LOCK:
-            bufs = next((b for b in spare if b.n >= n and b.dw == dw and b.hw == hw), None)
-            if bufs is not None:
-                spare.remove(bufs)
-        if bufs is None:
-            bufs = _Buffers(max(n, _PIECE // _MIN_LINE[kind] + 1), dw, hw, kind)
-        s = _native.Scan(
-            buf=piece.ctypes.data,
-            len=piece.size,
-            kind=_KIND[kind],
-            doc_width=dw,
-            head_width=hw,
-            cap=bufs.n,
-            head_cap=bufs.n,
-            docs=bufs.docs.ctypes.data,
-            scores=bufs.values.ctypes.data if kind == "run" else None,
-            grades=bufs.values.ctypes.data if kind == "qrels" else None,
-            heads=bufs.heads.ctypes.data,
-            head_rows=bufs.head_rows.ctypes.data,
-        )
-        status = lib.ctx_scan(ctypes.byref(s))
-        if status == _OK:
-            break
-        if status == _DOC_WIDE:
-            widths[0] = max(widths[0], _round8(s.need_width))
-        elif status == _HEAD_WIDE:
-            widths[1] = max(widths[1], _round8(s.need_width))
-        else:
-            return None
-    rows = int(s.rows)
-    tag = piece[s.tag_off : s.tag_off + s.tag_len].tobytes() if kind == "run" and rows and s.one_tag else None
-    return _Piece(bufs, rows, int(s.n_heads), int(s.max_doc), tag)
-
-
-class _Columns:
-    """The pieces' rows gathered in file order into one set of arrays, each piece copied as soon as
-    it is scanned (while the threads scan the next ones); sized from the first piece's rows per
-    byte and the file's size, grown if short."""
-
-    def __init__(self, kind: str, size: int) -> None:
-        self.kind, self.size = kind, size
-        self.docs = np.zeros(0, dtype="S8")
-        self.values = np.zeros(0, dtype=np.float64 if kind == "run" else np.int64)
-        self.n = 0
-        self.max_doc = 0
-        self.heads: list[np.ndarray] = []
-        self.head_rows: list[np.ndarray] = []
-        self.tags: set[bytes | None] = set()
-
-    def add(self, p: _Piece, piece_bytes: int) -> None:
-        b, rows = p.bufs, p.rows
-        if rows == 0:
-            return
-        need = self.n + rows
-        width = max(self.docs.dtype.itemsize, b.dw)
-        if need > self.values.size or width > self.docs.dtype.itemsize:
-            estimate = int(rows / max(piece_bytes, 1) * self.size * 1.02) + 1024 if self.n == 0 else 0
-            cap = max(need, estimate, int(self.n * 1.25))
-            docs = np.empty(cap, dtype=f"S{width}")
-            docs[: self.n] = self.docs[: self.n]
-            values = np.empty(cap, dtype=self.values.dtype)
-            values[: self.n] = self.values[: self.n]
-            self.docs, self.values = docs, values
-        self.docs[self.n : need] = b.docs[: rows * b.dw].view(f"S{b.dw}")
-        self.values[self.n : need] = b.values[:rows]
-        self.n = need
-        self.max_doc = max(self.max_doc, p.max_doc)
-        self.heads.append(b.heads[: p.runs * b.hw].view(f"S{b.hw}").copy())
-        self.head_rows.append(b.head_rows[: p.runs].copy())
-        self.tags.add(p.tag)
-
-    def finish(self) -> Light | None:
-        """The columns (a query whose lines span two pieces is one run of rows)."""
-        if self.n == 0:
-            return None  # no line: the next tier says the file is empty
-        docs, values = self.docs[: self.n], self.values[: self.n]
-        width = docs.dtype.itemsize
-        ids = docs.view(">u8") if width == 8 else docs  # ids of at most 8 bytes: big-endian uint64
-        head_width = max(h.dtype.itemsize for h in self.heads)
-        heads = np.concatenate([h.astype(f"S{head_width}") for h in self.heads])
-        lengths = np.concatenate(self.head_rows)
-        firsts = np.cumsum([0] + [h.size for h in self.heads[:-1]])[1:]  # each later piece's first run
-        joined = firsts[heads[firsts] == heads[firsts - 1]] if firsts.size else firsts
-        if joined.size:
-            keep = np.ones(heads.size, dtype=bool)
-            keep[joined] = False
-            starts = np.flatnonzero(keep)
-            lengths = np.add.reduceat(lengths, starts)
-            heads = heads[starts]
-        tag = None
-        if self.kind == "run" and len(self.tags) == 1 and None not in self.tags:
-            tag = next(iter(self.tags)).decode("ascii")  # type: ignore[union-attr]
-        return Light(columns_from_runs(heads.astype("U"), lengths, ArrayIds(ids), values), tag)
+_PIECE = 16 << 20  # bytes per piece: enough pieces for the threads, each piece's pages in cache
 
 
 def _workers() -> int:
@@ -185,13 +58,91 @@ def _workers() -> int:
     return max(1, min(cpus, 8))
 
 
-_PIECE = 16 << 20  # bytes per piece: a piece's buffers stay small, and there are enough for the threads
+class _Columns:
+    """The file's columns, written in place by the scans of its pieces: each piece owns as many rows
+    as it has line ends (the most rows it can hold), from its ``start``; sized from the first piece's
+    lines per byte and grown (between pieces, no scan running) when short."""
+
+    def __init__(self, rows: int, dw: int, kind: str) -> None:
+        self.docs = np.empty((rows, dw), np.uint8)  # each doc id's bytes, zero-padded
+        self.values = np.empty(rows, np.float64 if kind == "run" else np.int64)
+        self.start: list[int] = []
+        self.cap: list[int] = []
+
+    def grow(self, rows: int) -> None:
+        docs = np.empty((rows, self.docs.shape[1]), np.uint8)
+        values = np.empty(rows, self.values.dtype)
+        used = self.start[-1] + self.cap[-1] if self.start else 0
+        docs[:used] = self.docs[:used]
+        values[:used] = self.values[:used]
+        self.docs, self.values = docs, values
+
+
+class _Piece(NamedTuple):
+    rows: int
+    heads: np.ndarray  # S<width>: the query id of each run of equal ids
+    head_rows: np.ndarray
+    max_doc: int
+    tag: bytes | None  # the tag of every line of the piece, or None
+    wider: tuple[int, int]  # (doc, head) slot widths needed (0, 0 when the piece fit)
+
+
+def _scan(lib: ctypes.CDLL, piece: np.ndarray, kind: str, out: _Columns, i: int, hw: int) -> _Piece | None:
+    """Piece ``i`` (``uint8``; ending with a line end or followed by a NUL byte) into its rows of
+    ``out``; None when the scanner declines it."""
+    start, cap = out.start[i], out.cap[i]
+    dw = out.docs.shape[1]
+    heads = np.empty(cap * hw, dtype=np.uint8)  # the pages of the unused part are never touched
+    head_rows = np.empty(cap, dtype=np.int64)
+    s = _native.Scan(
+        buf=piece.ctypes.data,
+        len=piece.size,
+        kind=_KIND[kind],
+        doc_width=dw,
+        head_width=hw,
+        cap=cap,
+        head_cap=cap,
+        docs=out.docs.ctypes.data + start * dw,
+        scores=out.values.ctypes.data + start * 8 if kind == "run" else None,
+        grades=out.values.ctypes.data + start * 8 if kind == "qrels" else None,
+        heads=heads.ctypes.data,
+        head_rows=head_rows.ctypes.data,
+    )
+    status = lib.ctx_scan(ctypes.byref(s))
+    empty = np.zeros(0, dtype=f"S{hw}")
+    if status == _DOC_WIDE:
+        return _Piece(0, empty, empty, 0, None, (_round8(s.need_width), 0))
+    if status == _HEAD_WIDE:
+        return _Piece(0, empty, empty, 0, None, (0, _round8(s.need_width)))
+    if status != _OK:
+        return None
+    rows, runs = int(s.rows), int(s.n_heads)
+    tag = piece[s.tag_off : s.tag_off + s.tag_len].tobytes() if kind == "run" and rows and s.one_tag else None
+    return _Piece(rows, heads[: runs * hw].view(f"S{hw}").copy(), head_rows[:runs].copy(), int(s.max_doc), tag, (0, 0))
+
+
+def _widths(lib: ctypes.CDLL, first: np.ndarray, kind: str) -> tuple[int, int]:
+    """Slot widths for the doc and query ids from the first lines (the pieces widen them if needed)."""
+    sample = first[: 1 << 16]
+    cut = int(np.flatnonzero(sample == 0x0A)[-1]) + 1 if bool((sample == 0x0A).any()) else 0
+    if cut == 0:
+        return 8, 16
+    sample = sample[:cut]
+    dw, hw = 8, 16
+    for _ in range(8):
+        out = _Columns(int(lib.ctx_count_lines(sample.ctypes.data, sample.size)) + 1, dw, kind)
+        out.start, out.cap = [0], [out.values.size]
+        got = _scan(lib, sample, kind, out, 0, hw)
+        if got is None or got.wider == (0, 0):
+            break
+        dw, hw = max(dw, got.wider[0]), max(hw, got.wider[1])
+    return dw, hw
 
 
 def scan_file(path: str | os.PathLike[str], kind: str) -> Light | None:
-    """A plain (not compressed) TREC file, mapped and scanned in place piece by piece; None when the
-    scanner is off or declines the file. Each piece's pages are dropped from the mapping once it is
-    scanned (they stay in the page cache), so the resident set holds the columns, not the file."""
+    """A plain (not compressed) TREC file, mapped and scanned in place; None when the scanner is off
+    or declines the file. Each piece's pages are dropped from the mapping once it is scanned (they
+    stay in the page cache), so the resident set holds the columns, not the file."""
     if _native.LIB is None:
         return None
     with open(path, "rb") as fh:
@@ -202,7 +153,7 @@ def scan_file(path: str | os.PathLike[str], kind: str) -> Light | None:
     try:
         data = np.frombuffer(mm, dtype=np.uint8)
         try:
-            return _scan_all(_mapped_pieces(mm, data), kind, mm, data.size)
+            return _scan_all(list(_mapped_pieces(mm, data)), kind, mm)
         finally:
             del data
     finally:
@@ -221,7 +172,7 @@ def scan_bytes(data: bytes, kind: str) -> Light | None:
         end = end or len(data)
         pieces.append((whole[at:end], -1))
         at = end
-    return _scan_all(pieces, kind, None, len(data))
+    return _scan_all(pieces, kind, None)
 
 
 def _mapped_pieces(mm: mmap.mmap, data: np.ndarray) -> Iterator[tuple[np.ndarray, int]]:
@@ -240,45 +191,92 @@ def _mapped_pieces(mm: mmap.mmap, data: np.ndarray) -> Iterator[tuple[np.ndarray
         at = end
 
 
-def _scan_all(pieces: Iterable[tuple[np.ndarray, int]], kind: str, mm: mmap.mmap | None, size: int) -> Light | None:
+def _scan_all(pieces: list[tuple[np.ndarray, int]], kind: str, mm: mmap.mmap | None) -> Light | None:
+    """The pieces on a pool of threads, each writing its rows in place (no copy of the columns, no
+    buffer per piece): the main thread counts a piece's line ends (its rows), then hands it to the
+    pool, at most ``workers + 1`` pieces ahead of the scans (so that the mapped file's pages in the
+    resident set are a few pieces', see :func:`scan_file`)."""
     lib = _native.LIB
-    if lib is None:
+    if lib is None or not pieces:
         return None
-    widths = [8, 16]
-    spare: list[_Buffers] = []
-    workers = _workers()
     page = mmap.PAGESIZE
-    out = _Columns(kind, size)
+    size = sum(p.size for p, _ in pieces)
+    workers = _workers()
 
-    def one(piece: np.ndarray, offset: int) -> _Piece | None:
-        got = _scan(lib, piece, kind, widths, spare)
+    def scan(i: int, out: _Columns, hw: int) -> _Piece | None:
+        piece, offset = pieces[i]
+        got = _scan(lib, piece, kind, out, i, hw)
         if mm is not None and offset >= 0 and hasattr(mm, "madvise"):  # its pages leave the resident set
             lo = offset // page * page
             mm.madvise(mmap.MADV_DONTNEED, lo, offset + piece.size - lo)
         return got
 
+    dw, hw = _widths(lib, pieces[0][0], kind)
     with ThreadPoolExecutor(workers) as pool:
-        pending: deque[tuple[Future[_Piece | None], int]] = deque()
-        try:
-            for piece, offset in pieces:
-                pending.append((pool.submit(one, piece, offset), piece.size))
-                while pending and (len(pending) > workers or pending[0][0].done()):  # in file order
-                    future, nbytes = pending.popleft()
-                    got = future.result()
-                    if got is None:
-                        return None
-                    out.add(got, nbytes)
-                    with _SPARE_LOCK:
-                        spare.append(got.bufs)
-            while pending:
-                future, nbytes = pending.popleft()
-                got = future.result()
-                if got is None:
-                    return None
-                out.add(got, nbytes)
-                with _SPARE_LOCK:
-                    spare.append(got.bufs)
-        finally:
-            for future, _ in pending:
-                future.cancel()
-    return out.finish()
+        while True:
+            out: _Columns | None = None
+            parts: list[_Piece] = []
+            pending: deque[Future[_Piece | None]] = deque()
+            at = 0
+            for i, (piece, _) in enumerate(pieces):
+                lines = int(lib.ctx_count_lines(piece.ctypes.data, piece.size))
+                lines += int(piece.size > 0 and piece[-1] != 0x0A)  # a last line without its line end
+                if out is None:
+                    out = _Columns(int(lines / max(piece.size, 1) * size * 1.02) + lines + 1024, dw, kind)
+                if at + lines > out.values.size:  # short: grow once every scan so far is done
+                    for f in pending:
+                        f.result()
+                    out.grow(max(at + lines, int(out.values.size * 1.25)))
+                out.start.append(at)
+                out.cap.append(lines)
+                at += lines
+                pending.append(pool.submit(scan, i, out, hw))
+                while len(pending) > workers or (pending and pending[0].done()):
+                    parts.append(pending.popleft().result())  # type: ignore[arg-type]
+            parts.extend(f.result() for f in pending)  # type: ignore[misc]
+            if any(p is None for p in parts) or out is None:
+                return None
+            need_dw, need_hw = max(p.wider[0] for p in parts), max(p.wider[1] for p in parts)
+            if need_dw <= dw and need_hw <= hw:
+                break
+            dw, hw = max(dw, need_dw), max(hw, need_hw)  # an id wider than the first lines': again, wider
+    return _finish(out, parts, kind)
+
+
+def _finish(out: _Columns, parts: list[_Piece], kind: str) -> Light | None:
+    """The columns: rows closed up where a piece held fewer rows than line ends (blank and comment
+    lines), a query whose lines span two pieces as one run of rows."""
+    rows = [p.rows for p in parts]
+    n = sum(rows)
+    if n == 0:
+        return None  # no line: the next tier says the file is empty
+    docs, values = out.docs, out.values
+    if rows != out.cap:
+        at = 0
+        for i, r in enumerate(rows):
+            s = out.start[i]
+            if s != at and r:
+                docs[at : at + r] = docs[s : s + r]
+                values[at : at + r] = values[s : s + r]
+            at += r
+    width = docs.shape[1]
+    ids = docs[:n].view(f"S{width}").reshape(-1)
+    if width == 8:
+        ids = ids.view(">u8")  # ids of at most 8 bytes: big-endian uint64 (integer order = byte order)
+    keep = [p for p in parts if p.rows]
+    head_width = max(p.heads.dtype.itemsize for p in keep)
+    heads = np.concatenate([p.heads.astype(f"S{head_width}") for p in keep])
+    lengths = np.concatenate([p.head_rows for p in keep])
+    firsts = np.cumsum([0] + [p.heads.size for p in keep[:-1]])[1:]  # each later piece's first run
+    joined = firsts[heads[firsts] == heads[firsts - 1]] if firsts.size else firsts
+    if joined.size:
+        kept = np.ones(heads.size, dtype=bool)
+        kept[joined] = False
+        starts = np.flatnonzero(kept)
+        lengths = np.add.reduceat(lengths, starts)
+        heads = heads[starts]
+    tag = None
+    tags = {p.tag for p in keep}
+    if kind == "run" and len(tags) == 1 and None not in tags:
+        tag = next(iter(tags)).decode("ascii")  # type: ignore[union-attr]
+    return Light(columns_from_runs(heads.astype("U"), lengths, ArrayIds(ids), values[:n]), tag)
