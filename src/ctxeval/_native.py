@@ -19,7 +19,7 @@ import zlib
 
 import numpy as np
 
-__all__ = ["ABI", "LIB", "Scan", "available", "hash_be64", "hash_bytes", "status"]
+__all__ = ["ABI", "LIB", "Scan", "available", "hash_be64", "hash_bytes", "load", "status"]
 
 ABI = 2  #: the ``ctx_abi_version()`` this module was written for
 
@@ -55,11 +55,8 @@ class Scan(ctypes.Structure):
     ]
 
 
-def _load() -> tuple[ctypes.CDLL | None, str]:
-    """The library, or None and why not."""
-    if os.environ.get("CTXEVAL_NATIVE", "1") == "0":
-        return None, "off (CTXEVAL_NATIVE=0)"
-    path = os.path.join(_HERE, LIBRARY)
+def load(path: str) -> tuple[ctypes.CDLL | None, str]:
+    """The library at ``path``, or None and why not (the tests load other builds of the source)."""
     if not os.path.isfile(path):
         return None, "not built (no C compiler when ctxeval was installed)"
     try:
@@ -85,6 +82,12 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
     except (OSError, AttributeError) as exc:
         return None, f"cannot be loaded ({exc})"
     return lib, "in use"
+
+
+def _load() -> tuple[ctypes.CDLL | None, str]:
+    if os.environ.get("CTXEVAL_NATIVE", "1") == "0":
+        return None, "off (CTXEVAL_NATIVE=0)"
+    return load(os.path.join(_HERE, LIBRARY))
 
 
 LIB, _STATUS = _load()

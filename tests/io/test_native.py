@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import mmap
 import os
+import shutil
 import struct
 import subprocess
 import sys
+import sysconfig
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -307,3 +310,52 @@ def test_evaluate_gives_the_same_bytes_with_and_without_the_scanner(tmp_path: Pa
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
     assert outs[0].count(b'"nDCG@10"') > 300  # every query's values are in both
+
+
+def test_rows_beyond_the_estimate_are_kept() -> None:
+    """The columns are sized from the first 64 KB's rows per byte: long lines there, then many short
+    ones, outgrow the estimate; the pieces beyond it keep their rows and the columns take them at
+    the end, in file order."""
+    native._PIECE = 4096
+    data = _many(300, 1, doc=lambda q, i: "d" * 230) + _many(400, 50)
+    assert len(data) > 1 << 16
+    got = native.scan_bytes(data, "run")
+    assert got is not None
+    assert len(got.columns) == 300 + 400 * 50
+    assert _rows(got.columns, "run") == _reference(data, "run")[0]
+
+
+def test_the_scalar_build_reads_as_the_simd_one(tmp_path: Path) -> None:
+    """``_native.c`` without SSE2 (``-DCTX_SCALAR``: what other processors compile) gives the same
+    columns and hashes as the build in use, on lines of every shape the masks treat apart."""
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
+    if shutil.which(cc[0]) is None:
+        pytest.skip("no C compiler")
+    source = Path(_native.__file__).with_name("_native.c")
+    crc = f"{zlib.crc32(source.read_bytes()):08x}"
+    lib_path = tmp_path / "scalar.so"
+    cmd = [*cc, "-O2", "-std=c99", "-shared", "-fPIC", "-DCTX_SCALAR", f'-DCTX_SOURCE_CRC="{crc}"', "-o", str(lib_path), str(source)]  # fmt: skip
+    subprocess.run(cmd, check=True)
+    scalar, why = _native.load(str(lib_path))
+    assert scalar is not None, why
+    rng = np.random.default_rng(3)
+    lines = []
+    for q in range(40):
+        for i in range(rng.integers(1, 30)):
+            sep = [" ", "\t", "  ", " \t"][rng.integers(0, 4)]
+            doc = "D" * int(rng.integers(1, 70))
+            tail = ["", "\r", " "][rng.integers(0, 3)]
+            lines.append(sep.join([f"q{q}", "Q0", doc + str(i), str(i), f"{rng.normal():.6f}", "t"]) + tail)
+        lines.append(["", "# c o m m e n t", "   "][rng.integers(0, 3)])
+    data = ("\n".join(lines) + "\n").encode()
+    simd = native.scan_bytes(data, "run")
+    saved = _native.LIB
+    _native.LIB = scalar
+    try:
+        plain = native.scan_bytes(data, "run")
+        plain_hash = plain.columns.doc.hash() if plain is not None else None
+    finally:
+        _native.LIB = saved
+    assert simd is not None and plain is not None
+    assert _bits(_rows(plain.columns, "run")) == _bits(_rows(simd.columns, "run")) == _bits(_reference(data, "run")[0])
+    assert plain_hash is not None and plain_hash.tolist() == simd.columns.doc.hash().tolist()

@@ -10,8 +10,10 @@ error, so the tiers cannot disagree about what a file means (``tests/io/test_nat
 them against each other over generated files).
 
 A plain file is mapped and its pieces scanned in place on a pool of threads (the scanner holds no
-Python object, and ctypes releases the GIL during the call): the pieces' line ends are counted
-first, so that each piece writes its rows straight into the file's columns.
+Python object, and ctypes releases the GIL during the call). Each thread scans a piece into its own
+buffers (reused: their pages are paid once), learns where the piece's rows go once the previous
+piece's scan has counted its rows, and copies them into the file's columns while the next thread
+copies the next piece's.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
-from collections import deque
+import threading
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -47,7 +49,8 @@ def _round8(n: int) -> int:
     return max(8, (n + 7) // 8 * 8)
 
 
-_PIECE = 16 << 20  # bytes per piece: enough pieces for the threads, each piece's pages in cache
+_PIECE = 16 << 20  # bytes per piece (measured at 400 MB: 8-64 MB alike, 1-2 MB 50 % slower)
+_MIN_LINE = {"run": 12, "qrels": 8}  # bytes of the shortest line: one-byte fields, a line end
 
 
 def _workers() -> int:
@@ -58,24 +61,16 @@ def _workers() -> int:
     return max(1, min(cpus, 8))
 
 
-class _Columns:
-    """The file's columns, written in place by the scans of its pieces: each piece owns as many rows
-    as it has line ends (the most rows it can hold), from its ``start``; sized from the first piece's
-    lines per byte and grown (between pieces, no scan running) when short."""
+class _Buffers:
+    """What one thread scans a piece into: room for ``n`` rows (the shortest possible lines: the
+    pages of the unused part are never touched), doc slots of ``dw`` bytes, head slots of ``hw``."""
 
-    def __init__(self, rows: int, dw: int, kind: str) -> None:
-        self.docs = np.empty((rows, dw), np.uint8)  # each doc id's bytes, zero-padded
-        self.values = np.empty(rows, np.float64 if kind == "run" else np.int64)
-        self.start: list[int] = []
-        self.cap: list[int] = []
-
-    def grow(self, rows: int) -> None:
-        docs = np.empty((rows, self.docs.shape[1]), np.uint8)
-        values = np.empty(rows, self.values.dtype)
-        used = self.start[-1] + self.cap[-1] if self.start else 0
-        docs[:used] = self.docs[:used]
-        values[:used] = self.values[:used]
-        self.docs, self.values = docs, values
+    def __init__(self, n: int, dw: int, hw: int, kind: str) -> None:
+        self.n, self.dw, self.hw = n, dw, hw
+        self.docs = np.empty(n * dw, dtype=np.uint8)
+        self.values = np.empty(n, dtype=np.float64 if kind == "run" else np.int64)
+        self.heads = np.empty(n * hw, dtype=np.uint8)
+        self.head_rows = np.empty(n, dtype=np.int64)
 
 
 class _Piece(NamedTuple):
@@ -85,58 +80,85 @@ class _Piece(NamedTuple):
     max_doc: int
     tag: bytes | None  # the tag of every line of the piece, or None
     wider: tuple[int, int]  # (doc, head) slot widths needed (0, 0 when the piece fit)
+    spill: tuple[np.ndarray, np.ndarray] | None = None  # rows that did not fit the columns
 
 
-def _scan(lib: ctypes.CDLL, piece: np.ndarray, kind: str, out: _Columns, i: int, hw: int) -> _Piece | None:
-    """Piece ``i`` (``uint8``; ending with a line end or followed by a NUL byte) into its rows of
-    ``out``; None when the scanner declines it."""
-    start, cap = out.start[i], out.cap[i]
-    dw = out.docs.shape[1]
-    heads = np.empty(cap * hw, dtype=np.uint8)  # the pages of the unused part are never touched
-    head_rows = np.empty(cap, dtype=np.int64)
+class _Chain:
+    """Where each piece's rows start: known for piece ``i + 1`` once piece ``i`` is scanned."""
+
+    def __init__(self, n: int) -> None:
+        self.at: list[int | None] = [0] + [None] * n
+        self.cv = threading.Condition()
+
+    def start(self, i: int) -> int:
+        with self.cv:
+            while self.at[i] is None:
+                self.cv.wait()
+            return self.at[i]  # type: ignore[return-value]
+
+    def done(self, i: int, rows: int) -> None:
+        start = self.start(i)
+        with self.cv:
+            self.at[i + 1] = start + rows
+            self.cv.notify_all()
+
+
+class _Columns:
+    """The file's columns, allocated once from an estimate of its rows (see :func:`_widths`); rows
+    beyond it are kept by their piece and put in place at the end (:func:`_finish`)."""
+
+    def __init__(self, rows: int, dw: int, kind: str) -> None:
+        self.docs = np.empty((rows, dw), np.uint8)  # each doc id's bytes, zero-padded
+        self.values = np.empty(rows, np.float64 if kind == "run" else np.int64)
+
+
+def _scan(lib: ctypes.CDLL, piece: np.ndarray, kind: str, bufs: _Buffers) -> tuple[_Piece | None, int]:
+    """A piece of whole lines (``uint8``; ending with a line end or followed by a NUL byte) into
+    ``bufs``: the piece and its rows, or None when the scanner declines it."""
+    dw, hw = bufs.dw, bufs.hw
     s = _native.Scan(
         buf=piece.ctypes.data,
         len=piece.size,
         kind=_KIND[kind],
         doc_width=dw,
         head_width=hw,
-        cap=cap,
-        head_cap=cap,
-        docs=out.docs.ctypes.data + start * dw,
-        scores=out.values.ctypes.data + start * 8 if kind == "run" else None,
-        grades=out.values.ctypes.data + start * 8 if kind == "qrels" else None,
-        heads=heads.ctypes.data,
-        head_rows=head_rows.ctypes.data,
+        cap=bufs.n,
+        head_cap=bufs.n,
+        docs=bufs.docs.ctypes.data,
+        scores=bufs.values.ctypes.data if kind == "run" else None,
+        grades=bufs.values.ctypes.data if kind == "qrels" else None,
+        heads=bufs.heads.ctypes.data,
+        head_rows=bufs.head_rows.ctypes.data,
     )
     status = lib.ctx_scan(ctypes.byref(s))
     empty = np.zeros(0, dtype=f"S{hw}")
     if status == _DOC_WIDE:
-        return _Piece(0, empty, empty, 0, None, (_round8(s.need_width), 0))
+        return _Piece(0, empty, empty, 0, None, (_round8(s.need_width), 0)), 0
     if status == _HEAD_WIDE:
-        return _Piece(0, empty, empty, 0, None, (0, _round8(s.need_width)))
+        return _Piece(0, empty, empty, 0, None, (0, _round8(s.need_width))), 0
     if status != _OK:
-        return None
+        return None, 0
     rows, runs = int(s.rows), int(s.n_heads)
     tag = piece[s.tag_off : s.tag_off + s.tag_len].tobytes() if kind == "run" and rows and s.one_tag else None
-    return _Piece(rows, heads[: runs * hw].view(f"S{hw}").copy(), head_rows[:runs].copy(), int(s.max_doc), tag, (0, 0))
+    heads = bufs.heads[: runs * hw].view(f"S{hw}").copy()
+    return _Piece(rows, heads, bufs.head_rows[:runs].copy(), int(s.max_doc), tag, (0, 0)), rows
 
 
-def _widths(lib: ctypes.CDLL, first: np.ndarray, kind: str) -> tuple[int, int]:
-    """Slot widths for the doc and query ids from the first lines (the pieces widen them if needed)."""
+def _widths(lib: ctypes.CDLL, first: np.ndarray, kind: str) -> tuple[int, int, float]:
+    """From the first lines: slot widths for the doc and query ids (the pieces widen them if needed)
+    and the rows per byte."""
     sample = first[: 1 << 16]
-    cut = int(np.flatnonzero(sample == 0x0A)[-1]) + 1 if bool((sample == 0x0A).any()) else 0
-    if cut == 0:
-        return 8, 16
-    sample = sample[:cut]
+    ends = np.flatnonzero(sample == 0x0A)
+    if ends.size == 0:
+        return 8, 16, 1 / _MIN_LINE[kind]
+    sample = sample[: int(ends[-1]) + 1]
     dw, hw = 8, 16
     for _ in range(8):
-        out = _Columns(int(lib.ctx_count_lines(sample.ctypes.data, sample.size)) + 1, dw, kind)
-        out.start, out.cap = [0], [out.values.size]
-        got = _scan(lib, sample, kind, out, 0, hw)
+        got, rows = _scan(lib, sample, kind, _Buffers(ends.size, dw, hw, kind))
         if got is None or got.wider == (0, 0):
-            break
+            return dw, hw, max(rows, 1) / sample.size
         dw, hw = max(dw, got.wider[0]), max(hw, got.wider[1])
-    return dw, hw
+    return dw, hw, 1 / _MIN_LINE[kind]
 
 
 def scan_file(path: str | os.PathLike[str], kind: str) -> Light | None:
@@ -192,73 +214,67 @@ def _mapped_pieces(mm: mmap.mmap, data: np.ndarray) -> Iterator[tuple[np.ndarray
 
 
 def _scan_all(pieces: list[tuple[np.ndarray, int]], kind: str, mm: mmap.mmap | None) -> Light | None:
-    """The pieces on a pool of threads, each writing its rows in place (no copy of the columns, no
-    buffer per piece): the main thread counts a piece's line ends (its rows), then hands it to the
-    pool, at most ``workers + 1`` pieces ahead of the scans (so that the mapped file's pages in the
-    resident set are a few pieces', see :func:`scan_file`)."""
+    """The pieces on a pool of threads (see the module docstring)."""
     lib = _native.LIB
     if lib is None or not pieces:
         return None
     page = mmap.PAGESIZE
     size = sum(p.size for p, _ in pieces)
-    workers = _workers()
+    local = threading.local()
+    dw, hw, per_byte = _widths(lib, pieces[0][0], kind)
+    while True:
+        out = _Columns(int(per_byte * size * 1.02) + 1024, dw, kind)
+        chain = _Chain(len(pieces))
 
-    def scan(i: int, out: _Columns, hw: int) -> _Piece | None:
-        piece, offset = pieces[i]
-        got = _scan(lib, piece, kind, out, i, hw)
-        if mm is not None and offset >= 0 and hasattr(mm, "madvise"):  # its pages leave the resident set
-            lo = offset // page * page
-            mm.madvise(mmap.MADV_DONTNEED, lo, offset + piece.size - lo)
-        return got
+        def one(i: int, out: _Columns, chain: _Chain, dw: int, hw: int) -> _Piece | None:
+            piece, offset = pieces[i]
+            need = piece.size // _MIN_LINE[kind] + 1
+            bufs: _Buffers | None = getattr(local, "bufs", None)
+            if bufs is None or bufs.n < need or (bufs.dw, bufs.hw) != (dw, hw):
+                bufs = local.bufs = _Buffers(max(need, _PIECE // _MIN_LINE[kind] + 1), dw, hw, kind)
+            rows = 0
+            try:
+                got, rows = _scan(lib, piece, kind, bufs)
+            finally:
+                chain.done(i, rows)  # the next piece learns where its rows go, whatever happened here
+            if mm is not None and offset >= 0 and hasattr(mm, "madvise"):  # its pages leave the resident set
+                lo = offset // page * page
+                mm.madvise(mmap.MADV_DONTNEED, lo, offset + piece.size - lo)
+            if got is None or rows == 0:
+                return got
+            at = chain.start(i)
+            fit = max(0, min(rows, out.values.size - at))
+            out.docs[at : at + fit].reshape(-1)[:] = bufs.docs[: fit * dw]
+            out.values[at : at + fit] = bufs.values[:fit]
+            if fit < rows:  # beyond the estimate: kept here, put in place at the end
+                spill = (bufs.docs[fit * dw : rows * dw].copy(), bufs.values[fit:rows].copy())
+                got = got._replace(spill=spill)
+            return got
 
-    dw, hw = _widths(lib, pieces[0][0], kind)
-    with ThreadPoolExecutor(workers) as pool:
-        while True:
-            out: _Columns | None = None
-            parts: list[_Piece] = []
-            pending: deque[Future[_Piece | None]] = deque()
-            at = 0
-            for i, (piece, _) in enumerate(pieces):
-                lines = int(lib.ctx_count_lines(piece.ctypes.data, piece.size))
-                lines += int(piece.size > 0 and piece[-1] != 0x0A)  # a last line without its line end
-                if out is None:
-                    out = _Columns(int(lines / max(piece.size, 1) * size * 1.02) + lines + 1024, dw, kind)
-                if at + lines > out.values.size:  # short: grow once every scan so far is done
-                    for f in pending:
-                        f.result()
-                    out.grow(max(at + lines, int(out.values.size * 1.25)))
-                out.start.append(at)
-                out.cap.append(lines)
-                at += lines
-                pending.append(pool.submit(scan, i, out, hw))
-                while len(pending) > workers or (pending and pending[0].done()):
-                    parts.append(pending.popleft().result())  # type: ignore[arg-type]
-            parts.extend(f.result() for f in pending)  # type: ignore[misc]
-            if any(p is None for p in parts) or out is None:
-                return None
-            need_dw, need_hw = max(p.wider[0] for p in parts), max(p.wider[1] for p in parts)
-            if need_dw <= dw and need_hw <= hw:
-                break
-            dw, hw = max(dw, need_dw), max(hw, need_hw)  # an id wider than the first lines': again, wider
-    return _finish(out, parts, kind)
+        n = len(pieces)
+        with ThreadPoolExecutor(_workers()) as pool:  # first in, first out: piece i - 1 starts before piece i
+            got = list(pool.map(one, range(n), [out] * n, [chain] * n, [dw] * n, [hw] * n))
+        if any(g is None for g in got):
+            return None
+        parts = [g for g in got if g is not None]
+        need_dw, need_hw = max(p.wider[0] for p in parts), max(p.wider[1] for p in parts)
+        if need_dw <= dw and need_hw <= hw:
+            return _finish(out, parts, kind)
+        dw, hw = max(dw, need_dw), max(hw, need_hw)  # an id wider than the first lines': again, wider
 
 
 def _finish(out: _Columns, parts: list[_Piece], kind: str) -> Light | None:
-    """The columns: rows closed up where a piece held fewer rows than line ends (blank and comment
-    lines), a query whose lines span two pieces as one run of rows."""
-    rows = [p.rows for p in parts]
-    n = sum(rows)
+    """The columns (rows beyond the estimate put in place; a query whose lines span two pieces as
+    one run of rows)."""
+    n = sum(p.rows for p in parts)
     if n == 0:
         return None  # no line: the next tier says the file is empty
     docs, values = out.docs, out.values
-    if rows != out.cap:
-        at = 0
-        for i, r in enumerate(rows):
-            s = out.start[i]
-            if s != at and r:
-                docs[at : at + r] = docs[s : s + r]
-                values[at : at + r] = values[s : s + r]
-            at += r
+    if n > values.size:
+        spills = [p.spill for p in parts if p.spill is not None]
+        kept = values.size
+        docs = np.concatenate([docs.reshape(-1), *(d for d, _ in spills)]).reshape(n, docs.shape[1])
+        values = np.concatenate([values[:kept], *(v for _, v in spills)])
     width = docs.shape[1]
     ids = docs[:n].view(f"S{width}").reshape(-1)
     if width == 8:
@@ -270,9 +286,9 @@ def _finish(out: _Columns, parts: list[_Piece], kind: str) -> Light | None:
     firsts = np.cumsum([0] + [p.heads.size for p in keep[:-1]])[1:]  # each later piece's first run
     joined = firsts[heads[firsts] == heads[firsts - 1]] if firsts.size else firsts
     if joined.size:
-        kept = np.ones(heads.size, dtype=bool)
-        kept[joined] = False
-        starts = np.flatnonzero(kept)
+        kept_runs = np.ones(heads.size, dtype=bool)
+        kept_runs[joined] = False
+        starts = np.flatnonzero(kept_runs)
         lengths = np.add.reduceat(lengths, starts)
         heads = heads[starts]
     tag = None
