@@ -252,24 +252,6 @@ static int parse_grade(const uint8_t *s, const uint8_t *e, int64_t *out) {
     return 0;
 }
 
-/* The number of line ends in buf[0..len): sixteen bytes a step, counted in byte lanes that a sum
-   of absolute differences adds up every 255 steps. */
-int64_t ctx_count_lines(const uint8_t *buf, int64_t len) {
-    int64_t n = 0, i = 0;
-#ifdef CTX_SSE2
-    const __m128i lf = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
-    while (i + 16 * 255 <= len) {
-        __m128i acc = zero;
-        for (int k = 0; k < 255; k++, i += 16)
-            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(buf + i)), lf));
-        __m128i sums = _mm_sad_epu8(acc, zero);
-        n += _mm_cvtsi128_si64(sums) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums));
-    }
-#endif
-    for (; i < len; i++) n += buf[i] == '\n';
-    return n;
-}
-
 int64_t ctx_scan(ctx_scan_t *s) {
     if (!cls_ready) init_cls(); /* idempotent: a race writes the same bytes */
     const int nfields = s->kind == KIND_RUN ? 6 : 4;

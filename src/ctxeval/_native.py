@@ -16,8 +16,10 @@ from __future__ import annotations
 import ctypes
 import os
 import zlib
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["ABI", "LIB", "Scan", "available", "hash_be64", "hash_bytes", "load", "status"]
 
@@ -73,8 +75,6 @@ def load(path: str) -> tuple[ctypes.CDLL | None, str]:
             return None, "stale (another version's layout: reinstall ctxeval)"
         lib.ctx_scan.restype = ctypes.c_int64
         lib.ctx_scan.argtypes = [ctypes.POINTER(Scan)]
-        lib.ctx_count_lines.restype = ctypes.c_int64
-        lib.ctx_count_lines.argtypes = [ctypes.c_void_p, ctypes.c_int64]
         for name in ("ctx_hash_be64", "ctx_hash_bytes"):
             getattr(lib, name).restype = None
         lib.ctx_hash_be64.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
@@ -108,6 +108,8 @@ def hash_be64(ids: np.ndarray) -> np.ndarray | None:
     ``ids.astype(np.uint64)`` gives), in one pass; None without the library."""
     if LIB is None:
         return None
+    import numpy as np
+
     a = np.ascontiguousarray(ids)
     out = np.empty(a.shape[0], dtype=np.uint64)
     LIB.ctx_hash_be64(a.ctypes.data, out.ctypes.data, a.shape[0])
@@ -120,6 +122,8 @@ def hash_bytes(ids: np.ndarray) -> np.ndarray | None:
     library."""
     if LIB is None:
         return None
+    import numpy as np
+
     a = np.ascontiguousarray(ids)
     out = np.empty(a.shape[0], dtype=np.uint64)
     LIB.ctx_hash_bytes(a.ctypes.data, a.dtype.itemsize, out.ctypes.data, a.shape[0])

@@ -98,8 +98,27 @@ class _Group(click.Group):
         return self.commands.get(cmd_name)
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """The version, and whether the compiled kernels are in use (ctxeval gives the same results
+    without them, reading large TREC files more slowly)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from .. import _native
+    from .._version import __version__
+
+    click.echo(f"ctxeval, version {__version__}\ncompiled kernels: {_native.status()}")
+    ctx.exit()
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="ctxeval")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 def cli() -> None:
     """ctxeval: how much of the best evidence did your retriever put into the K slots the LLM reads?"""
 
