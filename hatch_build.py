@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+from packaging.tags import sys_tags
 
 SOURCE = Path("src/ctxeval/_native.c")
 FLAGS = ["-O3", "-std=c99", "-shared", "-fPIC", "-fvisibility=default"]
@@ -62,4 +63,5 @@ class NativeScannerHook(BuildHookInterface):
         if version != "editable":  # an editable install reads it where it was built, in the source tree
             build_data["force_include"][str(out)] = f"ctxeval/{out.name}"
             build_data["pure_python"] = False
-            build_data["infer_tag"] = True
+            # a plain C library, not a Python extension: any Python 3, this platform only
+            build_data["tag"] = f"py3-none-{next(sys_tags()).platform}"
