@@ -574,20 +574,22 @@ def read_trec(path: Path, kind: Kind, source: str, trailing: Literal["error", "i
     reads a run; the fast tiers refuse such lines, so only the text tiers see this."""
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
+    gz = head[:2] == b"\x1f\x8b"
+    data = open_bytes(path) if gz and native.available() else None  # decompressed once for every tier
     if native.available():
-        scanned = native.scan_file(path, kind) if head[:2] != b"\x1f\x8b" else native.scan_bytes(open_bytes(path), kind)
+        scanned = native.scan_bytes(data, kind) if data is not None else native.scan_file(path, kind)
         if scanned is not None:
             return Parsed(scanned.columns, scanned.tag)
     small = light.read_trec(path, kind)
     if small is not None:
         return Parsed(small.columns, small.tag)
-    if head[:2] != b"\x1f\x8b":
+    if not gz:
         first = _first_data_line(head)
         if first is not None:
             found = _polars_chunks(path, kind, b"\t" if b"\t" in first else b" ")
             if found is not None:
                 return found
-    data = open_bytes(path)
+    data = open_bytes(path) if data is None else data
     if not data or data.isspace():
         raise EmptyInputError(f"{source}: the file is empty")
     if _first_data_line(data) is None:
@@ -605,7 +607,7 @@ def read_trec(path: Path, kind: Kind, source: str, trailing: Literal["error", "i
 
 def parse_trec(data: bytes, kind: Kind, source: str, first_line: int = 1) -> Parsed:
     """TREC text already in memory (a piece of a file whose first line is ``first_line``): the same
-    three tiers as :func:`read_trec`; an error names the line in the whole file."""
+    tiers as :func:`read_trec`; an error names the line in the whole file."""
     scanned = native.scan_bytes(data, kind)
     if scanned is not None:
         return Parsed(scanned.columns, scanned.tag)
