@@ -192,3 +192,42 @@ def test_a_pool_is_held_whole_and_said_so(tmp_path: Path) -> None:
     )
     _same(want, got)
     assert any("the retrieval pool is held in memory (2 rows)" in n for n in got.notes)
+
+
+# VmHWM: this process image's peak (ru_maxrss would start from the forking parent's resident set)
+_PEAK = r"""
+import sys
+from ctxeval._cli import main
+code = main(["evaluate", sys.argv[1], sys.argv[2], "-m", "nDCG@10 AP RR P@10 R@100", "--format", "json",
+             "--output", sys.argv[3], *sys.argv[4:]])
+print([l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM:")][0])
+sys.exit(code)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the peak from /proc")
+def test_the_default_chunk_never_costs_more_memory_than_reading_whole(tmp_path: Path) -> None:
+    """The peak resident memory of each path, each in a fresh process (the kernel's high-water mark,
+    not a timing), on the benchmark's S data (1,000 queries x 100, 4 MB: one default chunk of the
+    old 4 MiB floor held the whole text beside its columns, 3 MB above reading whole): streaming
+    with the default chunk must stay at or below the in-memory path's."""
+    import json
+    import subprocess
+    import sys
+
+    bench = Path(__file__).resolve().parents[1] / "bench" / "generate.py"
+    subprocess.run(
+        [sys.executable, str(bench), "--scale", "S", "--out", str(tmp_path)], check=True, capture_output=True
+    )
+    qrels, run = tmp_path / "S" / "qrels.txt", tmp_path / "S" / "run.txt"
+    peaks, outs = [], []
+    for mode in ([], ["--stream"]):
+        out = tmp_path / f"out{len(mode)}.json"
+        cmd = [sys.executable, "-c", _PEAK, str(qrels), str(run), str(out), *mode]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        peaks.append(int(done.stdout.split()[-1]))
+        outs.append(json.loads(out.read_text())["runs"][0]["aggregate"])
+    whole, streamed = peaks
+    assert streamed <= whole, f"streaming peaked at {streamed} KiB, reading whole at {whole} KiB"
+    assert outs[0] == outs[1]

@@ -63,12 +63,13 @@ def evaluate_stream(
     sort_first: bool = False,
 ) -> Result:
     """:func:`ctxeval.evaluate` of one run file read in chunks of whole queries (see the module
-    docstring). ``chunk_bytes`` (default: an eighth of the run's text, between 4 and 64 MiB, which
+    docstring). ``chunk_bytes`` (default: an eighth of the run's text, between 1 and 64 MiB, which
     keeps the peak below the in-memory path's) bounds the memory; ``sort_first`` groups an ungrouped
     run first: read whole when it fits in the memory available, else sorted out of core.
 
-    Streaming pays only for a run whose in-memory reading (about four times its text) does not fit:
-    below that, the in-memory path is faster for the same values."""
+    Streaming pays only for a run whose in-memory reading does not fit (about 0.6 times its text with
+    the classical measures, 2.5 times with measures that keep every ranked row, such as PROC or
+    RA-nWG): below that, the in-memory path is faster for the same values."""
     pol = Policies.coerce(policies)
     path = os.fspath(run)
     if not os.path.isfile(path):

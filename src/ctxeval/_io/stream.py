@@ -31,7 +31,7 @@ __all__ = ["Chunk", "auto_chunk_bytes", "run_chunks", "sort_run", "text_size"]
 
 #: the largest and smallest default chunk
 CHUNK_MAX = 64 << 20
-CHUNK_MIN = 4 << 20
+CHUNK_MIN = 1 << 20
 
 
 def text_size(path: str | os.PathLike[str]) -> int:
@@ -48,7 +48,7 @@ def text_size(path: str | os.PathLike[str]) -> int:
 
 
 def auto_chunk_bytes(path: str | os.PathLike[str]) -> int:
-    """The default chunk: an eighth of the run's text, between 4 and 64 MiB. Parsing and evaluating a
+    """The default chunk: an eighth of the run's text, between 1 and 64 MiB. Parsing and evaluating a
     chunk costs several times its size in memory, as reading the whole file costs several times the
     file's; an eighth keeps the streaming path's peak below the in-memory path's at every size
     (``bench/stream_memory.py`` measures both)."""
