@@ -359,3 +359,35 @@ def test_the_scalar_build_reads_as_the_simd_one(tmp_path: Path) -> None:
     assert simd is not None and plain is not None
     assert _bits(_rows(plain.columns, "run")) == _bits(_rows(simd.columns, "run")) == _bits(_reference(data, "run")[0])
     assert plain_hash is not None and plain_hash.tolist() == simd.columns.doc.hash().tolist()
+
+
+def test_a_failing_piece_does_not_leave_the_others_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each piece waits for the previous one to count its rows: a piece that fails (here a
+    MemoryError making the second thread's buffers) still hands on its row offset, so the error
+    surfaces instead of the other threads waiting for ever."""
+    import threading
+
+    buffers, calls = native._Buffers, []
+
+    def failing(*args: object) -> object:
+        calls.append(1)
+        if len(calls) == 3:  # the first lines' buffers, the first thread's, then the second thread's
+            raise MemoryError("planted")
+        return buffers(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(native, "_Buffers", failing)
+    monkeypatch.setattr(native, "_workers", lambda: 2)
+    outcome: list[BaseException | None] = []
+
+    def read() -> None:
+        try:
+            native.scan_bytes(_many(20, 10), "run")
+            outcome.append(None)
+        except MemoryError as exc:
+            outcome.append(exc)
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    t.join(60)
+    assert not t.is_alive(), "the read is still waiting"
+    assert outcome and isinstance(outcome[0], MemoryError)

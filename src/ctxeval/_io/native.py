@@ -228,15 +228,15 @@ def _scan_all(pieces: list[tuple[np.ndarray, int]], kind: str, mm: mmap.mmap | N
 
         def one(i: int, out: _Columns, chain: _Chain, dw: int, hw: int) -> _Piece | None:
             piece, offset = pieces[i]
-            need = piece.size // _MIN_LINE[kind] + 1
-            bufs: _Buffers | None = getattr(local, "bufs", None)
-            if bufs is None or bufs.n < need or (bufs.dw, bufs.hw) != (dw, hw):
-                bufs = local.bufs = _Buffers(max(need, _PIECE // _MIN_LINE[kind] + 1), dw, hw, kind)
             rows = 0
-            try:
+            try:  # whatever happens here (a MemoryError too), the next piece learns where its rows go
+                need = piece.size // _MIN_LINE[kind] + 1
+                bufs: _Buffers | None = getattr(local, "bufs", None)
+                if bufs is None or bufs.n < need or (bufs.dw, bufs.hw) != (dw, hw):
+                    bufs = local.bufs = _Buffers(max(need, _PIECE // _MIN_LINE[kind] + 1), dw, hw, kind)
                 got, rows = _scan(lib, piece, kind, bufs)
             finally:
-                chain.done(i, rows)  # the next piece learns where its rows go, whatever happened here
+                chain.done(i, rows)
             if mm is not None and offset >= 0 and hasattr(mm, "madvise"):  # its pages leave the resident set
                 lo = offset // page * page
                 mm.madvise(mmap.MADV_DONTNEED, lo, offset + piece.size - lo)
