@@ -79,19 +79,26 @@ int64_t ctx_abi_version(void) { return 2; }
 #endif
 const char *ctx_source_crc(void) { return CTX_SOURCE_CRC; }
 
-/* byte classes: 0 field byte, 1 separator, 2 line end, 3 needs a look (NUL, \r, >= 0x80) */
-static uint8_t CLS[256];
-static int cls_ready = 0;
-
-static void init_cls(void) {
-    for (int c = 0; c < 256; c++) CLS[c] = (c >= 0x80) ? 3 : 0;
-    CLS[' '] = 1;
-    CLS['\t'] = 1;
-    CLS['\n'] = 2;
-    CLS['\r'] = 3;
-    CLS[0] = 3;
-    cls_ready = 1;
-}
+/* byte classes: 0 field byte, 1 separator (space, tab), 2 line end, 3 needs a look (NUL, \r, 0x80 and
+   above); a constant, so that scans on several threads share it without a race */
+static const uint8_t CLS[256] = {
+    3, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+};
 
 static const double P10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -253,7 +260,6 @@ static int parse_grade(const uint8_t *s, const uint8_t *e, int64_t *out) {
 }
 
 int64_t ctx_scan(ctx_scan_t *s) {
-    if (!cls_ready) init_cls(); /* idempotent: a race writes the same bytes */
     const int nfields = s->kind == KIND_RUN ? 6 : 4;
     const int value_field = s->kind == KIND_RUN ? 4 : 3;
     const uint8_t *buf = s->buf, *end = buf + s->len;
