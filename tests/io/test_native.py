@@ -363,20 +363,19 @@ def test_the_scalar_build_reads_as_the_simd_one(tmp_path: Path) -> None:
 
 def test_a_failing_piece_does_not_leave_the_others_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each piece waits for the previous one to count its rows: a piece that fails (here a
-    MemoryError making the second thread's buffers) still hands on its row offset, so the error
-    surfaces instead of the other threads waiting for ever."""
+    MemoryError making the first piece's buffers, whichever thread takes it) still hands on its row
+    offset, so the error surfaces instead of the next pieces waiting for ever."""
     import threading
 
     buffers, calls = native._Buffers, []
 
     def failing(*args: object) -> object:
         calls.append(1)
-        if len(calls) == 3:  # the first lines' buffers, the first thread's, then the second thread's
+        if len(calls) == 2:  # the first lines' buffers (see _widths), then the first piece's
             raise MemoryError("planted")
         return buffers(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(native, "_Buffers", failing)
-    monkeypatch.setattr(native, "_workers", lambda: 2)
     outcome: list[BaseException | None] = []
 
     def read() -> None:
