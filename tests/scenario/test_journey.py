@@ -35,6 +35,30 @@ def files(corpus: planted.Corpus, tmp_path_factory: pytest.TempPathFactory) -> d
     return planted.write(corpus, tmp_path_factory.mktemp("planted"))
 
 
+@pytest.fixture(scope="module")
+def judged(files: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The word-overlap judge's 1-5 grades of the good list's top K (and their sidecar), made once and
+    only read by the tests that take it."""
+    where = tmp_path_factory.mktemp("judged")
+    out = where / "judged.qrels"
+    refs = files["refs_good.jsonl"]
+    run(
+        "judge",
+        "grade",
+        "--samples",
+        refs,
+        "--judge",
+        "lexical",
+        "--depth",
+        planted.K,
+        "--cache",
+        where / "c",
+        "-o",
+        out,
+    )
+    return out
+
+
 def run(*args: Any, code: int = 0) -> Any:
     res = CliRunner().invoke(cli, [str(a) for a in args])
     assert res.exit_code == code, f"exit {res.exit_code}: {res.output}{res.stderr}"
@@ -146,13 +170,8 @@ def test_pool_is_the_union_of_the_top_k(files: dict[str, Path], corpus: planted.
     assert same.stdout == res.stdout and "good " in same.stderr and "weak " in same.stderr
 
 
-def test_the_lexical_judge_cannot_see_a_planted_distractor(
-    files: dict[str, Path], corpus: planted.Corpus, tmp_path: Path
-) -> None:
-    out = tmp_path / "judged.qrels"
-    cache = tmp_path / "cache.sqlite"
-    refs = files["refs_good.jsonl"]
-    run("judge", "grade", "--samples", refs, "--judge", "lexical", "--depth", planted.K, "--cache", cache, "-o", out)
+def test_the_lexical_judge_cannot_see_a_planted_distractor(judged: Path, corpus: planted.Corpus) -> None:
+    out = judged
     grades = {d: int(g) for _, _, d, g in (line.split() for line in out.read_text().splitlines())}
     # word overlap with the question: references and distractors hold all three question words (5),
     # fillers one of three (1 + round(4/3) = 2); the heuristic cannot tell a plausible wrong answer
@@ -160,49 +179,19 @@ def test_the_lexical_judge_cannot_see_a_planted_distractor(
     assert grades == {d: want[corpus.kind(d)[0]] for q in corpus.qids for d in corpus.good[q][: planted.K]}
 
 
-def test_evaluate_on_judge_labels_says_who_wrote_them_and_how_deep(files: dict[str, Path], tmp_path: Path) -> None:
-    out = tmp_path / "judged.qrels"
-    refs = files["refs_good.jsonl"]
-    run(
-        "judge",
-        "grade",
-        "--samples",
-        refs,
-        "--judge",
-        "lexical",
-        "--depth",
-        planted.K,
-        "--cache",
-        tmp_path / "c",
-        "-o",
-        out,
-    )
+def test_evaluate_on_judge_labels_says_who_wrote_them_and_how_deep(files: dict[str, Path], judged: Path) -> None:
+    out = judged
     notes = " ".join(as_json("evaluate", out, files["good.run"], "-m", "nDCG@10")["notes"])
     assert "heuristic" in notes and "top 5 of each list" in notes and "nDCG@10 reads 10 ranks" in notes
 
 
 def test_agreement_does_not_let_the_heuristic_replace_people(
-    files: dict[str, Path], corpus: planted.Corpus, tmp_path: Path
+    files: dict[str, Path], corpus: planted.Corpus, judged: Path
 ) -> None:
     """The word-overlap judge grades the good list's top K. Each planted distractor holds all three
     question words (overlap 1: grade 5), so every distractor in those lists is called relevant; the
     card rejects the judge for it, whatever its binarized kappa and its tau over two runs."""
-    out = tmp_path / "judged.qrels"
-    refs = files["refs_good.jsonl"]
-    run(
-        "judge",
-        "grade",
-        "--samples",
-        refs,
-        "--judge",
-        "lexical",
-        "--depth",
-        planted.K,
-        "--cache",
-        tmp_path / "c",
-        "-o",
-        out,
-    )
+    out = judged
     doc = as_json("agreement", files["human.qrels"], out, files["good.run"], files["weak.run"])
     assert doc["verdict"]["verdict"] != "replace"
     planted_d = sum(corpus.kind(d).startswith("D") for q in corpus.qids for d in corpus.good[q][: planted.K])
@@ -218,28 +207,13 @@ def test_agreement_does_not_let_the_heuristic_replace_people(
 
 
 def test_agreement_on_reference_ids_reads_them_as_binary(
-    files: dict[str, Path], corpus: planted.Corpus, tmp_path: Path
+    files: dict[str, Path], corpus: planted.Corpus, judged: Path
 ) -> None:
     """People's reference ids (R1-R3, all "1") against the word-overlap judge's 1-5 on the good list's top
     K: the card compares binarized labels, says kappa cannot be measured on relevant-only labels, and
     counts the references the judge calls relevant (all: each holds the three question words, grade 5)."""
-    out = tmp_path / "judged.qrels"
-    refs = files["refs_good.jsonl"]
-    run(
-        "judge",
-        "grade",
-        "--samples",
-        refs,
-        "--judge",
-        "lexical",
-        "--depth",
-        planted.K,
-        "--cache",
-        tmp_path / "c",
-        "-o",
-        out,
-    )
-    doc = as_json("agreement", refs, out)
+    out = judged
+    doc = as_json("agreement", files["refs_good.jsonl"], out)
     n = sum(corpus.kind(d).startswith("R") for q in corpus.qids for d in corpus.good[q][: planted.K])
     assert n == 3 * len(corpus.qids)
     assert doc["coverage"]["both"] == n and doc["verdict"]["verdict"] == "none"
