@@ -187,30 +187,30 @@ def scan_bytes(data: bytes, kind: str) -> Light | None:
     if _native.LIB is None or not data:
         return None
     whole = np.frombuffer(data, dtype=np.uint8)  # a bytes object is followed by a NUL
-    pieces = []
-    at = 3 if data.startswith(_BOM) else 0
-    while at < len(data):
-        end = data.find(b"\n", at + _PIECE) + 1 if at + _PIECE < len(data) else 0
-        end = end or len(data)
-        pieces.append((whole[at:end], -1))
+    return _scan_all([(whole[lo:hi], -1) for lo, hi in _cuts(data)], kind, None)
+
+
+def _cuts(text: bytes | mmap.mmap) -> Iterator[tuple[int, int]]:
+    """Where the pieces of whole lines of about ``_PIECE`` bytes start and end (after a byte order
+    mark; the last piece may lack its line end)."""
+    size = len(text)
+    at = 3 if text[:3] == _BOM else 0
+    while at < size:
+        end = text.find(b"\n", at + _PIECE) + 1 if at + _PIECE < size else 0
+        end = end or size
+        yield at, end
         at = end
-    return _scan_all(pieces, kind, None)
 
 
 def _mapped_pieces(mm: mmap.mmap, data: np.ndarray) -> Iterator[tuple[np.ndarray, int]]:
     """Pieces of whole lines of a mapped file and their offsets (-1: a copy); a last piece without
     its line end is copied into a bytes object (the scanner then stops at the NUL after it, not
     past the mapping)."""
-    size = data.size
-    at = 3 if mm[:3] == _BOM else 0
-    while at < size:
-        end = mm.find(b"\n", at + _PIECE) + 1 if at + _PIECE < size else 0
-        end = end or size
-        if end == size and data[size - 1] != 0x0A:
-            yield np.frombuffer(mm[at:end], dtype=np.uint8), -1
+    for lo, hi in _cuts(mm):
+        if hi == data.size and data[hi - 1] != 0x0A:
+            yield np.frombuffer(mm[lo:hi], dtype=np.uint8), -1
         else:
-            yield data[at:end], at
-        at = end
+            yield data[lo:hi], lo
 
 
 def _scan_all(pieces: list[tuple[np.ndarray, int]], kind: str, mm: mmap.mmap | None) -> Light | None:

@@ -575,9 +575,10 @@ def read_trec(path: Path, kind: Kind, source: str, trailing: Literal["error", "i
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
     gz = head[:2] == b"\x1f\x8b"
-    data = open_bytes(path) if gz and native.available() else None  # decompressed once for every tier
+    data: bytes | None = None
     if native.available():
-        scanned = native.scan_bytes(data, kind) if data is not None else native.scan_file(path, kind)
+        data = open_bytes(path) if gz else None  # decompressed once for every tier
+        scanned = native.scan_file(path, kind) if data is None else native.scan_bytes(data, kind)
         if scanned is not None:
             return Parsed(scanned.columns, scanned.tag)
     small = light.read_trec(path, kind)
