@@ -5,6 +5,7 @@ escaped for each format."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
@@ -32,6 +33,12 @@ def _level(report: GateReport) -> str:
 
 def tell(r: GateRow) -> str:
     """Whether the set of queries is large enough to tell a drop of ``r.detect``."""
+    if r.why:
+        return f"untested: {r.why}"
+    if r.sd == 0.0:
+        if r.change == 0.0:
+            return f"no change at all: the runs agree on every one of the {r.n} queries"
+        return f"every one of the {r.n} queries changed by the same {_f(r.change, True)}: no spread to test against"
     if r.n < 2 or math.isnan(r.detectable):
         return f"{r.n} queries: too few to tell anything"
     caught = f"{r.n} queries catch a drop of {r.detectable:.4f} 80% of the time"
@@ -43,7 +50,9 @@ def tell(r: GateRow) -> str:
 
 def row_sentence(r: GateRow, report: GateReport) -> str:
     """One measure's result as a sentence (the gate's report, the pytest helper's message)."""
-    verdict = {"drop": "SIGNIFICANT DROP", "holds": "holds", "untested": "untested"}[r.verdict]
+    verdict = {"drop": "SIGNIFICANT DROP", "holds": "holds", "untested": "UNTESTED", "inconclusive": _INCONCLUSIVE}[
+        r.verdict
+    ]
     worse = "lower" if r.higher_is_better else "higher"
     return (
         f"{r.measure}: {verdict}: {_f(r.baseline_mean)} -> {_f(r.candidate_mean)}, change {_f(r.change, True)} "
@@ -52,10 +61,29 @@ def row_sentence(r: GateRow, report: GateReport) -> str:
     )
 
 
+_INCONCLUSIVE = "inconclusive (beyond the tolerated drop, not significantly)"
+
+
+def _state(report: GateReport, esc: Callable[[str], str] = str) -> str:
+    """The gate's outcome in a few words: FAILS, CANNOT TELL, INCONCLUSIVE or HOLDS."""
+
+    def names(v: str) -> str:
+        return ", ".join(esc(m) for m in report.measures_with(v))
+
+    if report.exit_code == 1:
+        return f"FAILS: a significant drop in {names('drop')}"
+    if report.exit_code == 2:
+        return f"CANNOT TELL: {names('untested')} untested"
+    if report.measures_with("inconclusive"):
+        return (
+            f"INCONCLUSIVE: {names('inconclusive')} dropped beyond the tolerance, not significantly "
+            "(exit 0: the gate fails on significant drops only)"
+        )
+    return "HOLDS"
+
+
 def _headline(report: GateReport) -> str:
-    drops = [r.measure for r in report.rows if r.verdict == "drop"]
-    state = "HOLDS" if report.holds else f"FAILS: a significant drop in {', '.join(drops)}"
-    return f"ctxeval gate: {report.candidate} against the baseline {report.baseline}: {state}"
+    return f"ctxeval gate: {report.candidate} against the baseline {report.baseline}: {_state(report)}"
 
 
 def _method(report: GateReport) -> str:
@@ -63,8 +91,13 @@ def _method(report: GateReport) -> str:
     return (
         f"test: {'; '.join(methods)}, of a drop beyond the tolerated one (H0: change >= -tolerated), "
         f"Holm across {len(report.rows)} measure{'s' if len(report.rows) != 1 else ''}, alpha {report.alpha:g}; "
-        f"intervals: {_level(report)} (their lower end is the one-sided bound the test uses)"
+        f"intervals: {_level(report)} (a measure fails when its interval lies wholly beyond the tolerated drop, "
+        "before Holm)"
     )
+
+
+def _queries(r: GateRow) -> str:
+    return f"{r.n}" + (" (too few)" if r.sd > 0 and not r.enough else "")
 
 
 def to_table(report: GateReport) -> str:
@@ -82,8 +115,8 @@ def to_table(report: GateReport) -> str:
     ]
     rows = [
         [r.measure, _f(r.baseline_mean), _f(r.candidate_mean), _f(r.change, True), f"[{_f(r.low, True)}, {_f(r.high, True)}]",
-         f"{r.margin:g}", _p(r.p_value), _p(r.p_adjusted), r.verdict.upper() if r.verdict == "drop" else r.verdict,
-         f"{r.n}" + ("" if r.enough else " (too few)")]
+         f"{r.margin:g}", _p(r.p_value), _p(r.p_adjusted), r.verdict.upper() if r.verdict in ("drop", "untested") else r.verdict,
+         _queries(r)]
         for r in report.rows
     ]  # fmt: skip
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
@@ -110,17 +143,18 @@ def _md(text: str) -> str:
 
 def to_markdown(report: GateReport) -> str:
     """A GitHub-flavoured Markdown summary (write it to ``$GITHUB_STEP_SUMMARY``)."""
-    icon = ":white_check_mark:" if report.holds else ":x:"
-    drops = [r.measure for r in report.rows if r.verdict == "drop"]
-    state = "holds" if report.holds else f"fails: a significant drop in {', '.join(_md(d) for d in drops)}"
+    icon = {0: ":white_check_mark:", 1: ":x:", 2: ":grey_question:"}[report.exit_code]
+    if report.exit_code == 0 and report.measures_with("inconclusive"):
+        icon = ":warning:"
+    state = _state(report, _md)
     out = [
-        f"### {icon} ctxeval gate: {_md(report.candidate)} against the baseline {_md(report.baseline)} {state}",
+        f"### {icon} ctxeval gate: {_md(report.candidate)} against the baseline {_md(report.baseline)}: {state}",
         "",
         f"| measure | baseline | candidate | change | {_level(report)} interval | tolerated drop | p | p (Holm) | verdict | queries | large enough to tell? |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|",
     ]
     for r in report.rows:
-        verdict = "**drop**" if r.verdict == "drop" else r.verdict
+        verdict = f"**{r.verdict}**" if r.verdict in ("drop", "untested") else r.verdict
         out.append(
             f"| {_md(r.measure)} | {_f(r.baseline_mean)} | {_f(r.candidate_mean)} | {_f(r.change, True)} | "
             f"[{_f(r.low, True)}, {_f(r.high, True)}] | {r.margin:g} | {_p(r.p_value)} | {_p(r.p_adjusted)} | {verdict} | "
@@ -133,15 +167,14 @@ def to_markdown(report: GateReport) -> str:
 
 def to_junit(report: GateReport) -> str:
     """JUnit XML: a ``testsuites`` with one ``testsuite``, one ``testcase`` per gated measure; a
-    significant drop is a ``failure``, an untested measure is ``skipped``."""
-    failures = sum(r.verdict == "drop" for r in report.rows)
-    skipped = sum(r.verdict == "untested" for r in report.rows)
+    significant drop is a ``failure``, an untested measure an ``error`` (never ``skipped``: a gated
+    measure is not optional); an inconclusive one passes, its sentence saying so."""
     attrs = {
         "name": "ctxeval gate",
         "tests": str(len(report.rows)),
-        "failures": str(failures),
-        "errors": "0",
-        "skipped": str(skipped),
+        "failures": str(len(report.measures_with("drop"))),
+        "errors": str(len(report.measures_with("untested"))),
+        "skipped": "0",
         "time": "0",
     }
     root = ET.Element("testsuites", attrs)
@@ -152,11 +185,15 @@ def to_junit(report: GateReport) -> str:
         if r.verdict == "drop":
             ET.SubElement(case, "failure", {"message": text, "type": "SignificantDrop"}).text = text
         elif r.verdict == "untested":
-            ET.SubElement(case, "skipped", {"message": text})
+            ET.SubElement(case, "error", {"message": text, "type": "Untested"}).text = text
         ET.SubElement(case, "system-out").text = text
     ET.SubElement(suite, "system-out").text = "\n".join([_method(report), *report.notes])
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+#: the annotation level of each verdict
+_ANNOTATION = {"drop": "error", "untested": "error", "inconclusive": "warning", "holds": "notice"}
 
 
 def _escape_data(s: str) -> str:
@@ -168,11 +205,12 @@ def _escape_property(s: str) -> str:
 
 
 def to_annotations(report: GateReport) -> str:
-    """GitHub Actions workflow commands: an ``error`` per significant drop, a ``warning`` per measure
-    whose queries are too few to tell, a ``notice`` per measure that holds."""
+    """GitHub Actions workflow commands, one per gated measure: ``::error`` for a significant drop or
+    an untested measure, ``::warning`` for an inconclusive one, ``::notice`` for one that holds (its
+    sentence says whether the queries are enough to tell)."""
     out = []
     for r in report.rows:
-        kind = "error" if r.verdict == "drop" else ("warning" if not r.enough else "notice")
+        kind = _ANNOTATION[r.verdict]
         title = _escape_property(f"ctxeval gate: {r.measure}")
         out.append(f"::{kind} title={title}::{_escape_data(row_sentence(r, report))}")
     return "\n".join(out) + "\n"
