@@ -19,7 +19,7 @@ chance, -0.0002 at seed 0, which alone would move the rate at 500 queries by a t
 Rules, each deciding "fail" on one simulated change:
 
 * **gate, max-drop 0**: ``ctxeval gate``'s test (the one-sided paired t-test corrected for skewness of
-  ``ctxeval._gate.stats``, called as the gate calls it) at alpha 0.05: fail when p < 0.05.
+  ``ctxeval._stats.onesided``, called as the gate calls it) at alpha 0.05: fail when p < 0.05.
 * **gate, max-drop 0.01**: the same with a tolerated drop of 0.01 (the planted 0.02 drop is then
   0.01 beyond the tolerance).
 * **per-case threshold (DeepEval-style)**: every query is a test case that passes when nDCG@10 ≥ 0.5
@@ -43,7 +43,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from ctxeval._gate.stats import one_sided, power_at, skew_t
+from ctxeval._stats.onesided import one_sided, skew_t
+from ctxeval._stats.power import power_at
 
 SIZES = (50, 100, 200, 500)
 

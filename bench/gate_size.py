@@ -23,7 +23,7 @@ changes: a share of exact ties (0), the rest a gamma variable centred, scaled to
 
 Tests, one-sided at alpha 0.05, failing when p < alpha:
 
-* **gate**: the gate's own test (``ctxeval._gate.stats.skew_t``: the t-test corrected for skewness by
+* **gate**: the gate's own test (``ctxeval._stats.onesided.skew_t``: the t-test corrected for skewness by
   Hall's transformation, Hall 1992), called on the simulated samples as the gate calls it.
 * **t-test**: the plain one-sided paired t-test, p = P(T_{n-1} <= (mean + δ) / (s/√n)).
 * **bootstrap-t** (``--bootstrap``, slow: 999 resamples per sample, on every 6th pair): the studentized
@@ -52,8 +52,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 import ctxeval
-from ctxeval._compare.special import t_ppf, t_sf
-from ctxeval._gate.stats import skew_needs, skew_t
+from ctxeval._stats.onesided import skew_needs, skew_t
+from ctxeval._stats.special import t_ppf, t_sf
 
 ALPHA = 0.05
 MARGIN = 0.02

@@ -42,8 +42,7 @@ def assert_no_regression(
     reports a failure) when it finds a significant drop; its message is the gate's report, one line per
     measure. Returns the :class:`~ctxeval.GateReport` when the gate holds. A baseline made under other
     labels or settings raises :class:`~ctxeval.ConfigError` (an error, not a failure)."""
-    from ._gate.gate import gate
-    from ._gate.render import row_sentence
+    from ._render.gate import gate, row_sentence
 
     report = gate(
         baseline,

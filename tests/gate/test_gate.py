@@ -21,7 +21,8 @@ from scipy import stats
 import ctxeval
 from ctxeval import ConfigError
 from ctxeval._cli import cli
-from ctxeval._gate.stats import detectable_drop, needed_queries, one_sided, power_at, simulated_power
+from ctxeval._stats.onesided import one_sided
+from ctxeval._stats.power import detectable_drop, needed_queries, power_at, simulated_power
 from ctxeval.testing import RegressionError, assert_no_regression
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -430,8 +431,8 @@ def test_all_pairs_compares_every_pair_with_holm_over_all_of_them(files):
 
 
 def test_judged_labels_are_named_and_people_s_labels_on_a_subset_give_prediction_powered_tests(tmp_path):
-    from ctxeval._core.ppi import ppi_mean
     from ctxeval._io.labels import LabelKind, Provenance
+    from ctxeval._stats.ppi import ppi_mean
 
     rng = np.random.default_rng(3)
     n = 120

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 import ctxeval
-from ctxeval._gate.stats import skew_t
+from ctxeval._stats.onesided import skew_t
 
 from .test_verdicts import REAL, needs_real
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -125,7 +126,7 @@ def test_a_query_listed_twice_is_refused(made):
     assert code == 2 and "query 'q07' is listed twice in the baseline" in out, out
     # the same through Python, on a Baseline built by hand
     base = ctxeval.Baseline.read(made["baseline"])
-    base.queries = [*base.queries[:-1], base.queries[0]]
+    base = replace(base, queries=[*base.queries[:-1], base.queries[0]])
     with pytest.raises(FormatError, match="query 'q00' is listed twice"):
         ctxeval.gate(base, str(made["qrels"]), str(made["new"]), max_drop={"nDCG@10": 0.02})
 
@@ -170,8 +171,7 @@ def test_a_single_null_leaves_its_query_out_and_says_so(made):
 def _partial_baseline(made, keep: int) -> ctxeval.Baseline:
     """The baseline with all but ``keep`` of its queries renamed to ids the candidate does not have."""
     base = ctxeval.Baseline.read(made["baseline"])
-    base.queries = [q if i < keep else f"gone{i}" for i, q in enumerate(base.queries)]
-    return base
+    return replace(base, queries=[q if i < keep else f"gone{i}" for i, q in enumerate(base.queries)])
 
 
 def test_a_measure_that_cannot_be_tested_is_exit_2_and_a_junit_error(made):
@@ -212,9 +212,9 @@ def _lower_tail(d: np.ndarray) -> float:
 
 def test_a_baseline_without_a_gated_measure_s_values_is_refused_before_evaluating(made):
     base = ctxeval.Baseline.read(made["baseline"])
-    base.values["nDCG@10"] = np.full(N, math.nan)
+    base = replace(base, values={**base.values, "nDCG@10": np.full(N, math.nan)})
     with pytest.raises(ConfigError, match="nDCG@10 is undefined on 40 of the baseline's 40 queries"):
         ctxeval.gate(base, str(made["qrels"]), str(made["new"]), max_drop={"nDCG@10": 0.02})
-    base.values["nDCG@10"] = np.r_[np.full(N - 1, 0.5), math.inf]
+    base = replace(base, values={**base.values, "nDCG@10": np.r_[np.full(N - 1, 0.5), math.inf]})
     with pytest.raises(FormatError, match="nDCG@10 of query 'q39' is inf"):
         ctxeval.gate(base, str(made["qrels"]), str(made["new"]), max_drop={"nDCG@10": 0.02})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -119,7 +120,7 @@ def test_annotation_levels_are_the_guide_s(tmp_path):
     rep = ctxeval.gate(base, str(many["qrels"]), str(many["new"]), max_drop={"RR": 0.02})
     assert rep.row("RR").verdict == "drop"
     got["significant drop"] = rep.to_annotations().split()[0].strip(":")
-    base.queries = [base.queries[0]] + [f"gone{i}" for i in range(1, len(base.queries))]
+    base = replace(base, queries=[base.queries[0]] + [f"gone{i}" for i in range(1, len(base.queries))])
     rep = ctxeval.gate(base, str(many["qrels"]), str(many["new"]), max_drop={"RR": 0.02})
     got["untested"] = rep.to_annotations().split()[0].strip(":")
     assert got == guide

@@ -129,7 +129,7 @@ def gate_command(
     are enough to tell. NAME=RUN names the candidate in the report (by default its tag, or its file's
     name when the tag is the baseline's too).
     """
-    from .._gate.gate import gate
+    from .._render.gate import gate
 
     report = gate(
         baseline,
@@ -193,6 +193,7 @@ def power_command(
 
     from .._errors import ConfigError
     from .._gate.gate import power
+    from .._render.gate import power_lines
 
     inputs: dict[str, Any] = {}
     if samples and qrels is None:
@@ -208,18 +209,4 @@ def power_command(
     if fmt == "json":
         emit(json.dumps([p.to_dict() for p in plans], indent=2) + "\n", output)
         return
-    lines = []
-    for p in plans:
-        need = f"{p.needed:,}" if p.needed else "no practical number of"
-        head = f"{p.measure} (tolerated drop {p.margin:g}; sd of the per-query changes {p.sd:.4f}, {p.sd_source}):"
-        if p.never:
-            lines += [head, f"  {p.never}"]
-            continue
-        lines += [
-            head,
-            f"  to catch a drop of {p.drop:g} with probability {p.power:g} at alpha {p.alpha:g}: {need} queries",
-            f"  with the baseline's {p.n} queries: a drop of {p.drop:g} is caught with probability "
-            f"{p.power_now:.3f} (formula) / {p.simulated_now:.3f} (bootstrap check, 2,000 draws); "
-            f"the smallest drop caught with probability {p.power:g} is {p.detectable:.4f}",
-        ]
-    emit("\n".join(lines) + "\n", output)
+    emit(power_lines(plans), output)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, FormatError
+from .._io.writers import write_text
 from .._version import __version__
 
 __all__ = ["FORMAT", "Baseline", "differences", "labels_fingerprint", "settings_fingerprint"]
@@ -99,7 +100,7 @@ def differences(stored: Mapping[str, Any], now: Mapping[str, Any], what: str) ->
     return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class Baseline:
     """One run's per-query values of some measures, with the settings and labels they were computed
     under (see the module docstring). ``values[m][i]`` is query ``queries[i]``'s value (NaN: undefined)."""
@@ -183,8 +184,6 @@ class Baseline:
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write the baseline file (atomically)."""
-        from .._io.writers import write_text
-
         write_text(Path(path), self.to_json())
 
     @classmethod

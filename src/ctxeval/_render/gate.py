@@ -1,18 +1,34 @@
 """The gate's report for people and for CI: a terminal table, Markdown (a CI step summary), JUnit XML
-(one test case per gated measure) and GitHub annotations. Deterministic bytes; names from input are
-escaped for each format."""
+(one test case per gated measure) and GitHub annotations; ``power``'s plan as text. Deterministic
+bytes; names from input are escaped for each format. The public :class:`GateReport` is the gate's
+frozen result (:class:`ctxeval._gate.model.GateResult`) with these renderings, and :func:`gate` the
+verb that returns it.
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from typing import Any
 from xml.etree import ElementTree as ET
 
-if TYPE_CHECKING:
-    from .gate import GateReport, GateRow
+from .._gate.gate import gate as gate_model
+from .._gate.model import GateResult, GateRow, PowerPlan
 
-__all__ = ["row_sentence", "tell", "to_annotations", "to_junit", "to_markdown", "to_table"]
+__all__ = [
+    "GateReport",
+    "gate",
+    "power_lines",
+    "row_sentence",
+    "tell",
+    "to_annotations",
+    "to_junit",
+    "to_markdown",
+    "to_table",
+]
 
 
 def _f(x: float, signed: bool = False) -> str:
@@ -27,7 +43,7 @@ def _p(p: float) -> str:
     return f"{p:.1e}" if p < 1e-4 else f"{p:.4f}"
 
 
-def _level(report: GateReport) -> str:
+def _level(report: GateResult) -> str:
     return f"{100 * (1 - 2 * report.alpha):g}%"
 
 
@@ -48,7 +64,7 @@ def tell(r: GateRow) -> str:
     return f"{caught}: too few to tell a drop of {r.detect:g} ({need})"
 
 
-def row_sentence(r: GateRow, report: GateReport) -> str:
+def row_sentence(r: GateRow, report: GateResult) -> str:
     """One measure's result as a sentence (the gate's report, the pytest helper's message)."""
     verdict = {"drop": "SIGNIFICANT DROP", "holds": "holds", "untested": "UNTESTED", "inconclusive": _INCONCLUSIVE}[
         r.verdict
@@ -64,7 +80,7 @@ def row_sentence(r: GateRow, report: GateReport) -> str:
 _INCONCLUSIVE = "inconclusive (beyond the tolerated drop, not significantly)"
 
 
-def _state(report: GateReport, esc: Callable[[str], str] = str) -> str:
+def _state(report: GateResult, esc: Callable[[str], str] = str) -> str:
     """The gate's outcome in a few words: FAILS, CANNOT TELL, INCONCLUSIVE or HOLDS."""
 
     def names(v: str) -> str:
@@ -82,11 +98,11 @@ def _state(report: GateReport, esc: Callable[[str], str] = str) -> str:
     return "HOLDS"
 
 
-def _headline(report: GateReport) -> str:
+def _headline(report: GateResult) -> str:
     return f"ctxeval gate: {report.candidate} against the baseline {report.baseline}: {_state(report)}"
 
 
-def _method(report: GateReport) -> str:
+def _method(report: GateResult) -> str:
     methods = sorted({r.method for r in report.rows})
     return (
         f"test: {'; '.join(methods)}, of a drop beyond the tolerated one (H0: change >= -tolerated), "
@@ -100,7 +116,7 @@ def _queries(r: GateRow) -> str:
     return f"{r.n}" + (" (too few)" if r.sd > 0 and not r.enough else "")
 
 
-def to_table(report: GateReport) -> str:
+def to_table(report: GateResult) -> str:
     header = [
         "measure",
         "baseline",
@@ -141,7 +157,7 @@ def _md(text: str) -> str:
     return text
 
 
-def to_markdown(report: GateReport) -> str:
+def to_markdown(report: GateResult) -> str:
     """A GitHub-flavoured Markdown summary (write it to ``$GITHUB_STEP_SUMMARY``)."""
     icon = {0: ":white_check_mark:", 1: ":x:", 2: ":grey_question:"}[report.exit_code]
     if report.exit_code == 0 and report.measures_with("inconclusive"):
@@ -165,7 +181,7 @@ def to_markdown(report: GateReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def to_junit(report: GateReport) -> str:
+def to_junit(report: GateResult) -> str:
     """JUnit XML: a ``testsuites`` with one ``testsuite``, one ``testcase`` per gated measure; a
     significant drop is a ``failure``, an untested measure an ``error`` (never ``skipped``: a gated
     measure is not optional); an inconclusive one passes, its sentence saying so."""
@@ -204,7 +220,7 @@ def _escape_property(s: str) -> str:
     return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def to_annotations(report: GateReport) -> str:
+def to_annotations(report: GateResult) -> str:
     """GitHub Actions workflow commands, one per gated measure: ``::error`` for a significant drop or
     an untested measure, ``::warning`` for an inconclusive one, ``::notice`` for one that holds (its
     sentence says whether the queries are enough to tell)."""
@@ -214,3 +230,54 @@ def to_annotations(report: GateReport) -> str:
         title = _escape_property(f"ctxeval gate: {r.measure}")
         out.append(f"::{kind} title={title}::{_escape_data(row_sentence(r, report))}")
     return "\n".join(out) + "\n"
+
+
+def power_lines(plans: Sequence[PowerPlan]) -> str:
+    """``ctxeval power``'s plan as text, a few lines per measure."""
+    lines = []
+    for p in plans:
+        need = f"{p.needed:,}" if p.needed else "no practical number of"
+        head = f"{p.measure} (tolerated drop {p.margin:g}; sd of the per-query changes {p.sd:.4f}, {p.sd_source}):"
+        if p.never:
+            lines += [head, f"  {p.never}"]
+            continue
+        lines += [
+            head,
+            f"  to catch a drop of {p.drop:g} with probability {p.power:g} at alpha {p.alpha:g}: {need} queries",
+            f"  with the baseline's {p.n} queries: a drop of {p.drop:g} is caught with probability "
+            f"{p.power_now:.3f} (formula) / {p.simulated_now:.3f} (bootstrap check, 2,000 draws); "
+            f"the smallest drop caught with probability {p.power:g} is {p.detectable:.4f}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+class GateReport(GateResult):
+    """The outcome of :func:`gate`: one row per gated measure (``rows``: the change, its interval and
+    test, the margin, the verdict and what the queries can tell), with the settings (``to_dict``,
+    ``to_json``, ``to_pandas``), and its text formats (``to_table``, ``to_markdown``, ``to_junit``,
+    ``to_annotations``)."""
+
+    @classmethod
+    def of(cls, result: GateResult) -> GateReport:
+        return cls(**{f.name: getattr(result, f.name) for f in fields(result)})
+
+    def to_table(self) -> str:
+        return to_table(self)
+
+    def to_markdown(self) -> str:
+        return to_markdown(self)
+
+    def to_junit(self) -> str:
+        return to_junit(self)
+
+    def to_annotations(self) -> str:
+        return to_annotations(self)
+
+
+@functools.wraps(gate_model, assigned=("__module__", "__name__", "__qualname__", "__doc__"))
+def gate(*args: Any, **kwargs: Any) -> GateReport:
+    return GateReport.of(gate_model(*args, **kwargs))
+
+
+gate.__signature__ = inspect.signature(gate_model).replace(return_annotation=GateReport)  # type: ignore[attr-defined]
+gate.__module__ = __name__
