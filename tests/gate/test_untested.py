@@ -21,6 +21,7 @@ import ctxeval
 from ctxeval import ConfigError
 from ctxeval._cli import cli
 from ctxeval._errors import FormatError
+from ctxeval.testing import assert_no_regression
 
 N = 40
 
@@ -189,6 +190,8 @@ def test_a_measure_that_cannot_be_tested_is_exit_2_and_a_junit_error(made):
     (case,) = suite.findall("testcase")
     assert case.find("skipped") is None and case.find("error").get("type") == "Untested"
     assert rep.to_annotations().startswith("::error title=ctxeval gate%3A nDCG@10::nDCG@10: UNTESTED")
+    with pytest.raises(ConfigError, match="could not be tested against the baseline main"):  # an error, not a pass
+        assert_no_regression(base, str(made["qrels"]), str(made["new"]), max_drop={"nDCG@10": 0.02})
     base.write(made["baseline"].with_name("partial.json"))
     code, out = _gate(made, made["baseline"].with_name("partial.json"))
     assert code == 2 and "CANNOT TELL" in out and "HOLDS" not in out, out
