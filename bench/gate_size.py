@@ -26,7 +26,8 @@ Tests, one-sided at alpha 0.05, failing when p < alpha:
 * **gate**: the gate's own test (``ctxeval._stats.onesided.skew_t``: the t-test corrected for skewness by
   Hall's transformation, Hall 1992), called on the simulated samples as the gate calls it.
 * **t-test**: the plain one-sided paired t-test, p = P(T_{n-1} <= (mean + δ) / (s/√n)).
-* **bootstrap-t** (``--bootstrap``, slow: 999 resamples per sample, on every 6th pair): the studentized
+* **bootstrap-t** (``--bootstrap``, slow: 999 resamples per sample, on every 6th pair and a tenth of the
+  samples, so noisier): the studentized
   bootstrap, failing when t falls below the 5 % quantile of the resampled t* (Efron & Tibshirani 1993).
 
 The report: per skew band, the number of pairs and the mean and largest size over its pairs, for each
