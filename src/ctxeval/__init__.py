@@ -39,7 +39,7 @@ if _typing.TYPE_CHECKING:
     from ._evaluate import Result, RunResult
     from ._fit_udcg import FitResult, fit_udcg
     from ._gate.baseline import Baseline
-    from ._gate.gate import GateReport, gate, power, snapshot
+    from ._gate.gate import power, snapshot
     from ._io.labels import LabelKind
     from ._io.model import Qrels, Run
     from ._io.retrievers import collect
@@ -48,6 +48,7 @@ if _typing.TYPE_CHECKING:
     from ._judge.verbs import agreement
     from ._measures import Family, Measure, families, parse_measure, parse_measures
     from ._policies import Policies
+    from ._render.gate import GateReport, gate
     from ._render.report import Report, compare
     from ._selector import ContextSelector
     from ._spark import evaluate_spark
@@ -68,8 +69,8 @@ _LAZY = {
     "Stats": "._compare.settings",
     "Strata": "._compare.settings",
     "Baseline": "._gate.baseline",
-    "GateReport": "._gate.gate",
-    "gate": "._gate.gate",
+    "GateReport": "._render.gate",
+    "gate": "._render.gate",
     "power": "._gate.gate",
     "snapshot": "._gate.gate",
     "Sections": "._compare.settings",

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from ctxeval._cli import cli
-from ctxeval._core.ppi import ppi_mean
 from ctxeval._errors import ConfigError
 from ctxeval._judge.verbs import agreement
+from ctxeval._stats.ppi import ppi_mean
 
 Labels = dict[str, dict[str, int]]
 

@@ -14,7 +14,7 @@ What the card holds (built by :func:`ctxeval._judge.verbs.agreement`):
 * **ranking**: Kendall's tau and tau_AP between the runs' orders under either labelling, the largest
   swap among the top systems (:mod:`.agreement`); each run's mean under either labelling, the share of
   its top k the judge labelled, and the prediction-powered estimate of its mean with people's labels
-  on a subset (:mod:`ctxeval._core.ppi`).
+  on a subset (:mod:`ctxeval._stats.ppi`).
 
 **Verdict.** Thresholds and where they come from (:data:`PUBLISHED`):
 

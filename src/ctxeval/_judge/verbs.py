@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from .._core.grademap import GradeMap
-from .._core.ppi import ppi_mean
 from .._errors import ConfigError
+from .._stats.ppi import ppi_mean
 from .agreement import cohen_kappa, krippendorff_alpha_ordinal, ranking_agreement
 from .card import THRESHOLDS, JudgeCard, Scale, verdict
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from ctxeval._core.ppi import ppi_arrays, ppi_mean, t_quantile
 from ctxeval._errors import ConfigError
+from ctxeval._stats.ppi import ppi_arrays, ppi_mean, t_quantile
 
 # --- the t quantile ------------------------------------------------------------------------------
 

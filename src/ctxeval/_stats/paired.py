@@ -2,7 +2,7 @@
 
 The tests and the intervals share one resampling scheme, one random stream and one exactness
 device, :func:`exact_grid`, which must stay identical for both; the special functions (incomplete
-beta, t and normal distributions) live in :mod:`.special`.
+beta, t and normal distributions) live in :mod:`.special`, the intervals in :mod:`.intervals`.
 
 Everything works on a matrix ``x`` of shape ``(n_queries, n_columns)`` (a 1-D array is one column):
 each column is one comparison (paired differences) or one sample (per-query values), and NaN marks a
@@ -46,19 +46,6 @@ Tests (two-sided; ``d`` = the paired differences of a column, ``n`` its length):
   differences are shifted to mean 0, w = d − mean(d); each of B resamples w* of the queries gives
   t* = mean(w*) / (sd(w*) / √n*) over its n* defined values; p = (b + 1) / (B' + 1), b = #{|t*| ≥ |t|},
   B' the resamples with n* ≥ 2 (all of them unless the column has very few defined values).
-
-Confidence intervals of a mean (Efron & Tibshirani 1993, ch. 13 and 14): B resamples of the queries
-with replacement; **percentile**: the α/2 and 1 − α/2 quantiles (linear interpolation) of the
-resampled means; **BCa**: those quantiles at α₁ = Φ(z₀ + (z₀ + z_{α/2}) / (1 − a(z₀ + z_{α/2}))) and
-α₂ likewise with z_{1−α/2}, z₀ = Φ⁻¹(share of resampled statistics below the estimate, ties counted
-half), a = Σ U³ / (6 (Σ U²)^{3/2}) from the jackknife, U_i = (n − 1)(mean of the jackknife statistics −
-jackknife statistic i). Without NaN, the intervals equal ``scipy.stats.bootstrap(..., method=...,
-rng=numpy.random.default_rng(seed))``. Resamples that hold no defined value of a column (possible only
-when it has very few) are left out of its interval.
-
-Corrections of m p-values (NaN p-values are not counted in m and stay NaN): **Holm** (1979) step-down,
-p_(i) ← max_{j≤i} min(1, (m − j + 1) p_(j)); **Bonferroni** min(1, m p); **Benjamini–Hochberg** (1995)
-step-up, p_(i) ← min_{j≥i} min(1, m p_(j) / j); **none**.
 """
 
 from __future__ import annotations
@@ -68,46 +55,29 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._errors import ConfigError
+from .resample import as_matrix, check_count, check_seed, exact_grid, flip_sums, resample_sums
+from .special import normal_cdf, t_sf
 
 __all__ = [
-    "CI_METHODS",
-    "CORRECTIONS",
+    "PERM_RTOL",
     "TESTS",
-    "adjust_pvalues",
-    "bca_interval",
-    "betainc",
-    "bootstrap_ci",
+    "TEST_NAMES",
     "bootstrap_test",
-    "exact_grid",
-    "jackknife_means",
-    "jackknife_sums",
-    "normal_cdf",
-    "normal_ppf",
-    "percentile_interval",
     "randomization_test",
-    "resample_means",
-    "resample_sums",
-    "t_sf",
+    "studentized_p",
     "t_test",
-    "unique_masks",
     "wilcoxon_test",
 ]
 
-from .resample import (
-    as_matrix,
-    check_count,
-    check_seed,
-    exact_grid,
-    flip_sums,
-    resample_means,
-    resample_sums,
-    unique_masks,
-)
-from .settings import CI_METHODS, CORRECTIONS, TESTS
-from .special import betainc, normal_cdf, normal_ppf, t_sf
+#: the paired two-sided tests, by the name compare's ``test`` setting takes
+TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
+TEST_NAMES = {
+    "randomization": "paired randomization test (random sign flips), two-sided, p = (b + 1) / (B + 1)",
+    "t": "paired t-test, two-sided",
+    "wilcoxon": "Wilcoxon signed-rank test, two-sided (scipy's defaults: zeros dropped, exact for n <= 50 without ties or zeros, every sign flip for n <= 13 with them, normal approximation with tie correction otherwise)",
+    "bootstrap": "paired studentized bootstrap test, two-sided, p = (b + 1) / (B + 1)",
+}
 
-#: relative tolerance of the randomization test's comparisons (times Σ|d|)
 PERM_RTOL = 1e-9
 
 Progress = Callable[[float], None] | None
@@ -270,114 +240,6 @@ def wilcoxon_test(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
     return _out(stat, vector), _out(pv, vector), methods
 
 
-# --------------------------------------------------------------------------------------------------
-# bootstrap
-# --------------------------------------------------------------------------------------------------
-
-
-def _check_level(confidence: float) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 < float(confidence) < 1.0:
-        raise ConfigError(f"confidence must be a number strictly between 0 and 1, got {confidence!r}")
-    return float(confidence)
-
-
-def percentile_interval(boot: np.ndarray, confidence: float = 0.95) -> np.ndarray:
-    """``[lo, hi]`` per column of ``boot`` (resamples along axis 0, NaN resamples left out): its α/2
-    and 1 − α/2 quantiles (linear interpolation)."""
-    level = _check_level(confidence)
-    b, vector = _as_matrix(boot)
-    alpha = (1.0 - level) / 2.0
-    out = np.full((b.shape[1], 2), np.nan)
-    for j in range(b.shape[1]):
-        col = b[:, j]
-        col = col[~np.isnan(col)] if np.isnan(col).any() else col
-        if col.size:
-            out[j] = np.quantile(col, [alpha, 1.0 - alpha])
-    return out[0] if vector else out
-
-
-def bca_interval(boot: np.ndarray, estimate: float, jackknife: np.ndarray, confidence: float = 0.95) -> np.ndarray:
-    """BCa interval ``[lo, hi]`` of one statistic from its bootstrap distribution (NaN resamples left
-    out), its estimate and its jackknife values (see the module docstring). When z₀ is infinite (every
-    resampled value on one side of the estimate) it is the percentile interval; an undefined
-    acceleration (a jackknife value is NaN, or all are equal) counts as 0."""
-    level = _check_level(confidence)
-    b = np.asarray(boot, dtype=np.float64)
-    b = b[~np.isnan(b)]
-    if b.size == 0 or math.isnan(estimate):
-        return np.array([np.nan, np.nan])
-    share = (np.count_nonzero(b < estimate) + np.count_nonzero(b <= estimate)) / (2.0 * b.size)
-    z0 = normal_ppf(share)
-    if not math.isfinite(z0):
-        return percentile_interval(b, level)
-    jack = np.asarray(jackknife, dtype=np.float64)
-    a_hat = 0.0
-    if jack.size > 1 and not np.isnan(jack).any():
-        u = (jack.size - 1) * (jack.mean() - jack)
-        den = float((u**2).sum())
-        if den > 0:
-            a_hat = float((u**3).sum()) / (6.0 * den**1.5)
-    alpha = (1.0 - level) / 2.0
-    qs = []
-    for z in (normal_ppf(alpha), normal_ppf(1.0 - alpha)):
-        num = z0 + z
-        qs.append(normal_cdf(z0 + num / (1.0 - a_hat * num)))
-    return np.quantile(b, qs)
-
-
-def bootstrap_ci(
-    x: np.ndarray,
-    *,
-    resamples: int = 10000,
-    seed: int = 0,
-    confidence: float = 0.95,
-    method: str = "percentile",
-    progress: Progress = None,
-) -> np.ndarray:
-    """Bootstrap confidence interval of the mean of each column (over its defined values): ``[lo, hi]``.
-
-    >>> ci = bootstrap_ci(np.array([1.0, 1.0, 1.0]), resamples=50)
-    >>> ci.tolist()
-    [1.0, 1.0]
-    """
-    if method not in CI_METHODS:
-        raise ConfigError(f"ci method must be one of {', '.join(CI_METHODS)}, got {method!r}")
-    a, vector = _as_matrix(x)
-    boot = resample_means(a, resamples=resamples, seed=seed, progress=progress)
-    if method == "percentile":
-        out = percentile_interval(boot, confidence)
-        return out[0] if vector else out
-    out = np.full((a.shape[1], 2), np.nan)
-    for j in range(a.shape[1]):
-        col = a[:, j]
-        if np.isnan(col).all():
-            continue
-        out[j] = bca_interval(boot[:, j], float(np.nanmean(col)), jackknife_means(col), confidence)
-    return out[0] if vector else out
-
-
-def jackknife_sums(x: np.ndarray) -> np.ndarray:
-    """Leave-one-out sums of the defined values of a column, one per row (a NaN row: the full sum)."""
-    v = np.asarray(x, dtype=np.float64)
-    valid = ~np.isnan(v)
-    total = v[valid].sum()
-    return np.where(valid, total - np.where(valid, v, 0.0), total)
-
-
-def jackknife_means(x: np.ndarray) -> np.ndarray:
-    """Leave-one-out means of the defined values of a column, one per row: (Σv − v_i) / (k − 1) for a
-    defined row, the mean itself for a NaN row (leaving it out changes nothing); NaN when k = 1."""
-    v = np.asarray(x, dtype=np.float64)
-    valid = ~np.isnan(v)
-    k = int(valid.sum())
-    if k == 0:
-        return np.full(v.shape, np.nan)
-    total = v[valid].sum()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        left = (total - np.where(valid, v, 0.0)) / (k - 1) if k > 1 else np.full(v.shape, np.nan)
-    return np.where(valid, left, total / k)
-
-
 def studentized_p(sums: np.ndarray, sums2: np.ndarray, counts: np.ndarray, d: np.ndarray) -> float:
     """p of the paired bootstrap test from the resampled sums of d and of d² and the resampled counts
     of defined values (same resamples); ``d``: the defined differences.
@@ -421,43 +283,3 @@ def bootstrap_test(d: np.ndarray, *, resamples: int = 10000, seed: int = 0, prog
         if v.size:
             p[j] = studentized_p(sums[:, j], sums[:, m + j], counts[:, j], v)
     return _out(p, vector)
-
-
-# --------------------------------------------------------------------------------------------------
-# multiple comparisons
-# --------------------------------------------------------------------------------------------------
-
-
-def adjust_pvalues(p: np.ndarray, method: str = "holm") -> np.ndarray:
-    """Adjusted p-values for the family of all non-NaN entries of ``p``.
-
-    >>> adjust_pvalues(np.array([0.01, 0.04, 0.03]), "holm").round(6).tolist()
-    [0.03, 0.06, 0.06]
-    >>> adjust_pvalues(np.array([0.01, 0.04, 0.03]), "bh").round(6).tolist()
-    [0.03, 0.04, 0.04]
-    """
-    if method not in CORRECTIONS:
-        raise ConfigError(f"correction must be one of {', '.join(CORRECTIONS)}, got {method!r}")
-    p = np.asarray(p, dtype=np.float64)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    m = ok.size
-    if m == 0:
-        return out
-    v = p[ok]
-    if method == "none":
-        adj = v.copy()
-    elif method == "bonferroni":
-        adj = np.minimum(1.0, v * m)
-    else:
-        order = np.argsort(v, kind="stable")
-        s = v[order]
-        i = np.arange(1, m + 1)
-        if method == "holm":
-            steps = np.maximum.accumulate(np.minimum(1.0, (m - i + 1) * s))
-        else:  # bh
-            steps = np.minimum.accumulate(np.minimum(1.0, m * s / i)[::-1])[::-1]
-        adj = np.empty(m)
-        adj[order] = steps
-    out[ok] = adj
-    return out

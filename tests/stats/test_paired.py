@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 from ctxeval import ConfigError
-from ctxeval._compare import resample as R
-from ctxeval._compare import stats as S
+from ctxeval import _stats as S
+from ctxeval._stats import resample as R
 
 # --------------------------------------------------------------------------------------------------
 # special functions
@@ -47,7 +47,7 @@ def test_t_tail_closed_forms_near_zero():
 
 @pytest.mark.parametrize("df", [1, 2, 3, 9, 49, 99, 499, 10_000, 1_000_000])
 def test_t_quantile_and_cdf_match_scipy(df):
-    from ctxeval._compare import special as SP
+    from ctxeval._stats import special as SP
 
     for q in (1e-10, 1e-6, 0.001, 0.025, 0.05, 0.1, 0.3, 0.7, 0.95, 0.975, 0.999, 1 - 1e-6):
         x = SP.t_ppf.__wrapped__(q, float(df))  # uncached
@@ -330,7 +330,7 @@ def test_bad_arguments():
 
 _THREADS_SCRIPT = """
 import hashlib, numpy as np
-from ctxeval._compare import stats as S
+from ctxeval import _stats as S
 rng = np.random.default_rng(1)
 x = rng.random((3000, 12)) * np.r_[np.ones(11), 500.0]  # one column of counts-like values
 x[rng.random(x.shape) < 0.1] = np.nan
