@@ -370,6 +370,13 @@ def evaluate_spark(
     DataFrame ``(run, query_id, <one column per measure>)``. Sample sets: ``qrels=None`` and
     ``runs`` the sample sets (DataFrames or JSON-lines paths, see :func:`samples_frames`), whose
     references are the judgments (they must agree where they meet)."""
+    from ._policies import Policies
+
+    if Policies.coerce(policies).ties == "expected":
+        raise ConfigError(
+            "ties='expected' runs on the local and stream engines (the best and worst orders of the ties are "
+            "collected beside the values there); on Spark use ties='trec'"
+        )
     try:
         from pyspark.errors import PySparkException
     except ImportError:

@@ -11,38 +11,26 @@ import numpy as np
 from .. import _stats as S
 from .._evaluate import aggregate
 from .._measures import Measure
+from .._stats.summary import GM_FLOOR, forward, jackknife, resampled
 from .model import Block, Comparison, RunSummary
 from .settings import Stats
 
 __all__ = ["GM_FLOOR", "TIE_TOL", "block"]
 
 TIE_TOL = 1e-12
-GM_FLOOR = 1e-5
 
 
 def _forward(m: Measure, x: np.ndarray) -> np.ndarray:
-    """Values on the scale the summary averages: log(max(x, 1e-5)) for geometric means."""
-    if m.spec.aggregate == "gmean":
-        return np.log(np.maximum(x, GM_FLOOR))
-    return x
+    """Values on the scale the summary averages (see :mod:`ctxeval._stats.summary`)."""
+    return forward(m.spec.aggregate, x)
 
 
 def _resampled(m: Measure, sums: np.ndarray, means: np.ndarray, c: int) -> np.ndarray:
-    """The summary of each resample of column ``c`` from the resampled sums and means of the
-    (forward-transformed) defined values."""
-    how = m.spec.aggregate
-    if how == "sum":
-        return sums[:, c]
-    return np.exp(means[:, c]) if how == "gmean" else means[:, c]
+    return resampled(m.spec.aggregate, sums[:, c], means[:, c])
 
 
 def _jackknife(m: Measure, col: np.ndarray) -> np.ndarray:
-    """Leave-one-query-out summaries of a column of forward-transformed values (NaN = not defined)."""
-    how = m.spec.aggregate
-    if how == "sum":
-        return S.jackknife_sums(col)
-    jack = S.jackknife_means(col)
-    return np.exp(jack) if how == "gmean" else jack
+    return jackknife(m.spec.aggregate, col)
 
 
 class _Columns:

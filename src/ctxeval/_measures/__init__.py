@@ -12,6 +12,8 @@ from . import trec_table as trec_table
 from . import trec_prefs as trec_prefs
 from . import distraction as distraction
 from . import context as context
+from . import tie_kernels as tie_kernels
+from . import tie_rules as tie_rules
 
 # isort: on
 from .base import REGISTRY, Family, Measure, Param, TrecArgs, TrecSpec, families, make, register, trec_specs
