@@ -5,7 +5,6 @@ that share a tag are named by their files, and NAME=RUN names the candidate."""
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -15,17 +14,7 @@ from click.testing import CliRunner
 
 import ctxeval
 from ctxeval._cli import cli
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def shared_real() -> Path | None:
-    """../shared/data/real beside the repository (or beside the checkout holding this worktree)."""
-    for base in (os.environ.get("CTXEVAL_SHARED"), ROOT.parent / "shared", ROOT.parent.parent / "shared"):
-        if base and (Path(base) / "data" / "real" / "dl20").is_dir():
-            return Path(base) / "data" / "real"
-    return None
-
+from shared_data import ROOT, shared_real
 
 REAL = shared_real()
 needs_real = pytest.mark.skipif(REAL is None, reason="../shared/data/real (TREC DL19/DL20 runs) is absent")
