@@ -222,6 +222,8 @@ class Result:
             entry = r.entry(self.measures)
             if per_query:
                 entry["per_query"] = r.per_query_dict(self.measures)
+                if r.extremes is not None:
+                    entry["per_query_ties"] = r.per_query_ties(self.measures)
             runs.append(entry)
         out = {"measures": [str(m) for m in self.measures], "runs": runs, "settings": dict(self.settings)}
         if self.notes:

@@ -30,7 +30,7 @@ import numpy as np
 
 from .._errors import ConfigError
 from .ids import Ids
-from .segments import offsets, seg_sum
+from .segments import offsets, seg_sum, segment_rows
 from .ties import TieGroups
 
 __all__ = ["Cut", "EvalData", "Extra", "QueryAccounting", "RankedRows"]
@@ -281,6 +281,35 @@ class EvalData:
             return self.side(out)
         cut = Cut(order, perm, self.r_off)
         return replace(out, extras={name: value.cut(cut) for name, value in self.extras.items()}, _memo=out._memo)
+
+    def queries(self, idx: np.ndarray) -> EvalData:
+        """The queries ``idx`` (ascending positions) alone, with their tie groups and without side data
+        (for the measures that read none)."""
+        lengths = self.n_ret[idx]
+        r_off = offsets(lengths)
+        rows = segment_rows(self.r_off[:-1][idx], lengths)
+        new_q = np.full(self.n_queries, -1, dtype=np.int64)
+        new_q[idx] = np.arange(idx.size, dtype=np.int64)
+        keep = new_q[self.j_seg] >= 0
+        seg = new_q[self.j_seg[keep]]
+        q_len = np.diff(self.q_off)[idx]
+        g = self.tie_groups
+        out = EvalData(
+            [self.qids[i] for i in idx.tolist()],
+            r_off,
+            self.j_idx[keep] - self.r_off[:-1][self.j_seg[keep]] + r_off[:-1][seg],
+            self.j_grade[keep],
+            offsets(q_len),
+            self.q_grade[segment_rows(self.q_off[:-1][idx], q_len)],
+            self.has_run[idx],
+            self.accounting,
+            self.ties,
+            self.max_grade,
+            None if self.rows is None else self.rows.take(rows),
+            tie_groups=None if g is None else TieGroups(g.start[rows], g.size[rows]),
+        )
+        out.__dict__["j_seg"] = seg
+        return out
 
     def prefix(self, length: int) -> EvalData:
         """Every query's ranking cut to its first ``length`` rows. The qrels side, the accounting and

@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import product
 
 import numpy as np
 
@@ -96,9 +95,11 @@ def order_by_key(groups: TieGroups, r_off: np.ndarray, key: np.ndarray) -> np.nd
 
 @dataclass(frozen=True, eq=False)
 class Round:
-    """One order of every query's tie groups: ``perm`` (new position -> ranked row) and the probability
-    ``weight`` of each query's order (0 for a query whose orders are all done)."""
+    """One order of the tie groups of some queries: ``queries`` (their indices, ascending; None: every
+    query), ``perm`` (new position -> row, over the rows of those queries laid out one after another)
+    and the probability ``weight`` of each one's order (0 for a query whose orders are all done)."""
 
+    queries: np.ndarray | None
     perm: np.ndarray
     weight: np.ndarray
 
@@ -153,62 +154,74 @@ def _group_orders(rows: np.ndarray, classes: np.ndarray, m: int, cap: int) -> li
     return out
 
 
-def rounds(groups: TieGroups, r_off: np.ndarray, classes: np.ndarray, window: np.ndarray, what: str) -> Iterator[Round]:
+def rounds(
+    groups: TieGroups, r_off: np.ndarray, classes: np.ndarray, window: np.ndarray, what: str, subset: bool = True
+) -> Iterator[Round]:
     """Every order of every query's tie groups that a measure can tell apart, as rounds (see
     :class:`Round`): a query's orders are those of its groups (of two rows or more) that start within
     its ``window`` (ranks past it are never read), in the classes of the ranks within it. Query ``q``
-    takes its i-th order in round i; the rounds run to the largest number of orders of any query.
-    More than :data:`LIMIT` orders of a query (or :data:`WORK_LIMIT` rows times rounds) raise a
-    :class:`ConfigError` naming ``what``: an exact average would take too long, and it never samples."""
+    takes its i-th order in round i; the rounds run to the largest number of orders of any query. The
+    first round holds every query; with ``subset`` a later round holds only the queries with orders
+    left, else every query (those done with weight 0). Past :data:`LIMIT` orders of a query, or
+    :data:`WORK_LIMIT` rows evaluated in all, a :class:`ConfigError` naming ``what``: an exact average
+    would take too long, and it never samples."""
     n_rows = int(r_off[-1])
-    seg_start = np.repeat(r_off[:-1], np.diff(r_off))
-    pos = np.arange(n_rows, dtype=np.int64) - seg_start
-    window_rows = np.repeat(window, np.diff(r_off))
-    lead = (pos == groups.start) & (groups.size > 1) & (groups.start < window_rows)
-    per_query: list[tuple[int, list[tuple[np.ndarray, list[tuple[np.ndarray, float]]]]]] = []
-    most = 1
+    n_q = r_off.size - 1
+    lengths = np.diff(r_off)
+    pos = np.arange(n_rows, dtype=np.int64) - np.repeat(r_off[:-1], lengths)
+    lead = (pos == groups.start) & (groups.size > 1) & (groups.start < np.repeat(window, lengths))
+    per_query: dict[int, list[tuple[np.ndarray, list[tuple[np.ndarray, float]]]]] = {}
     for first in np.flatnonzero(lead).tolist():
         q = int(np.searchsorted(r_off, first, side="right") - 1)
         n = int(groups.size[first])
         rows = np.arange(first, first + n, dtype=np.int64)
-        m = int(min(n, window[q] - groups.start[first]))
         try:
-            orders = _group_orders(rows, classes[rows], m, LIMIT)
+            orders = _group_orders(rows, classes[rows], int(min(n, window[q] - groups.start[first])), LIMIT)
         except OverflowError:
-            orders = []
-        if not orders:
-            raise _too_many(what, f"a tie group of {n} rows")
-        if per_query and per_query[-1][0] == q:
-            per_query[-1][1].append((rows, orders))
-        else:
-            per_query.append((q, [(rows, orders)]))
-    for _q, gs in per_query:
+            raise _too_many(what, f"the orders of a tie group of {n} rows (more than {LIMIT:,} a query)") from None
+        per_query.setdefault(q, []).append((rows, orders))
+    combos = []
+    for q, gs in per_query.items():
         count = math.prod(len(o) for _, o in gs)
         if count > LIMIT:
-            raise _too_many(what, f"{count:,} orders of the ties of one query")
-        most = max(most, count)
-    if most * max(n_rows, 1) > WORK_LIMIT:
-        raise _too_many(what, f"{most:,} orders over {n_rows:,} ranked rows")
-    n_q = r_off.size - 1
-    combos = [(q, list(product(*(range(len(o)) for _, o in gs))), gs) for q, gs in per_query]
+            raise _too_many(what, f"{count:,} orders of the ties of one query (more than {LIMIT:,})")
+        combos.append((count, q, gs))
+    combos.sort(key=lambda c: (-c[0], c[1]))
+    most = combos[0][0] if combos else 1
+    work = sum(c * int(lengths[q]) for c, q, _ in combos) if subset else most * n_rows
+    if work > WORK_LIMIT:
+        raise _too_many(what, f"{work:,} ranked rows over all its orders (more than {WORK_LIMIT:,})")
+    where = np.full(n_q, -1, dtype=np.int64)
     for i in range(most):
-        perm = np.arange(n_rows, dtype=np.int64)
-        weight = np.zeros(n_q) if i else np.ones(n_q)
-        for q, choices, gs in combos:
-            if i >= len(choices):
-                continue
+        live = [c for c in combos if c[0] > i] if i else combos  # combos are sorted by count, descending
+        active = np.arange(n_q) if i == 0 or not subset else np.sort(np.array([q for _, q, _ in live]))
+        where[active] = np.arange(active.size)
+        shift = r_off[active] - np.r_[0, np.cumsum(lengths[active])][:-1]
+        perm = np.arange(int(lengths[active].sum()), dtype=np.int64)
+        weight = np.ones(active.size) if i == 0 else np.zeros(active.size)
+        for _count, q, gs in live:
+            j = where[q]
             p = 1.0
-            for (rows, orders), pick in zip(gs, choices[i]):
+            for (rows, orders), pick in zip(gs, _pick(i, [len(o) for _, o in gs])):
                 order, prob = orders[pick]
-                perm[rows] = order
+                perm[rows - shift[j]] = order - shift[j]
                 p *= prob
-            weight[q] = p
-        yield Round(perm, weight)
+            weight[j] = p
+        yield Round(None if active.size == n_q else active, perm, weight)
+
+
+def _pick(i: int, sizes: list[int]) -> list[int]:
+    """The i-th combination of one choice among each of ``sizes`` (mixed radix, the last fastest)."""
+    out = []
+    for size in reversed(sizes):
+        i, r = divmod(i, size)
+        out.append(r)
+    return out[::-1]
 
 
 def _too_many(what: str, why: str) -> ConfigError:
     return ConfigError(
         f"{what} has no closed form under tied scores, and its exact average over every order of the ties "
-        f"would enumerate {why} (more than {LIMIT:,}); ties='expected' never samples: use ties='trec' "
-        "(trec_eval's order), or measures with a closed form ('ctxeval measures' says which)"
+        f"would enumerate {why}; ties='expected' never samples: use ties='trec' (trec_eval's order), or "
+        "measures with a closed form ('ctxeval measures' says which)"
     )

@@ -401,10 +401,17 @@ def averaged(data: EvalData, m: Measure) -> np.ndarray:
     if rule.window == "cutoff" and m.cutoff is not None and m.spec.cutoff_kind == "int":
         window = np.minimum(window, m.k)
     total = np.zeros(data.n_queries)
-    for rnd in rounds(groups, data.r_off, classes, window, f"measure {m}"):
-        v = np.asarray(m.spec.kernel(data.arranged(rnd.perm), m), dtype=np.float64)
+    subsets: dict[bytes, EvalData] = {}  # the queries a round holds, each set taken once
+    for rnd in rounds(groups, data.r_off, classes, window, f"measure {m}", subset=not m.requires):
+        part, at = data, slice(None)
+        if rnd.queries is not None:
+            key = rnd.queries.tobytes()
+            if key not in subsets:
+                subsets = {key: data.queries(rnd.queries)}  # sets shrink round by round: keep the last
+            part, at = subsets[key], rnd.queries
+        v = np.asarray(m.spec.kernel(part.arranged(rnd.perm), m), dtype=np.float64)
         with np.errstate(invalid="ignore"):
-            total += np.where(rnd.weight > 0, rnd.weight * v, 0.0)
+            total[at] += np.where(rnd.weight > 0, rnd.weight * v, 0.0)
     return total
 
 
