@@ -53,7 +53,13 @@ def _progress_wanted(quiet: bool) -> bool:
     help="measure name, repeatable (default: nDCG@10, AP, RR, P@10, R@100)",
 )
 @rel_option
-@click.option("--baseline", default=None, help="name of the baseline run (default: the first RUN)")
+@click.option(
+    "--baseline",
+    "baseline",
+    multiple=True,
+    help="name of the baseline run (default: the first RUN); repeatable: every run against each baseline, "
+    "the p-values of all those tests corrected as one family",
+)
 @click.option(
     "--all-pairs",
     is_flag=True,
@@ -79,7 +85,8 @@ def _progress_wanted(quiet: bool) -> bool:
     type=click.Choice(list(CORRECTIONS)),
     default="holm",
     show_default=True,
-    help="multiple-comparison correction across all (run, measure) comparisons",
+    help="multiple-comparison correction across all (run, measure) comparisons (with several baselines, all "
+    "(run, baseline, measure) comparisons)",
 )
 @click.option(
     "--strata",
@@ -175,7 +182,7 @@ def command(
     samples: bool,
     measures: tuple[str, ...],
     rel: int | None,
-    baseline: str | None,
+    baseline: tuple[str, ...],
     all_pairs: bool,
     test: str,
     alpha: float,
@@ -221,7 +228,7 @@ def command(
         report = compare(
             **inputs,
             measures=at_level(list(measures) or None, rel),
-            baseline=baseline,
+            baseline=list(baseline) or None,
             stats=Stats(
                 test,
                 alpha,

@@ -97,11 +97,14 @@ def block(
     rows: np.ndarray,
     names: list[str],
     measures: list[Measure],
-    base: int,
+    bases: list[int],
     cfg: Stats,
     tick: Any,
 ) -> Block:
-    """Summaries, CIs, tests and corrections over the queries ``rows`` of the union query index."""
+    """Summaries, CIs, tests and corrections over the queries ``rows`` of the union query index: every
+    run against each baseline of ``bases`` (a baseline against a later one once, as the later one's
+    comparison with it), or every pair (``cfg.pairs == "all"``); the p-values of all of them adjusted
+    as one family."""
     R = len(names)
     n = rows.size
     V = values[:, rows, :]  # (R, n, M)
@@ -116,8 +119,9 @@ def block(
     pairs: list[tuple[int, int, np.ndarray, int, int, int, int, int, int]] = []
     if cfg.pairs == "all":  # every pair once, the later run against the earlier one
         order = [(r, b) for r in range(R) for b in range(r)]
-    else:
-        order = [(r, base) for r in range(R) if r != base]
+    else:  # each run against each baseline; two baselines are compared once
+        order = [(r, b) for k, b in enumerate(bases) for r in range(R) if r != b and r not in bases[:k]]
+    named = cfg.pairs == "all" or len(bases) > 1  # comparisons name the run they are against
     for r, b in order:
         for j, m in enumerate(measures):
             xr, xb = V[r, :, j], V[b, :, j]
@@ -215,7 +219,7 @@ def block(
                 losses,
                 k,
                 dropped,
-                names[b_run] if cfg.pairs == "all" else None,
+                names[b_run] if named else None,
             )
         )
     done = ivs.resolve()

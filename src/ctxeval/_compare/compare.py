@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -297,17 +297,31 @@ def _proc_data(proc_result: Result, plan: _Plan) -> dict[str, Any]:
     return {"k": plan.proc_k, "thresholds": {"PROC": PROC_THRESHOLD, "%PROC": PCT_THRESHOLD}, "series": series}
 
 
-def _settings(cfg: Stats, result: Result, plan: _Plan, present: np.ndarray, base: int) -> dict[str, Any]:
+def _baselines(baseline: str | Sequence[str] | None, names: list[str], cfg: Stats) -> list[int]:
+    """The positions of the baseline runs (default: the first run), each named once."""
+    given = [baseline] if isinstance(baseline, str) else list(baseline or [])
+    for b in given:
+        if b not in names:
+            raise ConfigError(f"baseline {b!r} is not one of the runs ({', '.join(names)})")
+    if len(set(given)) != len(given):
+        raise ConfigError(f"a baseline is named twice ({', '.join(given)})")
+    if len(given) > 1 and cfg.pairs == "all":
+        raise ConfigError("with every pair compared (pairs='all') name one baseline at most: it marks the main table")
+    return [names.index(b) for b in given] or [0]
+
+
+def _settings(cfg: Stats, result: Result, plan: _Plan, present: np.ndarray, bases: list[int]) -> dict[str, Any]:
     """The report's settings: the statistics, evaluate's settings, and the levels and cutoffs used."""
+    what = "(pair of runs, measure)" if cfg.pairs == "all" else "(run, measure)"
+    if len(bases) > 1:
+        what = "(run, baseline, measure)"
     settings: dict[str, Any] = {
         "test": cfg.test,
         "test_description": TEST_NAMES[cfg.test],
         "alpha": cfg.alpha,
         "correction": cfg.correction,
         "correction_family": (
-            "every (pair of runs, measure) comparison of the overall table with a p-value; each stratum is its own family"
-            if cfg.pairs == "all"
-            else "every (run, measure) comparison of the overall table with a p-value; each stratum is its own family"
+            f"every {what} comparison of the overall table with a p-value; each stratum is its own family"
         ),
         "permutations": cfg.permutations,
         "resamples": cfg.resamples,
@@ -317,12 +331,15 @@ def _settings(cfg: Stats, result: Result, plan: _Plan, present: np.ndarray, base
     }
     if cfg.pairs == "all":
         settings["pairs"] = "all"
+    if len(bases) > 1:
+        settings["baselines"] = [result.runs[b].name for b in bases]
     settings.update(result.settings)
     settings.setdefault("pool", None)
     settings["tie_tolerance"] = TIE_TOL
     settings["measure_info"] = {
         str(m): {"higher_is_better": m.spec.higher_is_better, "aggregate": m.spec.aggregate} for m in plan.measures
     }
+    base = bases[0]
     settings["unpaired_queries"] = {
         r.name: int((present[i] ^ present[base]).sum()) for i, r in enumerate(result.runs) if i != base
     }
@@ -335,7 +352,7 @@ def compare(
     measures: Iterable[str | Measure] | str | Measure | None = None,
     *,
     samples: Any = None,
-    baseline: str | None = None,
+    baseline: str | Sequence[str] | None = None,
     stats: Stats | Mapping[str, Any] | None = None,
     strata: Strata | Any = None,
     sections: Sections | Mapping[str, Any] | None = None,
@@ -348,7 +365,11 @@ def compare(
 
     ``runs``: paths, dicts, frames or :class:`Run` objects (as :func:`evaluate`); or ``samples`` instead
     of ``qrels`` and ``runs``: sample sets, each one run (as :func:`evaluate`), whose ``category`` fields
-    stratify the report when ``strata`` is not given. ``baseline``: a run name (default: the first run).
+    stratify the report when ``strata`` is not given. ``baseline``: a run name (default: the first run),
+    or several: every run is then compared with each of them (two baselines once, the later against the
+    earlier), and the p-values of all those tests are adjusted as one family (``Stats.correction``:
+    Holm or Benjamini-Hochberg over every test shown, never baseline by baseline); the main table's
+    markers are against the first.
     ``stats`` (a :class:`~ctxeval.Stats`) sets the test, its level and correction, the bootstrap and
     the seed. ``strata`` (a :class:`~ctxeval.Strata`, or its ``by`` sources directly: a ``qid
     category`` file, a mapping ``qid -> category | [categories]``, the built-in ``"num_rel"`` /
@@ -401,9 +422,8 @@ def compare(
         raise ConfigError("compare needs at least one run")
     user = session.measures
     names = unique_names(run_objs)
-    if baseline is not None and baseline not in names:
-        raise ConfigError(f"baseline {baseline!r} is not one of the runs ({', '.join(names)})")
-    base = 0 if baseline is None else names.index(baseline)
+    bases = _baselines(baseline, names, cfg)
+    base = bases[0]
     plan = _plan(session, user, sec, st.num_rel_level)
     spark = None
     if eng.name == "spark":
@@ -424,13 +444,13 @@ def compare(
         sets, texts_source = _strata_sets(st, session, union, plan)
         notes.extend(_strata_notes(sets))
         tick = bar.task("statistics", 2.0 * (1 + sum(len(s.members) for s in sets)))
-        overall = block(values, present, np.arange(len(union)), names, user, base, cfg, tick)
+        overall = block(values, present, np.arange(len(union)), names, user, bases, cfg, tick)
         strata_out: dict[str, Stratum] | None = {} if sets else None
         pos = {q: i for i, q in enumerate(union)}
         for s in sets:
             for name, qids in s.members.items():
                 rows = np.array(sorted(pos[q] for q in set(qids) if q in pos), dtype=np.int64)
-                blk = block(values, present, rows, names, user, base, cfg, tick)
+                blk = block(values, present, rows, names, user, bases, cfg, tick)
                 strata_out[name] = Stratum(name, s.kind, rows.size < st.min_size, blk)  # type: ignore[index]
 
     for i, r in enumerate(result.runs):
@@ -439,7 +459,7 @@ def compare(
             notes.append(
                 f"{r.name}: {only} queries evaluated for only one of {r.name} and the baseline {names[base]} (not paired, left out of its comparisons)"
             )
-    settings = _settings(cfg, result, plan, present, base)
+    settings = _settings(cfg, result, plan, present, bases)
     gm = session.rag.grade_map
     if sets:
         settings["strata"] = [s.describe() for s in sets]

@@ -403,7 +403,8 @@ def averaged(data: EvalData, m: Measure) -> np.ndarray:
     total = np.zeros(data.n_queries)
     subsets: dict[bytes, EvalData] = {}  # the queries a round holds, each set taken once
     for rnd in rounds(groups, data.r_off, classes, window, f"measure {m}", subset=not m.requires):
-        part, at = data, slice(None)
+        part: EvalData = data
+        at: slice | np.ndarray = slice(None)
         if rnd.queries is not None:
             key = rnd.queries.tobytes()
             if key not in subsets:
