@@ -224,7 +224,7 @@ def _tie_table(console: Any, result: Result) -> None:
     many queries the order moves, and how many ties there are."""
     from rich.table import Table
 
-    table = Table(title="tied scores: the figures above are expected values over every order of the ties")
+    table = Table(title="tied scores: best and worst orders")
     table.add_column("run", style="bold")
     table.add_column("order")
     for m in result.measures:
@@ -246,8 +246,9 @@ def _tie_table(console: Any, result: Result) -> None:
                 f"{t['queries_with_ties']} of {len(r.qids)} queries"
             )
     console.print(
-        "best / worst: within every group of tied scores the judged docs by grade, highest first / last "
-        "(for harm measures the reverse); queries moved: where the two differ"
+        "--ties expected: the figures above are expected values over every order of the tied scores; best / "
+        "worst: within every group of tied scores the judged docs by grade, highest first / last (for harm "
+        "measures the reverse); queries moved: where the two differ"
     )
 
 
