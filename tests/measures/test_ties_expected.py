@@ -263,3 +263,21 @@ def test_an_average_past_the_budget_is_refused_never_sampled() -> None:
     h = sum(1 / i for i in range(1, n + 1))
     assert ap.mean("AP") == pytest.approx((r - 1) / (n - 1) + (n - r) / (n * (n - 1)) * h, rel=1e-12)
     assert ap.mean("P@10") == pytest.approx(r / n, rel=1e-12)
+
+
+def test_the_stream_engine_gives_the_same_expected_values_and_orders(tmp_path: Path) -> None:
+    qrels, run = _trec_case(random.Random(11), [0, 1, 2, 3])
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in run.items() for d, s in docs.items()))
+    names = ["AP", "nDCG@3", "ERR(gmax=3)@3"]
+    local = ctxeval.evaluate(qrels, str(path), names, policies=EXPECTED).runs[0]
+    streamed = ctxeval.evaluate(qrels, str(path), names, policies=EXPECTED, engine={"name": "stream"}).runs[0]
+    assert streamed.qids == local.qids and streamed.ties == local.ties
+    for m in local.values:
+        assert streamed.values[m].tolist() == local.values[m].tolist()
+        assert [v.tolist() for v in streamed.extremes[m]] == [v.tolist() for v in local.extremes[m]]
+
+
+def test_spark_refuses_expected_ties_before_it_starts() -> None:
+    with pytest.raises(ConfigError, match="ties='expected' runs on the local and stream engines"):
+        ctxeval.evaluate_spark({"q": {"a": 1}}, [{"q": {"a": 1.0}}], ["AP"], policies=EXPECTED)
