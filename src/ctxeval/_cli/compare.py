@@ -17,6 +17,7 @@ from .options import (
     rag_from,
     rag_options,
     rel_option,
+    resampling_options,
     samples_option,
     utility_from,
     utility_options,
@@ -127,14 +128,9 @@ def _progress_wanted(quiet: bool) -> bool:
     show_default=True,
     help="random sign flips of the randomization test",
 )
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=1),
-    default=10000,
-    show_default=True,
-    help="bootstrap resamples (CIs and the bootstrap test)",
+@resampling_options(
+    "bootstrap resamples (CIs and the bootstrap test)", "seed of every random draw", "confidence level of the intervals"
 )
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of every random draw")
 @click.option(
     "--ci",
     "ci",
@@ -142,13 +138,6 @@ def _progress_wanted(quiet: bool) -> bool:
     default="percentile",
     show_default=True,
     help="bootstrap confidence interval method",
-)
-@click.option(
-    "--confidence",
-    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
-    default=0.95,
-    show_default=True,
-    help="confidence level of the intervals",
 )
 @click.option(
     "--distraction-k",

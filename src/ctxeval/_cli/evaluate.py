@@ -15,6 +15,7 @@ from .options import (
     rag_from,
     rag_options,
     rel_option,
+    resampling_options,
     samples_option,
     stderr_progress,
     utility_from,
@@ -83,18 +84,8 @@ def _measure_help() -> str:
     show_default=True,
     help="with --ci: percentile or BCa bootstrap intervals, or Student's t",
 )
-@click.option(
-    "--confidence",
-    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
-    default=0.95,
-    show_default=True,
-    help="with --ci: the level of the intervals",
-)
-@click.option(
-    "--resamples", type=click.IntRange(min=1), default=10000, show_default=True, help="with --ci: bootstrap resamples"
-)
-@click.option(
-    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="with --ci: the bootstrap's seed"
+@resampling_options(
+    "with --ci: bootstrap resamples", "with --ci: the bootstrap's seed", "with --ci: the intervals' level"
 )
 @policy_options()
 @output_option()

@@ -32,7 +32,7 @@ from .._core.ties import log_choose
 from .base import Measure, Ties, averaged, register_ties
 from .classical import _dcg_parts, _gain_of
 
-__all__ = ["ap_terms", "in_top", "none_in_top", "rank_mean", "span"]
+__all__ = ["ap_terms", "in_top", "none_in_top", "rank_mean", "span", "straddling"]
 
 
 # --- the tie groups of the judged rows ---------------------------------------------------------------
@@ -89,21 +89,24 @@ def _groups(d: EvalData, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return new, np.cumsum(new) - 1
 
 
+def straddling(d: EvalData, mask: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Of each query's tie group straddling the cutoff k (ranks on both sides of it) that holds rows of
+    ``mask``: the query, how many rows of ``mask`` it holds (x), its size (n) and its ranks within the
+    cutoff (m)."""
+    a, n = span(d)
+    strad = mask & (a <= k) & (a + n - 1 > k)
+    new, gid = _groups(d, strad)
+    first = np.flatnonzero(strad)[new]
+    return d.j_seg[first], np.bincount(gid, minlength=first.size), n[first], k - a[first] + 1
+
+
 def none_in_top(d: EvalData, mask: np.ndarray, k: int) -> np.ndarray:
     """Per query: the probability that none of the judged rows in ``mask`` ranks within the top k."""
     a, n = span(d)
     out = np.ones(d.n_queries)
-    full = mask & (a + n - 1 <= k)
-    out[d.j_seg[full]] = 0.0
-    strad = mask & (a <= k) & (a + n - 1 > k)
-    if strad.any():
-        new, gid = _groups(d, strad)
-        x = np.bincount(gid)
-        first = np.flatnonzero(strad)[new]
-        nn, m = n[first], k - a[first] + 1
-        p = np.exp(log_choose(nn - x, m) - log_choose(nn, m))
-        q = d.j_seg[first]
-        out[q] = np.where(out[q] == 0.0, 0.0, p)
+    out[d.j_seg[mask & (a + n - 1 <= k)]] = 0.0
+    q, x, nn, m = straddling(d, mask, k)
+    out[q] = np.where(out[q] == 0.0, 0.0, np.exp(log_choose(nn - x, m) - log_choose(nn, m)))
     return out
 
 
@@ -238,14 +241,10 @@ def _ranked_weight(d: EvalData, m: Measure) -> np.ndarray:
     seg, terms, _ = ap_terms(d, inside, None)
     fixed, before = _sum(d, seg, terms), d.seg_count(inside).astype(np.float64)
     out = div0(fixed, before)
-    strad = mask & (a <= k) & (a + n - 1 > k)
-    if not strad.any():
+    q, rs, nn, mm = straddling(d, mask, k)
+    if not q.size:
         return out
-    new, gid = _groups(d, strad)
-    first = np.flatnonzero(strad)[new]
-    q = d.j_seg[first]
-    rs, nn, aa = np.bincount(gid), n[first], a[first]
-    mm = k - aa + 1
+    aa = k - mm + 1
     c0 = before[q]
     top = k + 1
     harm = np.r_[0.0, np.cumsum(1.0 / np.arange(1, top + 1, dtype=np.float64))]

@@ -15,7 +15,7 @@ from .._core.segments import count_before, div0, ratio
 from .._core.ties import log_choose
 from .base import Measure, Ties, averaged, register_ties
 from .rag import _grades, _idx, g_ideal, grade_counts, weights
-from .tie_kernels import INVARIANT, MEAN, TOP, _groups, _sum, _top_sum, closed, in_top, rank_mean, span
+from .tie_kernels import INVARIANT, MEAN, TOP, _groups, _sum, _top_sum, closed, in_top, rank_mean, span, straddling
 from .trec import _k_gm_bpref, _k_gm_map
 from .trec_kernels import rbp_gains
 from .trec_support import num_rel, p_powers, rel_rows, trunc_long
@@ -72,16 +72,11 @@ def _goldhit(d: EvalData, m: Measure) -> np.ndarray:
     c = grade_counts(d)
     n45 = c[:, 4] + c[:, 5]
     gold = _util(d) >= 4
-    a, n = span(d)
+    a, _ = span(d)
     p = np.where(d.seg_count(gold) == n45, 1.0, 0.0)
     p[d.j_seg[gold & (a > k)]] = 0.0
-    strad = gold & (a <= k) & (a + n - 1 > k)
-    if strad.any():
-        new, gid = _groups(d, strad)
-        x = np.bincount(gid)
-        first = np.flatnonzero(strad)[new]
-        nn, mm = n[first], k - a[first] + 1
-        p[d.j_seg[first]] *= np.exp(log_choose(nn - x, mm - x) - log_choose(nn, mm))
+    q, x, nn, mm = straddling(d, gold, k)
+    p[q] *= np.exp(log_choose(nn - x, mm - x) - log_choose(nn, mm))
     return np.where(n45 > 0, p, np.nan)
 
 

@@ -7,7 +7,7 @@ import re
 from .._compare.model import Report
 from .._context.utility import describe_lines
 from .._errors import ConfigError
-from .report_parts import UP, against, aggregate_note, best_of, family, fmt, is_count, marker, n_queries, plural
+from .report_parts import DOWN, UP, aggregate_note, family, n_queries, plural, summary_rows
 
 __all__ = ["latex_escape", "to_latex"]
 
@@ -45,7 +45,6 @@ def to_latex(report: Report, digits: int = 3, ci: bool = False, label: str = "ta
             f"LaTeX label must be letters, digits and : _ - . + / only (it is written as given, for \\ref), got {label!r}"
         )
     block = report.overall
-    best = best_of(report, block)
     st = report.settings
     corr = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini--Hochberg", "none": "no"}[st["correction"]]
     test = {
@@ -80,20 +79,15 @@ def to_latex(report: Report, digits: int = 3, ci: bool = False, label: str = "ta
         "Run & " + " & ".join(latex_escape(str(m)) for m in report.measures) + " \\\\",
         "\\midrule",
     ]
-    for s in block.runs:
-        cells = [latex_escape(s.name) + (" (baseline)" if s.name in report.baselines else "")]
-        for m in report.measures:
-            mean = s.aggregate[m]
-            text = fmt(mean, digits, is_count(m))
-            if best[m] is not None and mean == best[m]:
-                text = f"\\textbf{{{text}}}"
-            mark = marker(block.comparison(s.name, m, against(report)))
-            if mark:
-                text += "$^{\\uparrow}$" if mark == UP else "$^{\\downarrow}$"
-            if ci and s.ci[m]:
-                lo, hi = s.ci[m]  # type: ignore[misc]
-                text += f" {{\\scriptsize [{fmt(lo, digits, is_count(m))}, {fmt(hi, digits, is_count(m))}]}}"
-            cells.append(text)
-        lines.append(" & ".join(cells) + " \\\\")
+    rows = summary_rows(
+        report,
+        block,
+        digits,
+        latex_escape,
+        lambda t: f"\\textbf{{{t}}}",
+        {UP: "$^{\\uparrow}$", DOWN: "$^{\\downarrow}$"},
+        (lambda lo, hi: f" {{\\scriptsize [{lo}, {hi}]}}") if ci else None,
+    )
+    lines += [" & ".join(cells) + " \\\\" for cells in rows]
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}", ""]
     return "\n".join(lines)

@@ -35,6 +35,7 @@ from .report_parts import (
     n_queries,
     pair_matrix,
     run_label,
+    summary_rows,
 )
 from .text import accounting_lines
 
@@ -235,23 +236,15 @@ def _md_table(header: list[str], align: list[str], rows: list[list[str]]) -> lis
 
 
 def _md_summary(report: Report, block: Block, digits: int, with_ci: bool) -> list[str]:
-    best = best_of(report, block)
-    rows = []
-    for s in block.runs:
-        cells = [markdown_escape(s.name) + (" (baseline)" if s.name in report.baselines else "")]
-        for m in report.measures:
-            mean = s.aggregate[m]
-            text = fmt(mean, digits, is_count(m))
-            if best[m] is not None and mean == best[m]:
-                text = f"**{text}**"
-            mark = marker(block.comparison(s.name, m, against(report)))
-            if mark:
-                text += f" {mark}"
-            ci = s.ci[m]
-            if with_ci and ci:
-                text += f" [{fmt(ci[0], digits, is_count(m))}, {fmt(ci[1], digits, is_count(m))}]"
-            cells.append(text)
-        rows.append(cells)
+    rows = summary_rows(
+        report,
+        block,
+        digits,
+        markdown_escape,
+        lambda t: f"**{t}**",
+        {UP: f" {UP}", DOWN: f" {DOWN}"},
+        (lambda lo, hi: f" [{lo}, {hi}]") if with_ci else None,
+    )
     return _md_table(
         ["run"] + [markdown_escape(str(m)) for m in report.measures], ["l"] + ["r"] * len(report.measures), rows
     )

@@ -4,6 +4,7 @@ the family of a correction, which run the markers are against."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._compare.model import Block, Comparison
@@ -33,6 +34,7 @@ __all__ = [
     "pair_matrix",
     "plural",
     "run_label",
+    "summary_rows",
 ]
 
 UP, DOWN = "▲", "▼"
@@ -177,3 +179,33 @@ def ci_text(report: Report) -> str:
 
 def n_queries(report: Report) -> int:
     return report.overall.n_queries
+
+
+def summary_rows(
+    report: Report,
+    block: Block,
+    digits: int,
+    escape: Callable[[str], str],
+    bold: Callable[[str], str],
+    marks: dict[str, str],
+    interval: Callable[[str, str], str] | None,
+) -> list[list[str]]:
+    """The summary table's cells of a text format: per run its name (``(baseline)`` after a baseline),
+    then per measure the mean (``bold`` where best), its marker against the (first) baseline as
+    ``marks`` writes it, and with ``interval`` the CI."""
+    best = best_of(report, block)
+    rows = []
+    for s in block.runs:
+        cells = [escape(s.name) + (" (baseline)" if s.name in report.baselines else "")]
+        for m in report.measures:
+            mean = s.aggregate[m]
+            text = fmt(mean, digits, is_count(m))
+            if best[m] is not None and mean == best[m]:
+                text = bold(text)
+            text += marks.get(marker(block.comparison(s.name, m, against(report))), "")
+            ci = s.ci[m]
+            if interval is not None and ci:
+                text += interval(fmt(ci[0], digits, is_count(m)), fmt(ci[1], digits, is_count(m)))
+            cells.append(text)
+        rows.append(cells)
+    return rows

@@ -196,11 +196,7 @@ def _table(result: Result, per_query: bool) -> str:
     if per_query and any(r.extremes is not None for r in result.runs):
         _tie_queries(console, result)
     if per_query:
-        pq = Table(title="per query")
-        pq.add_column("run")
-        pq.add_column("query")
-        for m in result.measures:
-            pq.add_column(str(m), justify="right")
+        pq = _measure_table("per query", ["run", "query"], result.measures)
         for r in result.runs:
             for i, q in enumerate(r.qids):
                 pq.add_row(
@@ -210,6 +206,18 @@ def _table(result: Result, per_query: bool) -> str:
                 )
         console.print(pq)
     return buf.getvalue()
+
+
+def _measure_table(title: str, heads: list[str], measures: list[Measure]) -> Any:
+    """A rich table titled ``title``: the columns ``heads``, then one right-aligned column per measure."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for h in heads:
+        table.add_column(h)
+    for m in measures:
+        table.add_column(str(m), justify="right")
+    return table
 
 
 def _interval(iv: tuple[float, float] | None, m: Measure) -> str:
@@ -222,13 +230,7 @@ def _interval(iv: tuple[float, float] | None, m: Measure) -> str:
 def _tie_table(console: Any, result: Result) -> None:
     """Under ties="expected": each run's summaries under the best and the worst order of its ties, how
     many queries the order moves, and how many ties there are."""
-    from rich.table import Table
-
-    table = Table(title="tied scores: best and worst orders")
-    table.add_column("run", style="bold")
-    table.add_column("order")
-    for m in result.measures:
-        table.add_column(str(m), justify="right")
+    table = _measure_table("tied scores: best and worst orders", ["run", "order"], result.measures)
     for r in result.runs:
         if r.extremes is None:
             continue
@@ -254,13 +256,9 @@ def _tie_table(console: Any, result: Result) -> None:
 
 def _tie_queries(console: Any, result: Result) -> None:
     """Per query, where the order of its ties moves a measure: best / worst."""
-    from rich.table import Table
-
-    table = Table(title="per query, where the order of the ties matters: best / worst")
-    table.add_column("run")
-    table.add_column("query")
-    for m in result.measures:
-        table.add_column(str(m), justify="right")
+    table = _measure_table(
+        "per query, where the order of the ties matters: best / worst", ["run", "query"], result.measures
+    )
     for r in result.runs:
         moved = r.per_query_ties(result.measures)
         for q, row in moved.items():
