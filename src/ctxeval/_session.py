@@ -199,16 +199,19 @@ def _large_file(obj: Any, size: int) -> bool:
         return False  # the reader reports it
 
 
-def _read(qrels: Any, runs: list[Any], duplicates: str, columns: Any = None) -> tuple[Qrels, list[Run]]:
+def _read(
+    qrels: Any, runs: list[Any], duplicates: str, columns: Any = None, labels: Any = None
+) -> tuple[Qrels, list[Run]]:
     """The qrels and the runs; a large qrels file is read on a second thread while the runs are read
-    (the parsers release the GIL and leave part of a core idle). The qrels' error comes first."""
+    (the parsers release the GIL and leave part of a core idle). The qrels' error comes first.
+    ``labels``: what the qrels are, when that decides how they are read (subtopic qrels)."""
     if not _large_file(qrels, _OVERLAP_QRELS_BYTES):
-        qr = Qrels.coerce(qrels, duplicates=duplicates, columns=columns)
+        qr = Qrels.coerce(qrels, duplicates=duplicates, columns=columns, labels=labels)
         return qr, [Run.coerce(r, duplicates=duplicates, columns=columns) for r in runs]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates, columns=columns)
+        pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates, columns=columns, labels=labels)
         try:
             read = [Run.coerce(r, duplicates=duplicates, columns=columns) for r in runs]
         except BaseException:
@@ -380,7 +383,8 @@ def open_session(
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     ms, fits = _resolve_fits(ms)
     ucfg = coerce_utility(utility) if utility is not None else None
-    qr, read = _read(qrels, run_list, pol.duplicates, pol.columns)
+    subtopic = rcfg.labels if rcfg.labels is not None and rcfg.labels.kind == "subtopic" else None
+    qr, read = _read(qrels, run_list, pol.duplicates, pol.columns, subtopic)
     from ._context.labels import resolve as resolve_labels
 
     qr, rcfg = resolve_labels(qr, rcfg)
