@@ -114,7 +114,9 @@ def test_judged_only_drops_unjudged_docs_first() -> None:
     kept = {q: docs for q, docs in kept.items() if docs}
     names = ["alpha-nDCG@10", "ERR-IA@5", "nERR-IA@20", "P-IA@3", "MAP-IA"]
     expected = _pyndeval(qrels, kept, names, 1, 0.5, 0.5)
-    got = _ours(qrels, run, [n.replace("@", "(judged_only=true)@") if "@" in n else n + "(judged_only=true)" for n in names])
+    got = _ours(
+        qrels, run, [n.replace("@", "(judged_only=true)@") if "@" in n else n + "(judged_only=true)" for n in names]
+    )
     for nd, (ours, values) in zip(names, got.items()):
         for q, v in expected.items():
             assert _same(v[nd], values[q]), (ours, q, v[nd], values[q])
