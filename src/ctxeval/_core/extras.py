@@ -21,6 +21,7 @@ __all__ = [
     "Fits",
     "Grades",
     "Groups",
+    "JudgedScores",
     "JudgmentGroups",
     "Pool",
     "PrefGroup",
@@ -346,3 +347,14 @@ class Subtopics:
         keep = cut.j_keep[self.p_row]
         new_row = np.cumsum(cut.j_keep) - 1
         return replace(self, p_row=new_row[self.p_row[keep]], p_group=self.p_group[keep], p_grade=self.p_grade[keep])
+
+
+@dataclass(frozen=True, eq=False)
+class JudgedScores:
+    """The run's score of every judged run row (``j_score``), as read (Compat's ideal ordering reads
+    them)."""
+
+    j_score: np.ndarray
+
+    def cut(self, cut: Cut) -> JudgedScores:
+        return replace(self, j_score=self.j_score[cut.j_keep])

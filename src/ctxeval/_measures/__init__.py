@@ -15,6 +15,7 @@ from . import distraction as distraction
 from . import context as context
 from . import diversity as diversity
 from . import cwl as cwl
+from . import compat as compat
 
 # isort: on
 from .base import REGISTRY, Family, Measure, Param, TrecArgs, TrecSpec, families, make, register, trec_specs
