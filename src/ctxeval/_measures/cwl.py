@@ -234,7 +234,10 @@ for fam in (
         f"C_i = log2(i + 1) / log2(i + 2) for i < k, else 0; {_W}",
         "Järvelin & Kekäläinen, TOIS 2002; Moffat 2013; " + CWL + " (NDCG-k@k)",
         _figures(_c_sdcg),
-        GAIN_PARAMS,
+        (
+            Param("dcg", "str", "log2", "DCG's discount (ir_measures' parameter: log2 only)", choices=("log2",)),
+            *GAIN_PARAMS,
+        ),
         cutoff="required",
         group="cwl",
         bounds=None,
