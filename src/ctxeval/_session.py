@@ -384,6 +384,9 @@ def open_session(
     ms, fits = _resolve_fits(ms)
     ucfg = coerce_utility(utility) if utility is not None else None
     subtopic = rcfg.labels if rcfg.labels is not None and rcfg.labels.kind == "subtopic" else None
+    if subtopic is None and rcfg.labels is None and isinstance(qrels, (str, os.PathLike)):
+        # a diversity measure reads subtopic qrels: a qrels file given for one is read as such
+        subtopic = "subtopic" if any("subtopics" in m.requires for m in ms) else None
     qr, read = _read(qrels, run_list, pol.duplicates, pol.columns, subtopic)
     from ._context.labels import resolve as resolve_labels
 
@@ -407,7 +410,8 @@ def open_session(
         groups = read_groups(rcfg.groups)
     by_run = {id(r.columns): s for r, s in zip(read, origin) if s is not None}  # a renamed run keeps its columns
     settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run)
-    return Session(qr, pol, settings, ms), read
+    single = qr.subtopics.note() if qr.subtopics is not None else None
+    return Session(qr, pol, settings, ms, notes=[single] if single else []), read
 
 
 def _resolve_pools(pools: Mapping[str, Any] | None, runs: list[Run], duplicates: str) -> dict[str, Run]:

@@ -62,6 +62,19 @@ class SubtopicJudgments:
     def n_judgments(self) -> int:
         return int(self.grade.size)
 
+    def note(self) -> str | None:
+        """What a report must say when no query has two subtopics (plain qrels read as subtopic
+        qrels, the iteration column all alike): the diversity measures lose their point."""
+        seg = self.docs.layout.row_segments()
+        per_doc = np.diff(self.ptr)
+        q = np.repeat(seg, per_doc)
+        if q.size == 0 or np.unique(q * max(self.names.size, 1) + self.subtopic).size > np.unique(q).size:
+            return None
+        return (
+            f"{self.source}: no query has two subtopics (the second column names the subtopic): the diversity "
+            "measures reduce to single-intent ones; give the diversity qrels (qid subtopic docid grade)"
+        )
+
 
 def read_subtopic_qrels(path: str | os.PathLike[str], duplicates: str = "error") -> SubtopicJudgments:
     """Read a subtopic qrels file (``qid subtopic docid grade``, plain or .gz; see the module docstring)."""
@@ -164,7 +177,7 @@ def _build(rows: Columns, tokens: np.ndarray, source: str, duplicates: str, line
             q = str(lay.heads[seg[first]])
             d = rows.doc.to_list(np.array([first]))[0]
             raise DuplicateError(
-                f"{source}: doc {d!r} is judged twice for subtopic {names[sub[first]]!r} of query {q!r} "
+                f"{source}: doc {d!r} is judged twice for subtopic {str(names[sub[first]])!r} of query {q!r} "
                 f"(lines {line_of(first)} and {line_of(second)}); pass --duplicates first|best "
                 "(duplicates='first' or 'best') to keep one"
             )
