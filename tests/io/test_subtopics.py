@@ -111,3 +111,22 @@ def test_the_order_of_the_lines_does_not_matter(rnd: random.Random) -> None:
     b = ctxeval.evaluate(Qrels.from_subtopics(shuffled), run, names).runs[0]
     for n in names:
         assert a.per_query(n) == pytest.approx(b.per_query(n), nan_ok=True, rel=0, abs=0), n
+
+
+def test_the_provider_matches_doc_ids_when_the_join_gives_no_qrels_rows() -> None:
+    from dataclasses import replace
+
+    from ctxeval._context import Inputs
+    from ctxeval._context.settings import Settings
+    from ctxeval._context.subtopics import SubtopicsProvider
+    from ctxeval._session import prepare
+
+    qrels = Qrels.from_subtopics([(*line.split()[:3], int(line.split()[3])) for line in LINES])
+    run = ctxeval.Run.from_dict(RUN)
+    data = prepare(qrels, run, keep_rows=True)
+    inputs = Inputs(qrels, run, Settings())
+    by_join = SubtopicsProvider().build(data, inputs)
+    by_ids = SubtopicsProvider().build(replace(data, _memo={}), inputs)
+    for field in ("p_row", "p_group", "p_grade", "g_seg", "d_seg", "d_ptr", "q_group", "q_grade"):
+        assert getattr(by_join, field).tolist() == getattr(by_ids, field).tolist(), field
+    assert by_join.p_row.size == 6  # the judgments of the retrieved docs: a (subtopics 1, 2), c, b; y, x

@@ -31,14 +31,12 @@ NEEDS_SUBTOPICS = (
 class SubtopicsProvider:
     name: str = "subtopics"
     after: tuple[str, ...] = ()
-    needs_rows: bool = True
+    needs_rows: bool = False  #: the join gives the qrels row of every judged row
 
     def build(self, data: EvalData, inputs: Inputs) -> Subtopics:
         sub = inputs.qrels.subtopics
         if sub is None:
             raise ConfigError(f"{inputs.qrels.source}: {NEEDS_SUBTOPICS}")
-        if data.rows is None:
-            raise ConfigError("subtopic judgments need the run's ranked rows (keep_rows)")
         docs = sub.docs
         qids = np.array(data.qids, dtype=str) if data.qids else np.zeros(0, dtype="U1")
         d_all = positions(docs.layout.heads, qids)[docs.layout.row_segments()]
@@ -53,8 +51,17 @@ class SubtopicsProvider:
         groups, q_group = np.unique(key, return_inverse=True)
         d_ptr = np.zeros(keep.size + 1, dtype=np.int64)
         np.cumsum(lens, out=d_ptr[1:])
-        # the judged run rows that are docs of the subtopic qrels, and their judgments
-        i, j = match_pairs(data.j_seg, data.rows.doc.take(data.j_idx), d_seg, docs.doc.take(keep))
+        # the judged run rows and their judgments: the qrels the run was joined with are the subtopic
+        # qrels' docs, so the join's qrels row of a judged row is its doc (else match the doc ids)
+        qrow = data._memo.get("j_qrow") if inputs.qrels.columns is docs else None
+        if qrow is not None:
+            where = np.full(len(docs), -1, dtype=np.int64)
+            where[keep] = np.arange(keep.size)
+            i, j = np.arange(qrow.size, dtype=np.int64), where[qrow]
+        elif data.rows is not None:
+            i, j = match_pairs(data.j_seg, data.rows.doc.take(data.j_idx), d_seg, docs.doc.take(keep))
+        else:
+            raise ConfigError("subtopic judgments need the join's qrels rows or the run's ranked rows (keep_rows)")
         plen = lens[j]
         pj = segment_rows(d_ptr[:-1][j], plen)
         return Subtopics(
