@@ -120,20 +120,38 @@ def subtopic_records(
 
 def _second_fields(data: bytes, n: int, source: str) -> np.ndarray:
     """The second field of every data line, in file order (the file has been read under the rule:
-    every data line holds exactly four fields)."""
+    every data line holds exactly four fields); bytes when the file is plain, else text."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     plain = data.replace(b"\r\n", b"\n")
-    if not any(c in plain for c in (b"#", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")):
-        words = plain.split()  # space, tab and newline only: the rule's separators
-        if len(words) == 4 * n:
-            return np.array([w.decode("utf-8") for w in words[1::4]])
+    if not any(c in plain for c in (b"#", b"\r", b"\x0b", b"\x0c")):
+        found = _fields_of(np.frombuffer(plain, dtype=np.uint8), n)
+        if found is not None:
+            return found
     out = []
     for line in decode(data, source).split("\n"):
         fields = split_fields(line.removesuffix("\r"))
         if fields and not fields[0].startswith("#"):
             out.append(fields[1])
-    return np.array(out)
+    return np.array(out) if out else np.zeros(0, dtype="U1")
+
+
+def _fields_of(b: np.ndarray, n: int, width: int = 64) -> np.ndarray | None:
+    """The second of every four words (space, tab and newline separate words), as fixed-width bytes;
+    None when the words do not come four by four or a second word is wider than ``width``."""
+    gap = (b == 32) | (b == 9) | (b == 10)
+    word = ~gap
+    start = np.flatnonzero(word & np.r_[True, gap[:-1]])
+    if start.size != 4 * n:
+        return None
+    end = np.flatnonzero(word & np.r_[gap[1:], True]) + 1
+    s, e = start[1::4], end[1::4]
+    w = int((e - s).max()) if s.size else 1
+    if w > width:
+        return None
+    at = s[:, None] + np.arange(w)
+    cells = np.where(at < e[:, None], b[np.minimum(at, b.size - 1)], 0).astype(np.uint8)
+    return cells.view(f"S{w}").ravel()
 
 
 def _line_of(data: bytes, record: int) -> int | None:
@@ -152,6 +170,8 @@ def _subtopic_order(tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct subtopic ids in their order (numeric when all are natural numbers, else byte-wise)
     and each token's position among them."""
     names, codes = np.unique(tokens, return_inverse=True)
+    if names.dtype.kind == "S":
+        names = np.array([b.decode("utf-8") for b in names.tolist()], dtype=str) if names.size else names.astype(str)
     if names.size and all(s.isascii() and s.isdigit() for s in names.tolist()):
         order = sorted(range(names.size), key=lambda i: (int(names[i]), names[i]))
         rank = np.empty(names.size, dtype=np.int64)
