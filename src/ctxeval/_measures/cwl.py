@@ -39,7 +39,7 @@ import numpy as np
 
 from .._core.evaldata import EvalData
 from .._errors import MeasureError
-from .base import Family, Measure, Param, add_alias, register
+from .base import Family, Measure, Param, register
 
 __all__ = ["CWL"]
 
@@ -194,118 +194,38 @@ def _c_nerr11(g: np.ndarray, m: Measure) -> np.ndarray:
 _AZZ = "Azzopardi, Moffat & Mackenzie, ICTIR 2021 (ERR is not C/W/L); " + CWL
 _W = "W_i = Π_{j<i} C_j / Σ_m Π_{j<m} C_j over depth ranks; value Σ W_i g_i (figure=EU)"
 
-for fam in (
-    Family(
-        "INST",
-        "INST: an adaptive user wanting T gain",
-        f"C_i = ((i + T + T_i − 1) / (i + T + T_i))², T_i = T − Σ_{{j≤i}} g_j; {_W}",
-        "Moffat, Bailey, Scholer & Thomas, ADCS 2015; " + CWL,
-        _figures(_c_inst),
-        (T_GOAL, *GAIN_PARAMS),
-        cutoff="none",
-        group="cwl",
-        bounds=None,
-    ),
-    Family(
-        "INSQ",
-        "INSQ: a user wanting T gain, patience set in advance",
-        f"C_i = ((i + 2T − 1) / (i + 2T))²; {_W}",
-        "Moffat, Scholer & Thomas, ADCS 2012; " + CWL,
-        _figures(_c_insq),
-        (T_GOAL, *GAIN_PARAMS),
-        cutoff="none",
-        group="cwl",
-        bounds=None,
-    ),
-    Family(
-        "BPM",
-        "Bejeweled player model (static): stop at T gain or K items",
-        f"C_i = 1 while Σ_{{j≤i}} g_j < T and i < K, else 0 (K the cut-off); {_W}",
-        "Zhang, Liu, Li, Zhang, Xu & Ma, SIGIR 2017; " + CWL,
-        _figures(_c_bpm),
-        (T_GOAL, *GAIN_PARAMS),
-        cutoff="required",
-        group="cwl",
-        bounds=None,
-    ),
-    Family(
-        "SDCG",
-        "Scaled DCG: DCG@k with its discounts as a C/W/L user model",
-        f"C_i = log2(i + 1) / log2(i + 2) for i < k, else 0; {_W}",
-        "Järvelin & Kekäläinen, TOIS 2002; Moffat 2013; " + CWL + " (NDCG-k@k)",
-        _figures(_c_sdcg),
-        (
-            Param("dcg", "str", "log2", "DCG's discount (ir_measures' parameter: log2 only)", choices=("log2",)),
-            *GAIN_PARAMS,
-        ),
-        cutoff="required",
-        group="cwl",
-        bounds=None,
-    ),
-    Family(
-        "NERR8",
-        "Not (but nearly) ERR, equation 8: gain-based stopping, cut at k",
-        f"C_i = 1 − g_i for i < k, else 0; {_W}",
-        _AZZ,
-        _figures(_c_nerr8),
-        GAIN_PARAMS,
-        cutoff="required",
-        group="cwl",
-        bounds=None,
-    ),
-    Family(
-        "NERR9",
-        "Not (but nearly) ERR, equation 9: gain-based stopping and discount, cut at k",
-        f"C_i = i / (i + 1) · (1 − g_i) for i < k, else 0; {_W}",
-        _AZZ,
-        _figures(_c_nerr9),
-        GAIN_PARAMS,
-        cutoff="required",
-        group="cwl",
-        bounds=None,
-    ),
-    Family(
-        "NERR10",
-        "Not (but nearly) ERR, equation 10: gain-based stopping, RBP's patience",
-        f"C_i = p · (1 − g_i); {_W}",
-        _AZZ,
-        _figures(_c_nerr10),
-        (Param("p", "float", 0.9, "patience (cwl_eval's phi)", lo=0.0, hi=1.0), *GAIN_PARAMS),
-        cutoff="none",
-        group="cwl",
-        bounds=None,
-    ),
-    Family(
-        "NERR11",
-        "Not (but nearly) ERR, equation 11: gain-based stopping, INST's goal",
-        f"C_i = ((i + 2T − 1) / (i + 2T))² · (1 − g_i); {_W}",
-        _AZZ,
-        _figures(_c_nerr11),
-        (T_GOAL, *GAIN_PARAMS),
-        cutoff="none",
-        group="cwl",
-        bounds=None,
-    ),
-    Family(
-        "RBP-CWL",
-        "Rank-biased precision as cwl_eval computes it, with its figures and residuals",
-        f"C_i = p; {_W}; gain binary (grade ≥ rel) when rel is given",
-        "Moffat & Zobel, TOIS 2008; " + CWL + " (RBP@p)",
-        _figures(_c_rbp, binary=True),
-        (
-            Param("p", "float", 0.8, "persistence", lo=0.0, hi=1.0, hi_open=True),
-            Param("rel", "int", None, "binary gain: grade >= rel (ir_measures' cwl_eval RBP); none: graded"),
-            *GAIN_PARAMS,
-        ),
-        cutoff="none",
-        aliases=("cwl_RBP", "RBP_cwl"),
-        group="cwl",
-        bounds=None,
-    ),
-):
-    register(fam)
+_RBP_PARAMS = (
+    Param("p", "float", 0.8, "persistence", lo=0.0, hi=1.0, hi_open=True),
+    Param("rel", "int", None, "binary gain: grade >= rel (ir_measures' cwl_eval RBP); none: graded"),
+)
+_DCG = Param("dcg", "str", "log2", "DCG's discount (ir_measures' parameter: log2 only)", choices=("log2",))
+_PHI = Param("p", "float", 0.9, "patience (cwl_eval's phi)", lo=0.0, hi=1.0)
+#: name, summary, continuation C_i, citation, its kernel, parameters before the gain ones, cut-off, aliases
+_FAMILIES = (
+    ("INST", "INST: an adaptive user wanting T gain", "C_i = ((i + T + T_i − 1) / (i + T + T_i))², T_i = T − Σ_{j≤i} g_j",
+     "Moffat, Bailey, Scholer & Thomas, ADCS 2015; " + CWL, _figures(_c_inst), (T_GOAL,), "none", ()),
+    ("INSQ", "INSQ: a user wanting T gain, patience set in advance", "C_i = ((i + 2T − 1) / (i + 2T))²",
+     "Moffat, Scholer & Thomas, ADCS 2012; " + CWL, _figures(_c_insq), (T_GOAL,), "none", ()),
+    ("BPM", "Bejeweled player model (static): stop at T gain or K items",
+     "C_i = 1 while Σ_{j≤i} g_j < T and i < K, else 0 (K the cut-off)",
+     "Zhang, Liu, Li, Zhang, Xu & Ma, SIGIR 2017; " + CWL, _figures(_c_bpm), (T_GOAL,), "required", ()),
+    ("SDCG", "Scaled DCG: DCG@k with its discounts as a C/W/L user model", "C_i = log2(i + 1) / log2(i + 2) for i < k, else 0",
+     "Järvelin & Kekäläinen, TOIS 2002; Moffat 2013; " + CWL + " (NDCG-k@k)", _figures(_c_sdcg), (_DCG,), "required", ()),
+    ("NERR8", "Not (but nearly) ERR, equation 8: gain-based stopping, cut at k", "C_i = 1 − g_i for i < k, else 0",
+     _AZZ, _figures(_c_nerr8), (), "required", ("NERR-EQ8",)),
+    ("NERR9", "Not (but nearly) ERR, equation 9: gain-based stopping and discount, cut at k",
+     "C_i = i / (i + 1) · (1 − g_i) for i < k, else 0", _AZZ, _figures(_c_nerr9), (), "required", ("NERR-EQ9",)),
+    ("NERR10", "Not (but nearly) ERR, equation 10: gain-based stopping, RBP's patience", "C_i = p · (1 − g_i)",
+     _AZZ, _figures(_c_nerr10), (_PHI,), "none", ("NERR-EQ10",)),
+    ("NERR11", "Not (but nearly) ERR, equation 11: gain-based stopping, INST's goal",
+     "C_i = ((i + 2T − 1) / (i + 2T))² · (1 − g_i)", _AZZ, _figures(_c_nerr11), (T_GOAL,), "none", ("NERR-EQ11",)),
+    ("RBP-CWL", "Rank-biased precision as cwl_eval computes it, with its figures and residuals",
+     "C_i = p; gain binary (grade ≥ rel) when rel is given", "Moffat & Zobel, TOIS 2008; " + CWL + " (RBP@p)",
+     _figures(_c_rbp, binary=True), _RBP_PARAMS, "none", ("cwl_RBP", "RBP_cwl")),
+)  # fmt: skip
 
-add_alias("NERR-EQ8", "NERR8")
-add_alias("NERR-EQ9", "NERR9")
-add_alias("NERR-EQ10", "NERR10")
-add_alias("NERR-EQ11", "NERR11")
+for name, summary, cvec, cite, kernel, params, cutoff, aliases in _FAMILIES:
+    register(
+        Family(name, summary, f"{cvec}; {_W}", cite, kernel, (*params, *GAIN_PARAMS), cutoff=cutoff, aliases=aliases,
+               group="cwl", bounds=None)
+    )  # fmt: skip
