@@ -15,12 +15,16 @@ its numbers).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._core.evaldata import EvalData
-from .._core.extras import JudgedScores
 from .._core.segments import offsets, run_starts, within_ranks
 from .base import Family, Measure, Param, register
+
+if TYPE_CHECKING:
+    from .._core.extras import JudgedScores
 
 __all__ = ["IR_MEASURES"]
 

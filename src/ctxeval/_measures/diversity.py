@@ -31,13 +31,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._core.evaldata import EvalData
-from .._core.extras import Subtopics
 from .._core.segments import run_starts
 from .base import Family, Measure, Param, add_alias, register
+
+if TYPE_CHECKING:
+    from .._core.extras import Subtopics
 
 __all__ = ["NDEVAL"]
 
