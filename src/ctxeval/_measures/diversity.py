@@ -20,8 +20,11 @@ relevant is ignored). At rank r the *novelty gain* is ``Σ_{subtopics s of the d
   relevance to s.
 
 Every measure is 0 for a query with S = 0 (ndeval's reading of a topic without relevant subtopics),
-nNRBP excepted. ndeval computes the cut-off measures to depth 20 (pyndeval refuses deeper cut-offs);
-here any k is computed by the same formula. Docs of the run that the qrels do not judge have no gain;
+nNRBP excepted. ndeval prints its cut-off measures at 5, 10 and 20 and computes them to depth 20
+(pyndeval refuses deeper cut-offs); here a cut-off is named (``alpha-nDCG@20``) and any k is computed
+by the same formula. Tied scores: ctxeval ranks them by its ``ties`` rule (trec_eval's: doc id
+descending, as ndeval's ``-traditional``); pyndeval breaks them by doc id ascending and ndeval by
+default reads the rank column: ``ties="input"`` with the run in that order gives their numbers. Docs of the run that the qrels do not judge have no gain;
 ``judged_only`` (ir_measures' parameter) drops them from the ranking first. Gains are summed in
 subtopic order and powers of (1 − α) taken by repeated products, as ndeval's loops do, so that the
 greedy ideal meets the same ties.
