@@ -199,16 +199,19 @@ def _large_file(obj: Any, size: int) -> bool:
         return False  # the reader reports it
 
 
-def _read(qrels: Any, runs: list[Any], duplicates: str, columns: Any = None) -> tuple[Qrels, list[Run]]:
+def _read(
+    qrels: Any, runs: list[Any], duplicates: str, columns: Any = None, labels: Any = None
+) -> tuple[Qrels, list[Run]]:
     """The qrels and the runs; a large qrels file is read on a second thread while the runs are read
-    (the parsers release the GIL and leave part of a core idle). The qrels' error comes first."""
+    (the parsers release the GIL and leave part of a core idle). The qrels' error comes first.
+    ``labels``: what the qrels are, when that decides how they are read (subtopic qrels)."""
     if not _large_file(qrels, _OVERLAP_QRELS_BYTES):
-        qr = Qrels.coerce(qrels, duplicates=duplicates, columns=columns)
+        qr = Qrels.coerce(qrels, duplicates=duplicates, columns=columns, labels=labels)
         return qr, [Run.coerce(r, duplicates=duplicates, columns=columns) for r in runs]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates, columns=columns)
+        pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates, columns=columns, labels=labels)
         try:
             read = [Run.coerce(r, duplicates=duplicates, columns=columns) for r in runs]
         except BaseException:
@@ -380,7 +383,11 @@ def open_session(
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     ms, fits = _resolve_fits(ms)
     ucfg = coerce_utility(utility) if utility is not None else None
-    qr, read = _read(qrels, run_list, pol.duplicates, pol.columns)
+    subtopic = rcfg.labels if rcfg.labels is not None and rcfg.labels.kind == "subtopic" else None
+    if subtopic is None and rcfg.labels is None and isinstance(qrels, (str, os.PathLike)):
+        # a diversity measure reads subtopic qrels: a qrels file given for one is read as such
+        subtopic = "subtopic" if any("subtopics" in m.requires for m in ms) else None
+    qr, read = _read(qrels, run_list, pol.duplicates, pol.columns, subtopic)
     from ._context.labels import resolve as resolve_labels
 
     qr, rcfg = resolve_labels(qr, rcfg)
@@ -403,7 +410,8 @@ def open_session(
         groups = read_groups(rcfg.groups)
     by_run = {id(r.columns): s for r, s in zip(read, origin) if s is not None}  # a renamed run keeps its columns
     settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run)
-    return Session(qr, pol, settings, ms), read
+    single = qr.subtopics.note() if qr.subtopics is not None else None
+    return Session(qr, pol, settings, ms, notes=[single] if single else []), read
 
 
 def _resolve_pools(pools: Mapping[str, Any] | None, runs: list[Run], duplicates: str) -> dict[str, Run]:

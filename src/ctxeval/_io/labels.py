@@ -9,6 +9,8 @@ Labels mean different things, and every command must answer within what they can
   3 partially useful, 2 on topic but useless, 1 a distractor) or ``trec`` (0-3, TREC DL / UMBRELA);
   unnamed scales are read as they are (a grade map puts them on the 1-5 scale).
 * ``utility``: per-passage utilities u in [0, 1] (``qid docid u`` lines, ``ctxeval judge utility``).
+* ``subtopic``: graded judgments per (query, subtopic, doc), ``qid subtopic docid grade`` lines (the TREC
+  Web track's diversity qrels, read by :mod:`.subtopics`); each doc's highest grade is its plain grade.
 * ``judged``: labels a model (or the offline heuristic) wrote, on one of the scales above, with their
   :class:`Provenance`: the judge, the model, the task and prompt version, how deep it judged, how many
   pairs it judged and left undecided.
@@ -59,13 +61,14 @@ __all__ = [
     "write_sidecar",
 ]
 
-KINDS = ("binary", "graded", "utility", "judged")
+KINDS = ("binary", "graded", "utility", "judged", "subtopic")
 #: the named scales and what their values mean
 SCALES: dict[str, str] = {
     "binary": "relevant (grade >= 1) or unlabelled",
     "rag": "1-5 (RA-nWG: 5 decisive, 4 useful, 3 partially useful, 2 on topic but useless, 1 distractor)",
     "trec": "0-3 (TREC DL / UMBRELA: 3 perfectly, 2 highly, 1 related, 0 irrelevant)",
     "utility": "u in [0, 1] (1 - P(NO-RESPONSE))",
+    "subtopic": "grades per subtopic (qid subtopic docid grade); a doc's plain grade is its highest",
 }
 SIDECAR_SUFFIX = ".labels.json"
 _VERSION = 1
@@ -145,6 +148,10 @@ class LabelKind:
             object.__setattr__(self, "scale", "binary")
         if self.kind == "utility" and self.scale is None:
             object.__setattr__(self, "scale", "utility")
+        if (self.kind == "subtopic") != (self.scale == "subtopic") and self.scale is not None:
+            raise ConfigError("the subtopic scale belongs to subtopic labels alone (labels='subtopic')")
+        if self.kind == "subtopic":
+            object.__setattr__(self, "scale", "subtopic")
 
     @classmethod
     def coerce(cls, value: Any, origin: str = "given") -> LabelKind:
