@@ -1,0 +1,54 @@
+"""Where the tests find data that came from other projects: never in this tree, only in the shared
+folder beside the repository (``../shared/data``, relative to the repository's root), or where
+``CTXEVAL_SHARED_DATA`` (the ``data`` folder) or ``CTXEVAL_TREC_EVAL_DATA`` (trec_eval's folder alone)
+point. A test that needs such data takes it through :func:`trec_eval_data` or the marker
+:data:`needs_trec_eval`, and is skipped, saying where it looked, when the folder is absent.
+
+trec_eval's folder holds trec_eval's own ``test/`` files (10.0, and ``v9.0.8/``), its licence notice,
+and ``recorded/``: what the 10.0 and 9.0.8 binaries printed for the cases of ``tests/trec_eval_cases.py``
+(its README says how each was made). The project's own generated inputs are in this tree
+(``tests/data/trec_eval``: see :data:`OURS`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the project's own generated inputs for trec_eval (recorded outputs of them live in the shared folder)
+OURS = ROOT / "tests" / "data" / "trec_eval"
+
+
+def shared_data() -> Path:
+    """The shared data folder: ``$CTXEVAL_SHARED_DATA``, else ``../shared/data`` beside the repository."""
+    env = os.environ.get("CTXEVAL_SHARED_DATA")
+    return Path(env) if env else ROOT.parent / "shared" / "data"
+
+
+def trec_eval_folder() -> Path:
+    """trec_eval's data folder: ``$CTXEVAL_TREC_EVAL_DATA``, else ``trec_eval`` in the shared folder."""
+    env = os.environ.get("CTXEVAL_TREC_EVAL_DATA")
+    return Path(env) if env else shared_data() / "trec_eval"
+
+
+def trec_eval_missing() -> str | None:
+    """Why trec_eval's data cannot be used (None when it can)."""
+    folder = trec_eval_folder()
+    if (folder / "qrels.test").is_file() and (folder / "recorded" / "exit_status.json").is_file():
+        return None
+    return (
+        f"trec_eval's test files and recordings are not at {folder} (they live outside the project, in "
+        "../shared/data/trec_eval; set CTXEVAL_TREC_EVAL_DATA or CTXEVAL_SHARED_DATA to point elsewhere)"
+    )
+
+
+#: marks a test that reads trec_eval's files: skipped, saying where they were looked for, without them
+needs_trec_eval = pytest.mark.skipif(trec_eval_missing() is not None, reason=str(trec_eval_missing()))
+
+
+def trec_eval_data() -> Path:
+    """trec_eval's data folder (it may be absent: mark the tests that read it with :data:`needs_trec_eval`)."""
+    return trec_eval_folder()
