@@ -13,7 +13,6 @@ from click.testing import CliRunner
 
 from ctxeval._cli import cli as ctxeval_cli
 from ctxeval._trec_eval import trec_eval
-
 from shared_data import needs_trec_eval, trec_eval_data
 
 DATA = trec_eval_data()

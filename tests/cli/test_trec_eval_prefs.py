@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner
 
 from ctxeval._cli import cli
-
 from shared_data import OURS, needs_trec_eval, trec_eval_data
 
 DATA = trec_eval_data()  # trec_eval's files and the recordings (outside the tree)
@@ -48,7 +47,9 @@ def test_byte_identical_to_trec_eval_10(args: str, expected: str, monkeypatch: p
 @needs_trec_eval
 def test_a_judged_topic_without_results_stops_as_trec_eval_10_does() -> None:
     # without -c, 10.0 prints the topics before t04 (judged, no results), then stops with status 4
-    code, out, err = _run(["-m", "all_prefs", "-q", "-R", "prefs", str(OURS / "prefs.gen"), str(OURS / "prefs.gen.results")])
+    code, out, err = _run(
+        ["-m", "all_prefs", "-q", "-R", "prefs", str(OURS / "prefs.gen"), str(OURS / "prefs.gen.results")]
+    )
     assert (code, out, err) == (
         4,
         (DATA / "out.prefs.gen").read_text(),

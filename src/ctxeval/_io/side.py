@@ -36,8 +36,9 @@ import numpy as np
 from .._core.columns import Columns, duplicate_groups, keep_rows, scan
 from .._core.ids import ArrayIds, Ids
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
+from .exact import decode
+from .source import open_bytes
 from .tables import _DOC_NAMES, _QID_NAMES, pick
-from .trec import decode, open_bytes
 
 if TYPE_CHECKING:
     import polars as pl
