@@ -73,7 +73,8 @@ typedef struct {
 int64_t ctx_abi_version(void) { return 2; }
 
 /* The CRC-32 of this file in 8 hex digits, given by the build (hatch_build.py): the caller does not
-   use a library built from another version of the source. */
+   use a library built from another version of the source. A staleness check (an editable install
+   whose source changed since it was compiled), not a verification of what the library holds. */
 #ifndef CTX_SOURCE_CRC
 #define CTX_SOURCE_CRC ""
 #endif
@@ -433,7 +434,8 @@ static inline uint64_t splitmix64(uint64_t z) {
 }
 
 /* out[i] = splitmix64 of the big-endian uint64 at in + 8 i (an id of at most 8 bytes, zero-padded:
-   ctxeval._core.ids.ArrayIds' '>u8' form, whose integer order is the ids' byte order). */
+   ctxeval._core.ids.ArrayIds' '>u8' form, whose integer order is the ids' byte order). in holds n
+   such 8-byte rows: ctxeval/_native.py passes nothing but a contiguous '>u8' array. */
 void ctx_hash_be64(const uint8_t *in, uint64_t *out, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         uint64_t v;
