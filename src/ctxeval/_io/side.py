@@ -76,7 +76,7 @@ def open_path(value: Any, what: str) -> Path:
 
 def text_lines(path: Any, what: str, comments: bool = True) -> list[tuple[int, str]]:
     """The non-blank lines (and, with ``comments``, not starting with ``#``) of a UTF-8 text file
-    (plain or gzip), with their line numbers."""
+    (plain, gzip, bzip2 or xz), with their line numbers."""
     p = open_path(path, what)
     text = decode(open_bytes(p), str(path))
     out = []
