@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -132,23 +133,25 @@ def test_the_scanner_reads_qrels_as_the_vectorised_tier(tmp_path_factory: pytest
     assert _frame(light, "qrels").equals(_standard(path, "qrels"))
 
 
+def _scanned_or_declined(kind: str, line: str, tokens: list[str], convert: type) -> tuple[Any, list | None]:
+    """The values the scanner reads from one line per token, and the Python reading of the tokens
+    (None when Python refuses one, or when the rule does: an underscore, which float() and int() take)."""
+    scanned = native.scan_bytes("".join(line.format(i, t) for i, t in enumerate(tokens)).encode(), kind)
+    got = None if scanned is None else scanned.columns.values
+    try:
+        expected = None if any("_" in t for t in tokens) else [convert(t) for t in tokens]
+    except ValueError:
+        expected = None
+    return got, expected
+
+
 @needs_scanner
 @given(st.lists(st.text(alphabet="0123456789.-+eE_", min_size=1, max_size=22), min_size=1, max_size=40))
 def test_numbers_are_float_or_declined(tokens: list[str]) -> None:
     """Every token is read as float() reads it (its sign too, where it rounds to zero), or the file
     is declined (then float() fails or the value is not finite)."""
-    text = "".join(f"q Q0 d{i} 1 {t} r\n" for i, t in enumerate(tokens)).encode()
-    scanned = native.scan_bytes(text, "run")
-    got = None if scanned is None else scanned.columns.values
-    if any("_" in t for t in tokens):  # float() reads 1_0; the rule does not
-        assert got is None
-        return
-    try:
-        expected = [float(t) for t in tokens]
-    except ValueError:
-        assert got is None
-        return
-    if not all(np.isfinite(expected)):
+    got, expected = _scanned_or_declined("run", "q Q0 d{} 1 {} r\n", tokens, float)
+    if expected is None or not all(np.isfinite(expected)):
         assert got is None
     else:
         assert got is not None and [float(x) for x in got] == expected
@@ -158,18 +161,8 @@ def test_numbers_are_float_or_declined(tokens: list[str]) -> None:
 @needs_scanner
 @given(st.lists(st.text(alphabet="0123456789-+_", min_size=1, max_size=21), min_size=1, max_size=40))
 def test_integers_are_int_or_declined(tokens: list[str]) -> None:
-    text = "".join(f"q 0 d{i} {t}\n" for i, t in enumerate(tokens)).encode()
-    scanned = native.scan_bytes(text, "qrels")
-    got = None if scanned is None else scanned.columns.values
-    if any("_" in t for t in tokens):  # int() reads 1_0; the rule does not
-        assert got is None
-        return
-    try:
-        expected = [int(t) for t in tokens]
-    except ValueError:
-        assert got is None
-        return
-    if any(not -(2**63) <= v < 2**63 for v in expected):
+    got, expected = _scanned_or_declined("qrels", "q 0 d{} {}\n", tokens, int)
+    if expected is None or any(not -(2**63) <= v < 2**63 for v in expected):
         assert got is None
     else:
         assert got is not None and got.tolist() == expected
