@@ -98,9 +98,14 @@ class _Buffers:
 
 
 def _rows_room(piece: np.ndarray, dw: int, hw: int, kind: str) -> int:
-    """Rows a piece can hold: its bytes over the shortest line's, or (when that times a row's slots
-    passes the budget) its line ends counted; :class:`_TooWide` when even those do not fit."""
+    """Rows to make room for: a whole piece's bytes over the shortest line's (so that a thread's
+    buffers serve every piece: new buffers are new pages to fault in), or (when that times a row's
+    slots passes the budget) the piece's line ends counted; :class:`_TooWide` when even those do not
+    fit."""
     per_row = dw + hw + 16
+    n = max(piece.size, min(_PIECE, 1 << 24)) // _MIN_LINE[kind] + 1
+    if n * per_row <= _BUDGET:
+        return n
     n = piece.size // _MIN_LINE[kind] + 1
     if n * per_row <= _BUDGET:
         return n
@@ -266,10 +271,12 @@ def _scan_all(
             try:  # whatever happens here, the next piece learns where its rows go
                 piece = load(i, local)
                 bufs = getattr(local, "bufs", None)
-                need = _rows_room(piece, dw, hw, kind)
-                if bufs is None or bufs.n < need or (bufs.dw, bufs.hw) != (dw, hw):
-                    bufs = local.bufs = None  # (the old buffers go before the new ones are made)
-                    bufs = local.bufs = _Buffers(need, dw, hw, kind)
+                fits = bufs is not None and (bufs.dw, bufs.hw) == (dw, hw)
+                if not fits or bufs.n < piece.size // _MIN_LINE[kind] + 1:  # type: ignore[union-attr]
+                    need = _rows_room(piece, dw, hw, kind)
+                    if not fits or bufs.n < need:  # type: ignore[union-attr]
+                        bufs = local.bufs = None  # (the old buffers go before the new ones are made)
+                        bufs = local.bufs = _Buffers(need, dw, hw, kind)
                 got, rows = _scan(lib, piece, cuts[i][0], kind, bufs)
             except (MemoryError, BufferError, _TooWide):
                 got, rows = _declined(-1), 0
