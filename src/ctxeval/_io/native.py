@@ -97,13 +97,13 @@ class _Buffers:
         self.head_rows = np.empty(n, dtype=np.int64)
 
 
-def _rows_room(piece: np.ndarray, dw: int, hw: int, kind: str) -> int:
-    """Rows to make room for: a whole piece's bytes over the shortest line's (so that a thread's
-    buffers serve every piece: new buffers are new pages to fault in), or (when that times a row's
-    slots passes the budget) the piece's line ends counted; :class:`_TooWide` when even those do not
-    fit."""
+def _rows_room(piece: np.ndarray, dw: int, hw: int, kind: str, text_size: int) -> int:
+    """Rows to make room for: a whole piece's bytes (or the text's, if smaller) over the shortest
+    line's, so that a thread's buffers serve every piece (new buffers are new pages to fault in); or,
+    when that times a row's slots passes the budget, the piece's line ends counted;
+    :class:`_TooWide` when even those do not fit."""
     per_row = dw + hw + 16
-    n = max(piece.size, min(_PIECE, 1 << 24)) // _MIN_LINE[kind] + 1
+    n = max(piece.size, min(_PIECE, text_size)) // _MIN_LINE[kind] + 1
     if n * per_row <= _BUDGET:
         return n
     n = piece.size // _MIN_LINE[kind] + 1
@@ -273,7 +273,7 @@ def _scan_all(
                 bufs = getattr(local, "bufs", None)
                 fits = bufs is not None and (bufs.dw, bufs.hw) == (dw, hw)
                 if not fits or bufs.n < piece.size // _MIN_LINE[kind] + 1:  # type: ignore[union-attr]
-                    need = _rows_room(piece, dw, hw, kind)
+                    need = _rows_room(piece, dw, hw, kind, size)
                     if not fits or bufs.n < need:  # type: ignore[union-attr]
                         bufs = local.bufs = None  # (the old buffers go before the new ones are made)
                         bufs = local.bufs = _Buffers(need, dw, hw, kind)
