@@ -115,6 +115,20 @@ def _rows_room(piece: np.ndarray, dw: int, hw: int, kind: str, text_size: int) -
     return n
 
 
+def _thread_buffers(local: threading.local, piece: np.ndarray, dw: int, hw: int, kind: str, size: int) -> _Buffers:
+    """The thread's buffers for ``piece``: the ones it holds when they fit, else new ones (the old go
+    first)."""
+    bufs: _Buffers | None = getattr(local, "bufs", None)
+    if bufs is not None and (bufs.dw, bufs.hw) == (dw, hw) and bufs.n >= piece.size // _MIN_LINE[kind] + 1:
+        return bufs
+    need = _rows_room(piece, dw, hw, kind, size)
+    if bufs is not None and (bufs.dw, bufs.hw) == (dw, hw) and bufs.n >= need:
+        return bufs
+    local.bufs = None
+    local.bufs = _Buffers(need, dw, hw, kind)
+    return local.bufs
+
+
 class _Piece(NamedTuple):
     rows: int
     heads: np.ndarray  # S<width>: the query id of each run of equal ids
@@ -267,16 +281,11 @@ def _scan_all(
         chain = _Chain(len(cuts))
 
         def one(i: int, out: _Columns, chain: _Chain, dw: int, hw: int) -> _Piece:
-            rows, got, bufs = 0, _declined(-1), None
+            rows, got = 0, _declined(-1)
+            bufs: _Buffers | None = None
             try:  # whatever happens here, the next piece learns where its rows go
                 piece = load(i, local)
-                bufs = getattr(local, "bufs", None)
-                fits = bufs is not None and (bufs.dw, bufs.hw) == (dw, hw)
-                if not fits or bufs.n < piece.size // _MIN_LINE[kind] + 1:  # type: ignore[union-attr]
-                    need = _rows_room(piece, dw, hw, kind, size)
-                    if not fits or bufs.n < need:  # type: ignore[union-attr]
-                        bufs = local.bufs = None  # (the old buffers go before the new ones are made)
-                        bufs = local.bufs = _Buffers(need, dw, hw, kind)
+                bufs = _thread_buffers(local, piece, dw, hw, kind, size)
                 got, rows = _scan(lib, piece, cuts[i][0], kind, bufs)
             except (MemoryError, BufferError, _TooWide):
                 got, rows = _declined(-1), 0
