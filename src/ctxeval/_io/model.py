@@ -182,7 +182,7 @@ class Qrels(_Rows):
         columns: Any = None,
         labels: LabelKind | str | None = None,
     ) -> Qrels:
-        """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
+        """Read TREC qrels (``qid iter docid grade``; plain, gzip, bzip2 or xz; a path, ``-`` or a pipe), CSV/TSV/JSONL with a header, or Parquet.
         ``columns``: which columns hold what, for names the reader does not know (see :class:`Policies`).
         ``labels``: what the grades are; default: the file's sidecar (judge-written labels), else graded.
         ``labels="subtopic"`` reads ``qid subtopic docid grade`` lines (TREC text; see :mod:`.subtopics`)."""
@@ -329,7 +329,7 @@ class Run(_Rows):
         duplicates: str = "error",
         columns: Any = None,
     ) -> Run:
-        """Read a TREC run (``qid Q0 docid rank score tag``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
+        """Read a TREC run (``qid Q0 docid rank score tag``; plain, gzip, bzip2 or xz; a path, ``-`` or a pipe), CSV/TSV/JSONL with a header, or Parquet.
 
         The run's name is ``name`` if given, else its tag when one tag is used throughout, else the
         file name without extension. ``columns``: as for :meth:`Qrels.from_file`.

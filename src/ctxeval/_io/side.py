@@ -36,8 +36,9 @@ import numpy as np
 from .._core.columns import Columns, duplicate_groups, keep_rows, scan
 from .._core.ids import ArrayIds, Ids
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
+from .exact import decode
+from .source import open_bytes
 from .tables import _DOC_NAMES, _QID_NAMES, pick
-from .trec import decode, open_bytes
 
 if TYPE_CHECKING:
     import polars as pl
@@ -75,7 +76,7 @@ def open_path(value: Any, what: str) -> Path:
 
 def text_lines(path: Any, what: str, comments: bool = True) -> list[tuple[int, str]]:
     """The non-blank lines (and, with ``comments``, not starting with ``#``) of a UTF-8 text file
-    (plain or gzip), with their line numbers."""
+    (plain, gzip, bzip2 or xz), with their line numbers."""
     p = open_path(path, what)
     text = decode(open_bytes(p), str(path))
     out = []

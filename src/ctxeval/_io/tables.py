@@ -21,8 +21,8 @@ import numpy as np
 from .._core.columns import Columns, Layout
 from .._core.ids import ArrayIds
 from .._errors import EmptyInputError, FormatError, InputError
+from .exact import Kind, brief, decode, finite_float, parse_grade, parse_score
 from .frames import columns_from_frame
-from .trec import Kind, brief, decode, finite_float, parse_grade, parse_score
 
 if TYPE_CHECKING:
     import polars as pl

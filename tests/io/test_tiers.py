@@ -1,8 +1,10 @@
-"""The polars-free path for small TREC files (``ctxeval._light``) against the standard readers.
+"""The reader's tiers against each other on small TREC files (these cases first checked the numpy reader
+for small files, which the compiled scanner replaced when the tiers became three).
 
-Whenever the light reader accepts a file, it must give exactly the standard reader's frame and run
-name; whenever it declines, the standard path decides (and reports errors). ``prepare`` on light
-columns must give exactly what a direct implementation of trec_eval's rules gives.
+Whenever the compiled scanner accepts a file, it must give exactly the vectorised tier's frame and
+run name (the scanner off); whenever it declines, the next tier decides (and reports errors).
+``prepare`` on the scanner's numpy columns must give exactly what a direct implementation of
+trec_eval's rules gives.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -18,12 +21,12 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ctxeval import Qrels, Run
+from ctxeval import Qrels, Run, _native
 from ctxeval._core.ids import ArrayIds
-from ctxeval._io import light as _light
-from ctxeval._io import trec as _trec
+from ctxeval._io import columnar, native
 from ctxeval._io.frames import frame_of
 from ctxeval._io.read import read_file
+from ctxeval._io.source import open_text
 from ctxeval._session import prepare
 from oracle import oracle
 
@@ -83,90 +86,89 @@ def qrels_files(draw: st.DrawFn) -> bytes:
     return _text(rows, draw(st.sampled_from(LAYOUTS)))
 
 
+needs_scanner = pytest.mark.skipif(not _native.available(), reason=f"compiled kernels {_native.status()}")
+
+
 def _standard(path: Path, kind: str) -> pl.DataFrame:
-    """The file as the polars tiers read it (the light reader off)."""
-    old = _light.LIGHT_MAX_BYTES
-    _light.LIGHT_MAX_BYTES = 0
+    """The file as the vectorised tier reads it (the compiled scanner off)."""
+    old = _native.LIB
+    _native.LIB = None
     try:
         return frame_of(read_file(path, kind).columns, "score" if kind == "run" else "relevance")  # type: ignore[arg-type]
     finally:
-        _light.LIGHT_MAX_BYTES = old
+        _native.LIB = old
 
 
-def _frame(light: _light.Light, kind: str) -> pl.DataFrame:
-    return frame_of(light.columns, "score" if kind == "run" else "relevance")
+def _frame(scanned: native.Scanned, kind: str) -> pl.DataFrame:
+    return frame_of(scanned.columns, "score" if kind == "run" else "relevance")
 
 
+def _polars(path: Path, kind: str) -> columnar.Parsed | None:
+    with open_text(path, str(path), kind) as text:
+        return columnar.read(text, kind)  # type: ignore[arg-type]
+
+
+@needs_scanner
 @given(run_files())
-def test_light_run_reader_equals_standard_reader(
+def test_the_scanner_reads_a_run_as_the_vectorised_tier(
     tmp_path_factory: pytest.TempPathFactory, case: tuple[bytes, list[list[str]]]
 ) -> None:
     data, rows = case
     path = tmp_path_factory.mktemp("light") / "run.txt"
     path.write_bytes(data)
-    light = _light.read_trec(path, "run")
+    light = native.scan_file(path, "run")
     assert light is not None  # plain layouts and values are all accepted
     assert _frame(light, "run").equals(_standard(path, "run"))
     tags = {r[5] for r in rows}
     assert light.tag == (rows[0][5] if len(tags) == 1 else None)
 
 
+@needs_scanner
 @given(qrels_files())
-def test_light_qrels_reader_equals_standard_reader(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+def test_the_scanner_reads_qrels_as_the_vectorised_tier(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
     path = tmp_path_factory.mktemp("light") / "qrels.txt"
     path.write_bytes(data)
-    light = _light.read_trec(path, "qrels")
+    light = native.scan_file(path, "qrels")
     assert light is not None
     assert _frame(light, "qrels").equals(_standard(path, "qrels"))
 
 
+def _scanned_or_declined(kind: str, line: str, tokens: list[str], convert: type) -> tuple[Any, list | None]:
+    """The values the scanner reads from one line per token, and the Python reading of the tokens
+    (None when Python refuses one, or when the rule does: an underscore, which float() and int() take)."""
+    scanned = native.scan_bytes("".join(line.format(i, t) for i, t in enumerate(tokens)).encode(), kind)
+    got = None if scanned is None else scanned.columns.values
+    try:
+        expected = None if any("_" in t for t in tokens) else [convert(t) for t in tokens]
+    except ValueError:
+        expected = None
+    return got, expected
+
+
+@needs_scanner
 @given(st.lists(st.text(alphabet="0123456789.-+eE_", min_size=1, max_size=22), min_size=1, max_size=40))
 def test_numbers_are_float_or_declined(tokens: list[str]) -> None:
-    """Every token is read as float() reads it, or the file is declined (then float() fails or the
-    value is not finite)."""
-    text = "".join(f"q Q0 d{i} 1 {t} r\n" for i, t in enumerate(tokens)).encode()
-    data = _light._normalise(text)
-    assert data is not None
-    padded = b" " * _light._FRONT + data + bytes(8)
-    arr = np.frombuffer(padded, dtype=np.uint8)[: _light._FRONT + len(data)]
-    found = _light._fields(arr, 6)
-    assert found is not None
-    starts, ends = found
-    got = _light._numbers(data, arr, starts[4::6], ends[4::6], integer=False)
-    try:
-        expected = [float(t) for t in tokens]
-    except ValueError:
-        assert got is None
-        return
-    if not all(np.isfinite(expected)):
+    """Every token is read as float() reads it (its sign too, where it rounds to zero), or the file
+    is declined (then float() fails or the value is not finite)."""
+    got, expected = _scanned_or_declined("run", "q Q0 d{} 1 {} r\n", tokens, float)
+    if expected is None or not all(np.isfinite(expected)):
         assert got is None
     else:
         assert got is not None and [float(x) for x in got] == expected
         assert [np.signbit(x) for x in got] == [np.signbit(x) for x in expected]
 
 
+@needs_scanner
 @given(st.lists(st.text(alphabet="0123456789-+_", min_size=1, max_size=21), min_size=1, max_size=40))
 def test_integers_are_int_or_declined(tokens: list[str]) -> None:
-    text = "".join(f"q 0 d{i} {t}\n" for i, t in enumerate(tokens)).encode()
-    data = _light._normalise(text)
-    assert data is not None
-    padded = b" " * _light._FRONT + data + bytes(8)
-    arr = np.frombuffer(padded, dtype=np.uint8)[: _light._FRONT + len(data)]
-    found = _light._fields(arr, 4)
-    assert found is not None
-    starts, ends = found
-    got = _light._numbers(data, arr, starts[3::4], ends[3::4], integer=True)
-    try:
-        expected = [int(t) for t in tokens]
-    except ValueError:
-        assert got is None
-        return
-    if any(not -(2**63) < v < 2**63 for v in expected):
+    got, expected = _scanned_or_declined("qrels", "q 0 d{} {}\n", tokens, int)
+    if expected is None or any(not -(2**63) <= v < 2**63 for v in expected):
         assert got is None
     else:
         assert got is not None and got.tolist() == expected
 
 
+@needs_scanner
 @pytest.mark.parametrize(
     "text",
     [
@@ -183,18 +185,14 @@ def test_integers_are_int_or_declined(tokens: list[str]) -> None:
         "",
     ],
 )
-def test_light_reader_declines(tmp_path: Path, text: str) -> None:
+def test_what_the_rule_refuses_the_scanner_declines(tmp_path: Path, text: str) -> None:
+    """Lines the scanner does not vouch for (and a comment line, a blank line, a leading blank, which
+    the rule reads: the scanner does too, or declines)."""
     path = tmp_path / "run.txt"
     path.write_bytes(text.encode("utf-8"))
-    assert _light.read_trec(path, "run") is None
-
-
-def test_large_files_take_the_standard_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "run.txt"
-    path.write_text("".join(f"q Q0 d{i} {i} 1.0 r\n" for i in range(10)))
-    assert _light.read_trec(path, "run") is not None
-    monkeypatch.setattr(_light, "LIGHT_MAX_BYTES", 100)
-    assert _light.read_trec(path, "run") is None
+    got = native.scan_file(path, "run")
+    refused = any(bad in text for bad in ("extra", "nan", "1e999", "abc", "\xe9", "\rq")) or not text
+    assert got is None if refused else got is None or _frame(got, "run").equals(_standard(path, "run"))
 
 
 @given(st.data(), st.sampled_from(["trec", "input"]))
@@ -210,7 +208,8 @@ def test_light_prepare_matches_oracle(tmp_path_factory: pytest.TempPathFactory, 
     (d / "run.txt").write_text("".join(f"{q} Q0 {doc} 1 {s!r} r\n" for q, doc, s in run.iter_rows()))
     (d / "qrels.txt").write_text("".join(f"{q} 0 {doc} {g}\n" for q, doc, g in qrels.iter_rows()))
     r, q = Run.from_file(d / "run.txt"), Qrels.from_file(d / "qrels.txt")
-    assert isinstance(r.columns.doc, ArrayIds) and isinstance(q.columns.doc, ArrayIds)  # read by numpy alone
+    if _native.available():
+        assert isinstance(r.columns.doc, ArrayIds) and isinstance(q.columns.doc, ArrayIds)  # the scanner's
     got = prepare(q, r, policies={"missing": missing, "ties": ties, "overlap": "any"})
     assert got.rows is None
     expected = oracle(run, qrels, missing, ties)
@@ -231,9 +230,11 @@ def test_light_prepare_matches_oracle(tmp_path_factory: pytest.TempPathFactory, 
     )
 
 
+@needs_scanner
 @pytest.mark.parametrize("user_blas", [None, "2"])
 def test_cli_on_small_files_starts_light(tmp_path: Path, user_blas: str | None) -> None:
-    """What `ctxeval evaluate` of classical measures on small TREC files loads: no polars, none of the
+    """What `ctxeval evaluate` of classical measures on small TREC files loads (the compiled scanner
+    reads them; without it, the vectorised tier imports polars): no polars, none of the
     side-data modules (they hold most of the package's dataclasses, ~0.7 ms each to create), and one
     OpenBLAS thread unless the user chose a number (numpy starts one per core at import)."""
     (tmp_path / "q.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
@@ -261,9 +262,9 @@ def test_chunked_polars_reader_equals_one_scan(tmp_path: Path, monkeypatch: pyte
     lines = [f"q{i % 7} Q0 doc-{i:05d}{'x' * (i % 50)} {i} {1.0 / (i + 1)!r} tag" for i in range(300)]
     path = tmp_path / "run.txt"
     path.write_text("\n".join(lines))
-    monkeypatch.setattr(_trec, "_READ_CHUNK", chunk)
-    parsed = _trec._polars_chunks(path, "run", b" ")
-    whole = pl.read_csv(path, separator=" ", has_header=False, schema=_trec._trec_schema("run")).select(
+    monkeypatch.setattr(columnar, "PIECE", chunk)
+    parsed = _polars(path, "run")
+    whole = pl.read_csv(path, separator=" ", has_header=False, schema=columnar.trec_schema("run")).select(
         ["query_id", "doc_id", "score"]
     )
     assert parsed is not None and frame_of(parsed.columns, "score").equals(whole) and parsed.tag == "tag"
@@ -295,13 +296,13 @@ def test_compact_chunked_read_keeps_every_value(
         random.Random(3).shuffle(lines)
     path = tmp_path / "run.txt"
     path.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(_trec, "_READ_CHUNK", chunk)
-    monkeypatch.setattr(_light, "LIGHT_MAX_BYTES", 0)  # the polars tiers read every file
-    whole = pl.read_csv(path, separator=" ", has_header=False, schema=_trec._trec_schema("run")).select(
+    monkeypatch.setattr(columnar, "PIECE", chunk)
+    monkeypatch.setattr(_native, "LIB", None)  # the vectorised tier reads every file
+    whole = pl.read_csv(path, separator=" ", has_header=False, schema=columnar.trec_schema("run")).select(
         ["query_id", "doc_id", "score", "tag"]
     )
     expect_tag = "sys" if tags == ["sys"] else None
-    parsed = _trec._polars_chunks(path, "run", b" ")
+    parsed = _polars(path, "run")
     assert parsed is not None and parsed.tag == expect_tag
     assert frame_of(parsed.columns, "score").equals(whole.drop("tag"))
     if not shuffle:  # grouped input: one segment per query, in file order
@@ -321,8 +322,8 @@ def test_compact_read_with_duplicates_reads_again(tmp_path: Path, monkeypatch: p
     lines.insert(5, lines[2].replace(" sys", " odd"))  # the same (q00, d2) again, under another tag
     path = tmp_path / "run.txt"
     path.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(_trec, "_READ_CHUNK", 150)
-    monkeypatch.setattr(_light, "LIGHT_MAX_BYTES", 0)
+    monkeypatch.setattr(columnar, "PIECE", 150)
+    monkeypatch.setattr(_native, "LIB", None)
     with pytest.raises(DuplicateError, match=r"lines 3 and 6"):
         Run.from_file(path)
     run = Run.from_file(path, duplicates="first")
@@ -341,11 +342,11 @@ def _readers_tests():  # the sibling module tests/io/test_readers.py (a folder n
 
 @pytest.mark.parametrize("light", [True, False])
 def test_io_layouts_and_errors_on_both_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, light: bool) -> None:
-    """tests/io/test_readers.py's layouts and malformed inputs, with the light path on and off (off:
-    the polars tiers read every file): same frames, same errors."""
+    """tests/io/test_readers.py's layouts and malformed inputs, with the compiled scanner on and off
+    (off: the vectorised tier reads every file): same frames, same errors."""
     test_io = _readers_tests()
     if not light:
-        monkeypatch.setattr(_light, "LIGHT_MAX_BYTES", 0)
+        monkeypatch.setattr(_native, "LIB", None)
     layouts = test_io.test_trec_run_layouts.pytestmark[0].args[1]  # type: ignore[attr-defined]
     for i, text in enumerate(layouts):
         run = Run.from_file(test_io.write(tmp_path, f"r{i}.txt", text))
