@@ -24,6 +24,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .._core.grademap import GradeMap
+from .._errors import ConfigError
+from .._io.labels import contradiction
 
 if TYPE_CHECKING:
     from .._io.labels import LabelKind
@@ -50,6 +52,12 @@ def resolve(qrels: Qrels, rag: RagConfig) -> tuple[Qrels, RagConfig]:
     if qrels.plain:  # graded, read as they are: nothing to resolve
         return qrels, rag
     kind = qrels.labels
+    bad = contradiction(kind.scale, qrels.columns.values)
+    if bad is not None:  # (a sidecar that contradicts its file is refused where the file is read)
+        raise ConfigError(
+            f"the labels are declared {kind.kind} on the {kind.scale} scale ({kind.origin}), but {qrels.source} holds "
+            f"{bad}: declare what they are (--labels KIND, labels=...), or map them with a grade map (--grade-map)"
+        )
     if rag.grade_map is None:
         if kind.binary:
             from .._core.segments import distinct

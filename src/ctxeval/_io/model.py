@@ -172,9 +172,11 @@ class Qrels(_Rows):
         read = read_file(path, "qrels", format, duplicates, Policies(columns=columns).renames("qrels"))
         kind = labels
         if kind is None and os.path.isfile(f"{os.fspath(path)}.labels.json"):  # a judge's sidecar
-            from .labels import read_sidecar
+            from .labels import check_sidecar, read_sidecar
 
             kind = read_sidecar(path)
+            if kind is not None:
+                check_sidecar(kind, path, read.columns.values)
         out = cls(read.columns, str(path), dropped_duplicates=read.dropped, labels=kind)
         out._origin = f"qrels file {Path(path).name}"
         return out
