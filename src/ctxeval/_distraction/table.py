@@ -284,7 +284,7 @@ def distraction_table(
         if unknown is not None:
             hidden = np.where(unknown, np.nan, hidden)
         both = ~np.isnan(hidden)
-        gap = float(np.mean(hidden[both])) if both.any() else math.nan
+        gap: float | None = float(np.mean(hidden[both])) if both.any() else math.nan
         in_list = flag_counts(urows, data.r_judged)
         in_top = flag_counts(urows, data.r_judged, tidx)
         note = flag_note(name, in_list, config.rules)
@@ -327,12 +327,15 @@ def distraction_table(
                     "grade": g,
                 }
             )
+        means = {key: _num(_mean(v)) for key, v in values.items()}
+        if n_unknown:  # no verdict: no figure of harm either (a mean over the other queries reads as "none")
+            means["DistractorRate"] = means["DistractorHarm"] = gap = None
         rows_out.append(
             {
                 "run": name,
-                "measures": {str(m): _num(_mean(values[key])) for key, m in ms.items()},
-                "distractor_rate": _num(rate),
-                "distractor_harm": _num(_mean(values["DistractorHarm"])),
+                "measures": {str(m): means[key] for key, m in ms.items()},
+                "distractor_rate": means["DistractorRate"],
+                "distractor_harm": means["DistractorHarm"],
                 "verdict": safety_verdict(rate, safe, risky) if not n_unknown else "NA",
                 "optimal_k": {
                     "mean": dyn["mean"],
@@ -342,7 +345,7 @@ def distraction_table(
                     "mean_utility_at_best_fixed_k": dyn["mean_utility_at_best_fixed_k"],
                     "mean_utility_at_optimal_k": dyn["mean_utility_at_optimal_k"],
                 },
-                "hidden_harm": _num(gap),
+                "hidden_harm": None if gap is None else _num(gap),
                 "worst_distractors": worst_rows,
                 "queries": int(data.n_queries),
                 "accounting": data.accounting.to_dict(),
