@@ -60,6 +60,7 @@ _COMMANDS = {
     "curve": ("curve", "command"),
     "judge": ("judge", "command"),
     "pool": ("pool", "command"),
+    "labels": ("labels", "command"),
     "agreement": ("card", "agreement"),
     "snapshot": ("gate", "snapshot_command"),
     "gate": ("gate", "gate_command"),
