@@ -60,11 +60,11 @@ _COMMANDS = {
     "curve": ("curve", "command"),
     "judge": ("judge", "command"),
     "pool": ("pool", "command"),
-    "labels": ("labels", "command"),
     "agreement": ("card", "agreement"),
     "snapshot": ("gate", "snapshot_command"),
     "gate": ("gate", "gate_command"),
     "power": ("gate", "power_command"),
+    "labels": ("labels", "command"),
 }
 
 # commands that do no BLAS work: numpy's OpenBLAS starts a thread per core when numpy is imported
