@@ -489,13 +489,15 @@ def one_run_inputs(
 
 def samples_inputs(samples: Any, duplicates: str = "error") -> tuple[Qrels, list[Run], list[str], list[Any]]:
     """One or several sample sets (see :func:`sample_sets`) as (qrels, runs, notes, the sets): each
-    set is a run; the judgments are the union of their references, which must agree where they meet (a
-    (query, chunk) pair graded differently by two sets is an error naming both)."""
-    from ._io.samples import union_qrels
+    set is a run, paired with the others by query id (or, without query ids, by question); the
+    judgments are their references, which must be the same where two sets give a query reference ids
+    or contexts, and graded judgments pooled (see :mod:`ctxeval._io.samples.across`)."""
+    from ._io.samples import mismatch_notes, pair_by_question, union_qrels
 
-    sets = sample_sets(samples, duplicates)
+    sets, paired = pair_by_question(sample_sets(samples, duplicates))
     qrels = union_qrels(sets)
-    return qrels, [st.run() for st in sets], merge_notes([st.notes for st in sets]), sets
+    notes = [*merge_notes([st.notes for st in sets]), *paired, *mismatch_notes(sets)]
+    return qrels, [st.run() for st in sets], notes, sets
 
 
 def sample_sets(samples: Any, duplicates: str = "error") -> list[Any]:

@@ -7,7 +7,8 @@ Fields (the names in brackets are read as well: RAGAS's, and RAGAS 0.1's older o
 uses the first name). A field given under two of its names must give one value.
 
 * ``query_id`` [``qid``, ``id``]: missing everywhere, the samples are named ``line-1``, ``line-2``, ...
-  by position and the set says so; missing on some samples only, an error;
+  by position and the set says so (read beside other such sets, they are paired by their questions:
+  :mod:`.across`); missing on some samples only, an error;
 * ``question`` [``user_input``];
 * the retrieved chunks, in rank order: ``retrieved`` as a list of ``{"id", "text"?, "score"?, ...}``
   (other keys are kept with the chunk) or of ids, or the parallel lists ``retrieved_ids``

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError, EmptyInputError, FormatError, InputError
-from ..labels import of_samples, union
+from ..labels import of_samples
 from .schema import Sample, Tally, parse, record
 
-__all__ = ["PLACEHOLDER", "Samples", "union_qrels"]
+__all__ = ["PLACEHOLDER", "Samples"]
 
 #: the judgment that keeps a sample without references but with other labels (a judge's claims,
 #: relevance or nuggets, facets, citations) in the query set: grade 0 of a chunk no list holds
@@ -45,6 +45,9 @@ class Samples:
     #: what the references are (a :class:`~ctxeval.LabelKind`): binary for reference ids or
     #: exact-text reference contexts, graded for grades; None: inferred from the samples' judgments_from
     labels: Any = None
+    #: no sample gave a query_id: the samples are named line-1, line-2, ... by position (read beside
+    #: other sets, they are paired by their questions: :mod:`.across`)
+    by_position: bool = False
 
     def __post_init__(self) -> None:
         if self.labels is None:
@@ -215,7 +218,8 @@ class Samples:
                 f"{source}: no sample gives the retrieved chunks (retrieved, retrieved_ids or retrieved_contexts; "
                 f"RAGAS: retrieved_context_ids); the {kind}s are: {', '.join(sorted(map(str, keys))) or 'none'}"
             )
-        return cls(tuple(out), name, source, tuple(_notes(source, tally, len(out) if generate else 0, out)))
+        notes = tuple(_notes(source, tally, len(out) if generate else 0, out))
+        return cls(tuple(out), name, source, notes, by_position=bool(generate))
 
     @classmethod
     def from_trec(
@@ -500,30 +504,6 @@ def _notes(source: str, t: Tally, generated: int, samples: Sequence[Sample]) -> 
         more = f" and {len(t.unknown) - 8} more" if len(t.unknown) > 8 else ""
         notes.append(f"{source}: fields no measure reads, kept as they are (samples giving each): {shown}{more}")
     return notes
-
-
-def union_qrels(sets: Sequence[Samples]) -> Any:
-    """The judgments of several sample sets: the union of their references, which must agree where
-    they meet (a (query, chunk) pair graded differently by two sets is an error naming both)."""
-    import polars as pl
-
-    from ..model import Qrels
-
-    if len(sets) == 1:
-        return sets[0].qrels()
-    frames = [st.qrels_frame().with_columns(pl.lit(k, dtype=pl.Int64).alias("set")) for k, st in enumerate(sets)]
-    both = pl.concat(frames).unique(["query_id", "doc_id", "relevance"], keep="first", maintain_order=True)
-    clash = both.filter(pl.len().over("query_id", "doc_id") > 1)
-    if clash.height:
-        a = clash.row(0, named=True)
-        b = clash.filter((pl.col("query_id") == a["query_id"]) & (pl.col("doc_id") == a["doc_id"])).row(1, named=True)
-        raise ConfigError(
-            f"query {a['query_id']!r} chunk {a['doc_id']!r}: grade {a['relevance']} in {sets[a['set']].source} but "
-            f"{b['relevance']} in {sets[b['set']].source}; sample sets compared together must share their references"
-        )
-    source = " + ".join(dict.fromkeys(st.source for st in sets))
-    labels = union([st.labels for st in sets])
-    return Qrels.from_frame(both.select("query_id", "doc_id", "relevance"), source=source, labels=labels)
 
 
 def _labels_of(st: Samples) -> Any:
