@@ -24,7 +24,7 @@ from ._session import (
     sample_sets,
     unique_names,
 )
-from ._show import fmt, html_table, pandas, short
+from ._show import fmt, html_table, pandas, short, text_table
 
 if TYPE_CHECKING:
     from ._context.settings import RagConfig
@@ -169,6 +169,12 @@ class Result:
         runs = short([r.name for r in self.runs])
         ms = short([str(m) for m in self.measures])
         return f"Result({len(self.runs)} runs x {len(self.measures)} measures; runs: {runs}; measures: {ms})"
+
+    def __str__(self) -> str:
+        """The means, one row per run (what ``print(result)`` shows), then the notes."""
+        rows = [[r.name, *(r.summary[m][0] for m in self.measures)] for r in self.runs]
+        table = text_table(["run", *map(str, self.measures)], rows)
+        return "\n".join([table, *(f"note: {n}" for n in self.notes)])
 
     def _repr_html_(self) -> str:
         rows = [[r.name, *(r.summary[m][0] for m in self.measures)] for r in self.runs]

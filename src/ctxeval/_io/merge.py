@@ -129,19 +129,20 @@ def merge_labels(paths: list[str | os.PathLike[str]], output: str | os.PathLike[
 
     Returns what was written (:class:`Merged`: the paths, the merged kind, the pairs).
 
-    >>> import tempfile, pathlib
-    >>> from ctxeval._io.labels import LabelKind, Provenance, write_sidecar, read_sidecar
+    >>> import json, tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> for name, lines, runs in (("a.u", "q1 d1 0.9\\nq1 d2 0.1\\n", ("a",)), ("b.u", "q1 d2 0.1\\nq2 d3 0.5\\n", ("b",))):
+    >>> judge = {"judge": "lexical", "model": "lexical-1", "heuristic": True, "task": "utility"}
+    >>> for name, lines in (("a.u", "q1 d1 0.9\\nq1 d2 0.1\\n"), ("b.u", "q1 d2 0.1\\nq2 d3 0.5\\n")):
     ...     _ = (d / name).write_text(lines)
-    ...     p = Provenance("lexical", "lexical-1", True, "utility", depth=None, pairs=2, undecided=0, runs=runs)
-    ...     _ = write_sidecar(d / name, LabelKind("judged", "utility", provenance=p))
-    >>> m = merge_labels([d / "a.u", d / "b.u"], d / "all.u")
+    ...     side = {"ctxeval_labels": 1, "kind": "judged", "scale": "utility", "labelled_by": judge,
+    ...             "pairs": 2, "runs": [name[0]]}
+    ...     _ = (d / f"{name}.labels.json").write_text(json.dumps(side))
+    >>> merged = merge_labels([d / "a.u", d / "b.u"], d / "all.u")
     >>> (d / "all.u").read_text()
     'q1 d1 0.9\\nq1 d2 0.1\\nq2 d3 0.5\\n'
-    >>> k = read_sidecar(d / "all.u")
-    >>> k.provenance.pairs, k.provenance.runs, k.provenance.heuristic
-    (3, ('a', 'b'), True)
+    >>> side = json.loads((d / "all.u.labels.json").read_text())
+    >>> side["pairs"], side["runs"], side["labelled_by"]["heuristic"]
+    (3, ['a', 'b'], True)
     """
     files = [Path(p) for p in paths]
     if len(files) < 2:

@@ -24,7 +24,7 @@ _RETRIEVED = ("retrieved", "retrieved_ids", "retrieved_context_ids", "retrieved_
 _QID = ("query_id", "qid", "id")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Samples:
     """A sample set: one run of a RAG pipeline with its references (fields: the README's sample section).
 
@@ -55,6 +55,17 @@ class Samples:
 
     def __len__(self) -> int:
         return len(self.samples)
+
+    def __repr__(self) -> str:
+        """Short, whatever the set's size (the samples and their texts stay out of it).
+
+        >>> Samples.from_records([{"query_id": "q1", "retrieved_ids": ["a"], "reference_ids": ["a"]}], name="rag")
+        Samples('rag', 1 samples from <samples>; labels: binary (reference_ids in <samples>); 1 notes)
+        """
+        kind = self.labels.kind + (f" ({self.labels.origin})" if self.labels.origin else "")
+        return (
+            f"Samples({self.name!r}, {len(self)} samples from {self.source}; labels: {kind}; {len(self.notes)} notes)"
+        )
 
     # --- reading ------------------------------------------------------------------------------------
     @classmethod
