@@ -19,6 +19,7 @@ from ._session import (
     depth_note,
     merge_notes,
     naming_notes,
+    once,
     open_session,
     resolve_inputs,
     sample_sets,
@@ -305,7 +306,7 @@ def evaluate(
     if not run_objs:
         raise ConfigError("evaluate needs at least one run")
     result = evaluate_runs(session, run_objs, session.measures)
-    result.notes[:0] = notes
+    result.notes[:] = once([*notes, *result.notes], [r.name for r in result.runs])
     return result
 
 
@@ -328,10 +329,11 @@ def _apart(samples: Any, measures: Any, policies: Any, rag: Any, utility: Any) -
         f"{first}{f' (and {n - 1} more queries)' if n > 1 else ''}: each set is scored against its own references, "
         "so their figures do not compare (compare refuses them); give the sets the same references to compare them"
     )
-    notes = [*paired, *merge_notes([p.notes for p in parts]), note]
+    runs = [r for p in parts for r in p.runs]
+    notes = once([*paired, *merge_notes([p.notes for p in parts]), note], [r.name for r in runs])
     settings = dict(parts[0].settings)
     settings["qrels"] = " + ".join(st.source for st in sets)
-    return Result(parts[0].measures, [r for p in parts for r in p.runs], settings, notes)
+    return Result(parts[0].measures, runs, settings, notes)
 
 
 def samples_inputs_of(sets: list[Any]) -> tuple[Any, list[Any]]:

@@ -528,7 +528,21 @@ def sample_sets(samples: Any, duplicates: str = "error") -> list[Any]:
     return sets
 
 
-def merge_notes(per_input: Sequence[Sequence[str]]) -> list[str]:
+def once(notes: Sequence[str], names: Iterable[str]) -> list[str]:
+    """A command's notes, each said once: exact repeats dropped, and notes that open with one of
+    ``names`` (runs, files) and say the same of several merged into one line naming them (see
+    :func:`merge_notes`).
+
+    >>> once(["bm25: k=10 exceeds the depth", "dense: k=10 exceeds the depth", "labels: binary", "labels: binary"],
+    ...      ["bm25", "dense"])
+    ['2 runs (bm25, dense): k=10 exceeds the depth', 'labels: binary']
+    """
+    return merge_notes([[n] for n in dict.fromkeys(notes)], "runs", frozenset(names))
+
+
+def merge_notes(
+    per_input: Sequence[Sequence[str]], what: str = "sample sets", names: frozenset[str] | None = None
+) -> list[str]:
     """The notes of several inputs, each said once: a note repeated by several inputs apart from the
     input's name at its start (``FILE: ...``) becomes one line naming them; when they differ only in
     the count that opens the note, the line gives each input's count.
@@ -542,6 +556,8 @@ def merge_notes(per_input: Sequence[Sequence[str]]) -> list[str]:
     for notes in per_input:
         for n in notes:
             src, sep, rest = n.partition(": ")
+            if names is not None and src not in names:
+                src, sep, rest = "", "", n
             count, blank, tail = rest.partition(" ")
             counted = bool(sep) and count.isdigit() and bool(blank)
             key = ("#" + tail if counted else rest) if sep else n
@@ -554,8 +570,8 @@ def merge_notes(per_input: Sequence[Sequence[str]]) -> list[str]:
             out.extend(dict.fromkeys(n for _, _, n in said))
         elif len(counts) == 1:
             text = f"{counts[0]} {key[1:]}" if counts[0] else key
-            out.append(f"{len(srcs)} sample sets ({', '.join(srcs)}): {text}")
+            out.append(f"{len(srcs)} {what} ({', '.join(srcs)}): {text}")
         else:
             each = ", ".join(f"{c} ({s})" for s, c, _ in said)
-            out.append(f"{len(srcs)} sample sets: {each} {key[1:]}")
+            out.append(f"{len(srcs)} {what}: {each} {key[1:]}")
     return out

@@ -33,11 +33,20 @@ from .._io.model import Qrels
 from .._measures import Measure, make
 from .._measures.distraction import ideal_ddcg, top_rows, unknown_queries
 from .._policies import Policies
-from .._session import depth_note, open_session, resolve_inputs, unique_names
+from .._session import depth_note, once, open_session, resolve_inputs, unique_names
 from .._show import fmt, html_table, pandas
 from .dynamic_k import dynamic_k_summary
 
-__all__ = ["RISKY", "SAFE", "VERDICTS", "DistractionTable", "auto_rel", "distraction_table", "safety_verdict"]
+__all__ = [
+    "RISKY",
+    "SAFE",
+    "VERDICTS",
+    "DistractionTable",
+    "auto_rel",
+    "distraction_table",
+    "no_verdict_why",
+    "safety_verdict",
+]
 
 SAFE, RISKY = 0.10, 0.50
 _VERDICT_TOL = 1e-9
@@ -135,14 +144,19 @@ class DistractionTable(dict[str, Any]):
         return pd.DataFrame(rows)
 
 
-def _no_verdict(unknown: int, queries: int, k: int) -> str:
-    """Why there is no safety verdict: chunks nobody labelled in the top k (binary labels)."""
+def no_verdict_why() -> str:
+    """What a missing verdict's reason says after its counts (the same for every run)."""
     from .._context.labels import HOW_TO_JUDGE
 
     return (
-        f"no verdict: in {unknown} of {queries} queries the top {k} holds chunks nobody labelled, and binary labels "
-        f"(reference ids) say which chunks are relevant, not which distract. To get labels that do: {HOW_TO_JUDGE}"
+        ", and binary labels (reference ids) say which chunks are relevant, not which distract. To get labels that "
+        f"do: {HOW_TO_JUDGE}"
     )
+
+
+def _no_verdict(unknown: int, queries: int, k: int) -> str:
+    """Why there is no safety verdict: chunks nobody labelled in the top k (binary labels)."""
+    return f"no verdict: in {unknown} of {queries} queries the top {k} holds chunks nobody labelled{no_verdict_why()}"
 
 
 def hidden_harm(
@@ -374,7 +388,7 @@ def distraction_table(
             "grade_map": gm.describe() if gm is not None else None,
             "qrels_dropped_duplicates": int(qr.dropped_duplicates),
             "discount": bool(discount),
-            "notes": notes + session.notes,
+            "notes": once(notes + session.notes, [r["run"] for r in rows_out]),
             "rows": rows_out,
         }
     )

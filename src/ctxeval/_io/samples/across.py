@@ -27,7 +27,7 @@ from typing import Any
 
 from ..._errors import ConfigError, InputError
 from ..labels import union
-from .sets import Samples, _Lazy
+from .sets import BY_POSITION, Samples, _Lazy
 
 __all__ = ["check_references", "differing_references", "mismatch_notes", "pair_by_question", "union_qrels"]
 
@@ -93,9 +93,11 @@ def pair_by_question(sets: list[Samples]) -> tuple[list[Samples], list[str]]:
             )
         renamed = tuple(replace(s, query_id=first[s.question]) for s in st.samples)  # type: ignore[index]
         out.append(replace(st, samples=renamed))
+    out = [replace(st, notes=tuple(n for n in st.notes if n != f"{st.source}: {BY_POSITION.format(n=len(st))}"))
+           for st in out]  # fmt: skip
     note = (
         f"{len(sets)} sample sets without query_id ({', '.join(st.source for st in sets)}): paired by their "
-        f"questions, each sample named after the same question's line in {sets[0].source}"
+        f"questions, each sample named after its question's line in {sets[0].source} (line-1 .. line-{len(sets[0])})"
     )
     return out, [note]
 

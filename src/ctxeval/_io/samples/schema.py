@@ -123,6 +123,8 @@ class Tally:
     unknown: dict[str, int] = field(default_factory=dict)  #: fields not read -> samples giving them
     #: reference contexts judged by exact text that equal no chunk text but are contained in one
     excerpts: int = 0
+    #: reference contexts judged by exact text that equal a chunk text (whole chunks, not excerpts)
+    exact_refs: int = 0
 
 
 _QID = ("query_id", "qid", "id")
@@ -308,6 +310,7 @@ def parse(
         tally.text_refs += 1
         if texts is not None:
             tally.excerpts += _excerpts(ref_contexts, texts, known)
+            tally.exact_refs += sum(1 for t in ref_contexts if t and t in known)
     if grades is None and (grades_given is not None or ref_ids is not None or ref_contexts is not None):
         tally.empty_refs += 1
     category = rec.get("category")

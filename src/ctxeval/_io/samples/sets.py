@@ -1,6 +1,12 @@
 """A sample set: read from a file, records or a frame (each sample through :func:`.schema.parse`),
 written back (:meth:`Samples.to_records`, :meth:`Samples.write`), and seen as qrels, a run and the
-side data the measures read. The set's notes count what reading met (see :class:`.schema.Tally`)."""
+side data the measures read. The set's notes count what reading met (see :class:`.schema.Tally`).
+
+The excerpt hint (use ``method=containment``) fires only where the references are excerpts of the
+chunks: reference contexts that equal no chunk but are held in one outnumber those that equal a
+chunk exactly. Where references are whole passages (most equal a retrieved text, as on MS MARCO),
+one held in another chunk is a near-duplicate passage, not an excerpt: containment would credit a
+chunk that is not a reference, so no hint is given."""
 
 from __future__ import annotations
 
@@ -19,6 +25,9 @@ __all__ = ["PLACEHOLDER", "Samples"]
 #: the judgment that keeps a sample without references but with other labels (a judge's claims,
 #: relevance or nuggets, facets, citations) in the query set: grade 0 of a chunk no list holds
 PLACEHOLDER = "(no reference)"
+
+#: the note of a set named by position (replaced by the pairing's when it is read beside others)
+BY_POSITION = "no sample has a query_id: the samples are named line-1 .. line-{n} by position"
 
 _RETRIEVED = ("retrieved", "retrieved_ids", "retrieved_context_ids", "retrieved_contexts", "contexts")
 _QID = ("query_id", "qid", "id")
@@ -430,9 +439,7 @@ def _unjudged(samples: Sequence[Sample]) -> tuple[int, dict[str, int]] | None:
 def _notes(source: str, t: Tally, generated: int, samples: Sequence[Sample]) -> list[str]:
     notes = []
     if generated:
-        notes.append(
-            f"{source}: no sample has a query_id: the samples are named line-1 .. line-{generated} by position"
-        )
+        notes.append(f"{source}: {BY_POSITION.format(n=generated)}")
     if t.reordered:
         notes.append(
             f"{source}: {t.reordered} samples list scores that would rank their chunks in another order than "
@@ -473,7 +480,7 @@ def _notes(source: str, t: Tally, generated: int, samples: Sequence[Sample]) -> 
             "chunk is relevant (grade 1) when its text equals a reference context exactly; "
             "ContextPrecision/ContextRecall(method=similarity) match by string similarity instead"
         )
-    if t.excerpts:
+    if t.excerpts > t.exact_refs:  # references cut from chunks: containment credits them (module docstring)
         notes.append(
             f"{source}: {t.excerpts} reference contexts equal no retrieved text but are contained in one (an "
             "excerpt of a chunk): exact text matching, in force without reference ids or grades, reads them as "
