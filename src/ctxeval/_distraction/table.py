@@ -388,7 +388,7 @@ def distraction_table(
             "grade_map": gm.describe() if gm is not None else None,
             "qrels_dropped_duplicates": int(qr.dropped_duplicates),
             "discount": bool(discount),
-            "notes": once(notes + session.notes, [r["run"] for r in rows_out]),
+            "notes": once(notes + session.notes, [str(r["run"]) for r in rows_out]),
             "rows": rows_out,
         }
     )

@@ -182,8 +182,8 @@ def merge_labels(paths: list[str | os.PathLike[str]], output: str | os.PathLike[
                     f"and {value}: the files disagree; merge labels that agree (one judge, one prompt)"
                 )
     order = sorted(merged, key=lambda qd: (qd[0].encode("utf-8"), qd[1].encode("utf-8")))
-    line = "{q} {d} {v}\n" if fmt == "utility" else "{q} 0 {d} {v}\n"
-    write_text(out, "".join(line.format(q=q, d=d, v=merged[(q, d)][0]) for q, d in order))
+    template = "{q} {d} {v}\n" if fmt == "utility" else "{q} 0 {d} {v}\n"
+    write_text(out, "".join(template.format(q=q, d=d, v=merged[(q, d)][0]) for q, d in order))
     given = [(p, k) for p, k in kinds if k is not None]
     if not given:
         stale = sidecar_path(out)
