@@ -7,7 +7,6 @@ brute force from the labels."""
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from hypothesis import strategies as st
 
 import ctxeval
 from ctxeval._cli import cli
-from real_data import real
+from real_data import dl19_grades, dl19_ranked, real
 
 UTILITY = {5: 1.0, 4: 1.0, 3: 0.5, 2: 0.0, 1: -1.0}  # the documented default utility map
 TREC_DL = {3: 5, 2: 4, 1: 3, 0: 2}
@@ -54,21 +53,15 @@ def test_the_best_fixed_k_is_what_the_cost_implies(queries: list[list[int | None
     assert cal.policy["irrelevant_cost"] == cost
 
 
-def _dl19(run: Path) -> tuple[list[list[float]], dict]:
-    judged: dict[str, dict[str, int]] = defaultdict(dict)
-    for line in real("dl19", "qrels.dl19-passage.txt").read_text().splitlines():
-        q, _, d, g = line.split()
-        judged[q][d] = int(g)
-    ranked: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    for line in run.read_text().splitlines():
-        q, _, d, rank, _, _ = line.split()
-        ranked[q].append((int(rank), d))
-    lists = [
-        [UTILITY[TREC_DL[judged[q][d]]] if d in judged[q] else 0.0 for _, d in sorted(ranked[q])]
+def _dl19(run: Path) -> list[list[float]]:
+    """Each judged query's list of utilities under trec-dl and the default map (unjudged: 0)."""
+    judged = dl19_grades()
+    ranked = dl19_ranked(run.name)
+    return [
+        [UTILITY[TREC_DL[judged[q][d]]] if d in judged[q] else 0.0 for d in ranked[q]]
         for q in sorted(ranked)
         if q in judged
     ]
-    return lists, judged
 
 
 def test_real_dl19_runs_no_longer_answer_the_largest_k_tried() -> None:
@@ -77,7 +70,7 @@ def test_real_dl19_runs_no_longer_answer_the_largest_k_tried() -> None:
     qrels = real("dl19", "qrels.dl19-passage.txt")
     answers = {}
     for path in runs:
-        lists, _ = _dl19(path)
+        lists = _dl19(path)
         for cost in (0.0, 1 / 3):
             cal = ctxeval.calibrate(qrels, path, k=100, rag={"grade_map": "trec-dl"}, utility={"rules": "off"},
                                     irrelevant_cost=cost)  # fmt: skip

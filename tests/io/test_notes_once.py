@@ -4,12 +4,10 @@ never on MS MARCO's distinct near-duplicate passages (a reference held in anothe
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
 from pathlib import Path
 
 import ctxeval
-from real_data import real
+from real_data import dl19_grades, dl19_ranked, dl19_texts
 from scenario import planted
 
 EXCERPT = "equal no retrieved text but are contained in one"
@@ -47,27 +45,15 @@ def _dl19_texts(cut: int | None) -> list[dict]:
     """RankVicuna's top 10 over BM25 as RAGAS text-only samples: with ``cut`` None the references are
     the texts of every passage graded >= 2 (whole passages, retrieved or not), else the first ``cut``
     characters of those retrieved (excerpts of the retrieved chunks)."""
-    text = {}
-    with open(real("dl19-text", "passages.jsonl"), encoding="utf-8") as f:
-        for line in f:
-            rec = json.loads(line)
-            text[rec["id"]] = rec["text"]
-    refs: dict[str, list[str]] = defaultdict(list)
-    for line in real("dl19", "qrels.dl19-passage.txt").read_text().splitlines():
-        q, _, d, g = line.split()
-        if int(g) >= 2:
-            refs[q].append(d)
-    ranked: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    for line in real("dl19", "runs", "rankvicuna_on_bm25.top100.txt").read_text().splitlines():
-        q, _, d, rank, _, _ = line.split()
-        ranked[q].append((int(rank), d))
+    text, grades, ranked = dl19_texts(), dl19_grades(), dl19_ranked("rankvicuna_on_bm25.top100.txt")
+    refs = {q: sorted(d for d, g in docs.items() if g >= 2) for q, docs in grades.items()}
     out = []
     for q in sorted(ranked):
-        top = [text[d] for _, d in sorted(ranked[q])[:10]]
+        top = [text[d] for d in ranked[q][:10]]
         kept = (
             [text[d] for d in sorted(refs[q])]
             if cut is None
-            else [text[d][:cut] for _, d in sorted(ranked[q])[:10] if d in refs[q]]
+            else [text[d][:cut] for d in ranked[q][:10] if d in refs[q]]
         )
         out.append({"query_id": q, "retrieved_contexts": top, "reference_contexts": kept})
     return out

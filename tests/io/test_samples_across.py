@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from click.testing import CliRunner
 
 import ctxeval
 from ctxeval._cli import cli
-from real_data import real
+from real_data import dl19_grades, dl19_ranked, dl19_texts, real
 from scenario import planted
 
 MEASURES = ["IDBasedContextRecall", "IDBasedContextPrecision", "RR", "nDCG@10", "ContextRecall(method=similarity)"]
@@ -53,26 +52,14 @@ def _dl19_ragas(tmp: Path, system: str) -> tuple[Path, dict[str, float]]:
     """RankVicuna's top 10 over a first stage, as a RAGAS text-only file (user_input,
     retrieved_contexts, reference_contexts: the texts of the passages NIST graded >= 2), and the
     truth by ids: recall@10 = |top 10 ∩ references| / |references| per question."""
-    text = {}
-    with open(real("dl19-text", "passages.jsonl"), encoding="utf-8") as f:
-        for line in f:
-            rec = json.loads(line)
-            text[rec["id"]] = rec["text"]
+    text, grades, ranked = dl19_texts(), dl19_grades(), dl19_ranked(f"rankvicuna_on_{system}.top100.txt")
     topics = dict(line.split("\t", 1) for line in real("dl19", "topics.dl19-passage.txt").read_text().splitlines())
-    refs: dict[str, list[str]] = defaultdict(list)
-    for line in real("dl19", "qrels.dl19-passage.txt").read_text().splitlines():
-        q, _, d, g = line.split()
-        if int(g) >= 2:
-            refs[q].append(d)
-    ranked: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    for line in real("dl19", "runs", f"rankvicuna_on_{system}.top100.txt").read_text().splitlines():
-        q, _, d, rank, _, _ = line.split()
-        ranked[q].append((int(rank), d))
+    refs = {q: sorted(d for d, g in docs.items() if g >= 2) for q, docs in grades.items()}
     rows, truth = [], {}
     for q in sorted(ranked):
-        top = [d for _, d in sorted(ranked[q])[:10]]
+        top = ranked[q][:10]
         rows.append({"user_input": topics[q], "retrieved_contexts": [text[d] for d in top],
-                     "reference_contexts": [text[d] for d in sorted(refs[q])]})  # fmt: skip
+                     "reference_contexts": [text[d] for d in refs[q]]})  # fmt: skip
         ref_texts = {text[d] for d in refs[q]}
         truth[topics[q]] = len({text[d] for d in top} & ref_texts) / len(ref_texts)
     return _write(tmp / f"{system}.jsonl", rows), truth

@@ -6,7 +6,6 @@ the reranker really chose from (the first stage's top 100), the same real data n
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from hypothesis import strategies as st
 from scipy.stats import binomtest
 
 import ctxeval
-from real_data import real
+from real_data import dl19_grades, dl19_ranked
 from scenario import planted
 
 CANNOT = "cannot tell: the top {k} holds the whole pool on every query"
@@ -42,21 +41,8 @@ def test_planted_samples_without_a_pool_at_the_lists_depth_cannot_tell(tmp_path:
 def _dl19_samples() -> tuple[list[dict], dict[str, set[str]], dict[str, list[str]], dict[str, list[str]]]:
     """Per DL19 query, RankVicuna's top 10 of BM25's top 100 (the context), the references (NIST grade
     >= 2) and BM25's top 100 (the pool the reranker chose from)."""
-    qrels_path = real("dl19", "qrels.dl19-passage.txt")
-    refs: dict[str, set[str]] = defaultdict(set)
-    for line in qrels_path.read_text().splitlines():
-        q, _, d, g = line.split()
-        if int(g) >= 2:
-            refs[q].add(d)
-
-    def ranked(name: str) -> dict[str, list[str]]:
-        rows: dict[str, list[tuple[int, str]]] = defaultdict(list)
-        for line in real("dl19", "runs", name).read_text().splitlines():
-            q, _, d, rank, _, _ = line.split()
-            rows[q].append((int(rank), d))
-        return {q: [d for _, d in sorted(v)] for q, v in rows.items()}
-
-    pool, final = ranked("bm25.top100.txt"), ranked("rankvicuna_on_bm25.top100.txt")
+    refs = {q: {d for d, g in docs.items() if g >= 2} for q, docs in dl19_grades().items()}
+    pool, final = dl19_ranked("bm25.top100.txt"), dl19_ranked("rankvicuna_on_bm25.top100.txt")
     samples = [{"query_id": q, "retrieved_ids": final[q][:10], "reference_ids": sorted(refs[q])} for q in sorted(final)]
     return samples, refs, pool, final
 

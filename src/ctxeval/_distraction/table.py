@@ -37,16 +37,7 @@ from .._session import depth_note, once, open_session, resolve_inputs, unique_na
 from .._show import fmt, html_table, pandas
 from .dynamic_k import dynamic_k_summary
 
-__all__ = [
-    "RISKY",
-    "SAFE",
-    "VERDICTS",
-    "DistractionTable",
-    "auto_rel",
-    "distraction_table",
-    "no_verdict_why",
-    "safety_verdict",
-]
+__all__ = ["RISKY", "SAFE", "VERDICTS", "DistractionTable", "auto_rel", "distraction_table", "safety_verdict"]
 
 SAFE, RISKY = 0.10, 0.50
 _VERDICT_TOL = 1e-9
