@@ -401,8 +401,8 @@ def open_session(
         from ._io.side import read_groups
 
         groups = read_groups(rcfg.groups)
-    by_run = {id(r.columns): s for r, s in zip(read, origin) if s is not None}  # a renamed run keeps its columns
-    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run)
+    read = [r if st is None or r.samples is st else r.with_samples(st) for r, st in zip(read, origin)]
+    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools)
     return Session(qr, pol, settings, ms), read
 
 

@@ -359,6 +359,10 @@ class Run(_Rows):
     def with_name(self, name: str) -> Run:
         return Run(self.columns, name, self.source, dropped_duplicates=self.dropped_duplicates, samples=self.samples)
 
+    def with_samples(self, samples: Any) -> Run:
+        """The same run, linked to the sample set it came from (the one link a provider follows)."""
+        return Run(self.columns, self.name, self.source, dropped_duplicates=self.dropped_duplicates, samples=samples)
+
     def ranked_rows(self, ties: str = "trec") -> np.ndarray:
         """Every row in rank order: queries by id ascending, then the ``ties`` rule within each."""
         c = self.columns
