@@ -41,6 +41,7 @@ if _typing.TYPE_CHECKING:
     from ._gate.baseline import Baseline
     from ._gate.gate import power, snapshot
     from ._io.labels import LabelKind
+    from ._io.merge import merge_labels
     from ._io.model import Qrels, Run
     from ._io.retrievers import collect
     from ._io.samples import Samples
@@ -58,6 +59,7 @@ if _typing.TYPE_CHECKING:
 _LAZY = {
     "GradeMap": "._core.grademap",
     "LabelKind": "._io.labels",
+    "merge_labels": "._io.merge",
     "Qrels": "._io.model",
     "Run": "._io.model",
     "Samples": "._io.samples",
@@ -169,6 +171,7 @@ __all__ = [
     "families",
     "fit_udcg",
     "gate",
+    "merge_labels",
     "metric_at_k",
     "parse_measure",
     "parse_measures",
