@@ -1,35 +1,18 @@
-"""Where the public data of other projects lives: ``../shared/data`` beside the repository (as CI lays it
-out), or the folder ``CTXEVAL_SHARED`` names. Never copied into the tree; a test that needs it skips,
-saying why, when it is absent."""
+"""Real data sets of other projects (TREC DL qrels, runs and texts) under ``shared/data/real``, found
+as :mod:`shared_data` finds the shared folder (``../shared/data`` beside the repository, or where
+``CTXEVAL_SHARED_DATA`` points). Never copied into the tree; a test that needs it skips, saying why,
+when it is absent."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def shared() -> Path | None:
-    """The shared folder (holding ``data/``), or None."""
-    for base in (os.environ.get("CTXEVAL_SHARED"), ROOT.parent / "shared"):
-        if base and (Path(base) / "data").is_dir():
-            return Path(base)
-    return None
+from shared_data import shared_data
 
 
 def real(*parts: str) -> Path:
     """A path under ``shared/data/real``; skips the calling test when it is not there."""
-    base = shared()
-    path = base / "data" / "real" / Path(*parts) if base is not None else None
-    if path is None or not path.exists():
-        pytest.skip(
-            f"needs ../shared/data/real/{'/'.join(parts)} (public data kept outside the project; "
-            "CTXEVAL_SHARED names another folder)"
-        )
-    return path
+    return shared_data("real", *parts)
 
 
 def dl19_grades() -> dict[str, dict[str, int]]:
