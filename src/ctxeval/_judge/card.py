@@ -42,6 +42,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._show import html_table, pandas
+
 __all__ = ["MIN_RUNS", "PUBLISHED", "THRESHOLDS", "JudgeCard", "Scale", "render_card", "verdict"]
 
 
@@ -134,8 +136,6 @@ class JudgeCard:
         return rows
 
     def _repr_html_(self) -> str:
-        from .._show import html_table
-
         lab, r = self.labels, self.ranking or {}
         summary = [
             ["verdict", self.verdict["text"]],
@@ -155,8 +155,6 @@ class JudgeCard:
         """One row per run: ``run, people, judge, judged`` (the measure's mean under each side's labels
         and the share of its top ranks the judge labelled), ``ppi_mean, ppi_low, ppi_high`` (the
         prediction-powered estimate and its interval; NaN without one)."""
-        from .._show import pandas
-
         pd = pandas("JudgeCard.to_pandas")
         cols = ["run", "people", "judge", "judged", "ppi_mean", "ppi_low", "ppi_high"]
         rows = [[float("nan") if v is None else v for v in row] for row in self._rows()]

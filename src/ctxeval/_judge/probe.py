@@ -28,11 +28,12 @@ from typing import Any
 
 from .._errors import ConfigError
 from .cache import Cache
-from .client import Judge
-from .labels import Item, JudgeOptions
+from .interface import Judge
+from .items import Item, JudgeOptions
+from .kinds import TASKS
 from .lexical import terms
-from .runner import Ask, Outcome, Tally, judge_many
-from .tasks import TASKS
+from .prompt import Ask
+from .runner import Outcome, Tally, judge_many
 
 __all__ = ["INJECTION", "MANIPULATIONS", "ProbeResult", "manipulate", "probe"]
 
@@ -183,18 +184,7 @@ def probe(
         for k, its in (("original", list(items)), *copies.items())
         for it in its
     ]
-    outcomes, tally = judge_many(
-        judge,
-        asks,
-        cache=cache,
-        concurrency=opts.concurrency,
-        max_cost=opts.max_cost,
-        prices=opts.prices,
-        votes=opts.votes,
-        progress=opts.progress,
-        retry_undecided=opts.retry_undecided,
-        notify=opts.notify,
-    )
+    outcomes, tally = judge_many(judge, asks, cache=cache, **opts.runner_kw())
     n = len(items)
     original = outcomes[:n]
     rows = {k: _row(list(zip(items, original, outcomes[n * (i + 1) : n * (i + 2)])), top) for i, k in enumerate(kinds)}
