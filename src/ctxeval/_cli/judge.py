@@ -10,9 +10,14 @@ from typing import Any
 
 import click
 
+from .._errors import ConfigError
 from .._io.samples.schema import OPEN
-from .._judge.items import Labeling
+from .._judge.cache import Cache
+from .._judge.interface import Judge
+from .._judge.items import Item, JudgeOptions, Labeling
 from .._judge.kinds import LABELS
+from .._judge.runner import Tally
+from .._judge.sequential import UntilDecided
 from .judging import (
     cache_of,
     dry_run,
@@ -23,8 +28,10 @@ from .judging import (
     list_open,
     make_judge,
     options_of,
+    reported,
     settle,
     sidecar,
+    until_options,
 )
 from .options import emit, output_option
 from .probe import probe
@@ -47,28 +54,73 @@ def _pairs_command(kind: Labeling) -> click.Command:
             kw.pop(k) for k in ("runs", "samples", "queries", "passages", "depth", "dry_run", "output")
         )
         scale = kw.pop("scale", default)
+        until = {k: kw.pop(k) for k in ("until_decided", "measure", "max_drop", "effect", "alpha", "seed") if k in kw}
         task = kind.tasks[kind.scales[scale]]
         guard_paths(kw, output, [*runs, samples, queries, passages])
         judge = None if dry else make_judge(kw)
         items = items_of(runs, samples, queries, passages, depth)
         if judge is None:
             return dry_run(kw, task, items)
-        with cache_of(kw, write=True) as cache:
-            got, tally = kind.collect(judge, items, cache, options_of(kw), scale)
-        open_ = list_open(got)
+        extra: dict[str, Any] = {**({"scale": scale} if len(kind.scales) > 1 else {})}
+        with reported(kw), cache_of(kw, write=True) as cache:
+            if until.get("until_decided"):
+                got, tally = _until_decided(kind, judge, items, cache, options_of(kw), scale, runs, depth, until, extra)
+            else:
+                got, tally = kind.collect(judge, items, cache, options_of(kw), scale)
+        extra["not_decided"] = list_open(got)
         text = kind.write(got)
         seen = depth if samples else depth or 20
         prov = sidecar(output, judge, kw, task, scale, seen, got, runs)
-        extra: dict[str, Any] = {"not_decided": open_, **({"scale": scale} if len(kind.scales) > 1 else {})}
         settle(kw, [tally], text, output, kind.noun, extra, prov)
 
     f: Any = output_option(None, f"the {kind.writes} to write (default stdout)")(run)
     f = judge_options(f)
+    if kind.decides:
+        f = until_options(f)
     if len(kind.scales) > 1:
         f = click.option(
             "--scale", type=click.Choice(list(kind.scales)), default=default, show_default=True, help=kind.scale_help
         )(f)
     return command.command(kind.name, help=kind.help)(input_options(f))
+
+
+def _until_decided(
+    kind: Labeling,
+    judge: Judge,
+    items: list[Item],
+    cache: Cache,
+    opts: JudgeOptions,
+    scale: str,
+    runs: tuple[str, ...],
+    depth: int | None,
+    until: dict[str, Any],
+    extra: dict[str, Any],
+) -> tuple[list[Any], Tally]:
+    """Judge the pool query by query, in random order, until the decision about the two runs is settled."""
+    if len(runs) != 2:
+        raise ConfigError("--until-decided decides about two runs: give the baseline, then the candidate")
+    plan = UntilDecided(
+        runs[0], runs[1], measure=until["measure"], alpha=until["alpha"], max_drop=until["max_drop"],
+        effect=until["effect"], depth=depth or 20, seed=until["seed"],
+    )  # fmt: skip
+    by_query: dict[str, list[Item]] = {}
+    for it in items:
+        by_query.setdefault(it.query_id, []).append(it)
+    got: list[Any] = []
+    tallies = []
+    for q in plan:
+        mine, tally = kind.collect(judge, by_query.get(q, []), cache, opts, scale)
+        got.extend(mine)
+        tallies.append(tally)
+        plan.add(q, {it.doc_id: o.value for it, o in mine if o.decided})
+    done = plan.result()
+    click.echo(done.line(), err=True)
+    merged = Tally.merged(tallies) if tallies else Tally(judge.describe, judge.heuristic, kind.name)
+    extra["until_decided"] = done.to_dict()
+    if merged.priced and merged.decided + merged.undecided:
+        per = merged.cost / max(merged.asked, 1)
+        extra["until_decided"]["cost_saved_estimate"] = round(per * done.saved, 6)
+    return got, merged
 
 
 def _samples_command(kind: Labeling) -> click.Command:
@@ -82,7 +134,7 @@ def _samples_command(kind: Labeling) -> click.Command:
     def sub(samples: str, depth: int | None, output: str | None, **kw: Any) -> None:
         guard_paths(kw, output, [samples])
         judge = make_judge(kw)
-        with cache_of(kw, write=True) as cache:
+        with reported(kw), cache_of(kw, write=True) as cache:
             labels, *tallies = kind.collect(judge, samples, cache, options_of(kw), depth)
         by = {"judge": judge.describe, "model": judge.model, "heuristic": judge.heuristic, "task": kind.name}
         # samples with no judgment at all (every one not sent, say) are no labels: nothing is written

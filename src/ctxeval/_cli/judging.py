@@ -5,16 +5,17 @@ and the end of a run (too much undecided, the tally, the report)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from .._errors import ConfigError, JudgeError, OutputError
+from .._errors import ConfigError, CtxevalError, JudgeError, OutputError
 from .._io.labels import LabelKind, Provenance, write_sidecar
 from .._io.writers import write_text
 from .._judge.budget import Prices, plan, plan_line
@@ -132,7 +133,8 @@ def judge_options(f: F) -> F:
                 "--report",
                 "report_path",
                 type=click.Path(dir_okay=False),
-                help="write the tally (counts, tokens, cost) as JSON here",
+                help="write the tally (counts, tokens, cost) as JSON here, whatever ends the run (its reason in "
+                "'ended': finished, failed, interrupted)",
             ),
             click.option("-q", "--quiet", is_flag=True, help="no progress bar"),
         ],
@@ -237,6 +239,63 @@ def guard_paths(kw: dict[str, Any], output: str | None, inputs: list[str | None]
 def write_report(kw: dict[str, Any], doc: dict[str, Any]) -> None:
     if kw.get("report_path"):
         write_text(kw["report_path"], json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+@contextlib.contextmanager
+def reported(kw: dict[str, Any]) -> Iterator[None]:
+    """Write ``--report`` when the run ends early (a failure, a timeout, Ctrl-C), with the reason: the
+    judgments finished before it are in the cache, and a re-run asks only the rest."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        write_report(kw, {"ended": "interrupted (Ctrl-C)", "tallies": [], "kept": _KEPT})
+        raise
+    except CtxevalError as exc:
+        write_report(kw, {"ended": f"failed: {exc}", "tallies": [], "kept": _KEPT})
+        raise
+
+
+_KEPT = "the judgments finished before the end are in the cache: the same command asks only the rest"
+
+
+def until_options(f: F) -> F:
+    """``--until-decided`` and the decision it waits for (``judge grade`` over two runs)."""
+    return _apply(
+        f,
+        [
+            click.option(
+                "--until-decided",
+                is_flag=True,
+                help="judge the queries in random order and stop as soon as the decision about the two runs (the "
+                "first the baseline, the second the candidate) is settled: compare, or with --max-drop the gate's "
+                "(anytime-valid: its error holds at every look)",
+            ),
+            click.option(
+                "-m", "--measure", default="nDCG@10", show_default=True, help="the measure the decision is on"
+            ),
+            click.option(
+                "--max-drop",
+                type=click.FloatRange(min=0.0),
+                default=None,
+                help="decide the gate's question instead: does the candidate drop by more than this",
+            ),
+            click.option(
+                "--effect",
+                type=click.FloatRange(min=0.0, min_open=True),
+                default=None,
+                help="compare: also stop once no difference of this size or more is left",
+            ),
+            click.option(
+                "--alpha",
+                type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True),
+                default=0.05,
+                show_default=True,
+            ),
+            click.option(
+                "--seed", type=int, default=0, show_default=True, help="the order of the queries (--until-decided)"
+            ),
+        ],
+    )
 
 
 def finish(kw: dict[str, Any], tallies: list[Any], extra: dict[str, Any] | None = None) -> None:

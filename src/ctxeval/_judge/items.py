@@ -96,6 +96,7 @@ class Labeling:
     scales: Mapping[str, str] = field(default_factory=dict)
     scale_help: str = ""
     noun: str = ""  #: what the labels are called in messages ("no grades to write"); default the name
+    decides: bool = False  #: its labels are grades: ``--until-decided`` may stop once a decision is settled
 
     def __post_init__(self) -> None:
         if not self.noun:

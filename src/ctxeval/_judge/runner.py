@@ -98,6 +98,25 @@ class Tally:
     concurrency_low: int = 0  #: the lowest the limit went while the server pushed back
     reasons: dict[str, int] = field(default_factory=dict)  #: undecided reasons (their kind) and counts
 
+    @classmethod
+    def merged(cls, tallies: Sequence[Tally]) -> Tally:
+        """One tally of several batches of the same judge and task (counts and costs added; the lowest
+        concurrency reached; unanimity weighted by the asks)."""
+        first = tallies[0]
+        out = cls(first.judge, first.heuristic, first.task, priced=first.priced, votes=first.votes)
+        out.concurrency = first.concurrency
+        out.concurrency_low = min(t.concurrency_low for t in tallies)
+        for name in ("asked", "from_cache", "cached_undecided", "from_others", "requested", "decided", "undecided",
+                     "ties", "not_sent", "prompt_tokens", "completion_tokens", "cost", "timeouts"):  # fmt: skip
+            setattr(out, name, sum(getattr(t, name) for t in tallies))
+        for t in tallies:
+            for k, n in t.reasons.items():
+                out.reasons[k] = out.reasons.get(k, 0) + n
+        agreed = [(t.unanimous, t.asked) for t in tallies if t.unanimous is not None]
+        if agreed:
+            out.unanimous = sum(u * n for u, n in agreed) / max(sum(n for _, n in agreed), 1)
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         out["cost"] = round(self.cost, 6) if self.priced else None

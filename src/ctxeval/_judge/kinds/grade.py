@@ -78,6 +78,7 @@ LABELING = Labeling(
     "--report with their reason, never written as a grade).",
     reads="pairs",
     noun="grades",
+    decides=True,
     scales=_SCALES,
     scale_help="rag: 1-5 (RA-nWG); trec: 0-3 (UMBRELA)",
 )
