@@ -27,7 +27,9 @@ def _files(tmp: Path, n: int) -> list[str]:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CTXEVAL_JUDGE_API_KEY": "k"}
-    return subprocess.run([sys.executable, "-m", "ctxeval", *args], capture_output=True, text=True, timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "ctxeval", *args], capture_output=True, text=True, timeout=120, env=env
+    )
 
 
 def test_a_run_stopped_by_its_timeout_writes_the_report_with_the_reason(tmp_path: Path) -> None:
