@@ -359,7 +359,7 @@ def test_the_probe_reranks_a_run_by_the_real_models_grades(real_server: Any, tmp
         "judge", "probe", run, "--queries", str(example_path("queries.jsonl")), "--passages",
         str(example_path("passages.jsonl")), "--depth", "2", "--limit", "4", "--rerank-queries", "2", "--qrels",
         str(example_path("qrels.txt")), "--judge-url", real_server.url, "--model", "smollm2", "--cache",
-        str(tmp_path / "c.sqlite"), "--concurrency", "1", "-q",
+        str(tmp_path / "c.sqlite"), "--concurrency", "1", "--timeout", "900", "-q",
     ]  # fmt: skip
     as_json = ctxeval(*args, "--format", "json")
     assert as_json.returncode == 0, as_json.stderr

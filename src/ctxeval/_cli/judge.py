@@ -54,7 +54,9 @@ def _pairs_command(kind: Labeling) -> click.Command:
             kw.pop(k) for k in ("runs", "samples", "queries", "passages", "depth", "dry_run", "output")
         )
         scale = kw.pop("scale", default)
-        until = {k: kw.pop(k) for k in ("until_decided", "measure", "max_drop", "effect", "alpha", "seed") if k in kw}
+        until: dict[str, Any] = {
+            k: kw.pop(k) for k in ("until_decided", "measure", "max_drop", "effect", "alpha", "seed") if k in kw
+        }
         task = kind.tasks[kind.scales[scale]]
         guard_paths(kw, output, [*runs, samples, queries, passages])
         judge = None if dry else make_judge(kw)

@@ -220,8 +220,11 @@ def topics_needed(
         med = float(np.nanmedian(mine)) if not all(math.isnan(x) for x in mine) else math.nan
         worst = -math.inf
         for v in values_null.values():
-            picks = rng.integers(0, v.shape[0], idx.shape[0])
-            taus = [kendall_tau_b(values_h[:, i].mean(axis=1), v[b][:, i].mean(axis=1)) for b, i in zip(picks, idx)]
+            picks = [int(b) for b in rng.integers(0, v.shape[0], idx.shape[0])]
+            taus = [
+                kendall_tau_b(values_h[:, idx[r]].mean(axis=1), v[b][:, idx[r]].mean(axis=1))
+                for r, b in enumerate(picks)
+            ]
             taus = [x for x in taus if not math.isnan(x)]
             if taus:
                 worst = max(worst, float(np.quantile(taus, settings.quantile)))

@@ -124,8 +124,8 @@ def verdict(
             f"it calls {dis['called_relevant']} of people's {dis['pairs']} distractors (grade {dis['grade']}) "
             f"relevant ({dis['share']:.0%} >= {t['distractors']:.0%})"
         )
-    tau_row = rank_chance.get("kendall_tau")
-    tau_informative = tau_row is None or tau_row.get("informative", True)
+    tau_row: Mapping[str, Any] = rank_chance.get("kendall_tau") or {}
+    tau_informative = bool(tau_row.get("informative", True))
     rank_ok: bool | None = None
     if ranking:
         if runs < MIN_RUNS:
