@@ -220,7 +220,7 @@ def topics_needed(
         med = float(np.nanmedian(mine)) if not all(math.isnan(x) for x in mine) else math.nan
         worst = -math.inf
         for v in values_null.values():
-            picks = [int(b) for b in rng.integers(0, v.shape[0], idx.shape[0])]
+            picks = np.asarray(rng.integers(0, v.shape[0], idx.shape[0])).tolist()
             taus = [
                 kendall_tau_b(values_h[:, idx[r]].mean(axis=1), v[b][:, idx[r]].mean(axis=1))
                 for r, b in enumerate(picks)
