@@ -110,6 +110,14 @@ NEEDS_ANSWER = (
 )
 
 
+def ranked(r: Any) -> tuple[Run, list[str], list[str], list[float]]:
+    """A run's rows in its ranking order: the run, and their query ids, doc ids and scores."""
+    run = Run.coerce(r)
+    c = run.columns
+    rows = run.ranked_rows()
+    return run, c.query_of_rows()[rows].tolist(), c.doc.to_list(rows), c.values[rows].tolist()
+
+
 def judgment_pool(runs: Sequence[Any], depth: int) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     """The judgment pool: per query (byte-wise order), the union of every run's top ``depth`` docs, in
     order of their best rank (then doc id); with counts (queries, pairs, and per run the docs only it
@@ -119,11 +127,7 @@ def judgment_pool(runs: Sequence[Any], depth: int) -> tuple[list[tuple[str, str]
     best: dict[tuple[str, str], int] = {}
     by_run: dict[str, set[tuple[str, str]]] = {}
     for r in runs:
-        run = Run.coerce(r)
-        c = run.columns
-        rows = run.ranked_rows()
-        q = c.query_of_rows()[rows].tolist()
-        d = c.doc.to_list(rows)
+        run, q, d, _ = ranked(r)
         rank: dict[str, int] = {}
         mine = by_run.setdefault(run.name, set())
         for qid, doc in zip(q, d):

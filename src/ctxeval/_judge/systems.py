@@ -27,6 +27,7 @@ from .._errors import ConfigError
 from .._evaluate import evaluate
 from .._io.model import Qrels, Run
 from .agreement import ranking_agreement
+from .items import ranked
 from .nulls import NULLS, NullSettings, null_labels, ranking_nulls
 
 __all__ = ["SystemSettings", "circularity", "cut_runs", "nested", "systems"]
@@ -58,12 +59,7 @@ def cut_runs(runs: Sequence[Any], depth: int | None, queries: set[str] | None = 
     in its ranking order; a measure at cutoff ``depth`` gives the same values on the cut run."""
     out = []
     for r in runs:
-        run = Run.coerce(r)
-        c = run.columns
-        rows = run.ranked_rows()
-        q = c.query_of_rows()[rows].tolist()
-        d = c.doc.to_list(rows)
-        s = np.asarray(c.values)[rows].tolist()
+        run, q, d, s = ranked(r)
         kept: dict[str, dict[str, float]] = {}
         for qid, doc, score in zip(q, d, s):
             if queries is not None and qid not in queries:
