@@ -357,7 +357,7 @@ def test_the_probe_reranks_a_run_by_the_real_models_grades(real_server: Any, tmp
     run = str(example_path("runs/bm25.run"))
     args = [
         "judge", "probe", run, "--queries", str(example_path("queries.jsonl")), "--passages",
-        str(example_path("passages.jsonl")), "--depth", "2", "--limit", "4", "--rerank-queries", "2", "--qrels",
+        str(example_path("passages.jsonl")), "--depth", "2", "--limit", "5", "--rerank-queries", "2", "--qrels",
         str(example_path("qrels.txt")), "--judge-url", real_server.url, "--model", "smollm2", "--cache",
         str(tmp_path / "c.sqlite"), "--concurrency", "1", "--timeout", "900", "-q",
     ]  # fmt: skip
@@ -370,7 +370,8 @@ def test_the_probe_reranks_a_run_by_the_real_models_grades(real_server: Any, tmp
     table = ctxeval(*args)  # every judgment cached now
     assert table.returncode == 0, table.stderr
     assert "reranked by the judge: bm25's top 2 of 2 queries reordered by this judge's grades" in table.stdout
-    sp = doc["spread"]
+    sp = doc["spread"]  # over the 5 originals (a spread needs 5 grades or more)
+    assert sp is not None and sp["graded"] == 5 and 0.0 <= sp["bits"] <= sp["most"]
     if doc["one_grade"] is not None:
         assert "note: the judge gave grade" in table.stdout
     elif sp["barely"]:
