@@ -46,6 +46,7 @@ if _typing.TYPE_CHECKING:
     from ._io.retrievers import collect
     from ._io.samples import Samples
     from ._judge.card import JudgeCard
+    from ._judge.sequential import UntilDecided
     from ._judge.verbs import agreement
     from ._measures import Family, Measure, families, parse_measure, parse_measures
     from ._policies import Policies
@@ -102,6 +103,7 @@ _LAZY = {
     "metric_at_k": "._curve",
     "agreement": "._judge.verbs",
     "JudgeCard": "._judge.card",
+    "UntilDecided": "._judge.sequential",
 }
 
 
@@ -157,6 +159,7 @@ __all__ = [
     "Sections",
     "Stats",
     "Strata",
+    "UntilDecided",
     "UtilityConfig",
     "__version__",
     "agreement",
