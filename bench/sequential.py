@@ -40,9 +40,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 import ctxeval
-from ctxeval._compare.special import t_ppf
+from ctxeval._stats.power import needed_queries
 from ctxeval._stats.sequential import Rule, first_decision
-from ctxeval._gate.stats import needed_queries
+from ctxeval._stats.special import t_ppf
 
 REAL = next(
     (b / "shared" / "data" / "real" for b in (ROOT.parent, ROOT.parent.parent) if (b / "shared").is_dir()),

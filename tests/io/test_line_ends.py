@@ -16,7 +16,8 @@ import ctxeval
 from ctxeval._cli import cli
 from ctxeval._io.side import read_passages, read_query_texts, read_utilities
 from ctxeval._io.tables import split_lines
-from real_data import ROOT, real
+from real_data import real
+from shared_data import ROOT
 
 #: characters str.splitlines cuts at that a JSON string may hold raw (control characters it escapes)
 RAW = ["\u2028", "\u2029", "\x85"]

@@ -24,7 +24,7 @@ from ctxeval._judge.nulls import NULLS, NullSettings, label_nulls, null_labels
 from ctxeval._judge.systems import SystemSettings, circularity
 from ctxeval._judge.verbs import agreement
 from ctxeval._measures import parse_measures
-from shared_data import real
+from real_data import real
 
 
 def test_the_null_judges_keep_what_they_should() -> None:

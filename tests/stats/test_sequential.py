@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 import ctxeval
 from ctxeval._cli import cli
-from ctxeval._stats.sequential import Rule, decide, first_decision, t_mixture_cs
 from ctxeval._demo import example_path
-from shared_data import shared_data
+from ctxeval._stats.sequential import Rule, decide, first_decision, t_mixture_cs
+from shared_data import shared_folder
 
 
 def _martingale(x: np.ndarray, mu: float, c2: float) -> float:
@@ -55,7 +55,7 @@ def test_the_ends_are_where_the_martingale_reaches_one_over_alpha(xs: list[float
 
 def _population() -> list[np.ndarray]:
     """Per-query nDCG@10 changes between the real DL19 runs (all pairs), else generated ones."""
-    data = shared_data()
+    data = shared_folder()
     if data is not None and (data / "real" / "dl19" / "runs").is_dir():
         runs = sorted(glob.glob(str(data / "real" / "dl19" / "runs" / "*.txt")))
         qrels = str(data / "real" / "dl19" / "qrels.dl19-passage.txt")

@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from .._stats.sequential import Rule, decide, t_mixture_cs
 from .._errors import ConfigError
 from .._evaluate import evaluate
 from .._io.model import Qrels, Run
 from .._measures import parse_measures
+from .._stats.sequential import Rule, decide, t_mixture_cs
 
 __all__ = ["Settled", "UntilDecided"]
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from .._stats.ppi import ppi_mean
 from .._errors import ConfigError
 from .._evaluate import evaluate
 from .._io.model import Qrels, Run
+from .._stats.ppi import ppi_mean
 from .agreement import ranking_agreement
 from .items import ranked
 from .nulls import NULLS, NullSettings, null_labels, ranking_nulls

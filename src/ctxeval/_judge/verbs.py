@@ -32,7 +32,6 @@ from .._errors import ConfigError
 from .._io.model import Qrels, Run
 from .._io.samples import Samples
 from .._measures import parse_measures
-from .._stats.ppi import ppi_mean
 from .agreement import cohen_kappa, krippendorff_alpha_ordinal
 from .card import JudgeCard, Scale
 from .nulls import NullSettings, label_nulls
