@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from test_summary_intervals import POPULATIONS, coverage
 
 import ctxeval
-from shared_data import shared_real
+from shared_data import shared_folder
 
 SIZES = (50, 100, 200, 500)
 METHODS = ("percentile", "bca", "t")
@@ -34,8 +34,8 @@ METHODS = ("percentile", "bca", "t")
 
 def real_populations() -> None:
     """Add the pooled per-query values of the real DL19 / DL20 first-stage runs to POPULATIONS."""
-    real = shared_real()
-    if real is None:
+    real = shared_folder() / "real"
+    if not (real / "dl19").is_dir():
         print("../shared/data/real is absent: synthetic populations only")
         return
     pooled: dict[str, list[np.ndarray]] = {}

@@ -15,19 +15,16 @@ from scipy import stats
 import ctxeval
 from ctxeval import ConfigError, Stats
 from ctxeval._cli import cli
-from shared_data import shared_real
+from real_data import real
 
-REAL = shared_real()
-needs_real = pytest.mark.skipif(REAL is None, reason="../shared/data/real (TREC DL19 runs) is absent")
 RUNS = ("bm25", "tasb", "spladepp_ed", "openai_ada2")
 MEASURES = ["nDCG@10", "AP", "RR"]
 FAST = {"curves_k": 0}
 
 
 def _paths() -> tuple[str, list[str]]:
-    assert REAL is not None
-    dl19 = REAL / "dl19"
-    return str(dl19 / "qrels.dl19-passage.txt"), [f"{r}={dl19 / 'runs' / f'{r}.top100.txt'}" for r in RUNS]
+    """DL19's qrels and runs as NAME=PATH (the test skips, saying why, without the shared data)."""
+    return str(real("dl19", "qrels.dl19-passage.txt")), [f"{r}={real('dl19', 'runs', f'{r}.top100.txt')}" for r in RUNS]
 
 
 def _holm(p: list[float]) -> list[float]:
@@ -42,7 +39,6 @@ def _holm(p: list[float]) -> list[float]:
     return out
 
 
-@needs_real
 @pytest.mark.parametrize("correction", ["holm", "bh"])
 def test_two_baselines_form_one_family_of_scipy_tests(correction: str) -> None:
     qrels, runs = _paths()
@@ -70,7 +66,6 @@ def test_two_baselines_form_one_family_of_scipy_tests(correction: str) -> None:
     assert rep.settings["correction_family"].startswith("every (run, baseline, measure) comparison")
 
 
-@needs_real
 def test_the_randomization_tests_of_two_baselines_are_holm_adjusted_together() -> None:
     qrels, runs = _paths()
     rep = ctxeval.compare(
@@ -82,7 +77,6 @@ def test_the_randomization_tests_of_two_baselines_are_holm_adjusted_together() -
     assert [c.significant for c in rep.comparisons] == [p < 0.05 for p in _holm(raw)]
 
 
-@needs_real
 def test_every_format_names_the_baseline_of_each_comparison(tmp_path) -> None:
     qrels, runs = _paths()
     args = ["compare", qrels, *runs, "-m", "nDCG@10", "--baseline", "bm25", "--baseline", "tasb", "--curve-k", "0"]

@@ -14,7 +14,16 @@ from click.testing import CliRunner
 
 import ctxeval
 from ctxeval._cli import cli
-from shared_data import ROOT, shared_real
+from shared_data import shared_folder
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def shared_real() -> Path | None:
+    """``real/`` in the shared data folder (see tests/shared_data.py), or None where it is absent."""
+    real = shared_folder() / "real"
+    return real if (real / "dl20").is_dir() else None
+
 
 REAL = shared_real()
 needs_real = pytest.mark.skipif(REAL is None, reason="../shared/data/real (TREC DL19/DL20 runs) is absent")

@@ -37,6 +37,12 @@ TREC = [
     *["RBP(p=0.8)", "RBP(p=0.8)@3", "RBP(p=0.5,rel=2)", "rbp_resid", "unj@3"],
     *["IDBasedContextPrecision@3", "IDBasedContextRecall@3", "RankWeightedPrecision@3", "RankWeightedPrecision"],
     *["ContextPrecision@2", "ContextRecall@3"],
+    *["INST(max_rel=3)", "INSQ(T=2,max_rel=3)", "BPM(max_rel=3)@3", "SDCG(max_rel=3)@3", "NERR8(max_rel=3)@3"],
+    *["NERR9(max_rel=3)@3", "NERR10(max_rel=3)", "NERR11(max_rel=3)", "RBP-CWL(max_rel=3)", "Compat"],
+]
+DIVERSITY = [
+    *["alpha-nDCG@3", "alpha-DCG(alpha=0.3)@2", "ERR-IA@3", "nERR-IA@3", "NRBP", "nNRBP(beta=0.7)", "P-IA@3"],
+    *["S-recall@2", "MAP-IA"],
 ]
 RAG = [
     *["RA-nWG@3", "RA-nWG(novelty=0.5)@3", "N-Recall4+@3", "N-Recall5@2", "Precision4+@3", "Harm@3", "GoldHit@3"],
@@ -113,7 +119,7 @@ FITTED = {"UDCG-pos"}
 
 def _names(base: list[str]) -> list[str]:
     """``base`` plus one default example (@3) of every family that none of the scenarios names."""
-    named = {make_name(n) for n in TREC + RAG + SAMPLES} | FITTED
+    named = {make_name(n) for n in TREC + RAG + SAMPLES + DIVERSITY} | FITTED
     extra = []
     for fam in REGISTRY.values():
         if fam.name not in named:
@@ -126,7 +132,7 @@ def make_name(name: str) -> str:
 
 
 def test_the_scenarios_name_every_family_or_try_it() -> None:
-    named = {make_name(n) for n in TREC + RAG + SAMPLES} | FITTED
+    named = {make_name(n) for n in TREC + RAG + SAMPLES + DIVERSITY} | FITTED
     assert named <= set(REGISTRY)
     # every family is covered: by name here, or by its default example in the TREC scenario
     assert set(REGISTRY) <= named | {make_name(n) for n in _names(TREC)}
@@ -138,6 +144,25 @@ def test_trec_grades_equal_the_brute_force_mean(seed: int) -> None:
     names = _names(TREC)
     exp = ctxeval.evaluate(qrels, run, names, policies=EXPECTED).runs[0]
     _check(exp, _brute(qrels, run, names))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_diversity_measures_equal_the_brute_force_mean(seed: int) -> None:
+    rnd = random.Random(300 + seed)
+    _, run = _trec_case(rnd, [0], limit=36)
+    subs = [
+        (q, s, d, rnd.choice([-1, 0, 1, 1, 2])) for q in run for s in ("1", "2", "3") for d in rnd.sample("abcdefgh", 3)
+    ]
+    exp = ctxeval.evaluate(ctxeval.Qrels.from_subtopics(subs), run, DIVERSITY, policies=EXPECTED).runs[0]
+    copies_q, copies_r, of = [], {}, {}
+    for q, docs in run.items():
+        for i, order in enumerate(_orders(docs)):
+            key = f"{q}#{i}"
+            of[key] = q
+            copies_q += [(key, s, d, g) for qq, s, d, g in subs if qq == q]
+            copies_r[key] = {d: float(len(order) - j) for j, d in enumerate(order)}
+    res = ctxeval.evaluate(ctxeval.Qrels.from_subtopics(copies_q), copies_r, DIVERSITY, policies=BY_ORDER).runs[0]
+    _check(exp, _means(res, of))
 
 
 def _fit(tmp: Path) -> str:

@@ -10,17 +10,13 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 from click.testing import CliRunner
 
 from ctxeval import Policies
 from ctxeval._cli import cli
 from ctxeval._measures.base import averaged, make
 from ctxeval._session import open_session
-from shared_data import shared_real
-
-REAL = shared_real()
-pytestmark = pytest.mark.skipif(REAL is None, reason="../shared/data/real (TREC DL19 runs) is absent")
+from real_data import real
 
 CLOSED = [
     *["P@10", "R@100", "AP", "AP@10", "RR", "RR(rel=2)@10", "nDCG@10", "nDCG", "DCG@5", "Bpref", "Success@1"],
@@ -30,8 +26,8 @@ CLOSED = [
 
 
 def _dl19(run: str) -> tuple[str, str]:
-    assert REAL is not None
-    return str(REAL / "dl19" / "qrels.dl19-passage.txt"), str(REAL / "dl19" / "runs" / f"{run}.top100.txt")
+    """DL19's qrels and one of its runs (the test skips, saying why, without the shared data)."""
+    return str(real("dl19", "qrels.dl19-passage.txt")), str(real("dl19", "runs", f"{run}.top100.txt"))
 
 
 def test_closed_forms_equal_the_exact_average_on_the_splade_run() -> None:

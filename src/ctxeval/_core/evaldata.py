@@ -250,11 +250,16 @@ class EvalData:
         return self.memo(("num_rel", rel), compute)
 
     # -- a prefix of every ranking --------------------------------------------------------------------
-    def _qrels_memo(self) -> dict[Any, Any]:
-        """The cached arrays that depend on the qrels alone (kept by a cut or an arrangement)."""
-        return {
+    def _qrels_memo(self, judged: np.ndarray | None = None) -> dict[Any, Any]:
+        """The cached arrays that depend on the qrels alone (kept by a cut or an arrangement), and the
+        qrels row of every judged row (``j_qrow``, from the join) taken at ``judged`` (the old judged
+        rows the new data keeps, in its order)."""
+        out = {
             k: v for k, v in self._memo.items() if k == "grade_counts" or (isinstance(k, tuple) and k[0] == "num_rel")
         }
+        if judged is not None and "j_qrow" in self._memo:
+            out["j_qrow"] = self._memo["j_qrow"][judged]
+        return out
 
     def arranged(self, perm: np.ndarray) -> EvalData:
         """The same data with the rows of every query in another order: position ``p`` takes ranked row
@@ -272,7 +277,7 @@ class EvalData:
             rows=None if self.rows is None else self.rows.take(perm),
             extras={},
             tie_groups=None,
-            _memo=self._qrels_memo(),
+            _memo=self._qrels_memo(order),
         )
         out.__dict__.update({"j_seg": self.j_seg[order], "q_seg": self.q_seg, "q_pos": self.q_pos})
         if not self.extras:
@@ -309,6 +314,8 @@ class EvalData:
             tie_groups=None if g is None else TieGroups(g.start[rows], g.size[rows]),
         )
         out.__dict__["j_seg"] = seg
+        if "j_qrow" in self._memo:
+            out._memo["j_qrow"] = self._memo["j_qrow"][keep]
         return out
 
     def prefix(self, length: int) -> EvalData:
@@ -335,7 +342,7 @@ class EvalData:
             j_grade=self.j_grade[keep],
             rows=None if self.rows is None else self.rows.take(rows),
             extras={name: value.cut(cut) for name, value in self.extras.items()},
-            _memo=self._qrels_memo(),
+            _memo=self._qrels_memo(keep),
             tie_groups=None,
         )
         out.__dict__.update({"j_seg": seg, "j_rank": self.j_rank[keep], "q_seg": self.q_seg, "q_pos": self.q_pos})

@@ -15,7 +15,7 @@ A summary is taken over a column's defined (non-NaN) values: ``mean``; ``sum`` (
 CI(method='bca', confidence=0.95, resamples=10000, seed=0)
 >>> lo, hi = summary_intervals([np.array([0.2, 0.4, 0.6, 0.8])], ["mean"], CI(method="t"))[0]
 >>> round(lo, 4), round(hi, 4)
-(0.0892, 0.9108)
+(0.0891, 0.9109)
 """
 
 from __future__ import annotations
