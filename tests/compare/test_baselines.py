@@ -126,3 +126,24 @@ def test_all_pairs_render_as_html() -> None:
     rep = ctxeval.compare(qrels, runs, ["RR"], stats={"pairs": "all", "permutations": 100, "resamples": 100})
     page = rep.to_html()
     assert page.count('<span class="tag">vs run</span>') == 2
+
+
+def test_compare_under_expected_ties_leaves_out_a_curve_it_cannot_average() -> None:
+    # 40 tied docs of which 10 relevant: the tables' measures have closed forms, the precision-recall
+    # curve's IPrec would need C(40, 10) orders: it is left out, with a note, and the report is made
+    qrels = {f"q{i}": {f"d{j}": int(j % 4 == 0) for j in range(40)} for i in range(3)}
+    tied = {q: {f"d{j}": 1.0 for j in range(40)} for q in qrels}
+    ranked = {q: {f"d{j}": float(40 - j) for j in range(40)} for q in qrels}
+    rep = ctxeval.compare(
+        qrels,
+        [tied, ranked],
+        ["AP", "P@10"],
+        policies={"ties": "expected"},
+        stats={"permutations": 100, "resamples": 100},
+    )
+    assert rep.pr_curves is None
+    assert any(
+        n.startswith("the precision-recall curve left out: measure IPrec@0 has no closed form") for n in rep.notes
+    )
+    assert rep.result.runs[0].mean("P@10") == pytest.approx(10 / 40)
+    assert rep.to_html()  # the page holds no curve and says nothing is wrong

@@ -149,10 +149,13 @@ class _Plan:
     proc_ms: list[Measure]  #: PROC@k and %PROC@k when set-based evaluation is wanted
     rag_ms: bool  #: RAG measures asked for (PROC is then evaluated with them)
     distraction_k: int | None
+    #: ties="expected": the precision-recall curve (IPrec, averaged over the orders of the ties, which
+    #: may be too many) is evaluated apart, and left out with a note when it cannot be
+    pr_apart: bool = False
 
     @property
     def all_measures(self) -> list[Measure]:
-        extra = [m for ms in self.curves.values() for m in ms] + pr_measures(self.pr_rel)
+        extra = [m for ms in self.curves.values() for m in ms] + ([] if self.pr_apart else pr_measures(self.pr_rel))
         extra += self.proc_ms if self.rag_ms else []
         return list(self.measures) + [m for m in dict.fromkeys(extra) if m not in self.measures]
 
@@ -205,14 +208,29 @@ def _plan(session: Session, user: list[Measure], sec: Sections, num_rel_level: i
         proc_ms=[make("PROC", None, pk), make("%PROC", None, pk)] if want_proc else [],
         rag_ms=rag_ms,
         distraction_k=dk,
+        pr_apart=session.policies.ties == "expected",
     )
+
+
+def _apart(
+    session: Session, run_objs: list[Run], names: list[str], measures: list[Measure], what: str, notes: list[str]
+) -> Result | None:
+    """``measures`` of every run, evaluated apart from the tables: None, with a note saying why, when
+    they cannot be (the data they serve is then left out)."""
+    try:
+        parts = [evaluate_runs(session, [run.with_name(name)], measures) for run, name in zip(run_objs, names)]
+    except ConfigError as exc:
+        notes.append(f"{what} left out: {exc}")
+        return None
+    return Result(parts[0].measures, [p.runs[0] for p in parts], parts[0].settings)
 
 
 def _evaluate_all(
     session: Session, run_objs: list[Run], names: list[str], plan: _Plan, spark: Any, tick: Any
-) -> tuple[Result, Result | None, list[str]]:
+) -> tuple[Result, Result | None, Result | None, list[str]]:
     """Every run's per-query values of the plan's measures (on Spark when ``spark`` holds the
-    arguments of :func:`ctxeval.evaluate_spark`), the PROC data, and the notes of both."""
+    arguments of :func:`ctxeval.evaluate_spark`), the PROC data, the precision-recall curve's data,
+    and the notes of all of them."""
     parts = []
     for i, (run, name) in enumerate(zip(run_objs, names)):
         if spark is not None:
@@ -229,12 +247,11 @@ def _evaluate_all(
     notes = list(dict.fromkeys(n for p in parts for n in p.notes))
     proc_result = result if (plan.proc_ms and plan.rag_ms) else None
     if plan.proc_ms and not plan.rag_ms:
-        try:
-            pparts = [evaluate_runs(session, [run.with_name(name)], plan.proc_ms) for run, name in zip(run_objs, names)]
-            proc_result = Result(pparts[0].measures, [p.runs[0] for p in pparts], pparts[0].settings)
-        except ConfigError as exc:
-            notes.append(f"PROC / %PROC data left out: {exc}")
-    return result, proc_result, notes
+        proc_result = _apart(session, run_objs, names, plan.proc_ms, "PROC / %PROC data", notes)
+    pr_result: Result | None = result
+    if plan.pr_apart:
+        pr_result = _apart(session, run_objs, names, pr_measures(plan.pr_rel), "the precision-recall curve", notes)
+    return result, proc_result, pr_result, notes
 
 
 def _cube(result: Result, measures: list[Measure]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -436,7 +453,7 @@ def compare(
     if len(run_objs) == 1:
         notes.append("only one run: nothing to compare with the baseline (give two or more runs for paired tests)")
     with Progress() as bar:
-        result, proc_result, eval_notes = _evaluate_all(
+        result, proc_result, pr_result, eval_notes = _evaluate_all(
             session, run_objs, names, plan, spark, bar.task("evaluating runs", len(run_objs))
         )
         notes += [n for n in eval_notes if n not in notes]
@@ -476,7 +493,7 @@ def compare(
     settings["proc_k"] = plan.proc_k if proc_result is not None else None
 
     curves_out = curves_from_result(result, plan.curves, plan.ks) if plan.ks and plan.curves else None
-    pr_out = pr_from_result(result, plan.pr_rel)
+    pr_out = pr_from_result(pr_result, plan.pr_rel) if pr_result is not None else None
     proc_out = _proc_data(proc_result, plan) if proc_result is not None else None
     notes = once([*notes, *session.notes], names)
     report = Report(names[base], user, result, overall, strata_out, curves_out, pr_out, proc_out, settings, notes)
