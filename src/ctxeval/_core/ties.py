@@ -88,9 +88,12 @@ def order_by_key(groups: TieGroups, r_off: np.ndarray, key: np.ndarray) -> np.nd
     """The permutation (new position -> row) that orders every tie group by ``key`` descending (rows of
     equal key keep their order); untied rows stay."""
     n = key.size
-    pos = np.arange(n, dtype=np.int64)
-    first = np.repeat(r_off[:-1], np.diff(r_off)) + groups.start
-    return np.lexsort((pos, -np.asarray(key, dtype=np.float64), first))
+    out = np.arange(n, dtype=np.int64)
+    tied = np.flatnonzero(groups.size > 1)  # only the rows of tie groups move: sort those alone
+    if tied.size:
+        first = np.repeat(r_off[:-1], np.diff(r_off))[tied] + groups.start[tied]
+        out[tied] = tied[np.lexsort((tied, -np.asarray(key, dtype=np.float64)[tied], first))]
+    return out
 
 
 @dataclass(frozen=True, eq=False)

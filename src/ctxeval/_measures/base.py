@@ -335,11 +335,21 @@ class Measure:
         if data.tie_groups is None or not data.tie_groups.tied:
             v = self.compute(data)
             return v, v
-        key = np.where(data.r_judged, data.r_grade.astype(np.float64), -np.inf)
-        up = self.spec.kernel(data.arranged(order_by_key(data.tie_groups, data.r_off, key)), self)
-        down = self.spec.kernel(data.arranged(order_by_key(data.tie_groups, data.r_off, -key)), self)
-        up, down = np.asarray(up, dtype=np.float64), np.asarray(down, dtype=np.float64)
+        up = np.asarray(self.spec.kernel(_extreme(data, True), self), dtype=np.float64)
+        down = np.asarray(self.spec.kernel(_extreme(data, False), self), dtype=np.float64)
         return (up, down) if self.spec.higher_is_better else (down, up)
+
+
+def _extreme(data: EvalData, best: bool) -> EvalData:
+    """``data`` with every tie group ordered by grade, judged docs highest first and unjudged last
+    (``best``), or the reverse; built once per EvalData."""
+
+    def arrange() -> EvalData:
+        assert data.tie_groups is not None
+        key = np.where(data.r_judged, data.r_grade.astype(np.float64), -np.inf)
+        return data.arranged(order_by_key(data.tie_groups, data.r_off, key if best else -key))
+
+    return data.memo(("tie_extreme", best, tuple(sorted(data.extras))), arrange)
 
 
 @dataclass(frozen=True)
