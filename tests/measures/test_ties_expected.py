@@ -304,5 +304,5 @@ def test_the_stream_engine_gives_the_same_expected_values_and_orders(tmp_path: P
 
 
 def test_spark_refuses_expected_ties_before_it_starts() -> None:
-    with pytest.raises(ConfigError, match="ties='expected' runs on the local and stream engines"):
+    with pytest.raises(ConfigError, match="ties='expected' runs on the local and stream engines, not on Spark"):
         ctxeval.evaluate_spark({"q": {"a": 1}}, [{"q": {"a": 1.0}}], ["AP"], policies=EXPECTED)
