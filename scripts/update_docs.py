@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from ctxeval import families  # noqa: E402
 from ctxeval._measures.names import ir_measures_name  # noqa: E402
+from ctxeval._render.measures import tie_text  # noqa: E402
 
 PAGE = ROOT / "docs" / "reference" / "measures.md"
 CLI_PAGE = ROOT / "docs" / "reference" / "cli.md"
@@ -67,6 +68,7 @@ def measure_page() -> str:
                 out.append("")
             if f.aliases:
                 out.append(f"Also read as: {', '.join(f'`{a}`' for a in f.aliases)}.\n")
+            out.append(f"Tied scores ([`--ties expected`](../concepts.md#expected-ties)): {tie_text(f)}.\n")
             cite = re.sub(r"(https?://\S+?)([),;]?)(?=\s|$)", r"<\1>\2", f.citation)
             out.append(f"Source: {cite}.\n")
     return "\n".join(out)

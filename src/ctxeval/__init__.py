@@ -54,6 +54,7 @@ if _typing.TYPE_CHECKING:
     from ._render.report import Report, compare
     from ._selector import ContextSelector
     from ._spark import evaluate_spark
+    from ._stats.summary import CI
     from ._stream import evaluate_stream
 
 # public name -> the private module defining it (imported on first access)
@@ -70,6 +71,7 @@ _LAZY = {
     "DistractorRules": "._context.utility",
     "UtilityConfig": "._context.utility",
     "Stats": "._compare.settings",
+    "CI": "._stats.summary",
     "Strata": "._compare.settings",
     "Baseline": "._gate.baseline",
     "GateReport": "._render.gate",
@@ -121,6 +123,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "CI",
     "Baseline",
     "Calibration",
     "ConfigError",

@@ -313,9 +313,12 @@ class Session:
             st = self.settings
             if st.pools:
                 st = replace(st, pool=self.pool_for(run))
-            data = build(data, names, Inputs(self.qrels, run, st, tuple(ms)))
+            inputs = Inputs(self.qrels, run, st, tuple(ms))
+            data = build(data, names, inputs)
             if data.has("grades"):
                 check_scale(data, ms)
+            if data.tie_groups is not None:  # the side data of each order of the ties, built again for it
+                data = data.with_side(lambda arranged: build(arranged, names, inputs))
         return data
 
     def describe(self) -> dict[str, Any]:

@@ -64,6 +64,31 @@ def policy_options(ties: bool = True) -> Callable[[F], F]:
     return deco
 
 
+def resampling_options(resamples: str, seed: str, confidence: str) -> Callable[[F], F]:
+    """``--resamples`` (bootstrap resamples), ``--seed`` and ``--confidence`` (the intervals' level),
+    each with the help its command gives it."""
+
+    def deco(f: F) -> F:
+        return _apply(
+            f,
+            [
+                click.option(
+                    "--resamples", type=click.IntRange(min=1), default=10000, show_default=True, help=resamples
+                ),
+                click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help=seed),
+                click.option(
+                    "--confidence",
+                    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+                    default=0.95,
+                    show_default=True,
+                    help=confidence,
+                ),
+            ],
+        )
+
+    return deco
+
+
 def policies_from(kw: dict[str, Any]) -> Policies:
     """The policies among parsed options (removed from ``kw``)."""
     return Policies(**{n: kw.pop(n) for n in ("ties", "missing", "duplicates", "overlap", "columns") if n in kw})

@@ -16,6 +16,8 @@ from . import context as context
 from . import diversity as diversity
 from . import cwl as cwl
 from . import compat as compat
+from . import tie_kernels as tie_kernels
+from . import tie_rules as tie_rules
 
 # isort: on
 from .base import REGISTRY, Family, Measure, Param, TrecArgs, TrecSpec, families, make, register, trec_specs
