@@ -316,6 +316,12 @@ class Session:
             data = build(data, names, Inputs(self.qrels, run, st, tuple(ms)))
             if data.has("grades"):
                 check_scale(data, ms)
+            if data.has("fairness"):
+                from ._context.fairness import fairness_note
+
+                note = fairness_note(run.name, data.extra("fairness"))
+                if note and note not in self.notes:
+                    self.notes.append(note)
         return data
 
     def describe(self) -> dict[str, Any]:
@@ -409,9 +415,24 @@ def open_session(
 
         groups = read_groups(rcfg.groups)
     by_run = {id(r.columns): s for r, s in zip(read, origin) if s is not None}  # a renamed run keeps its columns
-    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run)
+    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run, *_fairness(rcfg))
     single = qr.subtopics.note() if qr.subtopics is not None else None
     return Session(qr, pol, settings, ms, notes=[single] if single else []), read
+
+
+def _fairness(rcfg: RagConfig) -> tuple[Any, Any]:
+    """AWRF's group labels and given targets, read (None where not given)."""
+    if rcfg.fair_groups is None:
+        if rcfg.fair_target is not None:
+            raise ConfigError(
+                "fairness targets name groups of the fairness group labels: give those too "
+                "(rag=RagConfig(fair_groups=...), --fair-groups FILE)"
+            )
+        return None, None
+    from ._io.fairness import read_fair_groups, read_fair_targets
+
+    groups = read_fair_groups(rcfg.fair_groups)
+    return groups, read_fair_targets(rcfg.fair_target, groups) if rcfg.fair_target is not None else None
 
 
 def _resolve_pools(pools: Mapping[str, Any] | None, runs: list[Run], duplicates: str) -> dict[str, Run]:

@@ -1,6 +1,7 @@
 """The measure registry. Importing this package registers every built-in measure family, in the
 order ``ctxeval measures`` lists them: classical, rag, trec_eval, distraction, context, diversity
-(ndeval's), cwl (cwl_eval's C/W/L measures), compat (Clarke's compatibility).
+(ndeval's), cwl (cwl_eval's C/W/L measures), compat (Clarke's compatibility), fairness (AWRF: TREC Fair Ranking's
+and FairRankTune's).
 
 Kernels read the core only (:mod:`ctxeval._core`): an ``EvalData`` and the measure's parameters.
 """
@@ -16,6 +17,7 @@ from . import context as context
 from . import diversity as diversity
 from . import cwl as cwl
 from . import compat as compat
+from . import fairness as fairness
 
 # isort: on
 from .base import REGISTRY, Family, Measure, Param, TrecArgs, TrecSpec, families, make, register, trec_specs
