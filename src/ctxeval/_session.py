@@ -341,6 +341,9 @@ class Session:
             out["overlap"] = self.policies.overlap
         if self.policies.columns:
             out["columns"] = self.policies.describe()["columns"]
+        fair, target = self.settings.fair_groups, self.settings.fair_targets
+        if fair is not None:
+            out["fairness"] = {"groups": fair.source, "target": target.source if target is not None else None}
         return out
 
     @cached_property
