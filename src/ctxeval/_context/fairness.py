@@ -30,15 +30,18 @@ NEEDS_FAIR_GROUPS = (
 )
 
 
-def _pairs(groups: FairGroups, ids: Ids) -> tuple[np.ndarray, np.ndarray]:
-    """``(row, pair)``: for every row of ``ids`` whose doc has labels, each of its (group, weight)
-    pairs (``pair`` indexes the labels' arrays), rows ascending."""
+def _pairs(groups: FairGroups, ids: Ids) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(row, pair, n)``: for every row of ``ids`` whose doc has labels, each of its (group, weight)
+    pairs (``pair`` indexes the labels' arrays), rows ascending; ``n`` the rows with labels."""
     n = len(ids)
     i, j = match_pairs(np.zeros(n, dtype=np.int64), ids, np.zeros(groups.n_docs, dtype=np.int64), groups.doc)
-    order = np.argsort(i, kind="stable")
-    i, j = i[order], j[order]
+    if i.size > 1 and bool(np.any(i[1:] < i[:-1])):
+        order = np.argsort(i, kind="stable")
+        i, j = i[order], j[order]
     lens = np.diff(groups.ptr)[j]
-    return np.repeat(i, lens), segment_rows(groups.ptr[:-1][j], lens)
+    if groups.group.size == groups.n_docs:  # one group per doc: the doc's pair is the doc
+        return i, j, int(i.size)
+    return np.repeat(i, lens), segment_rows(groups.ptr[:-1][j], lens), int(i.size)
 
 
 def _targets(targets: FairTargets, qids: list[str], code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -94,7 +97,7 @@ class FairnessProvider:
             )
         labels, t_code = _shared_labels(groups, st.fair_targets)
         # the run: every labelled ranked row's groups, in rank order
-        row, pair = _pairs(groups, data.rows.doc)
+        row, pair, n_labelled = _pairs(groups, data.rows.doc)
         p_seg, p_rank = data.r_seg[row], data.r_rank[row]
         p_group, p_w = groups.group[pair], groups.weight[pair]
         # the judged docs of the evaluated queries
@@ -102,7 +105,7 @@ class FairnessProvider:
         qids = np.array(data.qids, dtype=str) if data.qids else np.zeros(0, dtype="U1")
         q_seg, rows = judged_docs(qrels, qids)
         grade = qrels.values[rows].astype(np.int64)
-        drow, dpair = _pairs(groups, qrels.doc.take(rows))
+        drow, dpair, _ = _pairs(groups, qrels.doc.take(rows))
         d_seg, d_group, d_w = q_seg[drow], groups.group[dpair], groups.weight[dpair]
         order = np.lexsort((d_w, d_group, d_seg))  # sums by query and group, whatever the qrels' order
         labelled = np.zeros(rows.size, dtype=bool)
@@ -111,7 +114,6 @@ class FairnessProvider:
         t_seg = t_group = t_w = None
         if st.fair_targets is not None:
             t_seg, t_group, t_w = _targets(st.fair_targets, data.qids, t_code)
-        n_labelled = np.unique(row).size if row.size else 0
         return Fairness(
             p_row=row,
             p_seg=p_seg,

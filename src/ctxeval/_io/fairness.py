@@ -10,8 +10,8 @@ Fair Ranking track's attention-weighted rank fairness).
 * a mapping ``{doc: group | [group, ...] | {group: weight}}``.
 
 A group is a level (``female``) or ``dimension=level`` (``gender=female``; the first ``=`` splits).
-Rules, as the track's page alignments read: the weights (default 1, finite, >= 0) of a doc in one
-dimension are scaled to sum to 1, its *alignment* (a doc listed in two groups without weights counts
+Rules, as the track's page alignments read: the weights (default 1, finite, >= 0; 0: not a member) of
+a doc in one dimension are scaled to sum to 1, its *alignment* (a doc listed in two groups without weights counts
 half in each); a doc, a dimension and a level given twice is an error naming both lines; several
 dimensions make intersectional groups, a doc's weight in ``gender=female&geo=Asia`` being the product
 of its weights in each dimension (TREC 2022's outer product of the dimensions' alignments); a doc
@@ -366,6 +366,8 @@ def read_fair_groups(value: Any) -> FairGroups:
         )
     weight = weight / total[cell]
     doc, group, weight = _intersect(doc, dim, level, weight, n_docs, [n.size for n in lv_names])
+    member = weight > 0  # a weight of 0 says the doc is not in the group
+    doc, group, weight = doc[member], group[member], weight[member]
     codes, group = np.unique(group, return_inverse=True)
     labels = tuple(_label_of(int(c), dim_names, lv_names) for c in codes)
     ptr = np.zeros(n_docs + 1, dtype=np.int64)

@@ -96,8 +96,16 @@ def _weights(rank: np.ndarray, p: float | None) -> np.ndarray:
 
 
 def _sparse(seg: np.ndarray, group: np.ndarray, w: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct (query, group) keys, ascending, and the weights summed per key (in array order)."""
+    """Distinct (query, group) keys ``query · n_groups + group``, ascending, and the weights summed per
+    key in array order (a dense count where queries × groups is small beside the pairs, else sorted)."""
     key = seg * np.int64(max(n_groups, 1)) + group
+    if key.size == 0:
+        return key, np.zeros(0)
+    top = int(key.max()) + 1
+    if top <= 4 * key.size + 65536:
+        present = np.bincount(key, minlength=top) > 0
+        uk = np.flatnonzero(present)
+        return uk, np.bincount(key, weights=w, minlength=top)[uk].astype(np.float64)
     uk, inv = np.unique(key, return_inverse=True)
     return uk, np.bincount(inv.reshape(-1), weights=w, minlength=uk.size).astype(np.float64)
 
