@@ -277,7 +277,7 @@ register(
         "AWRF-FRT",
         "FairRankTune's AWRF: the least over the most average attention of the groups (MinMaxRatio)",
         f"AWRF-FRT@k = min_g V_g / max_g V_g, {_V}; NaN where no group gets attention",
-        "Sapiezynski et al., WWW 2019 Companion; Cachel & Rundensteiner (FairRankTune); " + FAIRRANKTUNE,
+        "Sapiezynski et al., WWW 2019 Companion; K. Cachel, " + FAIRRANKTUNE,
         _frt,
         (P_FRT,),
         group="fairness",
@@ -290,7 +290,7 @@ register(
         "FairRankTune's AWRF with an aggregation of the groups' average attention where 0 is fair",
         f"MaxMinDiff: max − min; MaxAbsDiff: max |V − mean|; MeanAbsDev: mean |V − mean|; LTwo: ‖V‖₂; "
         f"Variance: mean (V − mean)²; {_V}",
-        "Cachel & Rundensteiner (FairRankTune); " + FAIRRANKTUNE,
+        "K. Cachel, " + FAIRRANKTUNE,
         _frt_gap,
         (
             P_FRT,
