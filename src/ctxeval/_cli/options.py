@@ -119,26 +119,20 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
         ]
     if groups:
         opts += [
-            click.option(
-                "--groups",
-                type=click.Path(dir_okay=False),
-                default=None,
-                help="file of 'doc_id group' lines for RA-nWG(novelty=...)",
-            ),
-            click.option(
-                "--fair-groups",
-                type=click.Path(dir_okay=False),
-                default=None,
-                help="the docs' fairness groups for AWRF: 'docid group [weight]' lines (group: level or "
-                "dimension=level; a doc's weights in a dimension are scaled to sum to 1) or JSON lines",
-            ),
-            click.option(
-                "--fair-target",
-                type=click.Path(dir_okay=False),
-                default=None,
-                help="AWRF(target=given)'s target distributions: 'qid group weight' lines (group: "
-                "dimension=level&dimension=level over every dimension; qid '*' for every query) or JSON lines",
-            ),
+            click.option(flag, type=click.Path(dir_okay=False), default=None, help=text)
+            for flag, text in (
+                ("--groups", "file of 'doc_id group' lines for RA-nWG(novelty=...)"),
+                (
+                    "--fair-groups",
+                    "the docs' fairness groups for AWRF: 'docid group [weight]' lines (group: level or "
+                    "dimension=level; a doc's weights in a dimension are scaled to sum to 1) or JSON lines",
+                ),
+                (
+                    "--fair-target",
+                    "AWRF(target=given)'s target distributions: 'qid group weight' lines (group: "
+                    "dimension=level&dimension=level over every dimension; qid '*' for every query) or JSON lines",
+                ),
+            )
         ]
     return lambda f: _apply(f, opts)
 

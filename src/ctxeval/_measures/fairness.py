@@ -41,6 +41,8 @@ statistical parity of attention. FairRankTune gives each item one group; weights
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -179,9 +181,31 @@ def _ndcg_awrf(d: EvalData, m: Measure) -> np.ndarray:
     return out
 
 
-def _group_attention(d: EvalData, m: Measure) -> tuple[np.ndarray, np.ndarray]:
-    """FairRankTune's average attention ``V_g`` of every (query, group) of the ranked docs, by query
-    then group, and each one's query."""
+@dataclass(frozen=True)
+class _Attention:
+    """FairRankTune's average attention ``v`` of every (query, group) of the ranked docs, by query then
+    group (``seg``: the query of each), with the queries that have any (``has``), where each one's
+    groups start and how many they are."""
+
+    v: np.ndarray
+    seg: np.ndarray
+    has: np.ndarray
+    start: np.ndarray
+    n: np.ndarray
+
+    def reduce(self, ufunc: np.ufunc, x: np.ndarray) -> np.ndarray:
+        return ufunc.reduceat(x, self.start)
+
+    def total(self, x: np.ndarray) -> np.ndarray:
+        return np.bincount(self.seg, weights=x, minlength=self.has.size)[self.has]
+
+    @property
+    def dev(self) -> np.ndarray:
+        """Each group's ``V − mean V`` of its query."""
+        return self.v - np.repeat(self.total(self.v) / self.n, self.n)
+
+
+def _attention(d: EvalData, m: Measure) -> _Attention:
     fair: Fairness = d.extra("fairness")
     G = fair.n_groups
     p = float(m["p"])
@@ -192,51 +216,42 @@ def _group_attention(d: EvalData, m: Measure) -> tuple[np.ndarray, np.ndarray]:
     a_key, a_val = _sparse(fair.p_seg[sel], fair.p_group[sel], att, G)
     total = np.zeros(i_key.size)
     total[np.searchsorted(i_key, a_key)] = a_val
-    return total / count, i_key // np.int64(max(G, 1))
+    seg = i_key // np.int64(max(G, 1))
+    n = np.bincount(seg, minlength=d.n_queries)
+    has = n > 0
+    start = (np.cumsum(n) - n)[has].astype(np.int64)
+    return _Attention(total / count, seg, has, start, n[has])
 
 
-def _by_query(seg: np.ndarray, n_q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Start of each query's groups (seg ascending), their count, and which queries have any."""
-    n = np.bincount(seg, minlength=n_q)
-    start = np.r_[0, np.cumsum(n)[:-1]].astype(np.int64)
-    return start, n, n > 0
-
-
-def _frt(d: EvalData, m: Measure) -> np.ndarray:
-    v, seg = _group_attention(d, m)
-    start, _, has = _by_query(seg, d.n_queries)
-    out = np.full(d.n_queries, np.nan)
-    if not has.any():
-        return out
-    lo = np.minimum.reduceat(v, start[has])
-    hi = np.maximum.reduceat(v, start[has])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out[has] = np.where(hi > 0, lo / np.where(hi > 0, hi, 1.0), np.nan)
+def _min_max(a: _Attention) -> np.ndarray:
+    lo, hi = a.reduce(np.minimum, a.v), a.reduce(np.maximum, a.v)
+    out = np.full(lo.size, np.nan)
+    np.divide(lo, hi, out=out, where=hi > 0)  # FairRankTune: 0 / 0 where no group gets attention
     return out
 
 
-def _frt_gap(d: EvalData, m: Measure) -> np.ndarray:
-    v, seg = _group_attention(d, m)
-    start, n, has = _by_query(seg, d.n_queries)
-    out = np.full(d.n_queries, np.nan)
-    if not has.any():
+#: FairRankTune's aggregations of the groups' average attention (Metrics.ComboUtil), as its code computes them
+_AGGREGATE: dict[str, Callable[[_Attention], np.ndarray]] = {
+    "MinMaxRatio": _min_max,
+    "MaxMinDiff": lambda a: a.reduce(np.maximum, a.v) - a.reduce(np.minimum, a.v),
+    "MaxAbsDiff": lambda a: a.reduce(np.maximum, np.abs(a.dev)),
+    "MeanAbsDev": lambda a: a.total(np.abs(a.dev)) / a.n,
+    "LTwo": lambda a: np.sqrt(a.total(a.v * a.v)),
+    "Variance": lambda a: a.total(a.dev**2) / a.n,  # np.var: over G
+}
+
+
+def _frt(combo: str | None) -> Callable[[EvalData, Measure], np.ndarray]:
+    """The kernel of FairRankTune's AWRF aggregated by ``combo`` (None: the measure's ``combo``)."""
+
+    def kernel(d: EvalData, m: Measure) -> np.ndarray:
+        a = _attention(d, m)
+        out = np.full(d.n_queries, np.nan)
+        if a.has.any():
+            out[a.has] = _AGGREGATE[combo or m["combo"]](a)
         return out
-    combo = m["combo"]
-    if combo == "MaxMinDiff":
-        out[has] = np.maximum.reduceat(v, start[has]) - np.minimum.reduceat(v, start[has])
-        return out
-    if combo == "LTwo":
-        out[has] = np.sqrt(np.bincount(seg, weights=v * v, minlength=d.n_queries)[has])
-        return out
-    mean = np.bincount(seg, weights=v, minlength=d.n_queries)[has] / n[has]
-    dev = v - np.repeat(mean, n[has])
-    if combo == "MaxAbsDiff":
-        out[has] = np.maximum.reduceat(np.abs(dev), start[has])
-    elif combo == "MeanAbsDev":
-        out[has] = np.bincount(seg, weights=np.abs(dev), minlength=d.n_queries)[has] / n[has]
-    else:  # Variance: np.var, over G
-        out[has] = np.bincount(seg, weights=dev * dev, minlength=d.n_queries)[has] / n[has]
-    return out
+
+    return kernel
 
 
 _AWRF_FORMULA = (
@@ -246,65 +261,32 @@ _AWRF_FORMULA = (
 )
 _V = "V_g = Σ_{i≤k} 100 p(1 − p)^(i−1) a_{d_i,g} / Σ_{d ranked} a_{d,g} over the groups of the ranked docs"
 
-register(
-    Family(
-        "AWRF",
-        "Attention-weighted rank fairness: the ranking's group exposure against a target (TREC Fair Ranking)",
-        _AWRF_FORMULA,
-        "Sapiezynski, Zeng, Robertson, Mislove & Wilson, WWW 2019 Companion; Ekstrand, McDonald, Raj & Johnson, "
-        "TREC 2021 and 2022 Fair Ranking overviews; " + FAIR_TREC,
-        _awrf,
-        (REL, TARGET, P_OPT),
-        group="fairness",
-        requires=FAIRNESS,
-    )
+_TREC_CITE = "Ekstrand, McDonald, Raj & Johnson, TREC 2021 and 2022 Fair Ranking overviews; " + FAIR_TREC
+_COMBO = Param(
+    "combo",
+    "str",
+    "MaxMinDiff",
+    "FairRankTune's aggregation of the groups' average attention",
+    choices=("MaxMinDiff", "MaxAbsDiff", "MeanAbsDev", "LTwo", "Variance"),
 )
-register(
-    Family(
-        "nDCG-AWRF",
-        "The TREC Fair Ranking track's Task 1 score: its nDCG times AWRF",
-        "nDCG-AWRF@k = nDCG@k × AWRF@k, nDCG@k = Σ_{i≤k} rel_i / log2(max(i, 2)) / Σ_{i≤min(k, R)} 1 / log2(max(i, 2)), "
-        "rel_i binary (grade ≥ rel); 0 where nDCG is 0",
-        "Ekstrand, McDonald, Raj & Johnson, TREC 2021 and 2022 Fair Ranking overviews; " + FAIR_TREC,
-        _ndcg_awrf,
-        (REL, TARGET, P_OPT),
-        group="fairness",
-        requires=FAIRNESS,
-    )
-)
-register(
-    Family(
-        "AWRF-FRT",
-        "FairRankTune's AWRF: the least over the most average attention of the groups (MinMaxRatio)",
-        f"AWRF-FRT@k = min_g V_g / max_g V_g, {_V}; NaN where no group gets attention",
-        "Sapiezynski et al., WWW 2019 Companion; K. Cachel, " + FAIRRANKTUNE,
-        _frt,
-        (P_FRT,),
-        group="fairness",
-        requires=FAIRNESS,
-    )
-)
-register(
-    Family(
-        "AWRF-FRT-gap",
-        "FairRankTune's AWRF with an aggregation of the groups' average attention where 0 is fair",
-        f"MaxMinDiff: max − min; MaxAbsDiff: max |V − mean|; MeanAbsDev: mean |V − mean|; LTwo: ‖V‖₂; "
-        f"Variance: mean (V − mean)²; {_V}",
-        "K. Cachel, " + FAIRRANKTUNE,
-        _frt_gap,
-        (
-            P_FRT,
-            Param(
-                "combo",
-                "str",
-                "MaxMinDiff",
-                "FairRankTune's aggregation of the groups' average attention",
-                choices=("MaxMinDiff", "MaxAbsDiff", "MeanAbsDev", "LTwo", "Variance"),
-            ),
-        ),
-        group="fairness",
-        requires=FAIRNESS,
-        bounds=None,
-        higher_is_better=False,
-    )
-)
+#: name, summary, formula, citation, kernel, parameters, (bounds, higher is better)
+_FAMILIES = (
+    ("AWRF", "Attention-weighted rank fairness: the ranking's group exposure against a target (TREC Fair Ranking)",
+     _AWRF_FORMULA, "Sapiezynski, Zeng, Robertson, Mislove & Wilson, WWW 2019 Companion; " + _TREC_CITE, _awrf,
+     (REL, TARGET, P_OPT), True),
+    ("nDCG-AWRF", "The TREC Fair Ranking track's Task 1 score: its nDCG times AWRF",
+     "nDCG-AWRF@k = nDCG@k × AWRF@k, nDCG@k = Σ_{i≤k} rel_i / log2(max(i, 2)) / Σ_{i≤min(k, R)} 1 / log2(max(i, 2)), "
+     "rel_i binary (grade ≥ rel); 0 where nDCG is 0", _TREC_CITE, _ndcg_awrf, (REL, TARGET, P_OPT), True),
+    ("AWRF-FRT", "FairRankTune's AWRF: the least over the most average attention of the groups (MinMaxRatio)",
+     f"AWRF-FRT@k = min_g V_g / max_g V_g, {_V}; NaN where no group gets attention",
+     "Sapiezynski et al., WWW 2019 Companion; K. Cachel, " + FAIRRANKTUNE, _frt("MinMaxRatio"), (P_FRT,), True),
+    ("AWRF-FRT-gap", "FairRankTune's AWRF with an aggregation of the groups' average attention where 0 is fair",
+     f"MaxMinDiff: max − min; MaxAbsDiff: max |V − mean|; MeanAbsDev: mean |V − mean|; LTwo: ‖V‖₂; "
+     f"Variance: mean (V − mean)²; {_V}", "K. Cachel, " + FAIRRANKTUNE, _frt(None), (P_FRT, _COMBO), False),
+)  # fmt: skip
+
+for name, summary, formula, cite, kernel, params, bounded in _FAMILIES:
+    register(
+        Family(name, summary, formula, cite, kernel, params, group="fairness", requires=FAIRNESS,
+               bounds=(0.0, 1.0) if bounded else None, higher_is_better=bounded)
+    )  # fmt: skip
