@@ -41,10 +41,12 @@ if _typing.TYPE_CHECKING:
     from ._gate.baseline import Baseline
     from ._gate.gate import power, snapshot
     from ._io.labels import LabelKind
+    from ._io.merge import merge_labels
     from ._io.model import Qrels, Run
     from ._io.retrievers import collect
     from ._io.samples import Samples
     from ._judge.card import JudgeCard
+    from ._judge.sequential import UntilDecided
     from ._judge.verbs import agreement
     from ._measures import Family, Measure, families, parse_measure, parse_measures
     from ._policies import Policies
@@ -58,6 +60,7 @@ if _typing.TYPE_CHECKING:
 _LAZY = {
     "GradeMap": "._core.grademap",
     "LabelKind": "._io.labels",
+    "merge_labels": "._io.merge",
     "Qrels": "._io.model",
     "Run": "._io.model",
     "Samples": "._io.samples",
@@ -100,6 +103,7 @@ _LAZY = {
     "metric_at_k": "._curve",
     "agreement": "._judge.verbs",
     "JudgeCard": "._judge.card",
+    "UntilDecided": "._judge.sequential",
 }
 
 
@@ -155,6 +159,7 @@ __all__ = [
     "Sections",
     "Stats",
     "Strata",
+    "UntilDecided",
     "UtilityConfig",
     "__version__",
     "agreement",
@@ -169,6 +174,7 @@ __all__ = [
     "families",
     "fit_udcg",
     "gate",
+    "merge_labels",
     "metric_at_k",
     "parse_measure",
     "parse_measures",

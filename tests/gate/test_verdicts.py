@@ -5,7 +5,6 @@ that share a tag are named by their files, and NAME=RUN names the candidate."""
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -15,16 +14,15 @@ from click.testing import CliRunner
 
 import ctxeval
 from ctxeval._cli import cli
+from shared_data import shared_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def shared_real() -> Path | None:
-    """../shared/data/real beside the repository (or beside the checkout holding this worktree)."""
-    for base in (os.environ.get("CTXEVAL_SHARED"), ROOT.parent / "shared", ROOT.parent.parent / "shared"):
-        if base and (Path(base) / "data" / "real" / "dl20").is_dir():
-            return Path(base) / "data" / "real"
-    return None
+    """``real/`` in the shared data folder (see tests/shared_data.py), or None where it is absent."""
+    real = shared_folder() / "real"
+    return real if (real / "dl20").is_dir() else None
 
 
 REAL = shared_real()

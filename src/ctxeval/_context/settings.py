@@ -100,9 +100,6 @@ class Settings:
     fits: dict[str, dict[str, Any]] = field(default_factory=dict)
     ties: str = "trec"
     pools: Mapping[str, Run] = field(default_factory=dict)  #: per-run pools by run name (resolved)
-    #: the sample set behind each run that came from one (facets, citations), by the identity of the
-    #: run's columns (a run renamed for a report keeps them)
-    samples: Mapping[int, Any] = field(default_factory=dict)
     #: AWRF's fairness group labels and given targets, read (:mod:`ctxeval._io.fairness`)
     fair_groups: FairGroups | None = None
     fair_targets: FairTargets | None = None

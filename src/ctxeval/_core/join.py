@@ -180,7 +180,7 @@ def _judged_grades(
     if n_q * width > 4 * rel.size + 4096:
         q = np.repeat(qseg_q, lay.lengths)
         keep = np.flatnonzero(q >= 0)
-        order = keep[np.lexsort((-rel[keep], q[keep]))]
+        order = keep[np.lexsort((~rel[keep], q[keep]))]  # ~g: descending, without negating -2^63
         return offsets(np.bincount(q[keep], minlength=n_q)), rel[order].astype(np.int64), None
     # code = query * width + (gmax - grade); rows of queries not evaluated go to one extra bin
     base = np.where(qseg_q >= 0, qseg_q * width + gmax, n_q * width + gmax)

@@ -182,7 +182,7 @@ class Qrels(_Rows):
         columns: Any = None,
         labels: LabelKind | str | None = None,
     ) -> Qrels:
-        """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
+        """Read TREC qrels (``qid iter docid grade``; plain, gzip, bzip2 or xz; a path, ``-`` or a pipe), CSV/TSV/JSONL with a header, or Parquet.
         ``columns``: which columns hold what, for names the reader does not know (see :class:`Policies`).
         ``labels``: what the grades are; default: the file's sidecar (judge-written labels), else graded.
         ``labels="subtopic"`` reads ``qid subtopic docid grade`` lines (TREC text; see :mod:`.subtopics`)."""
@@ -195,9 +195,11 @@ class Qrels(_Rows):
         read = read_file(path, "qrels", format, duplicates, Policies(columns=columns).renames("qrels"))
         kind = labels
         if kind is None and os.path.isfile(f"{os.fspath(path)}.labels.json"):  # a judge's sidecar
-            from .labels import read_sidecar
+            from .labels import check_sidecar, read_sidecar
 
             kind = read_sidecar(path)
+            if kind is not None:
+                check_sidecar(kind, path, read.columns.values)
         out = cls(read.columns, str(path), dropped_duplicates=read.dropped, labels=kind)
         out._origin = f"qrels file {Path(path).name}"
         return out
@@ -329,7 +331,7 @@ class Run(_Rows):
         duplicates: str = "error",
         columns: Any = None,
     ) -> Run:
-        """Read a TREC run (``qid Q0 docid rank score tag``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
+        """Read a TREC run (``qid Q0 docid rank score tag``; plain, gzip, bzip2 or xz; a path, ``-`` or a pipe), CSV/TSV/JSONL with a header, or Parquet.
 
         The run's name is ``name`` if given, else its tag when one tag is used throughout, else the
         file name without extension. ``columns``: as for :meth:`Qrels.from_file`.
@@ -397,6 +399,10 @@ class Run(_Rows):
 
     def with_name(self, name: str) -> Run:
         return Run(self.columns, name, self.source, dropped_duplicates=self.dropped_duplicates, samples=self.samples)
+
+    def with_samples(self, samples: Any) -> Run:
+        """The same run, linked to the sample set it came from (the one link a provider follows)."""
+        return Run(self.columns, self.name, self.source, dropped_duplicates=self.dropped_duplicates, samples=samples)
 
     def ranked_rows(self, ties: str = "trec") -> np.ndarray:
         """Every row in rank order: queries by id ascending, then the ``ties`` rule within each."""
