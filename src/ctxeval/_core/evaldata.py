@@ -73,7 +73,7 @@ class RankedRows:
 
 @dataclass(frozen=True)
 class Cut:
-    """How :meth:`EvalData.prefix` maps the old data onto the new: ``j_keep`` (mask over the judged
+    """How :meth:`EvalData.prefix` (or :meth:`EvalData.judged_only`) maps the old data onto the new: ``j_keep`` (mask over the judged
     rows kept), ``rows`` (old index of every kept ranked row) and the new ``r_off``."""
 
     j_keep: np.ndarray
@@ -85,7 +85,7 @@ class Extra(Protocol):
     """Side data a measure requires (see :mod:`.extras`)."""
 
     def cut(self, cut: Cut) -> Extra:
-        """The same side data for the run cut to a prefix of every ranking."""
+        """The same side data for the rows the cut keeps (a prefix of every ranking, or its judged rows)."""
         ...
 
 
@@ -232,7 +232,7 @@ class EvalData:
 
         return self.memo(("num_rel", rel), compute)
 
-    # -- a prefix of every ranking --------------------------------------------------------------------
+    # -- a prefix of every ranking, the judged docs of every ranking ------------------------------------
     def prefix(self, length: int) -> EvalData:
         """Every query's ranking cut to its first ``length`` rows. The qrels side, the accounting and
         the side data that does not depend on the run (the pool of a run that is its own pool stays
@@ -243,13 +243,27 @@ class EvalData:
         keep = self.j_rank <= length
         seg = self.j_seg[keep]
         j_idx = self.j_idx[keep] - self.r_off[:-1][seg] + off[:-1][seg]
-        cut = Cut(keep, rows, off)
+        return self._cut(Cut(keep, rows, off), j_idx, seg, self.j_rank[keep])
+
+    def judged_only(self) -> EvalData:
+        """Every query's ranking without the docs the qrels do not judge (nor those judged below 0),
+        the others in the same order, ranked anew: trec_eval's ``-J``, ir_measures' ``judged_only``.
+        The qrels side is kept; per-row side data is cut the same way."""
+        keep = self.j_grade >= 0
+        seg = self.j_seg[keep]
+        off = offsets(np.bincount(seg, minlength=self.n_queries))
+        j_idx = np.arange(int(off[-1]), dtype=np.int64)
+        return self._cut(Cut(keep, self.j_idx[keep], off), j_idx, seg, j_idx - off[:-1][seg] + 1)
+
+    def _cut(self, cut: Cut, j_idx: np.ndarray, seg: np.ndarray, j_rank: np.ndarray) -> EvalData:
+        """The rows ``cut`` keeps (the judged ones at ``j_idx`` in the new rows, of query ``seg`` and
+        rank ``j_rank``)."""
         out = replace(
             self,
-            r_off=off,
+            r_off=cut.r_off,
             j_idx=j_idx,
-            j_grade=self.j_grade[keep],
-            rows=None if self.rows is None else self.rows.take(rows),
+            j_grade=self.j_grade[cut.j_keep],
+            rows=None if self.rows is None else self.rows.take(cut.rows),
             extras={name: value.cut(cut) for name, value in self.extras.items()},
             _memo={
                 k: v
@@ -257,5 +271,5 @@ class EvalData:
                 if k == "grade_counts" or (isinstance(k, tuple) and k[0] == "num_rel")
             },
         )
-        out.__dict__.update({"j_seg": seg, "j_rank": self.j_rank[keep], "q_seg": self.q_seg, "q_pos": self.q_pos})
+        out.__dict__.update({"j_seg": seg, "j_rank": j_rank, "q_seg": self.q_seg, "q_pos": self.q_pos})
         return out

@@ -1,5 +1,5 @@
 """The measure registry. Importing this package registers every built-in measure family, in the
-order ``ctxeval measures`` lists them: classical, rag, trec_eval, distraction, context, diversity
+order ``ctxeval measures`` lists them: classical (and ir_measures' Accuracy), rag, trec_eval, distraction, context, diversity
 (ndeval's), cwl (cwl_eval's C/W/L measures), compat (Clarke's compatibility), fairness (AWRF: TREC Fair Ranking's
 and FairRankTune's).
 
@@ -8,6 +8,7 @@ Kernels read the core only (:mod:`ctxeval._core`): an ``EvalData`` and the measu
 
 # isort: off
 from . import classical as classical
+from . import accuracy as accuracy
 from . import rag as rag
 from . import trec as trec
 from . import trec_table as trec_table
