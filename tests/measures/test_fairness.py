@@ -224,3 +224,23 @@ def test_ranges_relabelling_and_row_order(tmp_path_factory, case, rnd) -> None:
         for q, v in base[n].items():
             w = renamed[n][q]
             assert (math.isnan(v) and math.isnan(w)) or w == pytest.approx(v, rel=1e-12, abs=1e-12), (n, q)
+
+
+def test_a_prefix_of_the_rankings_reads_as_the_cutoff() -> None:
+    """The fairness side data follows a cut of the rankings (EvalData.prefix, as the curve and the
+    engines cut them): AWRF of the first k rows equals AWRF@k; FairRankTune's groups stay those of the
+    whole ranking."""
+    from ctxeval._session import open_session
+
+    qrels = {"q1": {"a": 1, "b": 1, "c": 0}, "q2": {"x": 1, "y": 2}}
+    run = {"q1": {"a": 5.0, "u": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}, "q2": {"y": 3.0, "z": 2.0, "x": 1.0}}
+    groups = {"a": "g1", "b": "g2", "c": "g1", "d": ["g1", "g2"], "x": "g2", "y": "g1", "z": "g3"}
+    # (not nDCG-AWRF: its nDCG@k's ideal is cut at k too, a prefix's is not)
+    names = ["AWRF", "AWRF(p=0.3)", "AWRF-FRT(p=0.3)", "AWRF-FRT-gap(p=0.3,combo=MeanAbsDev)"]
+    session, runs = open_session(qrels, [run], names, rag={"fair_groups": groups})
+    data = session.prepare(runs[0])
+    for k in (1, 2, 3, 4):
+        cut = data.prefix(k)
+        for n in names:
+            m = ctxeval.parse_measure(n)
+            np.testing.assert_array_equal(m.compute(cut), (m @ k).compute(data), err_msg=f"{n} @{k}")
