@@ -42,7 +42,7 @@ def generate(folder: Path, n_q: int, depth: int, n_docs: int) -> tuple[dict, dic
             run[f"q{i}"] = docs
             r.write("".join(f"q{i} Q0 {d} {k + 1} {depth - k} bench\n" for k, d in enumerate(docs)))
             judged = {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(n_docs, 20, replace=False)}
-            judged.update({d: 1 for d in docs[:: max(depth // 5, 1)]})  # some relevant docs retrieved
+            judged.update(dict.fromkeys(docs[:: max(depth // 5, 1)], 1))  # some relevant docs retrieved
             qrels[f"q{i}"] = judged
             q.write("".join(f"q{i} 0 {d} {g}\n" for d, g in judged.items()))
     with open(folder / "groups.txt", "w") as g:
