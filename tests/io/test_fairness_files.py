@@ -195,3 +195,12 @@ def test_a_bad_line_on_the_command_line_is_one_line(tmp_path: Path) -> None:
     assert out.stderr.strip().splitlines() == [
         f"ctxeval: error: {g}:2: expected docid group [weight], found 1 fields (line: 'b')"
     ]
+
+
+def test_fields_are_separated_by_spaces_and_tabs_only(tmp_path: Path) -> None:
+    """The reading rule of every side file: a no-break space belongs to its field, a CR before the
+    line's end does not."""
+    p = tmp_path / "groups.txt"
+    p.write_text("d1\tgeo=South\u00a0Asia  2\r\nd2 geo=Europe\r\n", encoding="utf-8", newline="")
+    g = read_fair_groups(str(p))
+    assert g.labels == ("geo=Europe", "geo=South\u00a0Asia") and g.doc.to_list() == ["d1", "d2"]

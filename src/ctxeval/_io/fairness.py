@@ -3,7 +3,8 @@ Fair Ranking track's attention-weighted rank fairness).
 
 **Group labels** say which groups a doc belongs to, and how much:
 
-* text: ``docid group [weight]`` lines (blank lines and ``#`` comments skipped, gzip read);
+* text: ``docid group [weight]`` lines, fields separated by spaces and tabs (the reading rule of every
+  side file: blank lines and ``#`` comments skipped, compressed files read);
 * JSON lines: ``{"doc_id": ..., "group": ..., "dimension": ..., "weight": ...}`` (dimension and weight
   optional; a group may hold spaces here), or ``{"doc_id": ..., "groups": {dimension: level | [levels]
   | {level: weight}}}``, several dimensions on one line;
@@ -46,7 +47,7 @@ import numpy as np
 
 from .._core.ids import ArrayIds, Ids
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
-from .side import text_lines
+from .side import fields, text_lines
 from .tables import _DOC_NAMES, _QID_NAMES
 
 __all__ = [
@@ -256,7 +257,7 @@ def _group_records(value: Any) -> _Records:
             if is_json:
                 _json_group_line(rec, _parse_json(rec.source, lineno, line), lineno, line)
                 continue
-            parts = line.split()
+            parts = fields(line)
             if len(parts) not in (2, 3):
                 raise FormatError(rec.source, lineno, f"expected docid group [weight], found {len(parts)} fields", line)
             try:
@@ -471,7 +472,7 @@ def read_fair_targets(value: Any, groups: FairGroups) -> FairTargets:
                         raise FormatError(rec.source, lineno, "no query id (qid, query_id ...)", line)
                     q, g, w = str(obj[qk]), obj.get("group"), _weight(obj.get("weight"), "weight")
                 else:
-                    parts = line.split()
+                    parts = fields(line)
                     if len(parts) != 3:
                         raise FormatError(
                             rec.source, lineno, f"expected qid group weight, found {len(parts)} fields", line
