@@ -37,6 +37,7 @@ GROUPS = {
     "diversity": "Diversity over subtopics (ndeval)",
     "cwl": "C/W/L user models (cwl_eval)",
     "compat": "Compatibility",
+    "fairness": "Fair ranking (AWRF)",
 }
 
 

@@ -358,7 +358,8 @@ def evaluate(
     ``rag.pools`` gives runs pools of their own by name, so a comparison can mix first stages),
     cut at ``rag.pool_depth``; without it each run is its own pool. Docs of a run outside its pool
     raise :class:`~ctxeval.PoolError` unless ``rag.allow_outside_pool``. ``rag.groups`` (doc id →
-    group) serves ``RA-nWG(novelty=...)``.
+    group) serves ``RA-nWG(novelty=...)``; ``rag.fair_groups`` (the docs' fairness groups, with weights)
+    and ``rag.fair_target`` (target distributions) serve AWRF.
 
     Distraction-aware measures (``dDCG@5``, ``UDCG@5``, ``DistractorRate@5``, ...; see
     ``ctxeval measures``) read per-passage utilities set by ``utility`` (a

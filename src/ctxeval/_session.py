@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from ._context.fairness import fairness_note
 from ._context.settings import RagConfig, Settings
 from ._core.evaldata import EvalData, QueryAccounting
 from ._core.join import join
@@ -319,6 +320,10 @@ class Session:
                 check_scale(data, ms)
             if data.tie_groups is not None:  # the side data of each order of the ties, built again for it
                 data = data.with_side(lambda arranged: build(arranged, names, inputs))
+            if data.has("fairness"):
+                note = fairness_note(run.name, data.extra("fairness"))
+                if note and note not in self.notes:
+                    self.notes.append(note)
         return data
 
     def describe(self) -> dict[str, Any]:
@@ -338,6 +343,9 @@ class Session:
             out["overlap"] = self.policies.overlap
         if self.policies.columns:
             out["columns"] = self.policies.describe()["columns"]
+        fair, target = self.settings.fair_groups, self.settings.fair_targets
+        if fair is not None:
+            out["fairness"] = {"groups": fair.source, "target": target.source if target is not None else None}
         return out
 
     @cached_property
@@ -412,9 +420,24 @@ def open_session(
 
         groups = read_groups(rcfg.groups)
     read = [r if st is None or r.samples is st else r.with_samples(st) for r, st in zip(read, origin)]
-    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools)
+    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, *_fairness(rcfg))
     single = qr.subtopics.note() if qr.subtopics is not None else None
     return Session(qr, pol, settings, ms, notes=[single] if single else []), read
+
+
+def _fairness(rcfg: RagConfig) -> tuple[Any, Any]:
+    """AWRF's group labels and given targets, read (None where not given)."""
+    if rcfg.fair_groups is None:
+        if rcfg.fair_target is not None:
+            raise ConfigError(
+                "fairness targets name groups of the fairness group labels: give those too "
+                "(rag=RagConfig(fair_groups=...), --fair-groups FILE)"
+            )
+        return None, None
+    from ._io.fairness import read_fair_groups, read_fair_targets
+
+    groups = read_fair_groups(rcfg.fair_groups)
+    return groups, read_fair_targets(rcfg.fair_target, groups) if rcfg.fair_target is not None else None
 
 
 def _resolve_pools(pools: Mapping[str, Any] | None, runs: list[Run], duplicates: str) -> dict[str, Run]:

@@ -426,9 +426,10 @@ def _evaluate_spark(
 
     q = _frame(spark, qrels, "qrels")
     rcfg = RagConfig.coerce(rag)
-    if rcfg.pools or rcfg.groups is not None:
+    if rcfg.pools or rcfg.groups is not None or rcfg.fair_groups is not None:
         raise ConfigError(
-            "the Spark engine takes one shared pool (rag.pool / --pool POOL); per-run pools and doc groups are local-engine only"
+            "the Spark engine takes one shared pool (rag.pool / --pool POOL); per-run pools, doc groups and "
+            "fairness groups are local-engine only"
         )
     from ._context.utility import UtilityConfig
 

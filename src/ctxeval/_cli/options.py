@@ -109,7 +109,7 @@ LABELS_HELP = (
 
 def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
     """``--grade-map``, ``--labels``, and ``--pool``, ``--pool-depth``, ``--allow-outside-pool``
-    (``pool``) and ``--groups`` (``groups``)."""
+    (``pool``) and ``--groups``, ``--fair-groups``, ``--fair-target`` (``groups``)."""
     opts: list[Callable[[F], F]] = [
         click.option("--grade-map", default=None, help=GRADE_MAP_HELP),
         click.option(
@@ -143,14 +143,22 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
             ),
         ]
     if groups:
-        opts.append(
-            click.option(
-                "--groups",
-                type=click.Path(dir_okay=False),
-                default=None,
-                help="file of 'doc_id group' lines for RA-nWG(novelty=...)",
+        opts += [
+            click.option(flag, type=click.Path(dir_okay=False), default=None, help=text)
+            for flag, text in (
+                ("--groups", "file of 'doc_id group' lines for RA-nWG(novelty=...)"),
+                (
+                    "--fair-groups",
+                    "the docs' fairness groups for AWRF: 'docid group [weight]' lines (group: level or "
+                    "dimension=level; a doc's weights in a dimension are scaled to sum to 1) or JSON lines",
+                ),
+                (
+                    "--fair-target",
+                    "AWRF(target=given)'s target distributions: 'qid group weight' lines (group: "
+                    "dimension=level&dimension=level over every dimension; qid '*' for every query) or JSON lines",
+                ),
             )
-        )
+        ]
     return lambda f: _apply(f, opts)
 
 
@@ -190,6 +198,8 @@ def rag_from(kw: dict[str, Any]) -> Any:
         pool_depth=kw.pop("pool_depth", None),
         allow_outside_pool=kw.pop("allow_outside_pool", False),
         groups=kw.pop("groups", None),
+        fair_groups=kw.pop("fair_groups", None),
+        fair_target=kw.pop("fair_target", None),
     )
 
 

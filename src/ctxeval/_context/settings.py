@@ -3,7 +3,8 @@
 :class:`RagConfig` is what a user passes (``evaluate(..., rag=RagConfig(grade_map="trec-dl",
 pool="bm25.run", pool_depth=50))``): the grade map onto the 1–5 utility scale, the retrieval pool (a
 run, cut at ``pool_depth``; without it each run is its own pool), whether a run may hold docs outside
-its pool, and the doc -> group mapping of ``RA-nWG(novelty=...)``. :class:`Settings` is what the
+its pool, the doc -> group mapping of ``RA-nWG(novelty=...)``, and AWRF's fairness group labels and
+targets. :class:`Settings` is what the
 session resolved: the values read and validated.
 """
 
@@ -18,6 +19,7 @@ from .._errors import ConfigError
 from .._policies import coerce_settings
 
 if TYPE_CHECKING:
+    from .._io.fairness import FairGroups, FairTargets
     from .._io.model import Run
     from .._io.side import DocGroups
     from .utility import UtilityConfig
@@ -44,6 +46,12 @@ class RagConfig:
     pool_depth: int | None = None
     allow_outside_pool: bool = False
     groups: Any = None  #: doc id -> group: a mapping or a file of 'doc_id group' lines
+    #: AWRF's fairness group labels: a file of 'docid group [weight]' lines or JSON lines, or a mapping
+    #: {doc: group | [groups] | {group: weight}} (:mod:`ctxeval._io.fairness`)
+    fair_groups: Any = None
+    #: AWRF's given targets (``AWRF(target=given)``): a file of 'qid group weight' lines or JSON lines,
+    #: or a mapping {qid: {group: weight}}; qid '*' serves every query without a target of its own
+    fair_target: Any = None
     #: what the qrels' grades are (a LabelKind or its name: binary, graded, rag, trec, ...); default:
     #: what the qrels say (a sample set's references, a judge's sidecar; else graded)
     labels: Any = None
@@ -92,3 +100,6 @@ class Settings:
     fits: dict[str, dict[str, Any]] = field(default_factory=dict)
     ties: str = "trec"
     pools: Mapping[str, Run] = field(default_factory=dict)  #: per-run pools by run name (resolved)
+    #: AWRF's fairness group labels and given targets, read (:mod:`ctxeval._io.fairness`)
+    fair_groups: FairGroups | None = None
+    fair_targets: FairTargets | None = None

@@ -78,10 +78,10 @@ class RankedRows:
 
 @dataclass(frozen=True)
 class Cut:
-    """How :meth:`EvalData.prefix` (or :meth:`EvalData.arranged`) maps the old data onto the new:
-    ``j_keep`` (mask over the judged rows kept, or the old index of every new judged row), ``rows``
-    (old index of every kept ranked row) and the new ``r_off``. Side data indexes its per-row arrays
-    with them, so either form works."""
+    """How :meth:`EvalData.prefix`, :meth:`EvalData.judged_only` (or :meth:`EvalData.arranged`) map the
+    old data onto the new: ``j_keep`` (mask over the judged rows kept, or the old index of every new
+    judged row), ``rows`` (old index of every kept ranked row) and the new ``r_off``. Side data indexes
+    its per-row arrays with them, so either form works."""
 
     j_keep: np.ndarray
     rows: np.ndarray
@@ -92,7 +92,7 @@ class Extra(Protocol):
     """Side data a measure requires (see :mod:`.extras`)."""
 
     def cut(self, cut: Cut) -> Extra:
-        """The same side data for the run cut to a prefix of every ranking."""
+        """The same side data for the rows the cut keeps (a prefix of every ranking, or its judged rows)."""
         ...
 
 
@@ -249,7 +249,7 @@ class EvalData:
 
         return self.memo(("num_rel", rel), compute)
 
-    # -- a prefix of every ranking --------------------------------------------------------------------
+    # -- another order of the ranking, some queries --------------------------------------------------------------------
     def _qrels_memo(self, judged: np.ndarray | None = None) -> dict[Any, Any]:
         """The cached arrays that depend on the qrels alone (kept by a cut or an arrangement), and the
         qrels row of every judged row (``j_qrow``, from the join) taken at ``judged`` (the old judged
@@ -318,6 +318,7 @@ class EvalData:
             out._memo["j_qrow"] = self._memo["j_qrow"][keep]
         return out
 
+    # -- a prefix of every ranking, the judged docs of every ranking ------------------------------------
     def prefix(self, length: int) -> EvalData:
         """Every query's ranking cut to its first ``length`` rows. The qrels side, the accounting and
         the side data that does not depend on the run (the pool of a run that is its own pool stays
@@ -334,16 +335,30 @@ class EvalData:
         keep = self.j_rank <= length
         seg = self.j_seg[keep]
         j_idx = self.j_idx[keep] - self.r_off[:-1][seg] + off[:-1][seg]
-        cut = Cut(keep, rows, off)
+        return self._cut(Cut(keep, rows, off), j_idx, seg, self.j_rank[keep])
+
+    def judged_only(self) -> EvalData:
+        """Every query's ranking without the docs the qrels do not judge (nor those judged below 0),
+        the others in the same order, ranked anew: trec_eval's ``-J``, ir_measures' ``judged_only``.
+        The qrels side is kept; per-row side data is cut the same way."""
+        keep = self.j_grade >= 0
+        seg = self.j_seg[keep]
+        off = offsets(np.bincount(seg, minlength=self.n_queries))
+        j_idx = np.arange(int(off[-1]), dtype=np.int64)
+        return self._cut(Cut(keep, self.j_idx[keep], off), j_idx, seg, j_idx - off[:-1][seg] + 1)
+
+    def _cut(self, cut: Cut, j_idx: np.ndarray, seg: np.ndarray, j_rank: np.ndarray) -> EvalData:
+        """The rows ``cut`` keeps (the judged ones at ``j_idx`` in the new rows, of query ``seg`` and
+        rank ``j_rank``)."""
         out = replace(
             self,
-            r_off=off,
+            r_off=cut.r_off,
             j_idx=j_idx,
-            j_grade=self.j_grade[keep],
-            rows=None if self.rows is None else self.rows.take(rows),
+            j_grade=self.j_grade[cut.j_keep],
+            rows=None if self.rows is None else self.rows.take(cut.rows),
             extras={name: value.cut(cut) for name, value in self.extras.items()},
-            _memo=self._qrels_memo(keep),
+            _memo=self._qrels_memo(cut.j_keep),
             tie_groups=None,
         )
-        out.__dict__.update({"j_seg": seg, "j_rank": self.j_rank[keep], "q_seg": self.q_seg, "q_pos": self.q_pos})
+        out.__dict__.update({"j_seg": seg, "j_rank": j_rank, "q_seg": self.q_seg, "q_pos": self.q_pos})
         return out
