@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from ._context.fairness import fairness_note
 from ._context.settings import RagConfig, Settings
 from ._core.evaldata import EvalData, QueryAccounting
 from ._core.join import join
@@ -321,7 +320,7 @@ class Session:
             if data.tie_groups is not None:  # the side data of each order of the ties, built again for it
                 data = data.with_side(lambda arranged: build(arranged, names, inputs))
             if data.has("fairness"):
-                note = fairness_note(run.name, data.extra("fairness"))
+                note = data.extra("fairness").note(run.name)
                 if note and note not in self.notes:
                     self.notes.append(note)
         return data

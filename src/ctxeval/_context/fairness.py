@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .._io.fairness import FairGroups, FairTargets
     from .._measures.base import Measure
 
-__all__ = ["NEEDS_FAIR_GROUPS", "FairnessProvider", "fairness_note"]
+__all__ = ["NEEDS_FAIR_GROUPS", "FairnessProvider"]
 
 #: what a fairness measure says when no group labels were given
 NEEDS_FAIR_GROUPS = (
@@ -142,26 +142,6 @@ class FairnessProvider:
 def _target_of(m: Measure) -> str | None:
     """The measure's ``target`` parameter (None: it has none)."""
     return str(m["target"]) if any(p.name == "target" for p in m.spec.params) else None
-
-
-def fairness_note(run: str, fair: Fairness) -> str | None:
-    """What the reports say when labels are missing: ranked docs without a group (AWRF leaves them
-    out, their ranks kept) and relevant docs without one (the target of the relevant docs reads the
-    others)."""
-    parts = []
-    if fair.unlabelled_rows:
-        parts.append(
-            f"{fair.unlabelled_rows} of its {fair.ranked_rows} ranked docs have no group label (AWRF leaves them "
-            "out and keeps the ranks of the others, as the TREC Fair Ranking track's evaluation does)"
-        )
-    if fair.unlabelled_relevant:
-        parts.append(
-            f"{fair.unlabelled_relevant} of the {fair.relevant} relevant docs (grade > 0) of its queries have none "
-            "(the target of the relevant docs reads the others)"
-        )
-    if not parts:
-        return None
-    return f"{run}: fairness groups {fair.source}: " + "; ".join(parts)
 
 
 register(FairnessProvider())

@@ -415,3 +415,22 @@ class Fairness:
             p_group=self.p_group[keep],
             p_w=self.p_w[keep],
         )
+
+    def note(self, run: str) -> str | None:
+        """What the reports say when labels are missing: ranked docs without a group (AWRF leaves them
+        out, their ranks kept) and relevant docs without one (the target of the relevant docs reads the
+        others)."""
+        parts = []
+        if self.unlabelled_rows:
+            parts.append(
+                f"{self.unlabelled_rows} of its {self.ranked_rows} ranked docs have no group label (AWRF leaves them "
+                "out and keeps the ranks of the others, as the TREC Fair Ranking track's evaluation does)"
+            )
+        if self.unlabelled_relevant:
+            parts.append(
+                f"{self.unlabelled_relevant} of the {self.relevant} relevant docs (grade > 0) of its queries have none "
+                "(the target of the relevant docs reads the others)"
+            )
+        if not parts:
+            return None
+        return f"{run}: fairness groups {self.source}: " + "; ".join(parts)
