@@ -41,7 +41,10 @@ if _typing.TYPE_CHECKING:
     from ._gate.baseline import Baseline
     from ._gate.gate import GateReport, gate, power, snapshot
     from ._io.labels import LabelKind
+    from ._io.chunks import Chunks
     from ._io.model import Qrels, Run
+    from ._io.spans import SpanLabels
+    from ._io.tokenizers import Tokenizer
     from ._io.retrievers import collect
     from ._io.samples import Samples
     from ._judge.card import JudgeCard
@@ -58,6 +61,9 @@ _LAZY = {
     "GradeMap": "._core.grademap",
     "LabelKind": "._io.labels",
     "Qrels": "._io.model",
+    "SpanLabels": "._io.spans",
+    "Chunks": "._io.chunks",
+    "Tokenizer": "._io.tokenizers",
     "Run": "._io.model",
     "Samples": "._io.samples",
     "collect": "._io.retrievers",
@@ -118,6 +124,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Baseline",
     "Calibration",
+    "Chunks",
     "ConfigError",
     "ContextSelector",
     "CtxevalError",
@@ -152,8 +159,10 @@ __all__ = [
     "RunResult",
     "Samples",
     "Sections",
+    "SpanLabels",
     "Stats",
     "Strata",
+    "Tokenizer",
     "UtilityConfig",
     "__version__",
     "agreement",

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._errors import ConfigError
-from ._evaluate import DEFAULT_MEASURES
+from ._evaluate import DEFAULT_MEASURES, with_chunks
 from ._evaluate import evaluate as _local
 from ._policies import Policies, coerce_settings
 
@@ -84,10 +84,12 @@ def evaluate(
     rag: RagConfig | Mapping[str, Any] | None = None,
     utility: UtilityConfig | Mapping[str, Any] | None = None,
     engine: Engine | str | Mapping[str, Any] = "local",
+    chunks: Any = None,
 ) -> Result:
     eng = Engine.coerce(engine)
     if eng.name == "local":
-        return _local(qrels, runs, measures, samples=samples, policies=policies, rag=rag, utility=utility)
+        return _local(qrels, runs, measures, samples=samples, policies=policies, rag=rag, utility=utility, chunks=chunks)
+    rag = with_chunks(rag, chunks)
     if measures is None:
         measures = DEFAULT_MEASURES
     if eng.name == "stream":

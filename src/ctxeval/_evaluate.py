@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._context.grades import level_note, relevance_note
+from ._context.settings import RagConfig
 from ._errors import ConfigError
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
@@ -17,7 +18,6 @@ from ._session import Session, depth_note, naming_notes, open_session, resolve_i
 from ._show import fmt, html_table, pandas, short
 
 if TYPE_CHECKING:
-    from ._context.settings import RagConfig
     from ._context.utility import UtilityConfig
     from ._core.evaldata import QueryAccounting
     from ._io.model import Run
@@ -238,6 +238,7 @@ def evaluate(
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
     utility: UtilityConfig | Mapping[str, Any] | None = None,
+    chunks: Any = None,
 ) -> Result:
     """Evaluate one or more runs.
 
@@ -274,7 +275,22 @@ def evaluate(
     ...                measures=["RR", "ContextRecall@1"])
     >>> res.runs[0].mean("RR"), res.runs[0].mean("ContextRecall@1")
     (0.5, 0.0)
+
+    ``qrels`` may be span labels (a :class:`~ctxeval.SpanLabels`: evidence as character spans of the
+    documents); ``chunks`` (shorthand for ``rag.chunks``) is the chunk table placing the run's chunks
+    (a :class:`~ctxeval.Chunks`, a file, a mapping ``{chunk_id: (doc_id, start, end)}``). A measure
+    at a budget of tokens (``SpanRecall@2000tok``, ``nDCG@512tok``) packs each query's ranked chunks
+    into the budget, their tokens from the table (``rag.tokenizer`` counts them; the settings name it).
+    A 40-character document whose evidence is characters 10-20, chunked in four:
+
+    >>> from ctxeval import Chunks, SpanLabels
+    >>> labels = SpanLabels.from_records([{"query_id": "q", "doc_id": "d", "start": 10, "end": 20}])
+    >>> table = Chunks.from_dict({f"c{i}": ("d", 10 * i, 10 * i + 10) for i in range(4)}, documents={"d": "one two three four five six seven eight "})
+    >>> res = evaluate(labels, {"q": {"c1": 0.9, "c0": 0.5, "c3": 0.1}}, ["SpanRecall@1", "SpanPrecision@2", "SpanRecall@3tok"], chunks=table)
+    >>> [res.runs[0].mean(m) for m in ("SpanRecall@1", "SpanPrecision@2", "SpanRecall@3tok")], res.settings["tokenizer"]
+    ([1.0, 0.5, 1.0], 'words-v1')
     """
+    rag = with_chunks(rag, chunks)
     qrels, runs, notes, sets = resolve_inputs("evaluate", qrels, runs, samples, policies)
     if measures is None:
         measures = list(DEFAULT_MEASURES)
@@ -287,6 +303,16 @@ def evaluate(
     result = evaluate_runs(session, run_objs, session.measures)
     result.notes[:0] = notes
     return result
+
+
+def with_chunks(rag: RagConfig | Mapping[str, Any] | None, chunks: Any) -> RagConfig | Mapping[str, Any] | None:
+    """``rag`` with the chunk table ``chunks`` (when given; given twice is an error)."""
+    if chunks is None:
+        return rag
+    cfg = RagConfig.coerce(rag)
+    if cfg.chunks is not None:
+        raise ConfigError("give the chunk table once: chunks=... or rag.chunks, not both")
+    return replace(cfg, chunks=chunks)
 
 
 #: families that read no label (counts of the run, the judged share itself)

@@ -277,6 +277,8 @@ class Session:
             out.add("pool")
         if rag.groups is not None:
             out.add("groups")
+        if self.settings.spans is not None and any(m.spec.on_spans is not None for m in measures):
+            out.add("spans")
         return out
 
     def prepare(
@@ -332,6 +334,25 @@ class Session:
             out["overlap"] = self.policies.overlap
         if self.policies.columns:
             out["columns"] = self.policies.describe()["columns"]
+        if self.settings.chunks is not None:
+            out.update(self.budget_settings())
+        return out
+
+    def budget_settings(self) -> dict[str, Any]:
+        """The chunk table, the span labels, what counts tokens and the rule for the chunk that does
+        not fit a budget (every report that cuts at a budget names the tokenizer)."""
+        from ._io.tokenizers import Tokenizer
+
+        st = self.settings
+        table = st.chunks
+        out: dict[str, Any] = {"chunks": table.source if table is not None else None}
+        if st.spans is not None:
+            out["span_labels"] = st.spans.source
+        if table is not None and st.rag.tokenizer is None and table.tokens is not None:
+            out["tokenizer"] = table.tokens_by or f"the tokens column of {table.source}"
+        else:
+            out["tokenizer"] = Tokenizer.coerce(st.rag.tokenizer).name
+        out["overflow"] = st.rag.overflow
         return out
 
     @cached_property
@@ -380,6 +401,7 @@ def open_session(
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     ms, fits = _resolve_fits(ms)
     ucfg = coerce_utility(utility) if utility is not None else None
+    qrels, chunks, spans = _span_inputs(qrels, rcfg)
     qr, read = _read(qrels, run_list, pol.duplicates, pol.columns)
     from ._context.labels import resolve as resolve_labels
 
@@ -402,8 +424,45 @@ def open_session(
 
         groups = read_groups(rcfg.groups)
     by_run = {id(r.columns): s for r, s in zip(read, origin) if s is not None}  # a renamed run keeps its columns
-    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run)
-    return Session(qr, pol, settings, ms), read
+    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run, chunks, spans)
+    session = Session(qr, pol, settings, ms)
+    session.notes.extend(_span_notes(chunks, spans, ms))
+    return session, read
+
+
+def _span_inputs(qrels: Any, rcfg: RagConfig) -> tuple[Any, Any, Any]:
+    """Span labels given as the labels are read as chunk grades by the chunk table (which they then
+    need); returns (the labels to read, the chunk table or None, the span labels or None)."""
+    from ._io.chunks import Chunks
+    from ._io.spans import SpanLabels
+
+    if rcfg.chunks is None and rcfg.documents is not None:
+        raise ConfigError("documents serve a chunk table: give chunks=... (RagConfig(chunks=...)) too")
+    chunks = Chunks.coerce(rcfg.chunks, rcfg.documents) if rcfg.chunks is not None else None
+    if not isinstance(qrels, SpanLabels):
+        return qrels, chunks, None
+    if chunks is None:
+        raise ConfigError(
+            f"span labels ({qrels.source}) score a run's chunks by where they lie: give a chunk table "
+            "(chunks=... or RagConfig(chunks=...): chunk id -> doc_id, start, end)"
+        )
+    if chunks.documents is not None:
+        qrels.check(chunks.documents)
+    return qrels.chunk_grades(chunks), chunks, qrels
+
+
+def _span_notes(chunks: Any, spans: Any, measures: list[Measure]) -> list[str]:
+    """What the reports must say about span labels and chunk tables: how they were built, and which
+    measures read the span labels as chunk grades."""
+    out = [*(spans.notes if spans is not None else ()), *(chunks.notes if chunks is not None else ())]
+    if spans is not None:
+        as_grades = [str(m) for m in measures if "spans" not in m.requires and m.spec.on_spans is None]
+        if as_grades:
+            out.append(
+                f"{', '.join(as_grades)} read the span labels as chunk grades: a chunk of {chunks.source} is judged "
+                "at the highest grade of the evidence it shares a character with"
+            )
+    return out
 
 
 def _resolve_pools(pools: Mapping[str, Any] | None, runs: list[Run], duplicates: str) -> dict[str, Run]:

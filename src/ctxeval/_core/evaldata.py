@@ -232,23 +232,32 @@ class EvalData:
 
         return self.memo(("num_rel", rel), compute)
 
-    # -- a prefix of every ranking --------------------------------------------------------------------
-    def prefix(self, length: int) -> EvalData:
-        """Every query's ranking cut to its first ``length`` rows. The qrels side, the accounting and
-        the side data that does not depend on the run (the pool of a run that is its own pool stays
-        the *untruncated* run) are kept; per-row side data is cut the same way."""
-        n = np.minimum(np.diff(self.r_off), length)
+    # -- a prefix of every ranking, or any selection of its rows ------------------------------------
+    def prefix(self, length: int | np.ndarray) -> EvalData:
+        """Every query's ranking cut to its first ``length`` rows (one length for all, or one per
+        query). The qrels side, the accounting and the side data that does not depend on the run
+        (the pool of a run that is its own pool stays the *untruncated* run) are kept; per-row side
+        data is cut the same way."""
+        return self.select(self.r_rank <= np.repeat(np.broadcast_to(length, (self.n_queries,)), self.n_ret))
+
+    def select(self, keep: np.ndarray) -> EvalData:
+        """Every query's ranking reduced to the rows ``keep`` (a mask over the ranked rows), in rank
+        order and ranked anew 1, 2, ... (the context a budget packs: a prefix, or a prefix with rows
+        left out). Kept as :meth:`prefix` says."""
+        keep = np.asarray(keep, dtype=bool)
+        rows = np.flatnonzero(keep)
+        n = np.bincount(self.r_seg[rows], minlength=self.n_queries).astype(np.int64)
         off = offsets(n)
-        rows = np.arange(int(off[-1]), dtype=np.int64) - np.repeat(off[:-1] - self.r_off[:-1], n)
-        keep = self.j_rank <= length
-        seg = self.j_seg[keep]
-        j_idx = self.j_idx[keep] - self.r_off[:-1][seg] + off[:-1][seg]
-        cut = Cut(keep, rows, off)
+        new_row = np.cumsum(keep) - 1  # the new index of every kept row
+        j_keep = keep[self.j_idx]
+        seg = self.j_seg[j_keep]
+        j_idx = new_row[self.j_idx[j_keep]]
+        cut = Cut(j_keep, rows, off)
         out = replace(
             self,
             r_off=off,
             j_idx=j_idx,
-            j_grade=self.j_grade[keep],
+            j_grade=self.j_grade[j_keep],
             rows=None if self.rows is None else self.rows.take(rows),
             extras={name: value.cut(cut) for name, value in self.extras.items()},
             _memo={
@@ -257,5 +266,5 @@ class EvalData:
                 if k == "grade_counts" or (isinstance(k, tuple) and k[0] == "num_rel")
             },
         )
-        out.__dict__.update({"j_seg": seg, "j_rank": self.j_rank[keep], "q_seg": self.q_seg, "q_pos": self.q_pos})
+        out.__dict__.update({"j_seg": seg, "j_rank": j_idx - off[:-1][seg] + 1, "q_seg": self.q_seg, "q_pos": self.q_pos})
         return out

@@ -1,5 +1,6 @@
 """The measure registry. Importing this package registers every built-in measure family, in the
-order ``ctxeval measures`` lists them: classical, rag, trec_eval, distraction, context.
+order ``ctxeval measures`` lists them: classical, rag, trec_eval, distraction, context, spans;
+then the readings of span labels and token budgets (:mod:`.spans`, :mod:`.budget`).
 
 Kernels read the core only (:mod:`ctxeval._core`): an ``EvalData`` and the measure's parameters.
 """
@@ -12,6 +13,8 @@ from . import trec_table as trec_table
 from . import trec_prefs as trec_prefs
 from . import distraction as distraction
 from . import context as context
+from . import spans as spans
+from . import budget as budget
 
 # isort: on
 from .base import REGISTRY, Family, Measure, Param, TrecArgs, TrecSpec, families, make, register, trec_specs

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,6 +40,7 @@ __all__ = [
     "make",
     "register",
     "register_trec",
+    "set_readings",
     "trec_specs",
     "with_trec_value",
 ]
@@ -134,6 +135,13 @@ class Family:
     needs_negatives: bool = False
     #: side data a measure needs beyond ``requires``, from its parameters (e.g. RA-nWG's novelty)
     requires_for: Callable[[Measure], frozenset[str]] | None = field(default=None, repr=False)
+    #: the kernel over span labels (the evaluation's ``spans`` side data), where it differs from the
+    #: kernel over chunk grades (:func:`set_readings`)
+    on_spans: Kernel | None = field(default=None, repr=False)
+    #: how a budget of B tokens reads it (``name@Btok``): a kernel over the EvalData and the measure
+    #: (:mod:`ctxeval._measures.budget`); None: not at a budget, ``budget_doc`` says why
+    at_budget: Kernel | None = field(default=None, repr=False)
+    budget_doc: str = ""
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -144,10 +152,13 @@ class Family:
     def signature(self) -> str:
         inner = ",".join(f"{p.name}={'N' if p.required else fmt_value(p.default)}" for p in self.params)
         out = self.name + (f"({inner})" if inner else "")
+        budget = "|@Btok" if self.at_budget is not None else ""
         if self.cutoff == "required":
-            out += "@k"
+            out += "@k" if not budget else "(@k" + budget + ")"
         elif self.cutoff == "optional":
-            out += "[@k]"
+            out += "[@k" + budget + "]"
+        elif budget:
+            out += "[@Btok]"
         return out
 
 
@@ -162,6 +173,22 @@ def register(family: Family) -> Family:
     for alias in family.aliases:
         add_alias(alias, family.name)
     return family
+
+
+def set_readings(
+    family: str, *, on_spans: Kernel | None = None, at_budget: Kernel | None = None, budget_doc: str | None = None
+) -> None:
+    """Give a registered family its reading of span labels and / or of a token budget (declared beside
+    those kernels, so that the family's own module need not know them)."""
+    spec = REGISTRY[family]
+    changes: dict[str, Any] = {}
+    if on_spans is not None:
+        changes["on_spans"] = on_spans
+    if at_budget is not None:
+        changes["at_budget"] = at_budget
+    if budget_doc is not None:
+        changes["budget_doc"] = budget_doc
+    REGISTRY[family] = replace(spec, **changes)
 
 
 def add_alias(alias: str, family: str, **fixed: Any) -> None:
@@ -248,6 +275,8 @@ class Measure:
     family: str
     params: tuple[tuple[str, Any], ...] = ()
     cutoff: int | float | None = None
+    #: a budget of tokens (``name@Btok``) instead of a cutoff of K chunks
+    budget: int | None = None
 
     @property
     def spec(self) -> Family:
@@ -265,6 +294,8 @@ class Measure:
             out += "(" + ",".join(f"{k}={fmt_value(v)}" for k, v in self.params) + ")"
         if self.cutoff is not None:
             out += "@" + fmt_num(self.cutoff)
+        if self.budget is not None:
+            out += f"@{self.budget}tok"
         return out
 
     def __repr__(self) -> str:
@@ -276,7 +307,7 @@ class Measure:
     def __call__(self, **params: Any) -> Measure:
         merged = dict(self.params)
         merged.update(params)
-        return make(self.family, merged, self.cutoff)
+        return make(self.family, merged, self.cutoff, self.budget)
 
     @property
     def k(self) -> int:
@@ -296,15 +327,28 @@ class Measure:
     def requires(self) -> frozenset[str]:
         """The side data (EvalData extras) this measure reads."""
         spec = self.spec
-        return spec.requires | (spec.requires_for(self) if spec.requires_for is not None else frozenset())
+        out = spec.requires | (spec.requires_for(self) if spec.requires_for is not None else frozenset())
+        return out | {"chunks"} if self.budget is not None else out
 
     def compute(self, data: EvalData) -> np.ndarray:
-        """Per-query values (float64, NaN where the measure is undefined for a query)."""
-        return np.asarray(self.spec.kernel(data, self), dtype=np.float64)
+        """Per-query values (float64, NaN where the measure is undefined for a query): at a budget by
+        the family's budget reading; over span labels (the data holds ``spans``) by its span kernel
+        where it has one."""
+        spec = self.spec
+        if self.budget is not None and spec.at_budget is not None:
+            kernel = spec.at_budget
+        elif spec.on_spans is not None and data.has("spans"):
+            kernel = spec.on_spans
+        else:
+            kernel = spec.kernel
+        return np.asarray(kernel(data, self), dtype=np.float64)
 
 
-def make(family: str, params: Mapping[str, Any] | None = None, cutoff: int | float | None = None) -> Measure:
-    """Build a validated measure; parameters equal to their defaults are dropped."""
+def make(
+    family: str, params: Mapping[str, Any] | None = None, cutoff: int | float | None = None, budget: int | None = None
+) -> Measure:
+    """Build a validated measure; parameters equal to their defaults are dropped; ``budget`` (tokens)
+    replaces the cutoff (``nDCG@512tok``)."""
     spec = REGISTRY.get(family)
     if spec is None:
         raise MeasureError(f"unknown measure {family!r}; run 'ctxeval measures' for the list")
@@ -339,9 +383,17 @@ def make(family: str, params: Mapping[str, Any] | None = None, cutoff: int | flo
             if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or not 0.0 <= float(cutoff) <= 1.0:
                 raise MeasureError(f"measure {family}: cutoff must be a recall level in [0, 1], got {cutoff!r}")
             cutoff = float(cutoff)
-    elif spec.cutoff == "required":
+    elif spec.cutoff == "required" and budget is None:
         raise MeasureError(f"measure {family} needs a cutoff, e.g. {family}@10")
-    return Measure(family, tuple(clean), cutoff)
+    if budget is not None:
+        if cutoff is not None:
+            raise MeasureError(f"measure {family}: give a cutoff @k or a budget @Btok, not both")
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise MeasureError(f"measure {family}: a budget must be a whole number of tokens >= 1, got {budget!r}")
+        if spec.at_budget is None:
+            why = spec.budget_doc or "it has no reading at a token budget"
+            raise MeasureError(f"measure {family} cannot be cut at a budget of tokens: {why}")
+    return Measure(family, tuple(clean), cutoff, budget)
 
 
 # --------------------------------------------------------------------------------------------------
