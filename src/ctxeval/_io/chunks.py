@@ -246,10 +246,11 @@ class Chunks:
         text)}`` (a chunker's output, each document's chunks in order) or records with ``chunk_id``,
         ``doc_id``, ``text``. ``mode``:
 
-        * ``ordered`` (default): a chunk is searched from just after the start of the chunk placed
-          before it in its document (so a repeated passage is placed at its own copy), then from the
-          start; with ``threshold`` (0-100) a chunk not found exactly takes the best fuzzy alignment
-          (:func:`ctxeval._io.locate.find_text`);
+        * ``ordered`` (default): a chunk is placed at the first occurrence that starts after the
+          start of the chunk placed before it in its document and ends after that chunk's end (a
+          chunker's next chunk always does, overlapping or not), so a repeated passage is placed at
+          its own copy; failing that, at its first occurrence; with ``threshold`` (0-100) a chunk not
+          found exactly takes the best fuzzy alignment (:func:`ctxeval._io.locate.find_text`);
         * ``first``: the first occurrence of the text (then fuzzy, as above);
         * ``chroma``: Chroma's placement (:func:`ctxeval._io.locate.chroma_find`): a trailing period
           cut, the first occurrence (so a chunk of a repeated passage lands on its first copy), a
@@ -271,7 +272,7 @@ class Chunks:
         kept: list[dict[str, Any]] = []
         unplaced: list[str] = []
         how: dict[str, int] = {}
-        after: dict[str, int] = {}
+        after: dict[str, tuple[int, int]] = {}  # per document: the start + 1 and the end of the chunk placed last
         for cid, doc, text in items:
             body = docs.get(doc)
             if body is None:
@@ -280,15 +281,16 @@ class Chunks:
                 hit = chroma_find(text, body)
                 placed = None if hit is None else (hit[0], hit[1], hit[2])
             else:
-                found = find_text(text, {doc: body}, None, threshold, after.get(doc, 0) if mode == "ordered" else 0)
+                lo, past = after.get(doc, (0, 0)) if mode == "ordered" else (0, 0)
+                found = find_text(text, {doc: body}, None, threshold, lo, past)
                 placed = None if found is None else (found.start, found.end, found.how)
-                if found is not None and found.how == "exact" and mode == "ordered" and found.start < after.get(doc, 0):
+                if found is not None and found.how == "exact" and mode == "ordered" and found.start < lo:
                     placed = (found.start, found.end, "exact, before the chunk placed ahead of it")
             if placed is None:
                 unplaced.append(cid)
                 continue
             how[placed[2]] = how.get(placed[2], 0) + 1
-            after[doc] = placed[0] + 1
+            after[doc] = (placed[0] + 1, placed[1])
             kept.append({"chunk_id": cid, "doc_id": doc, "start": placed[0], "end": placed[1], "text": text})
         notes = [f"{source}: {len(items)} chunk texts placed ({mode}): " + ", ".join(f"{n} {k}" for k, n in sorted(how.items()))]
         if unplaced:

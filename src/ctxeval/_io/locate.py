@@ -122,11 +122,12 @@ class Found:
 
 def find_text(
     text: str, documents: Mapping[str, str], candidates: Iterable[str] | None = None, threshold: float | None = 90.0,
-    after: int = 0,
+    after: int = 0, past: int = 0,
 ) -> Found | None:
     """Where ``text`` lies (see the module docstring); ``candidates``: the documents to search, in
-    order (default: all); ``after``: exact search from this offset first (a chunker's chunks in
-    order), then from the start.
+    order (default: all); ``after`` and ``past``: the exact search first takes the first occurrence
+    starting at or after ``after`` and ending after ``past`` (a chunker's next chunk), then the first
+    occurrence anywhere.
 
     >>> find_text("b c", {"d": "a b c b c"})
     Found(doc='d', start=2, end=5, how='exact', score=100.0, occurrences=2)
@@ -140,7 +141,9 @@ def find_text(
         body = documents.get(name)
         if body is None:
             continue
-        at = body.find(text, after) if after else -1
+        at = body.find(text, after) if after or past else -1
+        while 0 <= at and at + len(text) <= past:
+            at = body.find(text, at + 1)
         if at < 0:
             at = body.find(text)
         if at >= 0:

@@ -307,7 +307,7 @@ class SpanLabels:
         qnames, qcode = np.unique(self.query, return_inverse=True)
         key = qcode[span] * len(chunks) + chunk
         order = np.lexsort((-self.grade[span], key))
-        first = np.r_[True, key[order][1:] != key[order][:-1]]
+        first = np.r_[True, key[order][1:] != key[order][:-1]] if key.size else np.zeros(0, dtype=bool)
         pick = order[first]  # the highest grade of each (query, chunk)
         q_of, c_of, g_of = qcode[span][pick], chunk[pick], self.grade[span][pick]
         lengths = np.bincount(q_of, minlength=qnames.size)

@@ -49,8 +49,10 @@ hold several units (the K-slot pathology that a budget bounds). A chunk-id label
 (:meth:`ctxeval.SpanLabels.from_qrels`) scored on the same chunks gives the chunk-level value.
 ``RA-nWG`` reads the units: G_obs = Σ_u w(g_u) · |u ∩ C| / W_u, G_ideal@k = the k largest unit
 weights (weights from the units' grade shares, as RA-nWG's from the judged docs'), at a budget the
-best set of units within B tokens. ``UDCG``: a chunk is relevant when it newly holds evidence, its u
-= min(1, Σ_u |u ∩ c_i \\ earlier| / W_u) (the share of one unit it brings, at most 1); others as UDCG.
+best set of units within B tokens. ``UDCG``: a chunk is relevant when UDCG finds its chunk grade
+relevant (the chunk grades below) and it newly holds evidence; its u = min(1, Σ_u |u ∩ c_i \\ earlier|
+/ W_u) over the units of grade >= ``rel`` (default 1): the share of one unit it brings, at most 1;
+the other chunks as UDCG reads them.
 Other measures (``P``, ``R``, ``RR``, ``AP``, ...) read span labels as chunk grades: a chunk of the
 table is judged at the highest grade of the evidence it shares a character with.
 """
@@ -67,7 +69,8 @@ from .._core.spans import covered, first_cover
 from .._errors import ConfigError
 from .base import Family, Measure, Param, register, set_readings
 from .classical import GAINS, _gain_of
-from .distraction import top_rows, udcg_of, utilities_of
+from .distraction import _udcg as _udcg_chunks
+from .distraction import relevant_rows, top_rows, udcg_of, utilities_of
 from .rag import top_k_sum, weights_of
 
 if TYPE_CHECKING:
@@ -260,20 +263,16 @@ def _ranwg(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _udcg(d: EvalData, m: Measure) -> np.ndarray:
-    from .distraction import _udcg as udcg_on_chunks
-
     u_all = utilities_of(d)
     if u_all.llm_u is not None:  # the LLM's utilities rule, whatever the labels
-        return udcg_on_chunks(d, m)
+        return _udcg_chunks(d, m)
     s = span_data(d)
     idx, seg, _ = top_rows(d, None if m.cutoff is None else m.k)
     rows = np.zeros(d.n_rows, dtype=bool)
     rows[idx] = True
     rel = 1 if m["rel"] is None else m["rel"]
     share = new_evidence(d, rows, (s.u_grade >= rel).astype(np.float64))
-    relevant = share > 0
-    if u_all.known is not None:
-        relevant &= ~u_all.known[idx]
+    relevant = relevant_rows(d, m["rel"], idx) & (share > 0)
     u = np.where(relevant, np.minimum(share, 1.0), np.maximum(0.0, -u_all.u[idx]))
     return udcg_of(d, m, seg, relevant, u)
 
