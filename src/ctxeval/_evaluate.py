@@ -185,11 +185,11 @@ class Result:
 
 
 def with_judged(measures: list[Measure]) -> list[Measure]:
-    """The measures plus ``Judged@K`` for every K of a RAG measure (reported beside them)."""
+    """The measures plus ``Judged@K`` (``Judged@Btok``) for every K (budget) of a RAG measure, reported beside them."""
     out = list(measures)
     for m in measures:
-        if m.spec.group == "rag" and m.cutoff is not None:
-            j = make("Judged", None, m.cutoff)
+        if m.spec.group == "rag" and (m.cutoff is not None or m.budget is not None):
+            j = make("Judged", None, m.cutoff, m.budget)
             if j not in out:
                 out.append(j)
     return out
@@ -374,7 +374,7 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     results = []
     names = unique_names(run_objs)
     notes = naming_notes(run_objs, names)
-    rates = sorted({m.k for m in ms if m.family == "DistractorRate"})
+    rates = sorted({m.k for m in ms if m.family == "DistractorRate" and m.cutoff is not None})
     level = level_note(
         measures,
         lambda: session.grades,
