@@ -401,7 +401,7 @@ def open_session(
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     ms, fits = _resolve_fits(ms)
     ucfg = coerce_utility(utility) if utility is not None else None
-    qrels, chunks, spans = _span_inputs(qrels, rcfg)
+    qrels, chunks, spans = _span_inputs(qrels, rcfg, ms)
     qr, read = _read(qrels, run_list, pol.duplicates, pol.columns)
     from ._context.labels import resolve as resolve_labels
 
@@ -430,9 +430,10 @@ def open_session(
     return session, read
 
 
-def _span_inputs(qrels: Any, rcfg: RagConfig) -> tuple[Any, Any, Any]:
+def _span_inputs(qrels: Any, rcfg: RagConfig, measures: list[Measure]) -> tuple[Any, Any, Any]:
     """Span labels given as the labels are read as chunk grades by the chunk table (which they then
-    need); returns (the labels to read, the chunk table or None, the span labels or None)."""
+    need; when every measure is a span measure, the queries alone); returns (the labels to read, the
+    chunk table or None, the span labels or None)."""
     from ._io.chunks import Chunks
     from ._io.spans import SpanLabels
 
@@ -448,7 +449,9 @@ def _span_inputs(qrels: Any, rcfg: RagConfig) -> tuple[Any, Any, Any]:
         )
     if chunks.documents is not None:
         qrels.check(chunks.documents)
-    return qrels.chunk_grades(chunks), chunks, qrels
+    if any(m.spec.group != "spans" for m in measures):
+        return qrels.chunk_grades(chunks), chunks, qrels
+    return qrels.chunk_grades(None), chunks, qrels
 
 
 def _span_notes(chunks: Any, spans: Any, measures: list[Measure]) -> list[str]:
@@ -456,7 +459,7 @@ def _span_notes(chunks: Any, spans: Any, measures: list[Measure]) -> list[str]:
     measures read the span labels as chunk grades."""
     out = [*(spans.notes if spans is not None else ()), *(chunks.notes if chunks is not None else ())]
     if spans is not None:
-        as_grades = [str(m) for m in measures if "spans" not in m.requires and m.spec.on_spans is None]
+        as_grades = [str(m) for m in measures if not {"spans", "ceiling"} & m.requires and m.spec.on_spans is None]
         if as_grades:
             out.append(
                 f"{', '.join(as_grades)} read the span labels as chunk grades: a chunk of {chunks.source} is judged "

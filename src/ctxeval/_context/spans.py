@@ -6,9 +6,11 @@
   judged chunk (the ideal at a budget packs them). A retrieved chunk the table does not hold is an
   error naming how many and which.
 * ``spans`` (:class:`~ctxeval._core.spans.SpanData`, for the span measures and the rank measures
-  over span labels): the evaluation's span labels, the run's chunks placed by the table, and the
-  table's chunks that overlap or touch the evidence, cut into atoms; atoms and units weigh their
-  characters, and their tokens when a measure counts tokens (the documents' text, by the tokenizer).
+  over span labels): the evaluation's span labels and the run's chunks placed by the table, cut
+  into atoms; atoms and units weigh their characters, and their tokens when a measure counts tokens
+  (the documents' text, by the tokenizer).
+* ``ceiling`` (:class:`~ctxeval._core.spans.SpanCeiling`, for precision_Omega): the span labels and
+  the table's chunks that overlap or touch them, cut into atoms (the run plays no part).
 
 Both read the chunk table through one seam (:func:`placed`); a later source of chunk offsets (a sample
 set's, a framework's metadata through ``ctxeval.collect``) is a table built from it.
@@ -17,12 +19,13 @@ set's, a framework's metadata through ``ctxeval.collect``) is a table built from
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from .._core.join import judged_docs, positions
-from .._core.spans import ChunkData, SpanData, atomise, near, units
+from .._core.segments import distinct
+from .._core.spans import Atoms, ChunkData, SpanCeiling, SpanData, atomise, near, units
 from .._errors import ConfigError
 from .._io.tokenizers import Tokenizer
 from . import Inputs, register
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
     from .._io.chunks import Chunks
     from .._measures import Measure
 
-__all__ = ["ChunksProvider", "SpansProvider", "placed", "tokenizer_name"]
+__all__ = ["CeilingProvider", "ChunksProvider", "SpansProvider", "placed", "tokenizer_name"]
 
 
 def _table(inputs: Inputs, why: str) -> Chunks:
@@ -54,11 +57,11 @@ def placed(data: EvalData, table: Chunks, run_name: str) -> np.ndarray:
     error naming how many and which."""
     if data.rows is None:
         raise ConfigError("placing chunks needs the run's rows (keep_rows)")
-    ids = data.rows.doc.to_list()
-    where = table.lookup(ids)
+    where = table.rows_of(data.rows.doc)
     missing = np.flatnonzero(where < 0)
     if missing.size:
-        shown = ", ".join(repr(ids[i]) for i in missing[:5].tolist()) + (" ..." if missing.size > 5 else "")
+        ids = data.rows.doc.to_list(missing[:5])
+        shown = ", ".join(repr(i) for i in ids) + (" ..." if missing.size > 5 else "")
         raise ConfigError(
             f"run {run_name!r}: {missing.size} retrieved chunk ids are not in the chunk table {table.source} ({shown})"
         )
@@ -80,12 +83,12 @@ class ChunksProvider:
         where = placed(data, table, inputs.run.name)
         tok = tokenizer_name(inputs)
         tokens, name = table.token_counts(tok, where)
-        codes = np.searchsorted(np.unique(table.doc), table.doc[where])
+        codes = np.searchsorted(distinct(table.doc), table.doc[where])
         # the judged chunks of every evaluated query, with their tokens (-1: not in the table)
         qpos, qrows = judged_docs(inputs.qrels.columns, np.asarray(data.qids))
         order = np.argsort(qpos, kind="stable")
         qpos, qrows = qpos[order], qrows[order]
-        judged = table.lookup(inputs.qrels.columns.doc.to_list(qrows))
+        judged = table.rows_of(inputs.qrels.columns.doc.take(qrows))
         q_tokens = np.full(judged.size, -1, dtype=np.int64)
         known = judged >= 0
         if known.any():
@@ -112,6 +115,68 @@ def _reads_tokens(m: Measure) -> bool:
     return unit == "tokens" or (m.budget is not None and m.spec.on_spans is not None)
 
 
+class Evidence(NamedTuple):
+    """The span labels of the evaluated queries, with document codes shared with the chunk table."""
+
+    q: np.ndarray
+    doc: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    grade: np.ndarray
+    doc_names: np.ndarray
+    t_doc: np.ndarray  #: the document code of every chunk of the table
+    table: Chunks
+
+
+def _evidence(data: EvalData, inputs: Inputs, wanted: str) -> Evidence:
+    spans = inputs.settings.spans
+    if spans is None:
+        raise ConfigError(f"{wanted} read span labels: give ctxeval.SpanLabels as the labels, with a chunk table (chunks=...)")
+    table = _table(inputs, f"{wanted} (span labels)")
+    doc_names = distinct(np.r_[spans.doc, table.doc])
+    s_q = positions(spans.query, np.asarray(data.qids))
+    keep = s_q >= 0
+    return Evidence(
+        s_q[keep],
+        np.searchsorted(doc_names, spans.doc)[keep],
+        spans.start[keep],
+        spans.end[keep],
+        spans.grade[keep],
+        doc_names,
+        np.searchsorted(doc_names, table.doc),
+        table,
+    )
+
+
+class Atomised(NamedTuple):
+    atoms: Atoms
+    a_grade: np.ndarray
+    a_unit: np.ndarray
+    u_q: np.ndarray
+    u_grade: np.ndarray
+    a_tok: np.ndarray | None
+    tokenizer: str | None
+
+
+def _atomised(ev: Evidence, q: np.ndarray, rows: np.ndarray, inputs: Inputs, wanted: str) -> Atomised:
+    """The atoms of the evidence and of the table's chunks ``rows`` (one per query of ``q``), with
+    the evidence units, and the atoms' tokens when a measure counts tokens."""
+    table = ev.table
+    n_s = ev.q.size
+    atoms = atomise(
+        np.r_[ev.q, q], np.r_[ev.doc, ev.t_doc[rows]], np.r_[ev.start, table.start[rows]], np.r_[ev.end, table.end[rows]]
+    )
+    a_grade, a_unit, u_q, u_grade = units(atoms.q.size, ev.q, ev.doc, ev.start, ev.end, ev.grade, atoms.lo[:n_s], atoms.hi[:n_s])
+    a_tok, name = None, None
+    if any(_reads_tokens(m) for m in inputs.measures):
+        a_tok, name = _atom_tokens(atoms, ev.doc_names, table, inputs.settings.rag.tokenizer, wanted)
+    return Atomised(atoms, a_grade, a_unit, u_q, u_grade, a_tok, name)
+
+
+def _offsets(a_q: np.ndarray, n_q: int) -> np.ndarray:
+    return np.r_[0, np.cumsum(np.bincount(a_q, minlength=n_q))].astype(np.int64)
+
+
 @dataclass(frozen=True)
 class SpansProvider:
     name: str = "spans"
@@ -119,71 +184,68 @@ class SpansProvider:
     needs_rows: bool = True
 
     def build(self, data: EvalData, inputs: Inputs) -> SpanData:
-        st = inputs.settings
         wanted = _names(inputs.measures, lambda m: "spans" in m.requires or m.spec.on_spans is not None)
-        spans = st.spans
-        if spans is None:
-            raise ConfigError(
-                f"{wanted} read span labels: give ctxeval.SpanLabels as the labels, with a chunk table (chunks=...)"
-            )
-        table = _table(inputs, f"{wanted} (span labels)")
-        where = placed(data, table, inputs.run.name)
-        doc_names = np.unique(np.r_[spans.doc, table.doc])
-        s_doc_all = np.searchsorted(doc_names, spans.doc)
-        t_doc = np.searchsorted(doc_names, table.doc)
-        qids = np.asarray(data.qids)
-        s_q = positions(spans.query, qids)
-        keep = s_q >= 0
-        s_q, s_doc, s_start, s_end, s_grade = s_q[keep], s_doc_all[keep], spans.start[keep], spans.end[keep], spans.grade[keep]
-        # the table's chunks that overlap or touch the evidence (precision_Omega's candidates)
-        p_span, p_chunk, p_share = near(s_doc, s_start, s_end, t_doc, table.start, table.end)
-        hkey = s_q[p_span] * len(table) + p_chunk
-        h_keys, p_h = np.unique(hkey, return_inverse=True)
-        h_q, h_chunk = np.divmod(h_keys, len(table))
-        r_q = data.r_seg
-        n_s, n_r = s_q.size, r_q.size
-        atoms = atomise(
-            np.r_[s_q, r_q, h_q],
-            np.r_[s_doc, t_doc[where], t_doc[h_chunk]],
-            np.r_[s_start, table.start[where], table.start[h_chunk]],
-            np.r_[s_end, table.end[where], table.end[h_chunk]],
-        )
-        lo, hi = atoms.lo, atoms.hi
-        a_grade, a_unit, u_q, u_grade = units(atoms.q.size, s_q, s_doc, s_start, s_end, s_grade, lo[:n_s], hi[:n_s])
-        a_len = atoms.length
-        owned = a_unit >= 0
-        u_len = np.bincount(a_unit[owned], weights=a_len[owned], minlength=u_q.size).astype(np.int64)
-        a_tok = u_tok = None
-        tok_name = None
-        if any(_reads_tokens(m) for m in inputs.measures):
-            a_tok, tok_name = _atom_tokens(atoms, doc_names, table, st.rag.tokenizer, wanted)
-            u_tok = np.bincount(a_unit[owned], weights=a_tok[owned], minlength=u_q.size)
-        gm = st.rag.grade_map
-        u_util = gm.apply(u_grade) if gm is not None and gm.mapping else u_grade
+        ev = _evidence(data, inputs, wanted)
+        where = placed(data, ev.table, inputs.run.name)
+        at = _atomised(ev, data.r_seg, where, inputs, wanted)
+        a_len = at.atoms.length
+        owned = at.a_unit >= 0
+        u_len = np.bincount(at.a_unit[owned], weights=a_len[owned], minlength=at.u_q.size).astype(np.int64)
+        u_tok = None if at.a_tok is None else np.bincount(at.a_unit[owned], weights=at.a_tok[owned], minlength=at.u_q.size)
+        gm = inputs.settings.rag.grade_map
+        u_util = gm.apply(at.u_grade) if gm is not None and gm.mapping else at.u_grade
+        n_s = ev.q.size
         return SpanData(
-            a_off=np.r_[0, np.cumsum(np.bincount(atoms.q, minlength=data.n_queries))].astype(np.int64),
+            a_off=_offsets(at.atoms.q, data.n_queries),
             a_len=a_len,
-            a_tok=a_tok,
-            a_grade=a_grade,
-            a_unit=a_unit,
-            u_q=u_q,
-            u_grade=u_grade,
+            a_tok=at.a_tok,
+            a_grade=at.a_grade,
+            a_unit=at.a_unit,
+            u_q=at.u_q,
+            u_grade=at.u_grade,
             u_util=np.asarray(u_util, dtype=np.int64),
             u_len=u_len,
             u_tok=u_tok,
-            s_q=s_q,
-            s_grade=s_grade,
-            s_lo=lo[:n_s],
-            s_hi=hi[:n_s],
-            r_lo=lo[n_s : n_s + n_r],
-            r_hi=hi[n_s : n_s + n_r],
-            h_q=h_q,
-            h_lo=lo[n_s + n_r :],
-            h_hi=hi[n_s + n_r :],
-            p_h=p_h.reshape(-1),
+            s_q=ev.q,
+            s_grade=ev.grade,
+            s_lo=at.atoms.lo[:n_s],
+            s_hi=at.atoms.hi[:n_s],
+            r_lo=at.atoms.lo[n_s:],
+            r_hi=at.atoms.hi[n_s:],
+            tokenizer=at.tokenizer,
+        )
+
+
+@dataclass(frozen=True)
+class CeilingProvider:
+    """precision_Omega's side data: the chunk table's chunks that overlap or touch each query's
+    evidence, atomised with it (the run plays no part)."""
+
+    name: str = "ceiling"
+    after: tuple[str, ...] = ()
+    needs_rows: bool = False
+
+    def build(self, data: EvalData, inputs: Inputs) -> SpanCeiling:
+        wanted = _names(inputs.measures, lambda m: "ceiling" in m.requires)
+        ev = _evidence(data, inputs, wanted)
+        table = ev.table
+        p_span, p_chunk, p_share = near(ev.doc, ev.start, ev.end, ev.t_doc, table.start, table.end)
+        hkey = ev.q[p_span] * len(table) + p_chunk
+        h_keys = distinct(hkey)
+        h_q, h_chunk = np.divmod(h_keys, len(table))
+        at = _atomised(ev, h_q, h_chunk, inputs, wanted)
+        n_s = ev.q.size
+        return SpanCeiling(
+            a_off=_offsets(at.atoms.q, data.n_queries),
+            a_len=at.atoms.length,
+            a_tok=at.a_tok,
+            a_grade=at.a_grade,
+            s_grade=ev.grade,
+            h_lo=at.atoms.lo[n_s:],
+            h_hi=at.atoms.hi[n_s:],
+            p_h=np.searchsorted(h_keys, hkey),
             p_s=p_span,
             p_overlap=p_share,
-            tokenizer=tok_name,
         )
 
 
@@ -205,3 +267,4 @@ def _atom_tokens(atoms: Any, doc_names: np.ndarray, table: Chunks, tokenizer: An
 
 register(ChunksProvider())
 register(SpansProvider())
+register(CeilingProvider())

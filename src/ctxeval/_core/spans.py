@@ -25,9 +25,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .evaldata import Cut
-from .segments import offsets
+from .segments import distinct, offsets
 
-__all__ = ["NO_GRADE", "Atoms", "ChunkData", "SpanData", "atomise", "covered", "first_cover", "near", "units"]
+__all__ = ["NO_GRADE", "Atoms", "ChunkData", "SpanCeiling", "SpanData", "atomise", "covered", "first_cover", "near", "units"]
 
 #: the grade of an atom no span covers
 NO_GRADE = np.iinfo(np.int64).min
@@ -65,28 +65,37 @@ def atomise(q: np.ndarray, doc: np.ndarray, start: np.ndarray, end: np.ndarray) 
     empty = np.zeros(0, dtype=np.int64)
     if q.size == 0:
         return Atoms(empty, empty, empty, empty, empty, empty)
-    pair_key = q * (int(doc.max()) + 1) + doc
-    pairs, group = np.unique(pair_key, return_inverse=True)
-    group = group.reshape(-1)
+    n_docs = int(doc.max()) + 1
     width = int(max(end.max(), 0)) + 1
-    if pairs.size * width >= 1 << 62:
-        raise ValueError("documents too long for 64-bit positions")
-    keys = np.unique(np.r_[group * width + start, group * width + end])
-    g_pt = keys // width
-    pos = keys % width
+    if (int(q.max()) + 1) * n_docs * width < 1 << 62:  # (query, document) pairs need no numbering
+        pairs, group = None, q * n_docs + doc
+    else:
+        pairs, group = _distinct_inverse(q * n_docs + doc)
+        if pairs.size * width >= 1 << 62:
+            raise ValueError("documents too long for 64-bit positions")
+    keys, at = _distinct_inverse(np.r_[group * width + start, group * width + end])
+    g_pt, pos = np.divmod(keys, width)
     # the atom index of a point: its index less the groups before it (each has one more point than atoms)
-    g_rank = np.searchsorted(np.unique(g_pt), g_pt)
-    same = np.r_[g_pt[1:] == g_pt[:-1], False]
+    new_group = np.r_[False, g_pt[1:] != g_pt[:-1]]
+    g_rank = np.cumsum(new_group)
+    same = np.r_[~new_group[1:], False]
     a_idx = np.flatnonzero(same)
-
-    def atom_at(points: np.ndarray) -> np.ndarray:
-        at = np.searchsorted(keys, points)
-        return (at - g_rank[at]).astype(np.int64)
-
-    lo, hi = atom_at(group * width + start), atom_at(group * width + end)
-    pair_q, pair_doc = np.divmod(pairs, int(doc.max()) + 1)
+    atom_of_point = np.arange(keys.size, dtype=np.int64) - g_rank
+    n = start.size
+    lo, hi = atom_of_point[at[:n]], atom_of_point[at[n:]]
     g_atom = g_pt[a_idx]
-    return Atoms(pair_q[g_atom], pair_doc[g_atom], pos[a_idx], pos[a_idx + 1], lo, hi)
+    pair_q, pair_doc = np.divmod(g_atom if pairs is None else pairs[g_atom], n_docs)
+    return Atoms(pair_q, pair_doc, pos[a_idx], pos[a_idx + 1], lo, hi)
+
+
+def _distinct_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values of ``a`` and the index of each element among them."""
+    order = np.argsort(a)
+    s = a[order]
+    first = np.r_[True, s[1:] != s[:-1]] if s.size else np.zeros(0, dtype=bool)
+    inverse = np.empty(a.size, dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return s[first], inverse
 
 
 def near(
@@ -195,8 +204,10 @@ def first_cover(lo: np.ndarray, hi: np.ndarray, atom_mask: np.ndarray) -> tuple[
     if slot.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
-    uniq, first = np.unique(slot, return_index=True)  # expanded in interval order: the first is the best
-    return marked[uniq], which[first]
+    order = np.argsort(slot, kind="stable")  # expanded in interval order: the first is the best
+    ss = slot[order]
+    first = order[np.r_[True, ss[1:] != ss[:-1]]]
+    return marked[slot[first]], which[first]
 
 
 @dataclass(frozen=True, eq=False)
@@ -233,9 +244,7 @@ class SpanData:
     (the unit owning it, -1: none). Units: ``u_q``, ``u_grade``, ``u_util`` (the grade on the 1–5 scale
     after the grade map in force), ``u_len`` and ``u_tok`` (the weight it owns). Spans as given
     (Chroma's sums run over them): ``s_q``, ``s_grade``, ``s_lo``, ``s_hi``. Ranked rows: ``r_lo``,
-    ``r_hi``. The chunking's chunks near the evidence (precision_Omega's candidates): ``h_q``, ``h_lo``,
-    ``h_hi``, and per (candidate, span) pair that overlap or touch ``p_h``, ``p_s``, ``p_overlap``
-    (False: they only touch)."""
+    ``r_hi``."""
 
     a_off: np.ndarray
     a_len: np.ndarray
@@ -253,12 +262,6 @@ class SpanData:
     s_hi: np.ndarray
     r_lo: np.ndarray
     r_hi: np.ndarray
-    h_q: np.ndarray
-    h_lo: np.ndarray
-    h_hi: np.ndarray
-    p_h: np.ndarray
-    p_s: np.ndarray
-    p_overlap: np.ndarray
     tokenizer: str | None = None
 
     @property
@@ -276,3 +279,34 @@ class SpanData:
 def atom_offsets(a_q: np.ndarray, n_q: int) -> np.ndarray:
     """Per-query offsets of atoms sorted by query."""
     return offsets(np.bincount(a_q, minlength=n_q).astype(np.int64))
+
+
+@dataclass(frozen=True, eq=False)
+class SpanCeiling:
+    """precision_Omega's side data: atoms of each query's evidence and of the chunking's chunks that
+    overlap or touch it (``a_off``, ``a_len``, ``a_tok``, ``a_grade`` as :class:`SpanData`'s); those
+    chunks' atom ranges ``h_lo``, ``h_hi``; and per (chunk, span) pair that overlap or touch ``p_h``,
+    ``p_s`` (the span, with grade ``s_grade[p_s]``) and ``p_overlap`` (False: they only touch). It does
+    not depend on the run: a cut keeps it."""
+
+    a_off: np.ndarray
+    a_len: np.ndarray
+    a_tok: np.ndarray | None
+    a_grade: np.ndarray
+    s_grade: np.ndarray
+    h_lo: np.ndarray
+    h_hi: np.ndarray
+    p_h: np.ndarray
+    p_s: np.ndarray
+    p_overlap: np.ndarray
+
+    @property
+    def n_atoms(self) -> int:
+        return int(self.a_len.size)
+
+    @property
+    def a_q(self) -> np.ndarray:
+        return np.repeat(np.arange(self.a_off.size - 1, dtype=np.int64), np.diff(self.a_off))
+
+    def cut(self, cut: Cut) -> SpanCeiling:
+        return self

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._core.ids import ArrayIds
+from .._core.join import match_pairs
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError
 from .locate import chroma_find, find_text, read_documents
 from .records import columns_of, integer, records, table_format, text_id
@@ -28,6 +30,8 @@ from .tokenizers import Tokenizer
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from .._core.ids import Ids
 
 __all__ = ["LOCATE_MODES", "Chunks"]
 
@@ -121,6 +125,20 @@ class Chunks:
         if index is None:
             index = self._cache["index"] = {k: i for i, k in enumerate(self.ids.tolist())}
         return np.fromiter((index.get(k, -1) for k in ids), dtype=np.int64)
+
+    def id_column(self) -> Ids:
+        """The chunk ids as a core id column (built once)."""
+        own = self._cache.get("ids")
+        if own is None:
+            own = self._cache["ids"] = ArrayIds.from_strings(self.ids.tolist())
+        return own
+
+    def rows_of(self, ids: Ids) -> np.ndarray:
+        """:meth:`lookup` for a core id column (a run's doc ids), by 64-bit key matching."""
+        out = np.full(len(ids), -1, dtype=np.int64)
+        i, j = match_pairs(np.zeros(len(ids), dtype=np.int64), ids, np.zeros(len(self), dtype=np.int64), self.id_column())
+        out[i] = j
+        return out
 
     def chunk_texts(self, rows: np.ndarray | None = None) -> list[str]:
         """The text of the chunks (``rows``; default all): the ``text`` column, else the documents'

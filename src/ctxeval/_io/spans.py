@@ -290,16 +290,20 @@ class SpanLabels:
         ]
         return cls.build(rows, source=f"{qrels.source} via {chunks.source}", labels=qrels.labels if not qrels.plain else None, graded=True)
 
-    def chunk_grades(self, chunks: Chunks) -> Qrels:
+    def chunk_grades(self, chunks: Chunks | None) -> Qrels:
         """The span labels read as chunk grades: every chunk of the table that shares a character with a
         span of a query is judged for it at the highest grade of those spans; a query whose spans no
         chunk touches is kept, with no judged chunk (the measures over chunk ids read it as a query
-        with nothing relevant; the span measures read its spans)."""
+        with nothing relevant; the span measures read its spans). ``chunks`` None: the queries alone."""
         from .._core.columns import Columns, Layout
         from .._core.ids import ArrayIds
         from .._core.spans import near
         from .model import Qrels
 
+        if chunks is None:
+            qnames = np.unique(self.query)
+            empty = Columns(Layout(qnames, np.zeros(qnames.size, dtype=np.int64)), ArrayIds.from_strings([]), np.zeros(0, dtype=np.int64))
+            return Qrels(empty, f"{self.source} (queries)", labels=self.labels)
         names, codes = np.unique(np.r_[self.doc, chunks.doc], return_inverse=True)
         s_doc, c_doc = codes[: len(self)], codes[len(self) :]
         span, chunk, share = near(s_doc, self.start, self.end, c_doc, chunks.start, chunks.end)
@@ -311,7 +315,7 @@ class SpanLabels:
         pick = order[first]  # the highest grade of each (query, chunk)
         q_of, c_of, g_of = qcode[span][pick], chunk[pick], self.grade[span][pick]
         lengths = np.bincount(q_of, minlength=qnames.size)
-        cols = Columns(Layout(qnames, lengths), ArrayIds.from_strings(chunks.ids[c_of].tolist()), g_of.astype(np.int64))
+        cols = Columns(Layout(qnames, lengths), chunks.id_column().take(c_of), g_of.astype(np.int64))
         out = Qrels(cols, f"{self.source} (as chunk grades of {chunks.source})", labels=self.labels)
         return out
 

@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._core.evaldata import EvalData
-from .._core.segments import div0, ratio
+from .._core.segments import distinct, div0, ratio
 from .._core.spans import covered, first_cover
 from .._errors import ConfigError
 from .base import Family, Measure, Param, register, set_readings
@@ -74,7 +74,7 @@ from .distraction import relevant_rows, top_rows, udcg_of, utilities_of
 from .rag import top_k_sum, weights_of
 
 if TYPE_CHECKING:
-    from .._core.spans import SpanData
+    from .._core.spans import SpanCeiling, SpanData
 
 __all__ = ["span_dcg", "span_ideal_gains", "span_rag", "span_data"]
 
@@ -97,7 +97,7 @@ def span_data(d: EvalData) -> SpanData:
     return d.extra("spans")
 
 
-def _weights(s: SpanData, m: Measure | None) -> np.ndarray:
+def _weights(s: SpanData | SpanCeiling, m: Measure | None) -> np.ndarray:
     if m is not None and m["unit"] == "tokens":
         if s.a_tok is None:
             raise ConfigError(f"{m} counts the tokens of the documents' text: give the documents (RagConfig(documents=...))")
@@ -163,15 +163,20 @@ def _iou(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _omega(d: EvalData, m: Measure) -> np.ndarray:
-    s = span_data(d)
-    w = _weights(s, m)
-    ok = s.s_grade[s.p_s] >= m["rel"]
+    c: SpanCeiling = d.extra("ceiling")
+    w = _weights(c, m)
+    ok = c.s_grade[c.p_s] >= m["rel"]
     if m["mode"] == "exact":
-        ok &= s.p_overlap
-    h = np.unique(s.p_h[ok])
-    cov = covered(s.n_atoms, s.h_lo[h], s.h_hi[h])
-    ev = s.a_grade >= m["rel"]
-    return div0(_per_query(d, s, cov & ev, w), _per_query(d, s, cov | ev, w))
+        ok &= c.p_overlap
+    h = distinct(c.p_h[ok])
+    cov = covered(c.n_atoms, c.h_lo[h], c.h_hi[h])
+    ev = c.a_grade >= m["rel"]
+    aq = c.a_q
+    n = d.n_queries
+    return div0(
+        np.bincount(aq[cov & ev], weights=w[cov & ev], minlength=n).astype(np.float64),
+        np.bincount(aq[cov | ev], weights=w[cov | ev], minlength=n).astype(np.float64),
+    )
 
 
 def _grade_gain(grades: np.ndarray, m: Measure) -> np.ndarray:
@@ -326,7 +331,7 @@ for fam in (
         cutoff="none",
         group="spans",
         aliases=("precision_omega", "precisionomega", "precision_Ω"),
-        requires=SPANS,
+        requires=frozenset({"ceiling"}),
     ),
     Family(
         "SpanCoverage",
