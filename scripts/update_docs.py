@@ -32,6 +32,7 @@ GROUPS = {
     "trec_eval": "trec_eval's other measures",
     "distraction": "Distraction-aware",
     "context": "Context measures of sample sets (RAGAS, TREC RAG)",
+    "spans": "Span measures: evidence as character spans (chunkers compared on one set of labels)",
 }
 
 
@@ -60,6 +61,12 @@ def measure_page() -> str:
                 out.append("")
             if f.aliases:
                 out.append(f"Also read as: {', '.join(f'`{a}`' for a in f.aliases)}.\n")
+            if f.on_spans is not None:
+                out.append("Over span labels: its own reading, the gain of a chunk the new evidence it holds ([spans](#over-span-labels)).\n")
+            if f.at_budget is not None:
+                out.append(f"At a budget (`@Btok`): {f.budget_doc} ([budgets](#at-a-budget-of-tokens)).\n")
+            elif f.budget_doc:
+                out.append(f"Not at a budget: {f.budget_doc}.\n")
             cite = re.sub(r"(https?://\S+?)([),;]?)(?=\s|$)", r"<\1>\2", f.citation)
             out.append(f"Source: {cite}.\n")
     return "\n".join(out)

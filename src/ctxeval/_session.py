@@ -341,17 +341,12 @@ class Session:
     def budget_settings(self) -> dict[str, Any]:
         """The chunk table, the span labels, what counts tokens and the rule for the chunk that does
         not fit a budget (every report that cuts at a budget names the tokenizer)."""
-        from ._io.tokenizers import Tokenizer
-
         st = self.settings
         table = st.chunks
         out: dict[str, Any] = {"chunks": table.source if table is not None else None}
         if st.spans is not None:
             out["span_labels"] = st.spans.source
-        if table is not None and st.rag.tokenizer is None and table.tokens is not None:
-            out["tokenizer"] = table.tokens_by or f"the tokens column of {table.source}"
-        else:
-            out["tokenizer"] = Tokenizer.coerce(st.rag.tokenizer).name
+        out["tokenizer"] = tokenizer_of(table, st.rag)
         out["overflow"] = st.rag.overflow
         return out
 
@@ -426,7 +421,7 @@ def open_session(
     by_run = {id(r.columns): s for r, s in zip(read, origin) if s is not None}  # a renamed run keeps its columns
     settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run, chunks, spans)
     session = Session(qr, pol, settings, ms)
-    session.notes.extend(_span_notes(chunks, spans, ms))
+    session.notes.extend(_span_notes(chunks, spans, ms, rcfg))
     return session, read
 
 
@@ -454,10 +449,23 @@ def _span_inputs(qrels: Any, rcfg: RagConfig, measures: list[Measure]) -> tuple[
     return qrels.chunk_grades(None), chunks, qrels
 
 
-def _span_notes(chunks: Any, spans: Any, measures: list[Measure]) -> list[str]:
+def tokenizer_of(chunks: Any, rcfg: RagConfig) -> str:
+    """The name of what counts the tokens of a budget: the tokenizer given, else the chunk table's
+    tokens column when it has one, else words-v1."""
+    from ._io.tokenizers import Tokenizer
+
+    if rcfg.tokenizer is None and chunks is not None and chunks.tokens is not None:
+        return chunks.tokens_by or f"the tokens column of {chunks.source}"
+    return Tokenizer.coerce(rcfg.tokenizer).name
+
+
+def _span_notes(chunks: Any, spans: Any, measures: list[Measure], rcfg: RagConfig) -> list[str]:
     """What the reports must say about span labels and chunk tables: how they were built, and which
     measures read the span labels as chunk grades."""
     out = [*(spans.notes if spans is not None else ()), *(chunks.notes if chunks is not None else ())]
+    budgets = [str(m) for m in measures if m.budget is not None]
+    if budgets and chunks is not None:
+        out.append(f"{', '.join(budgets)}: tokens counted by {tokenizer_of(chunks, rcfg)}; a chunk that does not fit the budget: {rcfg.overflow}")
     if spans is not None:
         as_grades = [str(m) for m in measures if not {"spans", "ceiling"} & m.requires and m.spec.on_spans is None]
         if as_grades:

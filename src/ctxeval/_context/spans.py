@@ -169,7 +169,8 @@ def _atomised(ev: Evidence, q: np.ndarray, rows: np.ndarray, inputs: Inputs, wan
     a_grade, a_unit, u_q, u_grade = units(atoms.q.size, ev.q, ev.doc, ev.start, ev.end, ev.grade, atoms.lo[:n_s], atoms.hi[:n_s])
     a_tok, name = None, None
     if any(_reads_tokens(m) for m in inputs.measures):
-        a_tok, name = _atom_tokens(atoms, ev.doc_names, table, inputs.settings.rag.tokenizer, wanted)
+        readers = _names(inputs.measures, _reads_tokens)
+        a_tok, name = _atom_tokens(atoms, ev.doc_names, table, inputs.settings.rag.tokenizer, readers)
     return Atomised(atoms, a_grade, a_unit, u_q, u_grade, a_tok, name)
 
 
@@ -253,7 +254,10 @@ def _atom_tokens(atoms: Any, doc_names: np.ndarray, table: Chunks, tokenizer: An
     """The tokens of every atom's text (each distinct (document, start, end) counted once)."""
     docs = table.documents
     if docs is None:
-        raise ConfigError(f"{wanted}: counting tokens of the evidence needs the documents' texts: RagConfig(documents=...)")
+        raise ConfigError(
+            f"{wanted}: counting the tokens of the evidence needs the documents' texts: give the documents "
+            "(documents=... of RagConfig, --documents)"
+        )
     tok = Tokenizer.coerce(tokenizer)
     keys = np.stack([atoms.doc, atoms.start, atoms.end], axis=1)
     uniq, inverse = np.unique(keys, axis=0, return_inverse=True)

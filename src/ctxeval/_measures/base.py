@@ -154,7 +154,7 @@ class Family:
         out = self.name + (f"({inner})" if inner else "")
         budget = "|@Btok" if self.at_budget is not None else ""
         if self.cutoff == "required":
-            out += "@k" if not budget else "(@k" + budget + ")"
+            out += "@(k|Btok)" if budget else "@k"
         elif self.cutoff == "optional":
             out += "[@k" + budget + "]"
         elif budget:

@@ -96,7 +96,7 @@ def _items(d: EvalData, m: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 def _span_items(d: EvalData, m: Measure, value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     off, g, tok = span_ideal_gains(d, value)
     if tok is None:
-        raise ConfigError(f"{m}: the ideal at a budget packs the evidence units by their tokens: give the documents")
+        raise ConfigError(f"{m}: the ideal at a budget packs the evidence units by their tokens: give the documents (documents=... of RagConfig, --documents)")
     return off, g, np.ceil(tok).astype(np.int64)
 
 

@@ -100,7 +100,7 @@ def span_data(d: EvalData) -> SpanData:
 def _weights(s: SpanData | SpanCeiling, m: Measure | None) -> np.ndarray:
     if m is not None and m["unit"] == "tokens":
         if s.a_tok is None:
-            raise ConfigError(f"{m} counts the tokens of the documents' text: give the documents (RagConfig(documents=...))")
+            raise ConfigError(f"{m} counts the tokens of the documents' text: give the documents (documents=... of RagConfig, --documents)")
         return s.a_tok
     return s.a_len.astype(np.float64)
 
