@@ -67,7 +67,11 @@ def synthetic(n_q: int, k: int, seed: int = 7) -> tuple[list, dict, dict]:
         near = [i for i, s in enumerate(starts) for a, b in refs if s < b and s + WINDOW > a]
         same = rng.choice(len(starts), size=k, replace=False).tolist()
         other = [(int(rng.integers(N_DOCS)), int(rng.integers(len(starts)))) for _ in range(k)]
-        ids = list(dict.fromkeys([f"d{doc}:{i}" for i in near] + [f"d{doc}:{i}" for i in same] + [f"d{d}:{i}" for d, i in other]))
+        ids = list(
+            dict.fromkeys(
+                [f"d{doc}:{i}" for i in near] + [f"d{doc}:{i}" for i in same] + [f"d{d}:{i}" for d, i in other]
+            )
+        )
         picked = [ids[i] for i in sorted(rng.choice(len(ids), size=k, replace=False).tolist())]
         run[f"q{q}"] = {c: float(k - r) for r, c in enumerate(picked)}
     return labels, table, run
@@ -203,8 +207,10 @@ def main() -> None:
         for m, f in zip(ms, ("recall", "precision", "iou", "precision_omega"))
         for q in plain
     )
-    print(f"span scoring: {args.questions:,} questions x {args.chunks} chunks, {len(table):,} chunks in {N_DOCS} documents "
-          f"(recall, precision, IoU, precision_Omega; largest difference {worst:.1e})")
+    print(
+        f"span scoring: {args.questions:,} questions x {args.chunks} chunks, {len(table):,} chunks in {N_DOCS} documents "
+        f"(recall, precision, IoU, precision_Omega; largest difference {worst:.1e})"
+    )
     print(f"{'':32}{'time s':>10}{'peak MiB':>10}{'x plain':>9}")
     print(f"{'ctxeval.evaluate (mode=chroma)':32}{t_ce:>10.3f}{m_ce / 2**20:>10.1f}{t_py / t_ce:>9.1f}")
     print(f"{'ctxeval kernels, side data built':32}{t_k:>10.3f}{m_k / 2**20:>10.1f}{t_py / t_k:>9.1f}")
@@ -222,14 +228,25 @@ def main() -> None:
     t_o, m_o, ordered = measured(lambda: ordered_optimum(off, gains, weights, args.budget, disc))
     t_s, m_s, sets = measured(lambda: set_optimum(off, gains, weights, args.budget))
     k = args.plain_queries
-    t_po, m_po, p_o = measured(lambda: [ideal_plain(gains[i * n:(i + 1) * n], weights[i * n:(i + 1) * n], args.budget, True) for i in range(k)])
-    t_ps, m_ps, p_s = measured(lambda: [ideal_plain(gains[i * n:(i + 1) * n], weights[i * n:(i + 1) * n], args.budget, False) for i in range(k)])
-    assert np.allclose(ordered[:k], p_o) and np.allclose(sets[:k], p_s)
+    t_po, m_po, p_o = measured(
+        lambda: [
+            ideal_plain(gains[i * n : (i + 1) * n], weights[i * n : (i + 1) * n], args.budget, True) for i in range(k)
+        ]
+    )
+    t_ps, m_ps, p_s = measured(
+        lambda: [
+            ideal_plain(gains[i * n : (i + 1) * n], weights[i * n : (i + 1) * n], args.budget, False) for i in range(k)
+        ]
+    )
+    assert np.allclose(ordered[:k], p_o)
+    assert np.allclose(sets[:k], p_s)
     print(f"\nideal at B = {args.budget:,} tokens over {n} candidate chunks (50-400 tokens, grades 0-3), per query")
     print(f"{'':32}{'ms/query':>10}{'peak MiB':>10}{'x plain':>9}")
     print(f"{'ctxeval ordered (IDCG@B)':32}{1e3 * t_o / nq:>10.2f}{m_o / 2**20:>10.1f}{(t_po / k) / (t_o / nq):>9.1f}")
     print(f"{'plain Python ordered DP':32}{1e3 * t_po / k:>10.2f}{m_po / 2**20:>10.1f}{1:>9.1f}")
-    print(f"{'ctxeval set (0/1 knapsack)':32}{1e3 * t_s / nq:>10.2f}{m_s / 2**20:>10.1f}{(t_ps / k) / (t_s / nq):>9.1f}")
+    print(
+        f"{'ctxeval set (0/1 knapsack)':32}{1e3 * t_s / nq:>10.2f}{m_s / 2**20:>10.1f}{(t_ps / k) / (t_s / nq):>9.1f}"
+    )
     print(f"{'plain Python set DP':32}{1e3 * t_ps / k:>10.2f}{m_ps / 2**20:>10.1f}{1:>9.1f}")
     print(f"(ctxeval: {nq} queries in one call; plain: {k} queries)")
 

@@ -62,7 +62,9 @@ def measure_page() -> str:
             if f.aliases:
                 out.append(f"Also read as: {', '.join(f'`{a}`' for a in f.aliases)}.\n")
             if f.on_spans is not None:
-                out.append("Over span labels: its own reading, the gain of a chunk the new evidence it holds ([spans](#over-span-labels)).\n")
+                out.append(
+                    "Over span labels: its own reading, the gain of a chunk the new evidence it holds ([spans](#over-span-labels)).\n"
+                )
             if f.at_budget is not None:
                 out.append(f"At a budget (`@Btok`): {f.budget_doc} ([budgets](#at-a-budget-of-tokens)).\n")
             elif f.budget_doc:

@@ -79,7 +79,9 @@ def units(refs: Sequence[tuple[str, int, int, int]]) -> list[tuple[int, set[tupl
     return out
 
 
-def span_gains(refs: Sequence[tuple[str, int, int, int]], ranking: Sequence[Span], gain: Callable[[int], float]) -> list[float]:
+def span_gains(
+    refs: Sequence[tuple[str, int, int, int]], ranking: Sequence[Span], gain: Callable[[int], float]
+) -> list[float]:
     """Each ranked chunk's new evidence: Σ_u gain(g_u) · |owned(u) ∩ chunk \\ earlier chunks| / |owned(u)|."""
     us = units(refs)
     seen: set[tuple[str, int]] = set()

@@ -40,13 +40,13 @@ if _typing.TYPE_CHECKING:
     from ._fit_udcg import FitResult, fit_udcg
     from ._gate.baseline import Baseline
     from ._gate.gate import GateReport, gate, power, snapshot
-    from ._io.labels import LabelKind
     from ._io.chunks import Chunks
+    from ._io.labels import LabelKind
     from ._io.model import Qrels, Run
-    from ._io.spans import SpanLabels
-    from ._io.tokenizers import Tokenizer
     from ._io.retrievers import collect
     from ._io.samples import Samples
+    from ._io.spans import SpanLabels
+    from ._io.tokenizers import Tokenizer
     from ._judge.card import JudgeCard
     from ._judge.verbs import agreement
     from ._measures import Family, Measure, families, parse_measure, parse_measures

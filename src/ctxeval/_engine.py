@@ -88,7 +88,9 @@ def evaluate(
 ) -> Result:
     eng = Engine.coerce(engine)
     if eng.name == "local":
-        return _local(qrels, runs, measures, samples=samples, policies=policies, rag=rag, utility=utility, chunks=chunks)
+        return _local(
+            qrels, runs, measures, samples=samples, policies=policies, rag=rag, utility=utility, chunks=chunks
+        )
     rag = with_chunks(rag, chunks)
     if measures is None:
         measures = DEFAULT_MEASURES

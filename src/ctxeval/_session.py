@@ -465,7 +465,9 @@ def _span_notes(chunks: Any, spans: Any, measures: list[Measure], rcfg: RagConfi
     out = [*(spans.notes if spans is not None else ()), *(chunks.notes if chunks is not None else ())]
     budgets = [str(m) for m in measures if m.budget is not None]
     if budgets and chunks is not None:
-        out.append(f"{', '.join(budgets)}: tokens counted by {tokenizer_of(chunks, rcfg)}; a chunk that does not fit the budget: {rcfg.overflow}")
+        out.append(
+            f"{', '.join(budgets)}: tokens counted by {tokenizer_of(chunks, rcfg)}; a chunk that does not fit the budget: {rcfg.overflow}"
+        )
     if spans is not None:
         as_grades = [str(m) for m in measures if not {"spans", "ceiling"} & m.requires and m.spec.on_spans is None]
         if as_grades:

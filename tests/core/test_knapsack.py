@@ -32,12 +32,14 @@ def _brute(g: np.ndarray, w: np.ndarray, budget: np.ndarray, ordered: bool) -> n
     """The best value of every instance (rows of ``g``, ``w``), by enumeration: ordered sequences
     (discounted by position) or subsets (summed)."""
     n = g.shape[1]
-    seqs = _sequences(n) if ordered else np.array(
-        [[i if (mask >> i) & 1 else -1 for i in range(n)] for mask in range(1 << n)], dtype=np.int64
+    seqs = (
+        _sequences(n)
+        if ordered
+        else np.array([[i if (mask >> i) & 1 else -1 for i in range(n)] for mask in range(1 << n)], dtype=np.int64)
     )
     used = seqs >= 0
     idx = np.where(used, seqs, 0)
-    disc = DISC[: n] if ordered else np.ones(n)
+    disc = DISC[:n] if ordered else np.ones(n)
     best = np.full(g.shape[0], -np.inf)
     for lo in range(0, g.shape[0], 4000):
         gs, ws = g[lo : lo + 4000], w[lo : lo + 4000]
@@ -134,7 +136,7 @@ def test_a_query_is_solved_alike_whatever_its_neighbours(lens: list[int], budget
     g = rng.random(int(off[-1])) * 4
     w = rng.integers(0, 12, size=g.size)
     together = ordered_optimum(off, g, w, budget, DISC)
-    alone = [ordered_optimum(np.array([0, b - a]), g[a:b], w[a:b], budget, DISC)[0] for a, b in zip(off, off[1:])]
+    alone = [ordered_optimum(np.array([0, b - a]), g[a:b], w[a:b], budget, DISC)[0] for a, b in itertools.pairwise(off)]
     np.testing.assert_allclose(together, alone, rtol=0, atol=1e-12)
 
 

@@ -37,7 +37,9 @@ def graded(draw: st.DrawFn) -> tuple[dict, dict]:
 
 
 def _table(tokens: dict[str, int]) -> Chunks:
-    return Chunks.from_records([{"chunk_id": d, "doc_id": "doc", "start": 0, "end": 1, "tokens": n} for d, n in tokens.items()])
+    return Chunks.from_records(
+        [{"chunk_id": d, "doc_id": "doc", "start": 0, "end": 1, "tokens": n} for d, n in tokens.items()]
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -116,7 +118,10 @@ def test_span_measures_at_a_budget_with_one_token_per_chunk() -> None:
     doc = "".join(words)
     table = Chunks.from_dict({f"c{i}": ("D", 4 * i, 4 * i + 4) for i in range(12)}, documents={"D": doc})
     labels = SpanLabels.from_records(
-        [{"query_id": "q", "doc_id": "D", "start": 4 * i, "end": 4 * i + 4, "grade": g} for i, g in ((1, 3), (4, 1), (7, 2), (9, 2))]
+        [
+            {"query_id": "q", "doc_id": "D", "start": 4 * i, "end": 4 * i + 4, "grade": g}
+            for i, g in ((1, 3), (4, 1), (7, 2), (9, 2))
+        ]
     )
     run = {"q": {f"c{i}": float(12 - r) for r, i in enumerate([4, 0, 9, 7, 2, 1, 3])}}
     for k in range(1, 8):
@@ -129,7 +134,9 @@ def test_span_measures_at_a_budget_with_one_token_per_chunk() -> None:
 
 def test_the_tokenizer_is_named_and_budgets_need_a_chunk_table() -> None:
     qrels, run = {"q": {"a": 1}}, {"q": {"a": 1.0}}
-    res = evaluate(qrels, run, ["nDCG@5tok"], chunks=Chunks.from_dict({"a": ("D", 0, 9)}, documents={"D": "one two three"}))
+    res = evaluate(
+        qrels, run, ["nDCG@5tok"], chunks=Chunks.from_dict({"a": ("D", 0, 9)}, documents={"D": "one two three"})
+    )
     assert res.settings["tokenizer"] == "words-v1" and res.settings["overflow"] == "stop"
     assert res.runs[0].mean("nDCG@5tok") == 1.0
     with pytest.raises(ConfigError, match="need a chunk table"):

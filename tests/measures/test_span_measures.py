@@ -4,6 +4,7 @@ span labels against the chunk-level measures they must reproduce when the spans 
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -30,7 +31,9 @@ def interval(draw: st.DrawFn, min_len: int = 1) -> tuple[str, int, int]:
 
 
 @st.composite
-def cases(draw: st.DrawFn) -> tuple[list[tuple[str, str, int, int, int]], dict[str, tuple[str, int, int]], dict[str, dict[str, float]]]:
+def cases(
+    draw: st.DrawFn,
+) -> tuple[list[tuple[str, str, int, int, int]], dict[str, tuple[str, int, int]], dict[str, dict[str, float]]]:
     table = {f"c{i}": draw(interval()) for i in range(draw(st.integers(1, 8)))}
     spans: dict[tuple[str, str, int, int], int] = {}  # a span given once (twice with two grades is an error)
     for q in ("q1", "q2"):
@@ -76,7 +79,9 @@ def test_exact_and_chroma_modes_equal_the_oracle(case: tuple, k: int) -> None:
             for n, key in zip(names, ("recall", "precision", "iou")):
                 assert _close(res.per_query(f"{n}(mode=chroma)@{k}")[q], ch[key]), (n, q, "chroma")
         assert _close(res.per_query("PrecisionOmega")[q], oracle.omega(refs, list(table.values()), touching=False))
-        assert _close(res.per_query("PrecisionOmega(mode=chroma)")[q], oracle.omega(refs, list(table.values()), touching=True))
+        assert _close(
+            res.per_query("PrecisionOmega(mode=chroma)")[q], oracle.omega(refs, list(table.values()), touching=True)
+        )
         # graded coverage: each evidence character weighs its highest grade
         grade: dict[tuple[str, int], int] = {}
         for qq, d, s, e, g in spans:
@@ -99,7 +104,10 @@ def test_token_unit_sums_the_tokens_of_each_atom(case: tuple, k: int) -> None:
     labels, chunks = _labels(spans), Chunks.from_dict(table, documents=DOCS)
     by_chars = evaluate(labels, run, [f"SpanIoU@{k}", "PrecisionOmega"], chunks=chunks).runs[0]
     as_tokens = evaluate(
-        labels, run, [f"SpanIoU(unit=tokens)@{k}", "PrecisionOmega(unit=tokens)"], chunks=chunks,
+        labels,
+        run,
+        [f"SpanIoU(unit=tokens)@{k}", "PrecisionOmega(unit=tokens)"],
+        chunks=chunks,
         rag={"tokenizer": Tokenizer.coerce(len, name="chars")},
     ).runs[0]
     for q in by_chars.qids:
@@ -121,11 +129,11 @@ def test_token_unit_sums_the_tokens_of_each_atom(case: tuple, k: int) -> None:
         weight: dict[tuple[str, int], float] = {}
         for d, pts in cuts.items():
             pts_sorted = sorted(pts)
-            for a, b in zip(pts_sorted, pts_sorted[1:]):
+            for a, b in itertools.pairwise(pts_sorted):
                 n = int(tok.count([DOCS[d][a:b]])[0])
                 for i in range(a, b):
                     weight[(d, i)] = n / (b - a)
-        want = oracle.exact(refs, ctx, w=lambda c: weight[c])["recall"]
+        want = oracle.exact(refs, ctx, w=weight.__getitem__)["recall"]
         got = words.per_query(f"SpanRecall(unit=tokens)@{k}")[q]
         assert (math.isnan(got) and math.isnan(want)) or abs(got - want) <= 1e-9
 
@@ -141,8 +149,12 @@ def _one(spans: list, table: dict, ranking: list[str], names: list[str]) -> dict
 
 def test_quirk_1_overlapping_chunks_are_counted_twice_by_chroma() -> None:
     # evidence [10, 20); two chunks [0, 20) and [10, 30) share [10, 20)
-    got = _one([("q", "A", 10, 20, 1)], {"x": ("A", 0, 20), "y": ("A", 10, 30)}, ["x", "y"],
-               ["SpanPrecision@2", "SpanPrecision(mode=chroma)@2", "SpanIoU@2", "SpanIoU(mode=chroma)@2"])
+    got = _one(
+        [("q", "A", 10, 20, 1)],
+        {"x": ("A", 0, 20), "y": ("A", 10, 30)},
+        ["x", "y"],
+        ["SpanPrecision@2", "SpanPrecision(mode=chroma)@2", "SpanIoU@2", "SpanIoU(mode=chroma)@2"],
+    )
     assert got["SpanPrecision@2"] == 10 / 30  # the union [0, 30)
     assert got["SpanPrecision(mode=chroma)@2"] == 10 / 40  # 20 + 20 characters
     assert got["SpanIoU@2"] == 10 / 30
@@ -150,14 +162,22 @@ def test_quirk_1_overlapping_chunks_are_counted_twice_by_chroma() -> None:
 
 
 def test_quirk_1b_a_chunk_retrieved_twice_under_two_ids_counts_twice_for_chroma() -> None:
-    got = _one([("q", "A", 0, 10, 1)], {"x": ("A", 0, 10), "x2": ("A", 0, 10)}, ["x", "x2"],
-               ["SpanPrecision@2", "SpanPrecision(mode=chroma)@2"])
+    got = _one(
+        [("q", "A", 0, 10, 1)],
+        {"x": ("A", 0, 10), "x2": ("A", 0, 10)},
+        ["x", "x2"],
+        ["SpanPrecision@2", "SpanPrecision(mode=chroma)@2"],
+    )
     assert got == {"SpanPrecision@2": 1.0, "SpanPrecision(mode=chroma)@2": 0.5}
 
 
 def test_quirk_2_overlapping_references_cap_chromas_recall() -> None:
-    got = _one([("q", "A", 0, 10, 1), ("q", "A", 5, 15, 1)], {"x": ("A", 0, 20)}, ["x"],
-               ["SpanRecall@1", "SpanRecall(mode=chroma)@1"])
+    got = _one(
+        [("q", "A", 0, 10, 1), ("q", "A", 5, 15, 1)],
+        {"x": ("A", 0, 20)},
+        ["x"],
+        ["SpanRecall@1", "SpanRecall(mode=chroma)@1"],
+    )
     assert got == {"SpanRecall@1": 1.0, "SpanRecall(mode=chroma)@1": 15 / 20}
 
 
@@ -188,7 +208,12 @@ def test_quirk_4_chromas_placement_moves_repeated_passages_and_cuts_a_period() -
     assert (on_exact, on_chroma) == (1.0, 0.0)
     # Chroma's own data: the reference also sits at the first copy, so the first-copy placement credits the hit
     labels_first = _labels([("q", "A", doc.index("The same passage."), doc.index("The same passage.") + 17, 1)])
-    assert evaluate(labels_first, run, ["SpanRecall(mode=chroma)@1"], chunks=chroma).runs[0].mean("SpanRecall(mode=chroma)@1") == 16 / 17
+    assert (
+        evaluate(labels_first, run, ["SpanRecall(mode=chroma)@1"], chunks=chroma)
+        .runs[0]
+        .mean("SpanRecall(mode=chroma)@1")
+        == 16 / 17
+    )
 
 
 # --- rank measures over span labels --------------------------------------------------------------------
@@ -213,7 +238,7 @@ def partitions(draw: st.DrawFn) -> tuple[dict, dict, dict]:
     """A chunking that tiles document A, chunk-id grades on it, and a run over its chunks."""
     cuts = sorted(draw(st.sets(st.integers(1, len(DOCS["A"]) - 1), min_size=2, max_size=9)))
     bounds = [0, *cuts, len(DOCS["A"])]
-    table = {f"c{i}": ("A", a, b) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))}
+    table = {f"c{i}": ("A", a, b) for i, (a, b) in enumerate(itertools.pairwise(bounds))}
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
     for q in ("q1", "q2", "q3"):
@@ -247,7 +272,12 @@ def test_chunk_labels_as_spans_give_the_chunk_level_values(case: tuple, k: int) 
 
 def test_a_chunk_repeating_evidence_gains_nothing() -> None:
     # unit [0, 20) grade 2; chunk x holds [0, 15), y [10, 20): y's new evidence is [15, 20) only
-    got = _one([("q", "A", 0, 20, 2)], {"x": ("A", 0, 15), "y": ("A", 10, 20), "z": ("A", 0, 15)}, ["x", "y", "z"], ["DCG@3", "nDCG@1"])
+    got = _one(
+        [("q", "A", 0, 20, 2)],
+        {"x": ("A", 0, 15), "y": ("A", 10, 20), "z": ("A", 0, 15)},
+        ["x", "y", "z"],
+        ["DCG@3", "nDCG@1"],
+    )
     assert got["DCG@3"] == pytest.approx(2 * 15 / 20 + 2 * 5 / 20 / math.log2(3))
     assert got["nDCG@1"] == pytest.approx(0.75)
 
@@ -260,7 +290,7 @@ def test_a_chunk_holding_two_units_exceeds_the_units_ideal() -> None:
 
 def test_span_labels_need_a_chunk_table_and_every_retrieved_chunk_in_it() -> None:
     labels = _labels([("q", "A", 0, 10, 1)])
-    with pytest.raises(ConfigError, match="need a chunk table|give a chunk table"):
+    with pytest.raises(ConfigError, match=r"need a chunk table|give a chunk table"):
         evaluate(labels, {"q": {"x": 1.0}}, ["SpanRecall@1"])
     with pytest.raises(ConfigError, match=r"1 retrieved chunk ids are not in the chunk table .*'nope'"):
         evaluate(labels, {"q": {"nope": 1.0}}, ["SpanRecall@1"], chunks={"x": ("A", 0, 5)})

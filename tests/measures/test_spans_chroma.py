@@ -99,11 +99,15 @@ def test_exact_mode_departs_from_chroma_only_where_the_quirks_apply(base: Path, 
         corpus = labels.doc[labels.query == q][0]
         ranges = _expected(base)["chunkings"][chunking]["chunks"][corpus]
         touch_only = any(
-            (cs == e or ce == s) and not (min(ce, e) > max(cs, s)) and not any(min(ce, e2) > max(cs, s2) for s2, e2 in refs[q])
+            (cs == e or ce == s)
+            and not (min(ce, e) > max(cs, s))
+            and not any(min(ce, e2) > max(cs, s2) for s2, e2 in refs[q])
             for cs, ce in ranges
             for s, e in refs[q]
         )
-        same_o = r.per_query("PrecisionOmega")[q] == pytest.approx(r.per_query(CHROMA_MEASURES["precision_omega"])[q], abs=1e-12)
+        same_o = r.per_query("PrecisionOmega")[q] == pytest.approx(
+            r.per_query(CHROMA_MEASURES["precision_omega"])[q], abs=1e-12
+        )
         assert same_o != touch_only, q
     # the double count is the bulk of the difference on the sliding window (the README: iou 0.0271 vs 0.0378)
     if chunking == "fixed_token_400_200":
@@ -121,7 +125,10 @@ def test_chroma_placement_gives_chromas_ranges(base: Path, chunking: str) -> Non
     placed = exact = 0
     for corpus, ranges in exp["chunks"].items():
         text = (base / "corpora" / f"{corpus}.md").read_text(encoding="utf-8")
-        moved = {x["chunk"]: x["sequential"][0] for x in exp["chunk_mapping_diagnostics"][corpus]["mapped_not_at_sequential_position"]}
+        moved = {
+            x["chunk"]: x["sequential"][0]
+            for x in exp["chunk_mapping_diagnostics"][corpus]["mapped_not_at_sequential_position"]
+        }
         starts = [moved.get(i, r[0]) for i, r in enumerate(ranges)]
         # the last window ends at the text's end; a window before it whose end no later start gives
         # (400/200's second to last) is taken as Chroma placed it
@@ -141,7 +148,10 @@ def test_the_exact_placement_puts_repeated_passages_at_their_own_copy(base: Path
     corpus = "finance"
     text = (base / "corpora" / f"{corpus}.md").read_text(encoding="utf-8")
     ranges = exp["chunks"][corpus]
-    moved = {x["chunk"]: x["sequential"][0] for x in exp["chunk_mapping_diagnostics"][corpus]["mapped_not_at_sequential_position"]}
+    moved = {
+        x["chunk"]: x["sequential"][0]
+        for x in exp["chunk_mapping_diagnostics"][corpus]["mapped_not_at_sequential_position"]
+    }
     starts = [moved.get(i, r[0]) for i, r in enumerate(ranges)]
     ends = [*starts[1:], len(text)]
     texts = {f"c{i}": (corpus, text[s:e]) for i, (s, e) in enumerate(zip(starts, ends))}

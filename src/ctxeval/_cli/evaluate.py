@@ -114,7 +114,9 @@ def command(
         from .._io.spans import SpanLabels
 
         if samples or engine != "local" or stream:
-            raise ConfigError("--spans reads QRELS as span labels for the local engine, not with --samples or another engine")
+            raise ConfigError(
+                "--spans reads QRELS as span labels for the local engine, not with --samples or another engine"
+            )
         qrels = SpanLabels.from_file(qrels)  # type: ignore[assignment]
     if stream or sort_first or chunk_mb is not None:
         if engine == "spark":

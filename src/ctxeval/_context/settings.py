@@ -21,8 +21,8 @@ from .._policies import coerce_settings
 if TYPE_CHECKING:
     from .._io.chunks import Chunks
     from .._io.model import Run
-    from .._io.spans import SpanLabels
     from .._io.side import DocGroups
+    from .._io.spans import SpanLabels
     from .utility import UtilityConfig
 
 __all__ = ["RagConfig", "Settings"]

@@ -131,7 +131,9 @@ class Evidence(NamedTuple):
 def _evidence(data: EvalData, inputs: Inputs, wanted: str) -> Evidence:
     spans = inputs.settings.spans
     if spans is None:
-        raise ConfigError(f"{wanted} read span labels: give ctxeval.SpanLabels as the labels, with a chunk table (chunks=...)")
+        raise ConfigError(
+            f"{wanted} read span labels: give ctxeval.SpanLabels as the labels, with a chunk table (chunks=...)"
+        )
     table = _table(inputs, f"{wanted} (span labels)")
     doc_names = distinct(np.r_[spans.doc, table.doc])
     s_q = positions(spans.query, np.asarray(data.qids))
@@ -164,9 +166,14 @@ def _atomised(ev: Evidence, q: np.ndarray, rows: np.ndarray, inputs: Inputs, wan
     table = ev.table
     n_s = ev.q.size
     atoms = atomise(
-        np.r_[ev.q, q], np.r_[ev.doc, ev.t_doc[rows]], np.r_[ev.start, table.start[rows]], np.r_[ev.end, table.end[rows]]
+        np.r_[ev.q, q],
+        np.r_[ev.doc, ev.t_doc[rows]],
+        np.r_[ev.start, table.start[rows]],
+        np.r_[ev.end, table.end[rows]],
     )
-    a_grade, a_unit, u_q, u_grade = units(atoms.q.size, ev.q, ev.doc, ev.start, ev.end, ev.grade, atoms.lo[:n_s], atoms.hi[:n_s])
+    a_grade, a_unit, u_q, u_grade = units(
+        atoms.q.size, ev.q, ev.doc, ev.start, ev.end, ev.grade, atoms.lo[:n_s], atoms.hi[:n_s]
+    )
     a_tok, name = None, None
     if any(_reads_tokens(m) for m in inputs.measures):
         readers = _names(inputs.measures, _reads_tokens)
@@ -192,7 +199,9 @@ class SpansProvider:
         a_len = at.atoms.length
         owned = at.a_unit >= 0
         u_len = np.bincount(at.a_unit[owned], weights=a_len[owned], minlength=at.u_q.size).astype(np.int64)
-        u_tok = None if at.a_tok is None else np.bincount(at.a_unit[owned], weights=at.a_tok[owned], minlength=at.u_q.size)
+        u_tok = (
+            None if at.a_tok is None else np.bincount(at.a_unit[owned], weights=at.a_tok[owned], minlength=at.u_q.size)
+        )
         gm = inputs.settings.rag.grade_map
         u_util = gm.apply(at.u_grade) if gm is not None and gm.mapping else at.u_grade
         n_s = ev.q.size
@@ -250,7 +259,9 @@ class CeilingProvider:
         )
 
 
-def _atom_tokens(atoms: Any, doc_names: np.ndarray, table: Chunks, tokenizer: Any, wanted: str) -> tuple[np.ndarray, str]:
+def _atom_tokens(
+    atoms: Any, doc_names: np.ndarray, table: Chunks, tokenizer: Any, wanted: str
+) -> tuple[np.ndarray, str]:
     """The tokens of every atom's text (each distinct (document, start, end) counted once)."""
     docs = table.documents
     if docs is None:
@@ -264,7 +275,9 @@ def _atom_tokens(atoms: Any, doc_names: np.ndarray, table: Chunks, tokenizer: An
     names = doc_names[uniq[:, 0]].tolist()
     missing = sorted({n for n in names if n not in docs})
     if missing:
-        raise ConfigError(f"{wanted}: no text for document(s) {', '.join(map(repr, missing[:5]))} among the documents given")
+        raise ConfigError(
+            f"{wanted}: no text for document(s) {', '.join(map(repr, missing[:5]))} among the documents given"
+        )
     texts = [docs[n][s:e] for n, s, e in zip(names, uniq[:, 1].tolist(), uniq[:, 2].tolist())]
     return tok.count(texts)[inverse.reshape(-1)].astype(np.float64), tok.name
 

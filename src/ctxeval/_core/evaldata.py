@@ -266,5 +266,7 @@ class EvalData:
                 if k == "grade_counts" or (isinstance(k, tuple) and k[0] == "num_rel")
             },
         )
-        out.__dict__.update({"j_seg": seg, "j_rank": j_idx - off[:-1][seg] + 1, "q_seg": self.q_seg, "q_pos": self.q_pos})
+        out.__dict__.update(
+            {"j_seg": seg, "j_rank": j_idx - off[:-1][seg] + 1, "q_seg": self.q_seg, "q_pos": self.q_pos}
+        )
         return out

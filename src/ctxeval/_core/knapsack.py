@@ -178,7 +178,7 @@ def ordered_optimum(
         wp = _padded(off2, w, qs, 0)
         table = np.full((qs.size, depth, width), -np.inf)
         table[:, 0, :] = 0.0
-        gd = disc[:depth - 1]
+        gd = disc[: depth - 1]
         for t in range(gp.shape[1]):
             top = min(t + 1, depth - 1)  # after t items a set holds at most t of them
             cand = _shifted(table[:, :top, :], wp[:, t]) + (gp[:, t, None] * gd[None, :top])[:, :, None]

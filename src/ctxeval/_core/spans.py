@@ -25,9 +25,20 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .evaldata import Cut
-from .segments import distinct, offsets
+from .segments import offsets
 
-__all__ = ["NO_GRADE", "Atoms", "ChunkData", "SpanCeiling", "SpanData", "atomise", "covered", "first_cover", "near", "units"]
+__all__ = [
+    "NO_GRADE",
+    "Atoms",
+    "ChunkData",
+    "SpanCeiling",
+    "SpanData",
+    "atomise",
+    "covered",
+    "first_cover",
+    "near",
+    "units",
+]
 
 #: the grade of an atom no span covers
 NO_GRADE = np.iinfo(np.int64).min
@@ -136,8 +147,14 @@ def _expand(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def units(
-    n_atoms: int, q: np.ndarray, doc: np.ndarray, start: np.ndarray, end: np.ndarray, grade: np.ndarray,
-    lo: np.ndarray, hi: np.ndarray,
+    n_atoms: int,
+    q: np.ndarray,
+    doc: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    grade: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The evidence units of spans (see the module docstring): per atom its grade (the highest of the
     spans covering it, :data:`NO_GRADE` where none) and owning unit (-1: none); per unit its query

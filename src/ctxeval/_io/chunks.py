@@ -81,10 +81,12 @@ class Chunks:
         bad = np.flatnonzero((self.start < 0) | (self.end < self.start))
         if bad.size:
             i = int(bad[0])
-            raise ConfigError(f"{self.source}: chunk {self.ids[i]}: [{self.start[i]}, {self.end[i]}) must have 0 <= start <= end")
+            raise ConfigError(
+                f"{self.source}: chunk {self.ids[i]}: [{self.start[i]}, {self.end[i]}) must have 0 <= start <= end"
+            )
         uniq, counts = np.unique(self.ids, return_counts=True)
         if uniq.size != n:
-            raise DuplicateError(f"{self.source}: chunk id {uniq[counts > 1][0]!r} given twice")
+            raise DuplicateError(f"{self.source}: chunk id {str(uniq[counts > 1][0])!r} given twice")
         if self.documents is not None:
             self._check_documents(self.documents)
 
@@ -93,9 +95,13 @@ class Chunks:
         for i, (d, e) in enumerate(zip(self.doc.tolist(), self.end.tolist())):
             n = lengths.get(d)
             if n is None:
-                raise ConfigError(f"{self.source}: chunk {self.ids[i]}: no document {d!r} among the {len(lengths)} given")
+                raise ConfigError(
+                    f"{self.source}: chunk {self.ids[i]}: no document {d!r} among the {len(lengths)} given"
+                )
             if e > n:
-                raise ConfigError(f"{self.source}: chunk {self.ids[i]}: ends at {e}, past document {d!r} ({n} characters)")
+                raise ConfigError(
+                    f"{self.source}: chunk {self.ids[i]}: ends at {e}, past document {d!r} ({n} characters)"
+                )
 
     def __len__(self) -> int:
         return int(self.ids.size)
@@ -108,7 +114,12 @@ class Chunks:
         """The table as a polars frame (``chunk_id, doc_id, start, end`` and ``text`` / ``tokens`` when held)."""
         import polars as pl
 
-        cols: dict[str, Any] = {"chunk_id": self.ids.tolist(), "doc_id": self.doc.tolist(), "start": self.start, "end": self.end}
+        cols: dict[str, Any] = {
+            "chunk_id": self.ids.tolist(),
+            "doc_id": self.doc.tolist(),
+            "start": self.start,
+            "end": self.end,
+        }
         if self.text is not None:
             cols["text"] = list(self.text)
         if self.tokens is not None:
@@ -136,7 +147,9 @@ class Chunks:
     def rows_of(self, ids: Ids) -> np.ndarray:
         """:meth:`lookup` for a core id column (a run's doc ids), by 64-bit key matching."""
         out = np.full(len(ids), -1, dtype=np.int64)
-        i, j = match_pairs(np.zeros(len(ids), dtype=np.int64), ids, np.zeros(len(self), dtype=np.int64), self.id_column())
+        i, j = match_pairs(
+            np.zeros(len(ids), dtype=np.int64), ids, np.zeros(len(self), dtype=np.int64), self.id_column()
+        )
         out[i] = j
         return out
 
@@ -152,7 +165,9 @@ class Chunks:
                 "documents (Chunks.with_documents, RagConfig(documents=...))"
             )
         docs = self.documents
-        return [docs[d][s:e] for d, s, e in zip(self.doc[sel].tolist(), self.start[sel].tolist(), self.end[sel].tolist())]
+        return [
+            docs[d][s:e] for d, s, e in zip(self.doc[sel].tolist(), self.start[sel].tolist(), self.end[sel].tolist())
+        ]
 
     def token_counts(self, tokenizer: Any = None, rows: np.ndarray | None = None) -> tuple[np.ndarray, str]:
         """The tokens of the chunks ``rows`` (default all) and the name of what counted them: the
@@ -173,7 +188,9 @@ class Chunks:
 
     # -- construction ------------------------------------------------------------------------------------
     @classmethod
-    def from_records(cls, recs: Any, *, documents: Any = None, source: str | None = None, tokens_by: str | None = None) -> Chunks:
+    def from_records(
+        cls, recs: Any, *, documents: Any = None, source: str | None = None, tokens_by: str | None = None
+    ) -> Chunks:
         """From a list of mappings or a pandas / polars frame (fields: the module docstring)."""
         found, names, name = records(recs)
         return cls._of_records(found, names, source or name, documents, tokens_by)
@@ -181,7 +198,9 @@ class Chunks:
     from_frame = from_records
 
     @classmethod
-    def _of_records(cls, found: list[Any], names: list[str], source: str, documents: Any, tokens_by: str | None) -> Chunks:
+    def _of_records(
+        cls, found: list[Any], names: list[str], source: str, documents: Any, tokens_by: str | None
+    ) -> Chunks:
         cols = columns_of(names, _FIELDS, ("chunk_id", "doc_id", "start", "end"), source)
         ids, docs, starts, ends, texts, toks = [], [], [], [], [], []
         for line, rec in found:
@@ -216,11 +235,20 @@ class Chunks:
         )
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, format: str | None = None, documents: Any = None, tokens_by: str | None = None) -> Chunks:
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        format: str | None = None,
+        documents: Any = None,
+        tokens_by: str | None = None,
+    ) -> Chunks:
         """Read a chunk table: JSON lines, CSV, TSV or Parquet (by the suffix, or ``format``)."""
         fmt = format or table_format(path)
         if fmt is None:
-            raise ConfigError(f"{path}: a chunk table is JSON lines, CSV, TSV or Parquet (.jsonl, .csv, .tsv, .parquet)")
+            raise ConfigError(
+                f"{path}: a chunk table is JSON lines, CSV, TSV or Parquet (.jsonl, .csv, .tsv, .parquet)"
+            )
         found, names, name = records(path, fmt)
         return cls._of_records(found, names, name, documents, tokens_by)
 
@@ -310,7 +338,10 @@ class Chunks:
             how[placed[2]] = how.get(placed[2], 0) + 1
             after[doc] = (placed[0] + 1, placed[1])
             kept.append({"chunk_id": cid, "doc_id": doc, "start": placed[0], "end": placed[1], "text": text})
-        notes = [f"{source}: {len(items)} chunk texts placed ({mode}): " + ", ".join(f"{n} {k}" for k, n in sorted(how.items()))]
+        notes = [
+            f"{source}: {len(items)} chunk texts placed ({mode}): "
+            + ", ".join(f"{n} {k}" for k, n in sorted(how.items()))
+        ]
         if unplaced:
             shown = ", ".join(map(repr, unplaced[:5])) + (" ..." if len(unplaced) > 5 else "")
             notes.append(f"{source}: {len(unplaced)} chunk texts not found in their documents, left out ({shown})")
@@ -346,6 +377,10 @@ def _chunk_texts(texts: Any) -> list[tuple[str, str, str]]:
     found, names, source = records(texts)
     cols = columns_of(names, _FIELDS, ("chunk_id", "doc_id", "text"), source)
     return [
-        (text_id(r.get(cols["chunk_id"]), "chunk id", source, line), text_id(r.get(cols["doc_id"]), "document id", source, line), str(r.get(cols["text"])))
+        (
+            text_id(r.get(cols["chunk_id"]), "chunk id", source, line),
+            text_id(r.get(cols["doc_id"]), "document id", source, line),
+            str(r.get(cols["text"])),
+        )
         for line, r in found
     ]

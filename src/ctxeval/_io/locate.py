@@ -54,7 +54,9 @@ def read_documents(source: Any) -> dict[str, str]:
             out[str(k)] = v
         return out
     if not isinstance(source, (str, os.PathLike)):
-        raise ConfigError(f"documents must be a mapping of id to text, a folder or a JSON-lines file, got {type(source).__name__}")
+        raise ConfigError(
+            f"documents must be a mapping of id to text, a folder or a JSON-lines file, got {type(source).__name__}"
+        )
     p = Path(source)
     if not p.exists():
         raise InputError(f"{source}: no such file or folder (documents)")
@@ -121,8 +123,12 @@ class Found:
 
 
 def find_text(
-    text: str, documents: Mapping[str, str], candidates: Iterable[str] | None = None, threshold: float | None = 90.0,
-    after: int = 0, past: int = 0,
+    text: str,
+    documents: Mapping[str, str],
+    candidates: Iterable[str] | None = None,
+    threshold: float | None = 90.0,
+    after: int = 0,
+    past: int = 0,
 ) -> Found | None:
     """Where ``text`` lies (see the module docstring); ``candidates``: the documents to search, in
     order (default: all); ``after`` and ``past``: the exact search first takes the first occurrence
@@ -142,7 +148,7 @@ def find_text(
         if body is None:
             continue
         at = body.find(text, after) if after or past else -1
-        while 0 <= at and at + len(text) <= past:
+        while at >= 0 and at + len(text) <= past:
             at = body.find(text, at + 1)
         if at < 0:
             at = body.find(text)

@@ -24,7 +24,15 @@ __all__ = ["Record", "columns_of", "integer", "records", "table_format", "text_i
 
 Record = tuple[int, Mapping[str, Any]]  # (line or row number, fields)
 
-_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+_SUFFIXES = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 
 
 def table_format(path: str | os.PathLike[str]) -> str | None:
@@ -111,7 +119,9 @@ def _frame(frame: Any, source: str, first_line: int) -> tuple[list[Record], list
     return [(i + first_line, {str(k): v for k, v in r.items()}) for i, r in enumerate(rows)], names, source
 
 
-def columns_of(names: Iterable[str], wanted: Mapping[str, tuple[str, ...]], required: Iterable[str], source: str) -> dict[str, str]:
+def columns_of(
+    names: Iterable[str], wanted: Mapping[str, tuple[str, ...]], required: Iterable[str], source: str
+) -> dict[str, str]:
     """The field holding each role of ``wanted`` (role -> accepted names), by the first accepted name
     present; a role of ``required`` missing is an error naming what was found."""
     lowered = {n.lower().strip(): n for n in names}
@@ -123,7 +133,9 @@ def columns_of(names: Iterable[str], wanted: Mapping[str, tuple[str, ...]], requ
     for role in required:
         if role not in out:
             raise FormatError(
-                source, None, f"no {role} field: expected one of {', '.join(wanted[role])}; found {', '.join(names) or 'none'}"
+                source,
+                None,
+                f"no {role} field: expected one of {', '.join(wanted[role])}; found {', '.join(names) or 'none'}",
             )
     return out
 
@@ -140,6 +152,7 @@ def text_id(value: Any, what: str, source: str, line: int) -> str:
 
 def integer(value: Any, what: str, source: str, line: int) -> int:
     """A whole number field (an int, an integral float, or its text)."""
+    given = value
     if isinstance(value, str):
         t = value.strip()
         try:
@@ -152,5 +165,5 @@ def integer(value: Any, what: str, source: str, line: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise FormatError(source, line, f"{what} {value!r} is not a whole number")
     if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
-        raise FormatError(source, line, f"{what} {value!r} is not a whole number")
+        raise FormatError(source, line, f"{what} {given!r} is not a whole number")
     return int(value)

@@ -134,7 +134,9 @@ class SpanLabels:
             if n is None:
                 raise ConfigError(f"{self.source}: query {q}: no document {d!r} among the {len(lengths)} given")
             if e > n:
-                raise ConfigError(f"{self.source}: query {q}: span [{s}, {e}) ends past document {d!r} ({n} characters)")
+                raise ConfigError(
+                    f"{self.source}: query {q}: span [{s}, {e}) ends past document {d!r} ({n} characters)"
+                )
 
     # -- construction -----------------------------------------------------------------------------------
     @classmethod
@@ -155,9 +157,11 @@ class SpanLabels:
         where = list(lines) if lines is not None else list(range(1, len(data) + 1))
         if not data:
             raise EmptyInputError(f"{source}: no span labels")
-        for (q, d, s, e, _), line in zip(data, where):
-            if s < 0 or e <= s:
-                raise FormatError(source, line, f"query {q}, document {d}: span [{s}, {e}) must have 0 <= start < end")
+        for (qq, dd, ss, ee, _), line in zip(data, where):
+            if ss < 0 or ee <= ss:
+                raise FormatError(
+                    source, line, f"query {qq}, document {dd}: span [{ss}, {ee}) must have 0 <= start < end"
+                )
         q = np.array([r[0] for r in data], dtype=str)
         d = np.array([r[1] for r in data], dtype=str)
         s = np.array([r[2] for r in data], dtype=np.int64)
@@ -179,8 +183,10 @@ class SpanLabels:
             notes.append(f"{source}: {int(same.sum())} spans given twice with the same grade, counted once")
             q, d, s, e, g = q[keep], d[keep], s[keep], e[keep], g[keep]
         if labels is None:
-            kind = LabelKind("binary", None, f"span labels {source}") if not graded and bool(np.all(g == 1)) else (
-                LabelKind("graded", None, f"span labels {source}")
+            kind = (
+                LabelKind("binary", None, f"span labels {source}")
+                if not graded and bool(np.all(g == 1))
+                else (LabelKind("graded", None, f"span labels {source}"))
             )
         else:
             kind = LabelKind.coerce(labels)
@@ -214,7 +220,9 @@ class SpanLabels:
         return cls.build(rows, source=source, labels=labels, lines=lines, graded=gcol is not None)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, format: str | None = None, labels: LabelKind | str | None = None) -> SpanLabels:
+    def from_file(
+        cls, path: str | os.PathLike[str], *, format: str | None = None, labels: LabelKind | str | None = None
+    ) -> SpanLabels:
         """Read span labels: TREC-like text, or JSON lines / CSV / TSV / Parquet by the file's suffix
         (``format`` overrides: ``trec``, ``jsonl``, ``csv``, ``tsv``, ``parquet``)."""
         fmt = format or table_format(path) or "trec"
@@ -228,10 +236,18 @@ class SpanLabels:
         for lineno, line in text_lines(path, "span labels"):
             parts = line.split()
             if len(parts) != 6:
-                raise FormatError(source, lineno, f"expected 6 fields 'query_id iter doc_id start end grade', got {len(parts)}", line)
+                raise FormatError(
+                    source, lineno, f"expected 6 fields 'query_id iter doc_id start end grade', got {len(parts)}", line
+                )
             q, _, d, s, e, g = parts
             rows.append(
-                (q, d, integer(s, "start", source, lineno), integer(e, "end", source, lineno), integer(g, "grade", source, lineno))
+                (
+                    q,
+                    d,
+                    integer(s, "start", source, lineno),
+                    integer(e, "end", source, lineno),
+                    integer(g, "grade", source, lineno),
+                )
             )
             lines.append(lineno)
         return cls.build(rows, source=source, labels=labels, lines=lines, graded=True)
@@ -264,10 +280,22 @@ class SpanLabels:
                 if not isinstance(ref, dict) or "start_index" not in ref or "end_index" not in ref:
                     raise FormatError(source, line, "every reference needs start_index and end_index")
                 rows.append(
-                    (qid, doc, integer(ref["start_index"], "start_index", source, line), integer(ref["end_index"], "end_index", source, line), 1)
+                    (
+                        qid,
+                        doc,
+                        integer(ref["start_index"], "start_index", source, line),
+                        integer(ref["end_index"], "end_index", source, line),
+                        1,
+                    )
                 )
                 lines.append(line)
-        return cls.build(rows, source=source, labels=labels or LabelKind("binary", None, "Chroma questions_df"), lines=lines, queries=queries)
+        return cls.build(
+            rows,
+            source=source,
+            labels=labels or LabelKind("binary", None, "Chroma questions_df"),
+            lines=lines,
+            queries=queries,
+        )
 
     @classmethod
     def from_qrels(cls, qrels: Qrels, chunks: Chunks) -> SpanLabels:
@@ -282,13 +310,20 @@ class SpanLabels:
         missing = [i for i, w in zip(ids, where.tolist()) if w < 0]
         if missing:
             shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
-            raise ConfigError(f"{qrels.source}: {len(missing)} judged chunks are not in the chunk table {chunks.source} ({shown})")
+            raise ConfigError(
+                f"{qrels.source}: {len(missing)} judged chunks are not in the chunk table {chunks.source} ({shown})"
+            )
         rows = [
             (q, str(chunks.doc[w]), int(chunks.start[w]), int(chunks.end[w]), int(g))
             for q, w, g in zip(qs, where.tolist(), grades)
             if chunks.end[w] > chunks.start[w]
         ]
-        return cls.build(rows, source=f"{qrels.source} via {chunks.source}", labels=qrels.labels if not qrels.plain else None, graded=True)
+        return cls.build(
+            rows,
+            source=f"{qrels.source} via {chunks.source}",
+            labels=qrels.labels if not qrels.plain else None,
+            graded=True,
+        )
 
     def chunk_grades(self, chunks: Chunks | None) -> Qrels:
         """The span labels read as chunk grades: every chunk of the table that shares a character with a
@@ -302,9 +337,13 @@ class SpanLabels:
 
         if chunks is None:
             qnames = np.unique(self.query)
-            empty = Columns(Layout(qnames, np.zeros(qnames.size, dtype=np.int64)), ArrayIds.from_strings([]), np.zeros(0, dtype=np.int64))
+            empty = Columns(
+                Layout(qnames, np.zeros(qnames.size, dtype=np.int64)),
+                ArrayIds.from_strings([]),
+                np.zeros(0, dtype=np.int64),
+            )
             return Qrels(empty, f"{self.source} (queries)", labels=self.labels)
-        names, codes = np.unique(np.r_[self.doc, chunks.doc], return_inverse=True)
+        _, codes = np.unique(np.r_[self.doc, chunks.doc], return_inverse=True)
         s_doc, c_doc = codes[: len(self)], codes[len(self) :]
         span, chunk, share = near(s_doc, self.start, self.end, c_doc, chunks.start, chunks.end)
         span, chunk = span[share], chunk[share]
@@ -358,13 +397,21 @@ class SpanLabels:
         if fuzzy:
             notes[0] += f", {fuzzy} by fuzzy alignment (partial ratio >= {threshold:g})"
         if repeated:
-            notes.append(f"{source}: {repeated} reference texts occur more than once; each was placed at its first occurrence")
+            notes.append(
+                f"{source}: {repeated} reference texts occur more than once; each was placed at its first occurrence"
+            )
         if unlocated:
             shown = "; ".join(f"{q}: {t[:40]!r}" for q, t in unlocated[:3]) + (" ..." if len(unlocated) > 3 else "")
             notes.append(f"{source}: {len(unlocated)} reference texts not located, left out ({shown})")
         if not rows:
             raise EmptyInputError(f"{source}: none of the {len(pairs)} reference texts was located in the documents")
-        return cls.build(rows, source=source, labels=LabelKind("binary", None, source) if grade == 1 else None, notes=notes, unlocated=tuple(unlocated))
+        return cls.build(
+            rows,
+            source=source,
+            labels=LabelKind("binary", None, source) if grade == 1 else None,
+            notes=notes,
+            unlocated=tuple(unlocated),
+        )
 
     @classmethod
     def coerce(cls, obj: Any) -> SpanLabels:
@@ -397,7 +444,7 @@ class SpanLabels:
 
 def _reference_pairs(references: Any) -> list[tuple[str, str]]:
     if isinstance(references, Mapping):
-        out = []
+        out: list[tuple[str, str]] = []
         for qid, texts in references.items():
             if isinstance(texts, str):
                 texts = [texts]

@@ -107,7 +107,9 @@ def _named(value: str) -> Tokenizer:
                 "put the encoding's file in TIKTOKEN_CACHE_DIR"
             ) from None
         return Tokenizer(value, lambda t: len(enc.encode(t, disallowed_special=())))
-    raise ConfigError(f"unknown tokenizer {value!r}: use {DEFAULT_TOKENIZER}, tiktoken:<encoding> or a callable str -> int")
+    raise ConfigError(
+        f"unknown tokenizer {value!r}: use {DEFAULT_TOKENIZER}, tiktoken:<encoding> or a callable str -> int"
+    )
 
 
 def _tiktoken_encoding(value: Any) -> Any:

@@ -57,7 +57,9 @@ def _chunks(d: EvalData) -> ChunkData:
 def context(d: EvalData, m: Measure) -> EvalData:
     """The EvalData cut to each query's context at the measure's budget (cached per budget)."""
     ch = _chunks(d)
-    return d.memo(("budget_context", m.budget), lambda: d.select(pack(d.r_off, ch.tokens, int(m.budget or 0), ch.overflow)))
+    return d.memo(
+        ("budget_context", m.budget), lambda: d.select(pack(d.r_off, ch.tokens, int(m.budget or 0), ch.overflow))
+    )
 
 
 def _deepest(ctx: EvalData) -> int:
@@ -96,7 +98,9 @@ def _items(d: EvalData, m: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 def _span_items(d: EvalData, m: Measure, value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     off, g, tok = span_ideal_gains(d, value)
     if tok is None:
-        raise ConfigError(f"{m}: the ideal at a budget packs the evidence units by their tokens: give the documents (documents=... of RagConfig, --documents)")
+        raise ConfigError(
+            f"{m}: the ideal at a budget packs the evidence units by their tokens: give the documents (documents=... of RagConfig, --documents)"
+        )
     return off, g, np.ceil(tok).astype(np.int64)
 
 
@@ -167,9 +171,19 @@ for _name in _OVER_CONTEXT:
     set_readings(_name, at_budget=over_context, budget_doc="its formula over the context")
 for _name in _PER_CHUNK:
     set_readings(_name, at_budget=per_chunk, budget_doc="k is the number of chunks in the context")
-set_readings("nDCG", at_budget=_ndcg, budget_doc="IDCG@B: the best ordered selection of judged chunks (or evidence units) within B tokens")
-set_readings("RA-nWG", at_budget=_ranwg, budget_doc="G_ideal@B: the best set of judged chunks (or evidence units) within B tokens")
-set_readings("N-Recall4+", at_budget=_nrecall(4), budget_doc="min(k, n4 + n5) becomes the most grade >= 4 chunks that fit B")
+set_readings(
+    "nDCG",
+    at_budget=_ndcg,
+    budget_doc="IDCG@B: the best ordered selection of judged chunks (or evidence units) within B tokens",
+)
+set_readings(
+    "RA-nWG",
+    at_budget=_ranwg,
+    budget_doc="G_ideal@B: the best set of judged chunks (or evidence units) within B tokens",
+)
+set_readings(
+    "N-Recall4+", at_budget=_nrecall(4), budget_doc="min(k, n4 + n5) becomes the most grade >= 4 chunks that fit B"
+)
 set_readings("N-Recall5", at_budget=_nrecall(5), budget_doc="min(k, n5) becomes the most grade-5 chunks that fit B")
 set_readings("relative_P", at_budget=_relative_p, budget_doc="min(k, R) becomes min(|context|, R)")
 for _name, _why in (

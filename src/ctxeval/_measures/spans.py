@@ -76,13 +76,19 @@ from .rag import top_k_sum, weights_of
 if TYPE_CHECKING:
     from .._core.spans import SpanCeiling, SpanData
 
-__all__ = ["span_dcg", "span_ideal_gains", "span_rag", "span_data"]
+__all__ = ["span_data", "span_dcg", "span_ideal_gains", "span_rag"]
 
 CHROMA = "Smith & Troynikov 2024, Evaluating Chunking Strategies for Retrieval (Chroma; code: brandonstarxel/chunking_evaluation)"
 OWN = "ctxeval: evidence as character spans of the documents"
 SPANS = frozenset({"spans"})
 
-UNIT = Param("unit", "str", "chars", "what |X| counts: chars (characters) or tokens (of the documents' text)", choices=("chars", "tokens"))
+UNIT = Param(
+    "unit",
+    "str",
+    "chars",
+    "what |X| counts: chars (characters) or tokens (of the documents' text)",
+    choices=("chars", "tokens"),
+)
 MODE = Param(
     "mode",
     "str",
@@ -100,7 +106,9 @@ def span_data(d: EvalData) -> SpanData:
 def _weights(s: SpanData | SpanCeiling, m: Measure | None) -> np.ndarray:
     if m is not None and m["unit"] == "tokens":
         if s.a_tok is None:
-            raise ConfigError(f"{m} counts the tokens of the documents' text: give the documents (documents=... of RagConfig, --documents)")
+            raise ConfigError(
+                f"{m} counts the tokens of the documents' text: give the documents (documents=... of RagConfig, --documents)"
+            )
         return s.a_tok
     return s.a_len.astype(np.float64)
 
@@ -209,7 +217,7 @@ def new_evidence(d: EvalData, rows: np.ndarray, unit_value: np.ndarray) -> np.nd
     return np.bincount(first, weights=value[atoms], minlength=int(rows.sum())).astype(np.float64)
 
 
-def span_ideal_gains(d: EvalData, unit_value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def span_ideal_gains(d: EvalData, unit_value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The units as the ideal's items: per query offsets, their values and their token weights (None
     when no tokenizer counted them), units of value <= 0 left out."""
     s = span_data(d)
@@ -259,9 +267,11 @@ def span_rag(d: EvalData, m: Measure, rows: np.ndarray) -> tuple[np.ndarray, np.
 
 def _ranwg(d: EvalData, m: Measure) -> np.ndarray:
     if m["novelty"] < 1.0:
-        raise ConfigError(f"{m}: the novelty discount reads doc groups, which span labels replace: use RA-nWG without novelty")
+        raise ConfigError(
+            f"{m}: the novelty discount reads doc groups, which span labels replace: use RA-nWG without novelty"
+        )
     s = span_data(d)
-    obs, w = span_rag(d, m, _context(d, m))
+    obs, _ = span_rag(d, m, _context(d, m))
     util = np.clip(s.u_util, 1, 5)
     counts = np.bincount(s.u_q * 6 + util, minlength=d.n_queries * 6).reshape(d.n_queries, 6)
     return ratio(obs, top_k_sum(weights_of(counts, m), counts, m.k))
