@@ -346,6 +346,8 @@ class Session:
         out: dict[str, Any] = {"chunks": table.source if table is not None else None}
         if st.spans is not None:
             out["span_labels"] = st.spans.source
+        from ._context.spans import tokenizer_of
+
         out["tokenizer"] = tokenizer_of(table, st.rag)
         out["overflow"] = st.rag.overflow
         return out
@@ -396,7 +398,9 @@ def open_session(
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     ms, fits = _resolve_fits(ms)
     ucfg = coerce_utility(utility) if utility is not None else None
-    qrels, chunks, spans = _span_inputs(qrels, rcfg, ms)
+    from ._context.spans import span_inputs, span_notes
+
+    qrels, chunks, spans = span_inputs(qrels, rcfg, ms)
     qr, read = _read(qrels, run_list, pol.duplicates, pol.columns)
     from ._context.labels import resolve as resolve_labels
 
@@ -421,61 +425,8 @@ def open_session(
     by_run = {id(r.columns): s for r, s in zip(read, origin) if s is not None}  # a renamed run keeps its columns
     settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run, chunks, spans)
     session = Session(qr, pol, settings, ms)
-    session.notes.extend(_span_notes(chunks, spans, ms, rcfg))
+    session.notes.extend(span_notes(chunks, spans, ms, rcfg))
     return session, read
-
-
-def _span_inputs(qrels: Any, rcfg: RagConfig, measures: list[Measure]) -> tuple[Any, Any, Any]:
-    """Span labels given as the labels are read as chunk grades by the chunk table (which they then
-    need; when every measure is a span measure, the queries alone); returns (the labels to read, the
-    chunk table or None, the span labels or None)."""
-    from ._io.chunks import Chunks
-    from ._io.spans import SpanLabels
-
-    if rcfg.chunks is None and rcfg.documents is not None:
-        raise ConfigError("documents serve a chunk table: give chunks=... (RagConfig(chunks=...)) too")
-    chunks = Chunks.coerce(rcfg.chunks, rcfg.documents) if rcfg.chunks is not None else None
-    if not isinstance(qrels, SpanLabels):
-        return qrels, chunks, None
-    if chunks is None:
-        raise ConfigError(
-            f"span labels ({qrels.source}) score a run's chunks by where they lie: give a chunk table "
-            "(chunks=... or RagConfig(chunks=...): chunk id -> doc_id, start, end)"
-        )
-    if chunks.documents is not None:
-        qrels.check(chunks.documents)
-    if any(m.spec.group != "spans" for m in measures):
-        return qrels.chunk_grades(chunks), chunks, qrels
-    return qrels.chunk_grades(None), chunks, qrels
-
-
-def tokenizer_of(chunks: Any, rcfg: RagConfig) -> str:
-    """The name of what counts the tokens of a budget: the tokenizer given, else the chunk table's
-    tokens column when it has one, else words-v1."""
-    from ._io.tokenizers import Tokenizer
-
-    if rcfg.tokenizer is None and chunks is not None and chunks.tokens is not None:
-        return chunks.tokens_by or f"the tokens column of {chunks.source}"
-    return Tokenizer.coerce(rcfg.tokenizer).name
-
-
-def _span_notes(chunks: Any, spans: Any, measures: list[Measure], rcfg: RagConfig) -> list[str]:
-    """What the reports must say about span labels and chunk tables: how they were built, and which
-    measures read the span labels as chunk grades."""
-    out = [*(spans.notes if spans is not None else ()), *(chunks.notes if chunks is not None else ())]
-    budgets = [str(m) for m in measures if m.budget is not None]
-    if budgets and chunks is not None:
-        out.append(
-            f"{', '.join(budgets)}: tokens counted by {tokenizer_of(chunks, rcfg)}; a chunk that does not fit the budget: {rcfg.overflow}"
-        )
-    if spans is not None:
-        as_grades = [str(m) for m in measures if not {"spans", "ceiling"} & m.requires and m.spec.on_spans is None]
-        if as_grades:
-            out.append(
-                f"{', '.join(as_grades)} read the span labels as chunk grades: a chunk of {chunks.source} is judged "
-                "at the highest grade of the evidence it shares a character with"
-            )
-    return out
 
 
 def _resolve_pools(pools: Mapping[str, Any] | None, runs: list[Run], duplicates: str) -> dict[str, Run]:

@@ -27,15 +27,17 @@ from .._core.join import judged_docs, positions
 from .._core.segments import distinct
 from .._core.spans import Atoms, ChunkData, SpanCeiling, SpanData, atomise, near, units
 from .._errors import ConfigError
+from .._io.chunks import Chunks
+from .._io.spans import SpanLabels
 from .._io.tokenizers import Tokenizer
 from . import Inputs, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
-    from .._io.chunks import Chunks
     from .._measures import Measure
+    from .settings import RagConfig
 
-__all__ = ["CeilingProvider", "ChunksProvider", "SpansProvider", "placed", "tokenizer_name"]
+__all__ = ["CeilingProvider", "ChunksProvider", "SpansProvider", "placed", "span_inputs", "span_notes", "tokenizer_of"]
 
 
 def _table(inputs: Inputs, why: str) -> Chunks:
@@ -68,10 +70,6 @@ def placed(data: EvalData, table: Chunks, run_name: str) -> np.ndarray:
     return where
 
 
-def tokenizer_name(inputs: Inputs) -> Any:
-    return inputs.settings.rag.tokenizer
-
-
 @dataclass(frozen=True)
 class ChunksProvider:
     name: str = "chunks"
@@ -81,7 +79,7 @@ class ChunksProvider:
     def build(self, data: EvalData, inputs: Inputs) -> ChunkData:
         table = _table(inputs, _names(inputs.measures, lambda m: m.budget is not None) + " (cut at a budget of tokens)")
         where = placed(data, table, inputs.run.name)
-        tok = tokenizer_name(inputs)
+        tok = inputs.settings.rag.tokenizer
         tokens, name = table.token_counts(tok, where)
         codes = np.searchsorted(distinct(table.doc), table.doc[where])
         # the judged chunks of every evaluated query, with their tokens (-1: not in the table)
@@ -285,3 +283,51 @@ def _atom_tokens(
 register(ChunksProvider())
 register(SpansProvider())
 register(CeilingProvider())
+
+
+def span_inputs(qrels: Any, rcfg: RagConfig, measures: list[Measure]) -> tuple[Any, Any, Any]:
+    """Span labels given as the labels are read as chunk grades by the chunk table (which they then
+    need; when every measure is a span measure, the queries alone); returns (the labels to read, the
+    chunk table or None, the span labels or None)."""
+    if rcfg.chunks is None and rcfg.documents is not None:
+        raise ConfigError("documents serve a chunk table: give chunks=... (RagConfig(chunks=...)) too")
+    chunks = Chunks.coerce(rcfg.chunks, rcfg.documents) if rcfg.chunks is not None else None
+    if not isinstance(qrels, SpanLabels):
+        return qrels, chunks, None
+    if chunks is None:
+        raise ConfigError(
+            f"span labels ({qrels.source}) score a run's chunks by where they lie: give a chunk table "
+            "(chunks=... or RagConfig(chunks=...): chunk id -> doc_id, start, end)"
+        )
+    if chunks.documents is not None:
+        qrels.check(chunks.documents)
+    if any(m.spec.group != "spans" for m in measures):
+        return qrels.chunk_grades(chunks), chunks, qrels
+    return qrels.chunk_grades(None), chunks, qrels
+
+
+def tokenizer_of(chunks: Any, rcfg: RagConfig) -> str:
+    """The name of what counts the tokens of a budget: the tokenizer given, else the chunk table's
+    tokens column when it has one, else words-v1."""
+    if rcfg.tokenizer is None and chunks is not None and chunks.tokens is not None:
+        return chunks.tokens_by or f"the tokens column of {chunks.source}"
+    return Tokenizer.coerce(rcfg.tokenizer).name
+
+
+def span_notes(chunks: Any, spans: Any, measures: list[Measure], rcfg: RagConfig) -> list[str]:
+    """What the reports must say about span labels and chunk tables: how they were built, and which
+    measures read the span labels as chunk grades."""
+    out = [*(spans.notes if spans is not None else ()), *(chunks.notes if chunks is not None else ())]
+    budgets = [str(m) for m in measures if m.budget is not None]
+    if budgets and chunks is not None:
+        out.append(
+            f"{', '.join(budgets)}: tokens counted by {tokenizer_of(chunks, rcfg)}; a chunk that does not fit the budget: {rcfg.overflow}"
+        )
+    if spans is not None:
+        as_grades = [str(m) for m in measures if not {"spans", "ceiling"} & m.requires and m.spec.on_spans is None]
+        if as_grades:
+            out.append(
+                f"{', '.join(as_grades)} read the span labels as chunk grades: a chunk of {chunks.source} is judged "
+                "at the highest grade of the evidence it shares a character with"
+            )
+    return out
