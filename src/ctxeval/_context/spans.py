@@ -25,7 +25,7 @@ import numpy as np
 
 from .._core.join import judged_docs, positions
 from .._core.segments import distinct
-from .._core.spans import Atoms, ChunkData, SpanCeiling, SpanData, atomise, near, units
+from .._core.spans import Atoms, ChunkData, SpanCeiling, SpanData, atom_offsets, atomise, near, units
 from .._errors import ConfigError
 from .._io.chunks import Chunks
 from .._io.spans import SpanLabels
@@ -179,10 +179,6 @@ def _atomised(ev: Evidence, q: np.ndarray, rows: np.ndarray, inputs: Inputs, wan
     return Atomised(atoms, a_grade, a_unit, u_q, u_grade, a_tok, name)
 
 
-def _offsets(a_q: np.ndarray, n_q: int) -> np.ndarray:
-    return np.r_[0, np.cumsum(np.bincount(a_q, minlength=n_q))].astype(np.int64)
-
-
 @dataclass(frozen=True)
 class SpansProvider:
     name: str = "spans"
@@ -204,7 +200,7 @@ class SpansProvider:
         u_util = gm.apply(at.u_grade) if gm is not None and gm.mapping else at.u_grade
         n_s = ev.q.size
         return SpanData(
-            a_off=_offsets(at.atoms.q, data.n_queries),
+            a_off=atom_offsets(at.atoms.q, data.n_queries),
             a_len=a_len,
             a_tok=at.a_tok,
             a_grade=at.a_grade,
@@ -244,7 +240,7 @@ class CeilingProvider:
         at = _atomised(ev, h_q, h_chunk, inputs, wanted)
         n_s = ev.q.size
         return SpanCeiling(
-            a_off=_offsets(at.atoms.q, data.n_queries),
+            a_off=atom_offsets(at.atoms.q, data.n_queries),
             a_len=at.atoms.length,
             a_tok=at.a_tok,
             a_grade=at.a_grade,

@@ -253,20 +253,34 @@ class ChunkData:
 
 
 @dataclass(frozen=True, eq=False)
-class SpanData:
-    """The side data of the span measures (see the module docstring).
-
-    Atoms (``a_off`` per query): ``a_len`` characters, ``a_tok`` tokens (None: no tokenizer over the
-    documents), ``a_grade`` (the highest grade covering it, :data:`NO_GRADE` where none), ``a_unit``
-    (the unit owning it, -1: none). Units: ``u_q``, ``u_grade``, ``u_util`` (the grade on the 1–5 scale
-    after the grade map in force), ``u_len`` and ``u_tok`` (the weight it owns). Spans as given
-    (Chroma's sums run over them): ``s_q``, ``s_grade``, ``s_lo``, ``s_hi``. Ranked rows: ``r_lo``,
-    ``r_hi``."""
+class AtomData:
+    """What the span side data share: per query (``a_off``) its atoms' characters ``a_len``, tokens
+    ``a_tok`` (None: no tokenizer over the documents) and grade ``a_grade`` (the highest grade covering
+    the atom, :data:`NO_GRADE` where none)."""
 
     a_off: np.ndarray
     a_len: np.ndarray
     a_tok: np.ndarray | None
     a_grade: np.ndarray
+
+    @property
+    def n_atoms(self) -> int:
+        return int(self.a_len.size)
+
+    @property
+    def a_q(self) -> np.ndarray:
+        return np.repeat(np.arange(self.a_off.size - 1, dtype=np.int64), np.diff(self.a_off))
+
+
+@dataclass(frozen=True, eq=False)
+class SpanData(AtomData):
+    """The side data of the span measures (see the module docstring).
+
+    Atoms (:class:`AtomData`), and ``a_unit`` (the unit owning each, -1: none). Units: ``u_q``, ``u_grade``, ``u_util`` (the grade on the 1–5 scale
+    after the grade map in force), ``u_len`` and ``u_tok`` (the weight it owns). Spans as given
+    (Chroma's sums run over them): ``s_q``, ``s_grade``, ``s_lo``, ``s_hi``. Ranked rows: ``r_lo``,
+    ``r_hi``."""
+
     a_unit: np.ndarray
     u_q: np.ndarray
     u_grade: np.ndarray
@@ -281,14 +295,6 @@ class SpanData:
     r_hi: np.ndarray
     tokenizer: str | None = None
 
-    @property
-    def n_atoms(self) -> int:
-        return int(self.a_len.size)
-
-    @property
-    def a_q(self) -> np.ndarray:
-        return np.repeat(np.arange(self.a_off.size - 1, dtype=np.int64), np.diff(self.a_off))
-
     def cut(self, cut: Cut) -> SpanData:
         return replace(self, r_lo=self.r_lo[cut.rows], r_hi=self.r_hi[cut.rows])
 
@@ -299,31 +305,19 @@ def atom_offsets(a_q: np.ndarray, n_q: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class SpanCeiling:
+class SpanCeiling(AtomData):
     """precision_Omega's side data: atoms of each query's evidence and of the chunking's chunks that
     overlap or touch it (``a_off``, ``a_len``, ``a_tok``, ``a_grade`` as :class:`SpanData`'s); those
     chunks' atom ranges ``h_lo``, ``h_hi``; and per (chunk, span) pair that overlap or touch ``p_h``,
     ``p_s`` (the span, with grade ``s_grade[p_s]``) and ``p_overlap`` (False: they only touch). It does
     not depend on the run: a cut keeps it."""
 
-    a_off: np.ndarray
-    a_len: np.ndarray
-    a_tok: np.ndarray | None
-    a_grade: np.ndarray
     s_grade: np.ndarray
     h_lo: np.ndarray
     h_hi: np.ndarray
     p_h: np.ndarray
     p_s: np.ndarray
     p_overlap: np.ndarray
-
-    @property
-    def n_atoms(self) -> int:
-        return int(self.a_len.size)
-
-    @property
-    def a_q(self) -> np.ndarray:
-        return np.repeat(np.arange(self.a_off.size - 1, dtype=np.int64), np.diff(self.a_off))
 
     def cut(self, cut: Cut) -> SpanCeiling:
         return self

@@ -22,7 +22,6 @@ fuzzywuzzy's, which Chroma calls), placed at that sentence's first occurrence.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, FormatError, InputError
+from .records import columns_of, decode_text, records, text_id
 
 __all__ = ["Found", "chroma_find", "find_text", "read_documents"]
 
@@ -65,14 +65,6 @@ def read_documents(source: Any) -> dict[str, str]:
     return _jsonl(p)
 
 
-def _decode(data: bytes, source: str) -> str:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{source}: not UTF-8 (byte {exc.start}): offsets count characters of UTF-8 text") from None
-    return text[1:] if text.startswith("\ufeff") else text
-
-
 def _folder(p: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for f in sorted(p.iterdir()):
@@ -81,31 +73,24 @@ def _folder(p: Path) -> dict[str, str]:
         doc_id = f.stem
         if doc_id in out:
             raise InputError(f"{p}: two files give the document {doc_id!r} ({f.name} and another)")
-        out[doc_id] = _decode(f.read_bytes(), str(f))
+        out[doc_id] = decode_text(f.read_bytes(), str(f))
     if not out:
         raise InputError(f"{p}: the folder holds no documents")
     return out
 
 
 def _jsonl(p: Path) -> dict[str, str]:
+    found, names, source = records(p, "jsonl")
+    cols = columns_of(names, {"id": _ID_KEYS, "text": _TEXT_KEYS}, ("id", "text"), source)
     out: dict[str, str] = {}
-    text = _decode(p.read_bytes(), str(p))
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise FormatError(str(p), lineno, f"not a JSON object: {exc.msg}", line) from None
-        doc_id = next((rec[k] for k in _ID_KEYS if k in rec), None) if isinstance(rec, dict) else None
-        body = next((rec[k] for k in _TEXT_KEYS if k in rec), None) if isinstance(rec, dict) else None
-        if doc_id is None or not isinstance(body, str):
-            raise FormatError(str(p), lineno, f"expected {_ID_KEYS[0]} (or {', '.join(_ID_KEYS[1:])}) and a text", line)
-        if str(doc_id) in out:
-            raise FormatError(str(p), lineno, f"document {doc_id} given twice", line)
-        out[str(doc_id)] = body
-    if not out:
-        raise InputError(f"{p}: no documents")
+    for line, rec in found:
+        doc_id = text_id(rec.get(cols["id"]), "document id", source, line)
+        body = rec.get(cols["text"])
+        if not isinstance(body, str):
+            raise FormatError(source, line, f"document {doc_id}: the text is not a string")
+        if doc_id in out:
+            raise FormatError(source, line, f"document {doc_id} given twice")
+        out[doc_id] = body
     return out
 
 

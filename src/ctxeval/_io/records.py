@@ -16,11 +16,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConfigError, EmptyInputError, FormatError
-from .locate import _decode
+from .._errors import ConfigError, EmptyInputError, FormatError, InputError
 from .trec import open_bytes
 
-__all__ = ["Record", "columns_of", "integer", "records", "table_format", "text_id"]
+__all__ = ["Record", "columns_of", "decode_text", "integer", "records", "table_format", "text_id"]
 
 Record = tuple[int, Mapping[str, Any]]  # (line or row number, fields)
 
@@ -33,6 +32,15 @@ _SUFFIXES = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """UTF-8 text as it is (a byte order mark dropped); not UTF-8 is an error naming the byte."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{source}: not UTF-8 (byte {exc.start}): offsets count characters of UTF-8 text") from None
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def table_format(path: str | os.PathLike[str]) -> str | None:
@@ -53,7 +61,7 @@ def records(source: Any, fmt: str | None = None) -> tuple[list[Record], list[str
             import polars as pl
 
             return _frame(pl.read_parquet(p), str(p), first_line=1)
-        text = _decode(open_bytes(p), str(p))
+        text = decode_text(open_bytes(p), str(p))
         if fmt == "jsonl":
             return _jsonl(text, str(p))
         if fmt in ("csv", "tsv"):

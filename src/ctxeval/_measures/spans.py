@@ -74,7 +74,7 @@ from .distraction import relevant_rows, top_rows, udcg_of, utilities_of
 from .rag import top_k_sum, weights_of
 
 if TYPE_CHECKING:
-    from .._core.spans import SpanCeiling, SpanData
+    from .._core.spans import AtomData, SpanCeiling, SpanData
 
 __all__ = ["span_data", "span_dcg", "span_ideal_gains", "span_rag"]
 
@@ -103,7 +103,7 @@ def span_data(d: EvalData) -> SpanData:
     return d.extra("spans")
 
 
-def _weights(s: SpanData | SpanCeiling, m: Measure | None) -> np.ndarray:
+def _weights(s: AtomData, m: Measure | None) -> np.ndarray:
     if m is not None and m["unit"] == "tokens":
         if s.a_tok is None:
             raise ConfigError(
@@ -292,44 +292,44 @@ def _udcg(d: EvalData, m: Measure) -> np.ndarray:
     return udcg_of(d, m, seg, relevant, u)
 
 
-for fam in (
-    Family(
+for name, summary, formula, kernel in (
+    (
         "SpanRecall",
         "Share of the evidence (span labels) the context covers",
         "SpanRecall@k = |R ∩ C| / |R| (exact); mode=chroma: |R ∩ C| / Σ_r |r|; R evidence, C the context's chunks, "
         "|·| characters (unit=tokens: tokens); NA without evidence",
-        CHROMA,
         _recall,
-        (UNIT, MODE, SREL),
-        cutoff="optional",
-        group="spans",
-        aliases=("spanrecall", "span_recall"),
-        requires=SPANS,
     ),
-    Family(
+    (
         "SpanPrecision",
         "Share of the context that is evidence",
         "SpanPrecision@k = |R ∩ C| / |C| (exact); mode=chroma: |R ∩ C| / Σ_c |c| (chunks as a list); 0 for an empty context",
-        CHROMA,
         _precision,
-        (UNIT, MODE, SREL),
-        cutoff="optional",
-        group="spans",
-        aliases=("spanprecision", "span_precision"),
-        requires=SPANS,
     ),
-    Family(
+    (
         "SpanIoU",
         "Intersection over union of the evidence and the context",
         "SpanIoU@k = |R ∩ C| / |R ∪ C| (exact); mode=chroma: |R ∩ C| / (Σ_c |c| + Σ_r |r \\ C|)",
-        CHROMA,
         _iou,
-        (UNIT, MODE, SREL),
-        cutoff="optional",
-        group="spans",
-        aliases=("spaniou", "span_iou"),
-        requires=SPANS,
     ),
+):
+    low = name.lower()
+    register(
+        Family(
+            name,
+            summary,
+            formula,
+            CHROMA,
+            kernel,
+            (UNIT, MODE, SREL),
+            cutoff="optional",
+            group="spans",
+            aliases=(low, low.replace("span", "span_")),
+            requires=SPANS,
+        )
+    )
+
+for fam in (
     Family(
         "PrecisionOmega",
         "The best IoU this chunking allows: the oracle context of every chunk holding evidence",
