@@ -321,7 +321,9 @@ class SpanLabels:
         source = f"{qrels.source} via {chunks.source}"
         empty = len(qs) - len(rows)
         notes = [f"{source}: {empty} judged chunks hold no character (start = end), left out"] if empty else []
-        return cls.build(rows, source=source, labels=qrels.labels if not qrels.plain else None, graded=True, notes=notes)
+        return cls.build(
+            rows, source=source, labels=qrels.labels if not qrels.plain else None, graded=True, notes=notes
+        )
 
     def chunk_grades(self, chunks: Chunks | None) -> Qrels:
         """The span labels read as chunk grades: every chunk of the table that shares a character with a
