@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from ctxeval import Chunks, ConfigError, MeasureError, SpanLabels, evaluate, parse_measure
+from ctxeval import Chunks, ConfigError, MeasureError, SpanLabels, evaluate, metric_at_k, parse_measure
 from ctxeval._measures import make
 
 DOCS = [f"d{i}" for i in range(9)]
@@ -147,3 +147,21 @@ def test_the_tokenizer_is_named_and_budgets_need_a_chunk_table() -> None:
         parse_measure("IPrec@5tok")
     with pytest.raises(MeasureError, match="a cutoff @k or a budget"):
         make("nDCG", None, 5, 10)
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=graded(), length=st.integers(1, 50))
+def test_the_curve_over_budgets_is_the_curve_over_k_when_lengths_are_equal(case: tuple, length: int) -> None:
+    """metric_at_k's token axis ("L:5L:Ltok") reads each budget's measure; with chunks of one length L
+    its points are the curve over K = 1..5."""
+    qrels, run = case
+    table = _table(dict.fromkeys(DOCS, length))
+    by_k = metric_at_k(qrels, run, ["nDCG", "R", "RA-nWG"], "1:5", rag={"chunks": table})
+    by_tokens = metric_at_k(
+        qrels, run, ["nDCG", "R", "RA-nWG"], f"{length}:{5 * length}:{length}tok", rag={"chunks": table}
+    )
+    assert by_tokens["ks"] == [length * k for k in range(1, 6)] and by_tokens["axis"] == "tokens"
+    assert "axis" not in by_k
+    for a, b in zip(by_k["series"], by_tokens["series"]):
+        assert a["measure"] == b["measure"]
+        assert a["values"] == pytest.approx(b["values"], abs=1e-12)
