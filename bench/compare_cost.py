@@ -37,8 +37,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from ctxeval import compare
-from ctxeval._compare import stats as _stats
+from ctxeval import _stats, compare
 from ctxeval._compare.blocks import block as _block
 from ctxeval._compare.settings import Stats, Strata
 from ctxeval._demo import example_path

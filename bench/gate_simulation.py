@@ -3,9 +3,8 @@ people use instead (a simulation, not a timed test).
 
     python bench/gate_simulation.py [--sims 1000] [--seed 0]
 
-Data. Real TREC DL 2019/2020 runs cannot be fetched on these machines (no network but the package
-registries, and no registry package ships them), so the per-query nDCG@10 values are generated to
-match published DL19/DL20 figures: BM25-like systems with mean nDCG@10 ≈ 0.50 (DL19 BM25 0.506 over 43
+Data. The per-query nDCG@10 values are generated to match published DL19/DL20 figures (the real
+runs' false-alarm rate per skew band is ``bench/gate_size.py``'s question): BM25-like systems with mean nDCG@10 ≈ 0.50 (DL19 BM25 0.506 over 43
 queries, DL20 0.480 over 54), a per-query standard deviation ≈ 0.25, a few queries at 0 and at 1, and
 paired changes between two runs of the same quality with a standard deviation ≈ 0.15–0.17 (the spread
 of per-query differences between comparable DL runs). Each query has a latent difficulty u ~ Beta(2, 2)
@@ -19,8 +18,8 @@ chance, -0.0002 at seed 0, which alone would move the rate at 500 queries by a t
 
 Rules, each deciding "fail" on one simulated change:
 
-* **gate, max-drop 0**: ``ctxeval gate``'s test (the one-sided paired t-test of ``ctxeval._gate.stats``,
-  called as the gate calls it) at alpha 0.05: fail when p < 0.05.
+* **gate, max-drop 0**: ``ctxeval gate``'s test (the one-sided paired t-test corrected for skewness of
+  ``ctxeval._stats.onesided``, called as the gate calls it) at alpha 0.05: fail when p < 0.05.
 * **gate, max-drop 0.01**: the same with a tolerated drop of 0.01 (the planted 0.02 drop is then
   0.01 beyond the tolerance).
 * **per-case threshold (DeepEval-style)**: every query is a test case that passes when nDCG@10 ≥ 0.5
@@ -44,8 +43,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from ctxeval._compare.special import t_sf
-from ctxeval._gate.stats import one_sided, power_at
+from ctxeval._stats.onesided import one_sided, skew_t
+from ctxeval._stats.power import power_at
 
 SIZES = (50, 100, 200, 500)
 
@@ -87,16 +86,13 @@ def _wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
 
 def null_rate(rng: np.random.Generator, base: np.ndarray, same: np.ndarray, n: int, sims: int) -> float:
     """The gate's false-alarm rate (max-drop 0, alpha 0.05) from ``sims`` simulations, vectorised: the
-    same statistic and the same t tail (``t_sf``) as the gate, 10,000 simulations at a time."""
+    gate's own test (``skew_t``, as ``one_sided`` calls it), 10,000 simulations at a time."""
     rejected = 0
     for start in range(0, sims, 10_000):
         k = min(10_000, sims - start)
         q = rng.integers(0, base.size, (k, n))
         d = np.where(rng.random((k, n)) < 0.5, base[q] - same[q], same[q] - base[q])
-        sd = d.std(axis=1, ddof=1)
-        t = d.mean(axis=1) / (sd / np.sqrt(n))
-        p = np.where(t < 0, 0.5 * t_sf(t, np.full(k, n - 1.0)), 1.0)
-        rejected += int(((p < 0.05) & (sd > 0)).sum())
+        rejected += int((skew_t(d, 0.0)[4] < 0.05).sum())
     return rejected / sims
 
 

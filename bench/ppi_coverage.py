@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Coverage of the prediction-powered intervals by Monte Carlo, before and after: the previous
 estimator (the judge averaged over all queries, labelled ones included, its variance added to the
-rectifier's as if independent, the normal quantile) against ``ctxeval._core.ppi`` (disjoint sets,
+rectifier's as if independent, the normal quantile) against ``ctxeval._stats.ppi`` (disjoint sets,
 power tuning fitted leave-one-out, Student's t), on the draws of ``tests/core/test_ppi.py``.
 
     python bench/ppi_coverage.py [--trials 4000]
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "core"))
 
 from test_ppi import GRID, JUDGES, _coverage, _human_values
 
-from ctxeval._core.ppi import t_quantile
+from ctxeval._stats.ppi import t_quantile
 
 
 def main() -> None:

@@ -5,11 +5,12 @@
 
 Three variants of ``ctxeval evaluate QRELS RUN -m nDCG@10 -m AP -m RR -m P@10 -m R@100 --missing
 ignore --format json`` on ``bench/data/<scale>`` (make it with ``bench/generate.py``), each in a fresh
-process, interleaved round by round (wall time from spawn to exit):
+process, interleaved round by round (wall time from spawn to exit; run it with ``CTXEVAL_NATIVE=0``: the
+compiled scanner, when it is in use, reads these files before the vectorised tier):
 
 * ``ctxeval``: this checkout, as shipped;
-* ``no byte checks``: this checkout with the fast TREC tier's two rule checks turned off in the
-  process (``_plain_piece``: no space next to a tab, no NUL, no doubled separator; and the column
+* ``no byte checks``: this checkout with the vectorised TREC tier's two rule checks turned off in the
+  process (``plain_piece``: no space next to a tab, no NUL, no doubled separator; and the column
   past the format's that catches a line with too many fields). The output is the same on these
   files, which follow the rule; on files that do not, this variant would read them wrongly: it
   exists only to measure;
@@ -39,9 +40,9 @@ from ctxeval._cli import main
 sys.exit(main(sys.argv[1:]))
 """
 _NO_CHECKS = """
-import ctxeval._io.trec as trec
-trec._plain_piece = lambda piece, sep: True
-trec._checked_schema = trec._trec_schema
+import ctxeval._io.columnar as columnar
+columnar.plain_piece = lambda piece, sep: True
+columnar.checked_schema = columnar.trec_schema
 """
 
 

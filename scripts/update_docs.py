@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from ctxeval import families  # noqa: E402
+from ctxeval._measures.names import ir_measures_name  # noqa: E402
 
 PAGE = ROOT / "docs" / "reference" / "measures.md"
 CLI_PAGE = ROOT / "docs" / "reference" / "cli.md"
@@ -32,6 +33,9 @@ GROUPS = {
     "trec_eval": "trec_eval's other measures",
     "distraction": "Distraction-aware",
     "context": "Context measures of sample sets (RAGAS, TREC RAG)",
+    "diversity": "Diversity over subtopics (ndeval)",
+    "cwl": "C/W/L user models (cwl_eval)",
+    "compat": "Compatibility",
     "spans": "Span measures: evidence as character spans (chunkers compared on one set of labels)",
 }
 
@@ -53,6 +57,9 @@ def measure_page() -> str:
         for f in fams:
             out.append(f"### {f.name} {{#{anchor(f.name)}}}\n")
             out.append(f"`{f.signature()}`: {f.summary}.\n")
+            irm = ir_measures_name(f.name)
+            if irm:
+                out.append(f"ir_measures writes it `{irm}`; both names read as this measure.\n")
             out.append(f"`{f.formula}`\n")
             for p in f.params:
                 state = "required" if p.required else f"default `{p.default!r}`"

@@ -31,3 +31,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.nodeid.startswith(SLOW_TESTS):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    from shared_data import trec_eval_folder, trec_eval_missing
+
+    missing = trec_eval_missing()
+    return f"trec_eval's data: {trec_eval_folder()}" if missing is None else f"skipping the tests that need {missing}"

@@ -1,20 +1,22 @@
-"""The commands on which ``ctxeval trec_eval`` is checked against trec_eval 10.0 and 9.0.8 built from
-source, and the recorder of what each binary prints (``tests/data/trec_eval/README.md``).
+"""The commands on which ``ctxeval trec_eval`` is checked against what trec_eval 10.0 and 9.0.8 print, and
+the recorder of what each binary prints. trec_eval's files and the recordings live outside this tree, in
+the shared folder (``tests/shared_data.py``; ``tests/data/trec_eval/README.md``).
 
 Three groups of cases, each run as ``ctxeval trec_eval --trec-eval-version V ARGS`` and compared byte for
 byte (stdout, and the exit status) with what trec_eval V printed for ``trec_eval ARGS``:
 
 * ``MAKEFILE``: every command of trec_eval 10.0's ``make quicktest`` (its Makefile), on its ``test/``
-  directory as it is in the repository (``tests/data/trec_eval``);
+  directory as it is in trec_eval's repository (the shared folder's ``trec_eval``);
 * ``DIRECTORY``: the rest of that directory (9.0.8's own ``zscores_file``, which holds ``nan``; the
   single-topic files of topic 302; ``prefs.rank20``, a results file without query ids);
 * ``GENERATED``: DL-HARD-like runs made by :func:`write_dlhard` (graded passages 0-3, rankings of 100,
   topics whose top 50 holds no judged passage, topics judged only 0/1, judged topics without results),
   evaluated as the DL-HARD runs were (``-c -l2 -J -M50``) and around that.
 
-Record (needs both binaries; see the README for how they are built)::
+Record (needs both binaries, which this project neither ships nor builds; the folder of trec_eval's
+files, and a folder to write to)::
 
-    python tests/trec_eval_cases.py --trec-eval-10 PATH --trec-eval-9 PATH
+    python tests/trec_eval_cases.py --trec-eval-10 PATH --trec-eval-9 PATH --out FOLDER
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent / "data" / "trec_eval"
+from shared_data import trec_eval_data
+
+DATA = trec_eval_data()  #: trec_eval's files (the shared folder; it may be absent: see shared_data)
 RECORDED = DATA / "recorded"
 VERSIONS = ("10", "9")
 _MEAS_PARAMS = (
@@ -37,7 +41,7 @@ _MEAS_PARAMS = (
     "-mutility.2,-1,0,0 -m 11pt_avg..25,.5,.75 -mndcg.1=3,2=9,4=4.5 -mndcg_cut.10,20,23.4 -msuccess.2,5,20"
 )
 
-#: name -> arguments (relative to tests/data/trec_eval): trec_eval 10.0's Makefile, in its order
+#: name -> arguments (relative to trec_eval's folder, DATA): trec_eval 10.0's Makefile, in its order
 MAKEFILE = {
     "out.test": "qrels.test results.test",
     "out.test.with-comments": "qrels.test.with-comments results.test",
@@ -149,8 +153,8 @@ def write_dlhard(folder: Path, seed: int = 20261126) -> dict[str, str]:
     return {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in files}
 
 
-def _record(binaries: dict[str, str]) -> None:
-    RECORDED.mkdir(exist_ok=True)
+def _record(binaries: dict[str, str], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
     status: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         dl = Path(tmp) / "dl"
@@ -160,19 +164,22 @@ def _record(binaries: dict[str, str]) -> None:
             for version in VERSIONS:
                 args = args_of(name, dl)
                 done = subprocess.run([binaries[version], *args], cwd=DATA, capture_output=True)
-                (RECORDED / f"{name}.v{version}").write_bytes(done.stdout)
+                (out / f"{name}.v{version}").write_bytes(done.stdout)
                 status[name][version] = done.returncode
                 print(f"{name} v{version}: exit {done.returncode}, {len(done.stdout.splitlines())} lines")
     doc = {"exit_status": status, "generated_sha256": sha}
-    (RECORDED / "exit_status.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    (out / "exit_status.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description="record what trec_eval 10.0 and 9.0.8 print on the cases")
-    ap.add_argument("--trec-eval-10", required=True, help="trec_eval 10.0 built from source (tag v10.0)")
-    ap.add_argument("--trec-eval-9", required=True, help="trec_eval 9.0.8 built from source (tag v9.0.8)")
+    ap.add_argument("--trec-eval-10", required=True, help="a trec_eval 10.0 binary")
+    ap.add_argument("--trec-eval-9", required=True, help="a trec_eval 9.0.8 binary")
+    ap.add_argument("--out", required=True, type=Path, help="the folder to write the recordings to")
     a = ap.parse_args()
-    _record({"10": a.trec_eval_10, "9": a.trec_eval_9})
+    if not (DATA / "qrels.test").is_file():
+        ap.error(f"trec_eval's test files are not at {DATA}: set CTXEVAL_TREC_EVAL_DATA")
+    _record({"10": a.trec_eval_10, "9": a.trec_eval_9}, a.out)
     return 0
 
 

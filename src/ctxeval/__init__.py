@@ -39,18 +39,21 @@ if _typing.TYPE_CHECKING:
     from ._evaluate import Result, RunResult
     from ._fit_udcg import FitResult, fit_udcg
     from ._gate.baseline import Baseline
-    from ._gate.gate import GateReport, gate, power, snapshot
+    from ._gate.gate import power, snapshot
     from ._io.chunks import Chunks
     from ._io.labels import LabelKind
+    from ._io.merge import merge_labels
     from ._io.model import Qrels, Run
     from ._io.retrievers import collect
     from ._io.samples import Samples
     from ._io.spans import SpanLabels
     from ._io.tokenizers import Tokenizer
     from ._judge.card import JudgeCard
+    from ._judge.sequential import UntilDecided
     from ._judge.verbs import agreement
     from ._measures import Family, Measure, families, parse_measure, parse_measures
     from ._policies import Policies
+    from ._render.gate import GateReport, gate
     from ._render.report import Report, compare
     from ._selector import ContextSelector
     from ._spark import evaluate_spark
@@ -60,6 +63,7 @@ if _typing.TYPE_CHECKING:
 _LAZY = {
     "GradeMap": "._core.grademap",
     "LabelKind": "._io.labels",
+    "merge_labels": "._io.merge",
     "Qrels": "._io.model",
     "SpanLabels": "._io.spans",
     "Chunks": "._io.chunks",
@@ -74,8 +78,8 @@ _LAZY = {
     "Stats": "._compare.settings",
     "Strata": "._compare.settings",
     "Baseline": "._gate.baseline",
-    "GateReport": "._gate.gate",
-    "gate": "._gate.gate",
+    "GateReport": "._render.gate",
+    "gate": "._render.gate",
     "power": "._gate.gate",
     "snapshot": "._gate.gate",
     "Sections": "._compare.settings",
@@ -105,6 +109,7 @@ _LAZY = {
     "metric_at_k": "._curve",
     "agreement": "._judge.verbs",
     "JudgeCard": "._judge.card",
+    "UntilDecided": "._judge.sequential",
 }
 
 
@@ -163,6 +168,7 @@ __all__ = [
     "Stats",
     "Strata",
     "Tokenizer",
+    "UntilDecided",
     "UtilityConfig",
     "__version__",
     "agreement",
@@ -177,6 +183,7 @@ __all__ = [
     "families",
     "fit_udcg",
     "gate",
+    "merge_labels",
     "metric_at_k",
     "parse_measure",
     "parse_measures",

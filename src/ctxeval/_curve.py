@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -222,32 +223,45 @@ class Curves(dict[str, Any]):
 def metric_at_k(
     qrels: Any = None,
     runs: Any = None,
-    measure_families: Sequence[str | Measure] | str = ("nDCG",),
-    ks: str | int | Iterable[int] = 20,
+    measures: Sequence[str | Measure] | str = ("nDCG",),
+    k: str | int | Iterable[int] = 20,
     *,
     samples: Any = None,
     policies: Any = None,
     rag: Any = None,
     utility: Any = None,
     engine: Any = "local",
+    measure_families: Sequence[str | Measure] | str | None = None,
+    ks: str | int | Iterable[int] | None = None,
 ) -> Curves:
-    """Every measure family at every cutoff in ``ks``, averaged over queries, for each run; ``ks``
-    ending in ``tok`` (``"256:4096:256tok"``) gives the curve over budgets of tokens instead
+    """Every measure family in ``measures`` at every cutoff in ``k``, averaged over queries, for each run;
+    ``k`` ending in ``tok`` (``"256:4096:256tok"``) gives the curve over budgets of tokens instead
     (``family@Btok`` at each B, with a chunk table in ``rag``: see :func:`ctxeval.evaluate`).
 
-    ``policies``, ``rag``, ``utility``, ``samples`` (sample sets instead of ``qrels`` and ``runs``) and
-    ``engine`` (local, stream or spark) are as for :func:`ctxeval.evaluate`. Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``, the
-    values in the order of ``ks`` (``None`` where the measure is undefined for every query).
+    ``measures``: families (``nDCG``, ``P(rel=2)``; a cutoff given is replaced); ``k``: the cutoffs
+    (``"1:20"``, ``"1,5,10"``, a number or numbers). ``policies``, ``rag``, ``utility``, ``samples``
+    (sample sets instead of ``qrels`` and ``runs``) and ``engine`` (local, stream or spark) are as for
+    :func:`ctxeval.evaluate`. Returns ``{"ks", "series": [{"run", "measure", "values"}], "settings"}``,
+    the values in the order of the cutoffs (``None`` where the measure is undefined for every query).
+    ``measure_families`` and ``ks`` are the former names of ``measures`` and ``k`` (deprecated).
 
     >>> qrels = {"q1": {"a": 1, "b": 1}}
     >>> run = {"q1": {"a": 0.9, "x": 0.8, "b": 0.7}}
     >>> metric_at_k(qrels, run, ["P", "R"], "1:3")["series"][1]["values"]
     [0.5, 0.5, 1.0]
     """
-    fams = [measure_families] if isinstance(measure_families, (str, Measure)) else list(measure_families)
+    if measure_families is not None or ks is not None:
+        warnings.warn(
+            "metric_at_k: measure_families= and ks= are now measures= and k=, as every verb names them",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        measures = measure_families if measure_families is not None else measures
+        k = ks if ks is not None else k
+    fams = [measures] if isinstance(measures, (str, Measure)) else list(measures)
     if not fams:
         raise ConfigError("metric_at_k needs at least one measure family")
-    k_list, tokens = parse_axis(ks)
+    k_list, tokens = parse_axis(k)
     curves = curve_measures(fams, k_list, tokens)
     from ._engine import evaluate as on_engine
 

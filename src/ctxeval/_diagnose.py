@@ -18,6 +18,16 @@ failing query is a fair coin. Below :data:`ADVICE_ALPHA` the more frequent stage
 the advice says there is no clear winner. Queries that failed at both stages count for neither and
 are reported beside.
 
+A test that cannot come out the other way is no evidence, so the advice says "cannot tell" where:
+
+* a selection failure cannot occur: the final top K holds the query's whole pool (samples without a
+  ``pool`` field and K equal to the lists' depth: the run is its own pool, and the reranker had no
+  choice). Such queries are left out of the sign test (their verdicts stay in the counts); when every
+  query is such a query, the advice asks for the pool the reranker chose from (``pool`` field,
+  ``pool=``, ``--pool``);
+* the failing queries are too few for the sign test ever to reach :data:`ADVICE_ALPHA` (fewer than 6
+  at 0.05: the most uneven split of 5, 5 against 0, has p = 0.0625).
+
 For every query the top-grade docs (grade 5 on the 1-5 scale; with a grade map, the qrels grades that
 map to 5, named in reports) missing from the final top K are listed with where they sat: not in the
 pool, or in the pool at rank r (and at rank r' of the final run, when it ranked them below K). The
@@ -54,6 +64,7 @@ __all__ = [
     "QueryDiagnosis",
     "classify",
     "diagnose",
+    "selection_possible",
 ]
 
 VERDICTS = ("retrieval", "selection", "both", "healthy", "undefined")
@@ -99,11 +110,14 @@ class QueryDiagnosis:
     pct_proc: float
     n_recall5: float
     missed: tuple[MissedDoc, ...] = ()
+    #: whether a selection failure could occur: the pool holds a doc outside the final top K
+    selection_possible: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "query_id": self.query_id,
             "verdict": self.verdict,
+            "selection_possible": self.selection_possible,
             "RA-nWG": _num(self.ra_nwg),
             "PROC": _num(self.proc),
             "%PROC": _num(self.pct_proc),
@@ -163,28 +177,64 @@ class Diagnosis:
         return bad[:n]
 
     @property
+    def tested(self) -> dict[str, int]:
+        """The counts the sign test compares: retrieval and selection failures of the queries where a
+        selection failure could occur, and how many queries were left out because it could not."""
+        tested = [q for q in self.queries if q.selection_possible]
+        return {
+            "retrieval": sum(q.verdict == "retrieval" for q in tested),
+            "selection": sum(q.verdict == "selection" for q in tested),
+            "left_out": len(self.queries) - len(tested),
+        }
+
+    @property
     def p_value(self) -> float:
-        """The exact two-sided sign test of the retrieval against the selection failures."""
-        c = self.counts
-        return sign_test(c["retrieval"], c["selection"])
+        """The exact two-sided sign test of the retrieval against the selection failures (of the queries
+        where both could occur, :attr:`tested`)."""
+        t = self.tested
+        return sign_test(t["retrieval"], t["selection"])
 
     @property
     def advice(self) -> str:
-        """Which stage to fix first, with the counts and how sure that is (see the module docstring)."""
-        c = self.counts
-        r, s, b = c["retrieval"], c["selection"], c["both"]
+        """Which stage to fix first, with the counts and how sure that is, or "cannot tell" where the
+        test could not come out the other way (see the module docstring)."""
+        c, t = self.counts, self.tested
+        r, s, b = t["retrieval"], t["selection"], c["both"]
         both = f"; {b} failed at both stages" if b else ""
+        if r + s == 0 and c["retrieval"]:  # every retrieval failure sits where selection could not fail
+            where = (
+                "every query"
+                if t["left_out"] == len(self.queries)
+                else f"{t['left_out']} of {len(self.queries)} queries"
+            )
+            n = c["retrieval"]
+            return (
+                f"cannot tell: the top {self.k} holds the whole pool on {where}, where no query can fail at selection "
+                f"({n} retrieval failure{'s' * (n != 1)} there, none at selection by construction); give the pool "
+                "the reranker chose from (`pool` field or `--pool`)"
+            )
         if r == 0 and s == 0:
             if b:
                 return f"fix both stages: all {b} failing queries failed at retrieval and at selection"
             return "no failing queries at these thresholds"
+        left = (
+            f"; {t['left_out']} queries whose top {self.k} holds their whole pool left out (no selection failure "
+            "possible there)"
+            if t["left_out"]
+            else ""
+        )
+        if sign_test(r + s, 0) >= ADVICE_ALPHA:
+            return (
+                f"cannot tell: {r} retrieval vs {s} selection failures are too few for the sign test to name a "
+                f"stage (even {r + s} against 0 would give p = {sign_test(r + s, 0):.3f}){left}{both}"
+            )
         p = self.p_value
         test = f"sign test p = {p:.3f}" if p >= 0.001 else "sign test p < 0.001"
         if p >= ADVICE_ALPHA:
-            return f"no clear winner: {r} retrieval vs {s} selection failures ({test}){both}"
+            return f"no clear winner: {r} retrieval vs {s} selection failures ({test}){left}{both}"
         if r > s:
-            return f"fix the retriever first: {r} retrieval vs {s} selection failures ({test}){both}"
-        return f"fix the reranker first: {s} selection vs {r} retrieval failures ({test}){both}"
+            return f"fix the retriever first: {r} retrieval vs {s} selection failures ({test}){left}{both}"
+        return f"fix the reranker first: {s} selection vs {r} retrieval failures ({test}){left}{both}"
 
     def __repr__(self) -> str:
         c = self.counts
@@ -221,6 +271,7 @@ class Diagnosis:
             "counts": self.counts,
             "advice": self.advice,
             "sign_test_p": self.p_value,
+            "sign_test": self.tested,
             "aggregate": {f"{name}@{self.k}": _num(v) for name, (v, _) in self.means().items()},
             "valid_queries": {f"{name}@{self.k}": n for name, (_, n) in self.means().items()},
             "worst": [q.query_id for q in self.worst()],
@@ -296,9 +347,17 @@ def diagnose(
     ra, proc, pct, nr5 = (m.compute(data) for m in measures)
     verdict = classify(proc, pct, proc_threshold, pct_threshold)
     missed = _missed_gold(data, session, k)
+    possible = selection_possible(data, k)
     rows = [
         QueryDiagnosis(
-            q, VERDICTS[int(verdict[i])], float(ra[i]), float(proc[i]), float(pct[i]), float(nr5[i]), missed.get(i, ())
+            q,
+            VERDICTS[int(verdict[i])],
+            float(ra[i]),
+            float(proc[i]),
+            float(pct[i]),
+            float(nr5[i]),
+            missed.get(i, ()),
+            bool(possible[i]),
         )
         for i, q in enumerate(data.qids)
     ]
@@ -332,6 +391,28 @@ def diagnose(
     return Diagnosis(
         rn.name, k, float(proc_threshold), float(pct_threshold), rows, settings, data.accounting, report, worst, notes
     )
+
+
+def selection_possible(data: EvalData, k: int) -> np.ndarray:
+    """Per query, whether a selection failure could occur: the pool (within its depth) holds a doc
+    that is not in the final top ``k``. Where the top k holds the whole pool, %PROC@k is 1 (or NA) by
+    construction.
+
+    >>> from ctxeval._session import open_session
+    >>> from ctxeval._measures import make
+    >>> run = {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}, "q2": {"d": 1.0}}
+    >>> session, (rn,) = open_session({"q1": {"a": 5}, "q2": {"d": 5}}, [run], [make("PROC", None, 2)])
+    >>> selection_possible(session.prepare(rn, [make("PROC", None, 2)], keep_rows=True), 2).tolist()
+    [True, False]
+    """
+    pool: Pool = data.extra("pool")
+    if data.rows is None or pool.m_doc is None:
+        raise ConfigError("diagnose needs the run's ranked rows (keep_rows)")
+    top = np.flatnonzero(data.r_rank <= k)
+    i, _ = match_pairs(pool.m_seg, pool.m_doc, data.r_seg[top], data.rows.doc.take(top))
+    in_top = np.zeros(pool.m_seg.size, dtype=bool)
+    in_top[i] = True
+    return np.bincount(pool.m_seg[~in_top], minlength=data.n_queries)[: data.n_queries] > 0
 
 
 def top_grade(gm: Any) -> dict[str, Any]:

@@ -12,10 +12,21 @@ import numpy as np
 from ._context.grades import level_note, relevance_note
 from ._context.settings import RagConfig
 from ._errors import ConfigError
+from ._io.model import Qrels
 from ._measures import Measure, make, parse_measures
 from ._policies import Policies
-from ._session import Session, depth_note, naming_notes, open_session, resolve_inputs, unique_names
-from ._show import fmt, html_table, pandas, short
+from ._session import (
+    Session,
+    depth_note,
+    merge_notes,
+    naming_notes,
+    once,
+    open_session,
+    resolve_inputs,
+    sample_sets,
+    unique_names,
+)
+from ._show import fmt, html_table, pandas, short, text_table
 
 if TYPE_CHECKING:
     from ._context.utility import UtilityConfig
@@ -160,6 +171,12 @@ class Result:
         ms = short([str(m) for m in self.measures])
         return f"Result({len(self.runs)} runs x {len(self.measures)} measures; runs: {runs}; measures: {ms})"
 
+    def __str__(self) -> str:
+        """The means, one row per run (what ``print(result)`` shows), then the notes."""
+        rows = [[r.name, *(r.summary[m][0] for m in self.measures)] for r in self.runs]
+        table = text_table(["run", *map(str, self.measures)], rows)
+        return "\n".join([table, *(f"note: {n}" for n in self.notes)])
+
     def _repr_html_(self) -> str:
         rows = [[r.name, *(r.summary[m][0] for m in self.measures)] for r in self.runs]
         cap = "means over queries" + (f"; {len(self.notes)} notes (.notes)" if self.notes else "")
@@ -291,6 +308,10 @@ def evaluate(
     ([1.0, 0.5, 1.0], 'words-v1')
     """
     rag = with_chunks(rag, chunks)
+    if samples is not None and qrels is None and runs is None:
+        apart = _apart(samples, measures, policies, rag, utility)
+        if apart is not None:
+            return apart
     qrels, runs, notes, sets = resolve_inputs("evaluate", qrels, runs, samples, policies)
     if measures is None:
         measures = list(DEFAULT_MEASURES)
@@ -301,7 +322,7 @@ def evaluate(
     if not run_objs:
         raise ConfigError("evaluate needs at least one run")
     result = evaluate_runs(session, run_objs, session.measures)
-    result.notes[:0] = notes
+    result.notes[:] = once([*notes, *result.notes], [r.name for r in result.runs])
     return result
 
 
@@ -313,6 +334,42 @@ def with_chunks(rag: RagConfig | Mapping[str, Any] | None, chunks: Any) -> RagCo
     if cfg.chunks is not None:
         raise ConfigError("give the chunk table once: chunks=... or rag.chunks, not both")
     return replace(cfg, chunks=chunks)
+
+
+def _apart(samples: Any, measures: Any, policies: Any, rag: Any, utility: Any) -> Result | None:
+    """Sample sets that give some query different references, each evaluated against its own (with
+    a note that their figures do not compare), or None when they agree (see
+    :mod:`ctxeval._io.samples.across`)."""
+    from ._io.samples import differing_references, pair_by_question
+
+    sets, paired = pair_by_question(sample_sets(samples, Policies.coerce(policies).duplicates))
+    diff = differing_references(sets)
+    if diff is None:
+        return None
+    if measures is None:  # the measures that fit every set, chosen once
+        measures, why = default_measures(*samples_inputs_of(sets), rag)
+        paired = [*paired, why]
+    parts = [evaluate(samples=[st], measures=measures, policies=policies, rag=rag, utility=utility) for st in sets]
+    n, first = diff
+    note = (
+        f"{first}{f' (and {n - 1} more queries)' if n > 1 else ''}: each set is scored against its own references, "
+        "so their figures do not compare (compare refuses them); give the sets the same references to compare them"
+    )
+    runs = [r for p in parts for r in p.runs]
+    notes = once([*paired, *merge_notes([p.notes for p in parts]), note], [r.name for r in runs])
+    settings = dict(parts[0].settings)
+    settings["qrels"] = " + ".join(st.source for st in sets)
+    return Result(parts[0].measures, runs, settings, notes)
+
+
+def samples_inputs_of(sets: list[Any]) -> tuple[Any, list[Any]]:
+    """The union of the sets' judgments (graded ones pooled; no reference check) and their runs, to
+    choose default measures from."""
+    import polars as pl
+
+    frames = [st.qrels_frame() for st in sets]
+    both = pl.concat(frames).unique(["query_id", "doc_id"], keep="first", maintain_order=True)
+    return Qrels.from_frame(both, source="+".join(st.source for st in sets)), [st.run() for st in sets]
 
 
 #: families that read no label (counts of the run, the judged share itself)

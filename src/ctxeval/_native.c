@@ -13,7 +13,7 @@
  *   whose first field starts with '#' are skipped; fields are separated by runs of spaces and tabs;
  *   leading and trailing ones are ignored.
  *   run:   qid Q0 docid rank score tag    score: [+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?, finite
- *   qrels: qid iter docid grade           grade: [+-]?[0-9]+(\.0*)?, within (-2^63, 2^63)
+ *   qrels: qid iter docid grade           grade: [+-]?[0-9]+(\.0*)?, within [-2^63, 2^63)
  *
  * A score is the correctly rounded double of its decimal text, as Python's float() gives: with at
  * most 19 significant digits, a mantissa m <= 2^53 and a decimal exponent k with |k| <= 22, m and
@@ -73,7 +73,8 @@ typedef struct {
 int64_t ctx_abi_version(void) { return 2; }
 
 /* The CRC-32 of this file in 8 hex digits, given by the build (hatch_build.py): the caller does not
-   use a library built from another version of the source. */
+   use a library built from another version of the source. A staleness check (an editable install
+   whose source changed since it was compiled), not a verification of what the library holds. */
 #ifndef CTX_SOURCE_CRC
 #define CTX_SOURCE_CRC ""
 #endif
@@ -225,14 +226,14 @@ static int parse_score(const uint8_t *s, const uint8_t *e, double *out) {
         int whole = endp == text + n; /* not so in a locale whose decimal point is not '.' */
         if (text != small) free(text);
         if (!whole) return 1;
-        if (v < 0) v = -v;
+        v = fabs(v); /* -0.0 too: strtod of "-1e-400" is -0.0, whose sign neg puts back below */
     }
     if (!isfinite(v)) return 1;
     *out = neg ? -v : v;
     return 0;
 }
 
-/* 0: *out is the grade; 1: not a plain grade within (-2^63, 2^63) */
+/* 0: *out is the grade; 1: not a plain grade within [-2^63, 2^63) (a C long, as trec_eval reads it) */
 static int parse_grade(const uint8_t *s, const uint8_t *e, int64_t *out) {
     const uint8_t *p = s;
     int neg = 0;
@@ -241,12 +242,13 @@ static int parse_grade(const uint8_t *s, const uint8_t *e, int64_t *out) {
         neg = *p == '-';
         p++;
     }
+    const uint64_t limit = UINT64_C(0x7FFFFFFFFFFFFFFF) + (uint64_t)neg; /* 2^63 - 1, or 2^63 below zero */
     if (p >= e || !is_digit(*p)) return 1;
     for (; p < e && is_digit(*p); p++) {
-        if (acc > (UINT64_C(0x7FFFFFFFFFFFFFFF) - 9) / 10) {
-            /* acc * 10 + d may pass 2^63 - 1: check exactly */
+        if (acc > (limit - 9) / 10) {
+            /* acc * 10 + d may pass the limit: check exactly */
             uint64_t d = (uint64_t)(*p - '0');
-            if (acc > (UINT64_C(0x7FFFFFFFFFFFFFFF) - d) / 10) return 1;
+            if (acc > (limit - d) / 10) return 1;
         }
         acc = acc * 10 + (uint64_t)(*p - '0');
     }
@@ -255,7 +257,7 @@ static int parse_grade(const uint8_t *s, const uint8_t *e, int64_t *out) {
         }
     }
     if (p != e) return 1;
-    *out = neg ? -(int64_t)acc : (int64_t)acc;
+    *out = neg ? (int64_t)(UINT64_C(0) - acc) : (int64_t)acc; /* (two's complement: -2^63 included) */
     return 0;
 }
 
@@ -432,7 +434,8 @@ static inline uint64_t splitmix64(uint64_t z) {
 }
 
 /* out[i] = splitmix64 of the big-endian uint64 at in + 8 i (an id of at most 8 bytes, zero-padded:
-   ctxeval._core.ids.ArrayIds' '>u8' form, whose integer order is the ids' byte order). */
+   ctxeval._core.ids.ArrayIds' '>u8' form, whose integer order is the ids' byte order). in holds n
+   such 8-byte rows: ctxeval/_native.py passes nothing but a contiguous '>u8' array. */
 void ctx_hash_be64(const uint8_t *in, uint64_t *out, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         uint64_t v;

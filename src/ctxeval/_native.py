@@ -3,9 +3,13 @@
 ``_native.c`` is a plain C library (no Python headers, no Python object): ``hatch_build.py`` compiles
 it into ``libctxeval_native.so`` beside this module when the package is installed, with the C
 compiler Python was built with; without one, ctxeval installs and gives the same results, reading
-large TREC files and hashing ids with numpy alone, more slowly. ``CTXEVAL_NATIVE=0`` in the
-environment turns the library off. A library built from another version of the source is not
-used (its CRC-32 is compiled in and checked here), nor one of another layout (:data:`ABI`).
+large TREC files and hashing ids with numpy alone, more slowly; the build then leaves a one-line
+file saying why (no compiler, or a compiler that failed), which :func:`status` reports.
+``CTXEVAL_NATIVE=0`` in the environment turns the library off. A library built from another version
+of the source is not used, nor one of another layout (:data:`ABI`): the CRC-32 of ``_native.c`` is
+compiled in and compared with the source beside this module. That is a **staleness check** (an
+editable install whose source changed since it was compiled), not a verification: a CRC is no proof
+of what a library holds, and where the source is absent (a wheel) only the layout is checked.
 
 ctypes releases the GIL during every call, so the kernels run in parallel on the blocks of
 :func:`ctxeval._core.segments.map_blocks` and on the pieces of :mod:`ctxeval._io.native`.
@@ -57,10 +61,17 @@ class Scan(ctypes.Structure):
     ]
 
 
+STATUS = "libctxeval_native.status"  #: the build's word on why the library is not built (hatch_build.py)
+
+
 def load(path: str) -> tuple[ctypes.CDLL | None, str]:
     """The library at ``path``, or None and why not (the tests load other builds of the source)."""
     if not os.path.isfile(path):
-        return None, "not built (no C compiler when ctxeval was installed)"
+        try:
+            with open(os.path.join(os.path.dirname(path), STATUS), encoding="utf-8") as fh:
+                return None, fh.read().strip() or "not built"
+        except OSError:
+            return None, "not built (no C compiler when ctxeval was installed, or its build failed)"
     try:
         lib = ctypes.CDLL(path)
         lib.ctx_abi_version.restype = ctypes.c_int64
@@ -105,11 +116,15 @@ def status() -> str:
 
 def hash_be64(ids: np.ndarray) -> np.ndarray | None:
     """``splitmix64`` of each ``>u8`` id's value (what :func:`ctxeval._core.ids.splitmix` of
-    ``ids.astype(np.uint64)`` gives), in one pass; None without the library."""
+    ``ids.astype(np.uint64)`` gives), in one pass; None without the library. Only a one-dimensional
+    ``>u8`` array (what ``ctx_hash_be64`` reads: 8 big-endian bytes a row); anything else is a
+    TypeError, never read past its end."""
     if LIB is None:
         return None
     import numpy as np
 
+    if ids.dtype != np.dtype(">u8") or ids.ndim != 1:
+        raise TypeError(f"hash_be64 reads a one-dimensional '>u8' array, not {ids.dtype} of {ids.ndim} dimensions")
     a = np.ascontiguousarray(ids)
     out = np.empty(a.shape[0], dtype=np.uint64)
     LIB.ctx_hash_be64(a.ctypes.data, out.ctypes.data, a.shape[0])
@@ -119,11 +134,13 @@ def hash_be64(ids: np.ndarray) -> np.ndarray | None:
 def hash_bytes(ids: np.ndarray) -> np.ndarray | None:
     """FNV-1a over each ``S<w>`` id's ``w`` bytes (its zero padding included), then ``splitmix64``
     (what :meth:`ctxeval._core.ids.ArrayIds.hash` computes column by column); None without the
-    library."""
+    library. Only a one-dimensional ``S<w>`` array; anything else is a TypeError."""
     if LIB is None:
         return None
     import numpy as np
 
+    if ids.dtype.kind != "S" or ids.ndim != 1:
+        raise TypeError(f"hash_bytes reads a one-dimensional 'S' array, not {ids.dtype} of {ids.ndim} dimensions")
     a = np.ascontiguousarray(ids)
     out = np.empty(a.shape[0], dtype=np.uint64)
     LIB.ctx_hash_bytes(a.ctypes.data, a.dtype.itemsize, out.ctypes.data, a.shape[0])

@@ -118,7 +118,8 @@ class ContextSelector:
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
-            line = text.splitlines()[exc.lineno - 1] if 0 < exc.lineno <= len(text.splitlines()) else None
+            lines = text.split("\n")  # the decoder counts lines at \n only
+            line = lines[exc.lineno - 1].rstrip("\r") if 0 < exc.lineno <= len(lines) else None
             raise FormatError(str(p), exc.lineno, f"not valid JSON: {exc.msg} (column {exc.colno})", line) from None
         try:
             return cls.from_dict(doc)

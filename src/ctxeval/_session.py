@@ -199,16 +199,19 @@ def _large_file(obj: Any, size: int) -> bool:
         return False  # the reader reports it
 
 
-def _read(qrels: Any, runs: list[Any], duplicates: str, columns: Any = None) -> tuple[Qrels, list[Run]]:
+def _read(
+    qrels: Any, runs: list[Any], duplicates: str, columns: Any = None, labels: Any = None
+) -> tuple[Qrels, list[Run]]:
     """The qrels and the runs; a large qrels file is read on a second thread while the runs are read
-    (the parsers release the GIL and leave part of a core idle). The qrels' error comes first."""
+    (the parsers release the GIL and leave part of a core idle). The qrels' error comes first.
+    ``labels``: what the qrels are, when that decides how they are read (subtopic qrels)."""
     if not _large_file(qrels, _OVERLAP_QRELS_BYTES):
-        qr = Qrels.coerce(qrels, duplicates=duplicates, columns=columns)
+        qr = Qrels.coerce(qrels, duplicates=duplicates, columns=columns, labels=labels)
         return qr, [Run.coerce(r, duplicates=duplicates, columns=columns) for r in runs]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates, columns=columns)
+        pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates, columns=columns, labels=labels)
         try:
             read = [Run.coerce(r, duplicates=duplicates, columns=columns) for r in runs]
         except BaseException:
@@ -401,7 +404,11 @@ def open_session(
     from ._context.spans import span_inputs, span_notes
 
     qrels, chunks, spans = span_inputs(qrels, rcfg, ms)
-    qr, read = _read(qrels, run_list, pol.duplicates, pol.columns)
+    subtopic = rcfg.labels if rcfg.labels is not None and rcfg.labels.kind == "subtopic" else None
+    if subtopic is None and rcfg.labels is None and isinstance(qrels, (str, os.PathLike)):
+        # a diversity measure reads subtopic qrels: a qrels file given for one is read as such
+        subtopic = "subtopic" if any("subtopics" in m.requires for m in ms) else None
+    qr, read = _read(qrels, run_list, pol.duplicates, pol.columns, subtopic)
     from ._context.labels import resolve as resolve_labels
 
     qr, rcfg = resolve_labels(qr, rcfg)
@@ -422,11 +429,12 @@ def open_session(
         from ._io.side import read_groups
 
         groups = read_groups(rcfg.groups)
-    by_run = {id(r.columns): s for r, s in zip(read, origin) if s is not None}  # a renamed run keeps its columns
-    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, by_run, chunks, spans)
-    session = Session(qr, pol, settings, ms)
-    session.notes.extend(span_notes(chunks, spans, ms, rcfg))
-    return session, read
+    read = [r if st is None or r.samples is st else r.with_samples(st) for r, st in zip(read, origin)]
+    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, chunks=chunks, spans=spans)
+    single = qr.subtopics.note() if qr.subtopics is not None else None
+    notes = [single] if single else []
+    notes += span_notes(chunks, spans, ms, rcfg)
+    return Session(qr, pol, settings, ms, notes=notes), read
 
 
 def _resolve_pools(pools: Mapping[str, Any] | None, runs: list[Run], duplicates: str) -> dict[str, Run]:
@@ -512,13 +520,15 @@ def one_run_inputs(
 
 def samples_inputs(samples: Any, duplicates: str = "error") -> tuple[Qrels, list[Run], list[str], list[Any]]:
     """One or several sample sets (see :func:`sample_sets`) as (qrels, runs, notes, the sets): each
-    set is a run; the judgments are the union of their references, which must agree where they meet (a
-    (query, chunk) pair graded differently by two sets is an error naming both)."""
-    from ._io.samples import union_qrels
+    set is a run, paired with the others by query id (or, without query ids, by question); the
+    judgments are their references, which must be the same where two sets give a query reference ids
+    or contexts, and graded judgments pooled (see :mod:`ctxeval._io.samples.across`)."""
+    from ._io.samples import mismatch_notes, pair_by_question, union_qrels
 
-    sets = sample_sets(samples, duplicates)
+    sets, paired = pair_by_question(sample_sets(samples, duplicates))
     qrels = union_qrels(sets)
-    return qrels, [st.run() for st in sets], merge_notes([st.notes for st in sets]), sets
+    notes = [*merge_notes([st.notes for st in sets]), *paired, *mismatch_notes(sets)]
+    return qrels, [st.run() for st in sets], notes, sets
 
 
 def sample_sets(samples: Any, duplicates: str = "error") -> list[Any]:
@@ -549,7 +559,21 @@ def sample_sets(samples: Any, duplicates: str = "error") -> list[Any]:
     return sets
 
 
-def merge_notes(per_input: Sequence[Sequence[str]]) -> list[str]:
+def once(notes: Sequence[str], names: Iterable[str]) -> list[str]:
+    """A command's notes, each said once: exact repeats dropped, and notes that open with one of
+    ``names`` (runs, files) and say the same of several merged into one line naming them (see
+    :func:`merge_notes`).
+
+    >>> once(["bm25: k=10 exceeds the depth", "dense: k=10 exceeds the depth", "labels: binary", "labels: binary"],
+    ...      ["bm25", "dense"])
+    ['2 runs (bm25, dense): k=10 exceeds the depth', 'labels: binary']
+    """
+    return merge_notes([[n] for n in dict.fromkeys(notes)], "runs", frozenset(names))
+
+
+def merge_notes(
+    per_input: Sequence[Sequence[str]], what: str = "sample sets", names: frozenset[str] | None = None
+) -> list[str]:
     """The notes of several inputs, each said once: a note repeated by several inputs apart from the
     input's name at its start (``FILE: ...``) becomes one line naming them; when they differ only in
     the count that opens the note, the line gives each input's count.
@@ -563,6 +587,8 @@ def merge_notes(per_input: Sequence[Sequence[str]]) -> list[str]:
     for notes in per_input:
         for n in notes:
             src, sep, rest = n.partition(": ")
+            if names is not None and src not in names:
+                src, sep, rest = "", "", n
             count, blank, tail = rest.partition(" ")
             counted = bool(sep) and count.isdigit() and bool(blank)
             key = ("#" + tail if counted else rest) if sep else n
@@ -575,8 +601,8 @@ def merge_notes(per_input: Sequence[Sequence[str]]) -> list[str]:
             out.extend(dict.fromkeys(n for _, _, n in said))
         elif len(counts) == 1:
             text = f"{counts[0]} {key[1:]}" if counts[0] else key
-            out.append(f"{len(srcs)} sample sets ({', '.join(srcs)}): {text}")
+            out.append(f"{len(srcs)} {what} ({', '.join(srcs)}): {text}")
         else:
             each = ", ".join(f"{c} ({s})" for s, c, _ in said)
-            out.append(f"{len(srcs)} sample sets: {each} {key[1:]}")
+            out.append(f"{len(srcs)} {what}: {each} {key[1:]}")
     return out

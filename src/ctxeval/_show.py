@@ -17,7 +17,7 @@ from typing import Any
 
 from ._errors import DependencyError
 
-__all__ = ["fmt", "html_table", "pandas", "pyplot", "short"]
+__all__ = ["fmt", "html_table", "pandas", "pyplot", "short", "text_table"]
 
 
 def fmt(x: Any, digits: int = 4) -> str:
@@ -46,6 +46,25 @@ def html_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], caption: s
     head = "".join(f"<th>{e(str(c))}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{e(fmt(v))}</td>" for v in row) + "</tr>" for row in rows)
     return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def text_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain text table for ``print()``: columns padded to their widest cell, numbers right-aligned.
+
+    >>> print(text_table(["run", "RR"], [["bm25", 0.5], ["dense", float("nan")]]))
+    run        RR
+    bm25   0.5000
+    dense      NA
+    """
+    cells = [[fmt(v) for v in row] for row in rows]
+    widths = [max(len(str(c)), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    right = [i > 0 for i in range(len(columns))]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)]
+        return "  ".join(parts).rstrip()
+
+    return "\n".join([line([str(c) for c in columns]), *(line(r) for r in cells)])
 
 
 def pandas(what: str) -> Any:

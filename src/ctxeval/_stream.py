@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -21,10 +21,11 @@ import numpy as np
 from ._context.settings import RagConfig
 from ._core.evaldata import QueryAccounting
 from ._core.join import missing_error
-from ._errors import ConfigError, InputError
+from ._errors import ConfigError
 from ._evaluate import Result, RunResult, evaluate, evaluate_runs
 from ._io.model import Run, _stem
 from ._io.read import resolve_duplicates
+from ._io.source import local_copy
 from ._io.stream import auto_chunk_bytes, run_chunks, sort_run, text_size
 from ._measures import Measure
 from ._policies import Policies
@@ -70,26 +71,48 @@ def evaluate_stream(
     Streaming pays only for a run whose in-memory reading does not fit (about 0.6 times its text with
     the classical measures, 2.5 times with measures that keep every ranked row, such as PROC or
     RA-nWG): below that, the in-memory path is faster for the same values."""
-    pol = Policies.coerce(policies)
-    path = os.fspath(run)
-    if not os.path.isfile(path):
-        raise InputError(f"{path}: no such file")
+    source = os.fspath(run)
+    with local_copy(source, source, "run") as local:  # "-" or a pipe: read once, into a file
+        read = _Read(os.fspath(local), source, name, chunk_bytes, chunk_rows, sort_first)
+        return _evaluate_stream(qrels, read, measures, Policies.coerce(policies), rag, utility)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """How the run is read: its (local) path, the name errors give it, and the streaming settings."""
+
+    path: str
+    source: str
+    name: str | None
+    chunk_bytes: int | None
+    chunk_rows: int
+    sort_first: bool
+
+
+def _evaluate_stream(qrels: Any, read: _Read, measures: Any, pol: Policies, rag: Any, utility: Any) -> Result:
+    path, source, name = read.path, read.source, read.name
+    chunk_bytes, chunk_rows, sort_first = read.chunk_bytes, read.chunk_rows, read.sort_first
     chunk_bytes = auto_chunk_bytes(path) if chunk_bytes is None else chunk_bytes
-    if sort_first and not path.lower().endswith(".parquet"):
+    if sort_first and not source.lower().endswith(".parquet"):
         size, free = text_size(path), _available_memory()
         if free is not None and size * WHOLE_FACTOR <= free:
             # sorting out of core costs several times the in-memory path's time and memory: a run that
             # fits is read whole, which needs no grouping; the values are the same
             res = evaluate(
                 qrels,
-                Run.from_file(path, name=name, duplicates=pol.duplicates, columns=pol.columns),
+                Run.from_file(
+                    path,
+                    name=name or (None if path == source else _stem(source)),
+                    duplicates=pol.duplicates,
+                    columns=pol.columns,
+                ),
                 measures,
                 policies=pol,
                 rag=rag,
                 utility=utility,
             )
             res.notes.append(
-                f"{path}: --sort-first read the run whole ({size / 2**20:.0f} MiB of text, "
+                f"{source}: --sort-first read the run whole ({size / 2**20:.0f} MiB of text, "
                 f"{free / 2**20:.0f} MiB of memory available): it fits, and reading it whole is faster and "
                 "smaller than sorting it out of core"
             )
@@ -100,7 +123,7 @@ def evaluate_stream(
     chunk_pol = replace(pol, missing="ignore", overlap="any")
     session, _ = open_session(qrels, [], measures, policies=chunk_pol, rag=rag, utility=utility)
     sorted_path = sort_run(path) if sort_first else None
-    label = name or _stem(path)
+    label = name or _stem(source)
     qids: list[np.ndarray] = []
     parts: dict[Any, list[np.ndarray]] = {}
     evaluated = unjudged = beyond = dropped = 0
@@ -118,11 +141,15 @@ def evaluate_stream(
     last_settings: dict[str, Any] = {}
     try:
         for chunk in run_chunks(
-            sorted_path or path, chunk_bytes=chunk_bytes, chunk_rows=chunk_rows, renames=pol.renames("run")
+            sorted_path or path,
+            chunk_bytes=chunk_bytes,
+            chunk_rows=chunk_rows,
+            renames=pol.renames("run"),
+            source=source,
         ):
             tags.add(chunk.tag)
-            cols, n_dropped = resolve_duplicates(chunk.columns, "run", path, pol.duplicates)
-            res = evaluate_runs(session, [Run(cols, label, path)], session.measures)
+            cols, n_dropped = resolve_duplicates(chunk.columns, "run", source, pol.duplicates)
+            res = evaluate_runs(session, [Run(cols, label, source)], session.measures)
             rr = res.runs[0]
             last_settings = res.settings
             if rr.pool is not None:
@@ -158,12 +185,12 @@ def evaluate_stream(
         beyond_float32=beyond,
     )
     if pol.overlap == "require":
-        note = overlap_check(label, acc, path)
+        note = overlap_check(label, acc, source)
         if note:
             notes.append(note)
     if missing and pol.missing == "zero":
         zero = replace(session, policies=replace(chunk_pol, missing="zero"))
-        empty = evaluate_runs(zero, [Run.empty(label, path)], session.measures).runs[0]
+        empty = evaluate_runs(zero, [Run.empty(label, source)], session.measures).runs[0]
         ms = ms or list(empty.values)
         where = {q: i for i, q in enumerate(empty.qids)}
         pick = np.array([where[q] for q in missing], dtype=np.int64)
@@ -173,7 +200,7 @@ def evaluate_stream(
     all_q = np.concatenate(qids) if qids else np.zeros(0, dtype=object)
     order = sorted(range(all_q.size), key=lambda i: str(all_q[i]).encode("utf-8"))
     values = {m: np.concatenate(parts[m])[order] if parts.get(m) else np.zeros(0) for m in ms}
-    rr = RunResult(label, path, [all_q[i] for i in order], values, acc, dropped, pool=pool)
+    rr = RunResult(label, source, [all_q[i] for i in order], values, acc, dropped, pool=pool)
     settings = dict(last_settings or session.describe())
     settings["missing"] = pol.missing
     if pol.overlap == "require":

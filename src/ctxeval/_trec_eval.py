@@ -43,8 +43,6 @@ import itertools
 import math
 import os
 import re
-import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,11 +53,12 @@ from ._context.prefs import build_preferences
 from ._core.evaldata import EvalData
 from ._core.extras import JudgmentGroups
 from ._core.join import join, pair_lookup, positions
-from ._errors import ConfigError, FormatError, InputError, MeasureError, QueryMismatchError, did_you_mean
+from ._errors import ConfigError, FormatError, MeasureError, QueryMismatchError, did_you_mean
 from ._io.model import Qrels, Run
-from ._io.read import resolve_duplicates
+from ._io.read import read_file, resolve_duplicates
 from ._io.rel_formats import read_prefs, read_qrels_jg
 from ._io.side import read_zscores
+from ._io.source import compression, local_copy
 from ._io.trec import locate_in_trec, open_bytes, read_trec
 from ._measures import TrecArgs, TrecSpec, trec_specs
 from ._measures.trec_support import MIN_GEO_MEAN
@@ -299,7 +298,7 @@ def _seq_total(values: np.ndarray) -> float:
 def _last_tag(path: Path) -> str:
     """The run id of the file's last run line (trec_eval prints the last line's)."""
     with open(path, "rb") as fh:
-        gz = fh.read(2) == b"\x1f\x8b"
+        gz = compression(fh.read(64), str(path)) is not None  # (gzip, bzip2, xz: read whole)
         fh.seek(0, os.SEEK_END)
         size = fh.tell()
         take = min(size, 1 << 16)
@@ -316,22 +315,38 @@ def _last_tag(path: Path) -> str:
     return fields[5].decode("utf-8", errors="replace") if len(fields) >= 6 else ""
 
 
+def _read_judgments(
+    path: Path, source: str, rel_format: str, version: int
+) -> tuple[Qrels, dict[str, Qrels] | None, list | None]:
+    """The qrels file read in its ``-R`` format: the qrels, and the judgment groups or preferences."""
+    groups = prefs = None
+    if version < 10:
+        _refuse_comments_v9(path, 5 if rel_format == "prefs" else 4, source)
+    if rel_format == "qrels_jg":
+        groups = {jg: Qrels.from_dict(q) for jg, q in read_qrels_jg(path, source).items()}
+        qr = _union(list(groups.values()))
+    elif rel_format in ("prefs", "qrels_prefs"):
+        prefs = read_prefs(path, source, qrels_form=rel_format == "qrels_prefs")
+        judged: dict[str, dict[str, int]] = {}
+        for line in prefs:
+            judged.setdefault(line.qid, {})[line.doc] = 1
+        qr = Qrels.from_dict(judged)  # the topics and docs judged: which topics are evaluated
+    else:
+        read = read_file(path, "qrels", "trec", source=source)
+        qr = Qrels(read.columns, source, dropped_duplicates=read.dropped)
+    return qr, groups, prefs
+
+
 def _read_run(path: str, notes: list[str], version: int) -> tuple[Run, str]:
     """The results file read as trec_eval reads it: words after the run tag are ignored (and the
-    lines that had them counted in a note); the run id is the last line's."""
-    if path == "-":
-        data = sys.stdin.buffer.read()
-        with tempfile.TemporaryDirectory() as tmp:
-            tmp_path = Path(tmp) / "stdin.run"
-            tmp_path.write_bytes(data)
-            run, runid = _read_results(tmp_path, "<stdin>", notes, version)
-        return run, runid
-    return _read_results(Path(path), path, notes, version)
+    lines that had them counted in a note); the run id is the last line's. ``-`` (standard input) or
+    another stream is read once, into a temporary file."""
+    source = "<stdin>" if path == "-" else path
+    with local_copy(path, source, "results") as p:
+        return _read_results(p, source, notes, version)
 
 
 def _read_results(path: Path, source: str, notes: list[str], version: int) -> tuple[Run, str]:
-    if not path.is_file():
-        raise InputError(f"{source}: {'is a directory, expected a results file' if path.is_dir() else 'no such file'}")
     if version < 10:
         _refuse_comments_v9(path, 6, source)
     parsed = read_trec(path, "run", source, trailing="ignore")
@@ -484,21 +499,9 @@ def trec_eval(
         raise ConfigError(f"trec_eval: -R must be one of {', '.join(REL_FORMATS)}, got {rel_format!r}")
     sel = _select(measures, version)
     ztable = None if zscores is None else read_zscores(zscores)
-    groups = None
-    prefs = None
-    if version < 10:
-        _refuse_comments_v9(Path(qrels), 5 if rel_format == "prefs" else 4)
-    if rel_format == "qrels_jg":
-        groups = {jg: Qrels.from_dict(q) for jg, q in read_qrels_jg(Path(qrels), os.fspath(qrels)).items()}
-        qr = _union(list(groups.values()))
-    elif rel_format in ("prefs", "qrels_prefs"):
-        prefs = read_prefs(Path(qrels), os.fspath(qrels), qrels_form=rel_format == "qrels_prefs")
-        judged: dict[str, dict[str, int]] = {}
-        for line in prefs:
-            judged.setdefault(line.qid, {})[line.doc] = 1
-        qr = Qrels.from_dict(judged)  # the topics and docs judged: which topics are evaluated
-    else:
-        qr = Qrels.from_file(qrels, format="trec")
+    source = os.fspath(qrels)
+    with local_copy(qrels, source, "qrels") as local:  # a stream (-, a pipe) read once, into a file
+        qr, groups, prefs = _read_judgments(local, source, rel_format, version)
     run, runid = _read_run(os.fspath(results), notes, version)
     ties = "trec10" if version >= 10 else "trec"  # 10.0 reads scores as doubles, 9.x as floats
     before = np.sort(run.columns.layout.heads)  # the topics with results, before -M and -J

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ._errors import ConfigError
+
 __all__ = ["RegressionError", "assert_no_regression"]
 
 
@@ -40,10 +42,10 @@ def assert_no_regression(
 ) -> Any:
     """Run :func:`ctxeval.gate` and raise :class:`RegressionError` (an ``AssertionError``, so pytest
     reports a failure) when it finds a significant drop; its message is the gate's report, one line per
-    measure. Returns the :class:`~ctxeval.GateReport` when the gate holds. A baseline made under other
-    labels or settings raises :class:`~ctxeval.ConfigError` (an error, not a failure)."""
-    from ._gate.gate import gate
-    from ._gate.render import row_sentence
+    measure. Returns the :class:`~ctxeval.GateReport` when the gate holds (some measures may be
+    inconclusive: their sentences say so). A baseline made under other labels or settings, or a gated
+    measure the gate could not test, raises :class:`~ctxeval.ConfigError` (an error, not a failure)."""
+    from ._render.gate import gate, row_sentence
 
     report = gate(
         baseline,
@@ -57,8 +59,11 @@ def assert_no_regression(
         utility=utility,
     )
     if not report.holds:
-        lines = [f"ctxeval gate: {report.candidate} dropped against the baseline {report.baseline}"]
+        what = "dropped against" if report.exit_code == 1 else "could not be tested against"
+        lines = [f"ctxeval gate: {report.candidate} {what} the baseline {report.baseline}"]
         lines += [row_sentence(r, report) for r in report.rows]
         lines += [f"note: {n}" for n in report.notes]
+        if report.exit_code == 2:
+            raise ConfigError("\n".join(lines))
         raise RegressionError("\n".join(lines), report)
     return report

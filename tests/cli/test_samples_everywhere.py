@@ -57,7 +57,7 @@ def test_dicts_of_named_sets_take_frames_paths_and_samples(files: tuple[Path, Pa
 def test_every_python_verb_takes_samples(files: tuple[Path, Path]) -> None:
     a, b = files
     named = {"bm25": str(a), "dense": str(b)}
-    curve = ctxeval.metric_at_k(samples=named, measure_families=["R"], ks="1:2")
+    curve = ctxeval.metric_at_k(samples=named, measures=["R"], k="1:2")
     # R@1: bm25 1/2 (q1 only), R@2: 1 for both
     assert [s["values"] for s in curve["series"]] == [[0.5, 1.0], [0.5, 1.0]]
     d = ctxeval.diagnose(samples=str(a), k=1)

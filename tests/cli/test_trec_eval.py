@@ -1,5 +1,6 @@
 """``ctxeval trec_eval``: byte-identical to trec_eval on trec_eval's own test files, and line for line
-equal to pytrec_eval (trec_eval 9.0.x) on generated data. Test data: ``tests/data/trec_eval/README.md``."""
+equal to pytrec_eval (trec_eval 9.0.x) on generated data. trec_eval's files: the shared folder
+(``tests/shared_data.py``; the tests that read them are skipped without it)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from click.testing import CliRunner
 
 from ctxeval._cli import cli as ctxeval_cli
 from ctxeval._trec_eval import trec_eval
+from shared_data import needs_trec_eval, trec_eval_data
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+DATA = trec_eval_data()
 QRELS = str(DATA / "qrels.test")
 RESULTS = str(DATA / "results.test")
 TRUNC = str(DATA / "results.trunc")
@@ -47,6 +49,7 @@ def summary_lines(text: str) -> str:
 # every command of trec_eval's own test suite, byte for byte in both versions: test_trec_eval_suite.py
 
 
+@needs_trec_eval
 def test_all_trec_v10_differs_from_v9_only_where_10_changed() -> None:
     """10.0 = 9.x except: iprec_at_recall and 11pt_avg cut-offs by lround (the lines of out.test and
     m_11pt_avg.c's 0.1962), and the new measures unj, rbp, rbp_resid (values of trec_eval's 10.0
@@ -62,6 +65,7 @@ def test_all_trec_v10_differs_from_v9_only_where_10_changed() -> None:
     assert out == want
 
 
+@needs_trec_eval
 def test_complete_v10_prints_and_zeroes_missing_topics() -> None:
     out = cli("-q", "-c", "-m", "all_trec", QRELS, TRUNC)[1]
     lines = [line.split("\t") for line in out.splitlines() if "\t302\t" in line]
@@ -185,6 +189,7 @@ def test_level_and_utility_collection_size(tmp_path: Path) -> None:
     assert cli("-l2", "-N", "10", "-mutility.1,-1,0,0.5", str(q), str(r))[1] == "utility_1,-1,0,0.5    \tall\t4.0000\n"
 
 
+@needs_trec_eval
 def test_parameter_names_and_relstring(tmp_path: Path) -> None:
     out = cli("-q", "-mrelstring.20", "-m", "set_F.0.5", "-m", "rbp.p=0.5", "-m", "Rprec_mult.100", QRELS, RESULTS)[1]
     # the first 10 characters are trec_eval's relstring (out.test.aq); the count of 1s is P_20 * 20
@@ -195,6 +200,7 @@ def test_parameter_names_and_relstring(tmp_path: Path) -> None:
     assert "relstring" not in summary_lines(out)
 
 
+@needs_trec_eval
 def test_results_from_stdin() -> None:
     code, out, _ = cli(QRELS, "-", input=Path(RESULTS).read_text())
     assert code == 0 and out == expected("out.test")
@@ -212,6 +218,7 @@ def test_results_from_stdin() -> None:
         (["--trec-eval-version", "9", "-m", "rbp"], "illegal measure 'rbp'", 1),
     ],
 )
+@needs_trec_eval
 def test_measure_errors(args: list[str], message: str, status: int) -> None:
     code, out, err = cli(*args, QRELS, RESULTS)
     assert code == status and out == ""

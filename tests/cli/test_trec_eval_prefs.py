@@ -1,7 +1,7 @@
 """``ctxeval trec_eval -R prefs`` / ``-R qrels_prefs``: trec_eval 10.0's preference measures, byte for
 byte against trec_eval 10.0's own outputs (its test suite's ``out.test.prefs`` and
-``out.test.qrels_prefs``, and outputs of a 10.0 build on generated preferences: see
-``tests/data/trec_eval/README.md``), and by hand on small cases."""
+``out.test.qrels_prefs``, and outputs of a 10.0 build on generated preferences, all in the shared folder: see ``tests/shared_data.py``),
+and by hand on small cases."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from ctxeval._cli import cli
+from shared_data import OURS, needs_trec_eval, trec_eval_data
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "trec_eval"
+DATA = trec_eval_data()  # trec_eval's files and the recordings (outside the tree)
 
 
 def _run(args: list[str]) -> tuple[int, str, str]:
@@ -35,17 +36,20 @@ def _run(args: list[str]) -> tuple[int, str, str]:
         ("-m all_prefs -q -c -M3 -R prefs prefs.gen prefs.gen.results", "out.prefs.gen.cM3"),
     ],
 )
+@needs_trec_eval
 def test_byte_identical_to_trec_eval_10(args: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(DATA)
-    code, out, err = _run(args.split())
+    code, out, err = _run([str(OURS / a) if a.startswith("prefs.gen") else a for a in args.split()])
     assert (code, err) == (0, "")
     assert out == (DATA / expected).read_text()
 
 
-def test_a_judged_topic_without_results_stops_as_trec_eval_10_does(monkeypatch: pytest.MonkeyPatch) -> None:
+@needs_trec_eval
+def test_a_judged_topic_without_results_stops_as_trec_eval_10_does() -> None:
     # without -c, 10.0 prints the topics before t04 (judged, no results), then stops with status 4
-    monkeypatch.chdir(DATA)
-    code, out, err = _run(["-m", "all_prefs", "-q", "-R", "prefs", "prefs.gen", "prefs.gen.results"])
+    code, out, err = _run(
+        ["-m", "all_prefs", "-q", "-R", "prefs", str(OURS / "prefs.gen"), str(OURS / "prefs.gen.results")]
+    )
     assert (code, out, err) == (
         4,
         (DATA / "out.prefs.gen").read_text(),
@@ -143,6 +147,7 @@ def test_inconsistent_or_malformed_preferences_are_one_line_errors(tmp_path: Pat
         ),
     ],
 )
+@needs_trec_eval
 def test_a_measure_of_another_format_stops_as_trec_eval_does(
     args: list[str], message: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -150,6 +155,7 @@ def test_a_measure_of_another_format_stops_as_trec_eval_does(
     assert _run(args) == (4, "", message)
 
 
+@needs_trec_eval
 def test_the_prefs_set_is_trec_evals(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(DATA)
     code, out, _ = _run(["-m", "prefs", "-R", "prefs", "prefs.test", "prefs.results.test"])

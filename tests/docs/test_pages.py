@@ -32,20 +32,6 @@ def _setup(page: str, folder: Path) -> None:
         setup(folder)
 
 
-def _two_pipelines(folder: Path) -> None:
-    """The RAG guide's bm25.jsonl (the weak pipeline) and dense.jsonl (the good one): the planted corpus
-    of the scenario test, with reference ids."""
-    import shutil
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenario"))
-    import planted
-
-    files = planted.write(planted.make(), folder)
-    shutil.copy(files["refs_weak.jsonl"], folder / "bm25.jsonl")
-    shutil.copy(files["refs_good.jsonl"], folder / "dense.jsonl")
-
-
 def _ci_files(folder: Path) -> None:
     """The CI guide's qrels.txt, main.run (the run shipped) and new.run (a candidate): the example's."""
     import shutil
@@ -56,7 +42,7 @@ def _ci_files(folder: Path) -> None:
 
 
 #: what a page needs besides the bundled example: the files a reader of that page has of their own
-SETUP: dict[str, Callable[[Path], None]] = {"guides/rag.md": _two_pipelines, "guides/ci.md": _ci_files}
+SETUP: dict[str, Callable[[Path], None]] = {"guides/ci.md": _ci_files}  # the RAG guide writes its own (demo)
 
 
 #: pages whose blocks take long (the scale guide starts Spark: a JVM, 10-90 s)

@@ -53,3 +53,30 @@ def test_the_readme_tour_names_real_commands_and_options() -> None:
         known = {opt for p in command.params for opt in p.opts}
         given = {a.split("=")[0] for a in args if a.startswith("-")}
         assert given <= known, (line, given - known)
+
+
+def test_the_readme_python_examples_run_with_the_readme_install(tmp_path: Path) -> None:
+    """Every Python block of the README runs with the install line the README gives (``.[report]``:
+    no pandas, no pyarrow), on the bundled example's files under the names the README uses."""
+    import shutil
+    import subprocess
+    import sys
+
+    from ctxeval._demo import example_path
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "pip install -e '.[report]'" in readme
+    shutil.copy(example_path("qrels.txt"), tmp_path / "qrels.txt")
+    shutil.copy(example_path("runs/bm25.run"), tmp_path / "bm25.run")
+    shutil.copy(example_path("runs/bm25-rerank.run"), tmp_path / "rerank.run")
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    assert blocks
+    hide = (
+        "import sys\nfor name in ('pandas', 'pyarrow'):\n    sys.modules[name] = None  # not installed by .[report]\n"
+    )
+    for code in blocks:
+        done = subprocess.run(
+            [sys.executable, "-c", hide + code], cwd=tmp_path, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, code + done.stderr[-2000:]
+        assert "nDCG@10" in done.stdout and "bm25" in done.stdout  # print(result) shows the numbers

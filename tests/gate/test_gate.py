@@ -21,7 +21,8 @@ from scipy import stats
 import ctxeval
 from ctxeval import ConfigError
 from ctxeval._cli import cli
-from ctxeval._gate.stats import detectable_drop, needed_queries, one_sided, power_at, simulated_power
+from ctxeval._stats.onesided import one_sided
+from ctxeval._stats.power import detectable_drop, needed_queries, power_at, simulated_power
 from ctxeval.testing import RegressionError, assert_no_regression
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,15 +114,51 @@ def test_a_baseline_made_under_other_labels_or_settings_is_refused_naming_what_d
     assert code == 2 and "nope.json: no such file (baseline; make one with ctxeval snapshot)" in out, out
 
 
+def _hall_t(d: np.ndarray, mu: float) -> float:
+    """Hall's (1992) skew-corrected statistic of H0: E[d] = mu, from the paper's formula with scipy's
+    sample skewness: sqrt(n) (u + g u^2/3 + g^2 u^3/27 + g/(6n)), u = (mean - mu)/s."""
+    n, g = d.size, float(stats.skew(d))
+    u = (d.mean() - mu) / d.std(ddof=1)
+    return math.sqrt(n) * (u + g * u**2 / 3 + g**2 * u**3 / 27 + g / (6 * n))
+
+
+def _hall(d: np.ndarray, margin: float, alpha: float = 0.05) -> tuple[float, float, float]:
+    """(p, low, high) of the gate's test by scipy: the lower tail of Student's t at Hall's statistic, and
+    the interval's ends found by root-finding (the means at which the statistic meets the quantiles)."""
+    from scipy.optimize import brentq
+
+    n, c = d.size, stats.t.ppf(1 - alpha, d.size - 1)
+    p = float(stats.t.cdf(_hall_t(d, -margin), n - 1))
+    span = 10 * (np.ptp(d) + 1)
+    low = brentq(lambda mu: _hall_t(d, mu) - c, d.mean() - span, d.mean() + span, xtol=1e-14)
+    high = brentq(lambda mu: _hall_t(d, mu) + c, d.mean() - span, d.mean() + span, xtol=1e-14)
+    return p, low, high
+
+
 def test_one_sided_p_values_and_intervals_match_scipy():
     rng = np.random.default_rng(4)
     for n, margin, alpha in [(30, 0.0, 0.05), (97, 0.02, 0.05), (500, 0.01, 0.1), (8, 0.05, 0.025)]:
         d = rng.normal(-0.015, 0.2, n)
         got = one_sided(d, margin, alpha)
-        ref = stats.ttest_1samp(d, -margin, alternative="less")
-        assert got.p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-14)
-        lo, hi = stats.t.interval(1 - 2 * alpha, n - 1, loc=d.mean(), scale=stats.sem(d))
+        p, lo, hi = _hall(d, margin, alpha)
+        assert got.p == pytest.approx(p, rel=1e-9, abs=1e-14)
         assert (got.low, got.high) == pytest.approx((lo, hi), rel=1e-9)
+        # changes without skew (mirrored about their mean): the paired t-test and its interval, as scipy's
+        sym = np.r_[d, 2 * d.mean() - d]
+        got = one_sided(sym, margin, alpha)
+        ref = stats.ttest_1samp(sym, -margin, alternative="less")
+        assert got.p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-14)
+        lo, hi = stats.t.interval(1 - 2 * alpha, sym.size - 1, loc=sym.mean(), scale=stats.sem(sym))
+        assert (got.low, got.high) == pytest.approx((lo, hi), rel=1e-9)
+    # strongly skewed changes, both ways: the interval inverts the statistic; the test fails exactly when
+    # the interval lies beyond the tolerated drop
+    for g in (1.0, -1.0):
+        d = g * (rng.exponential(0.1, 40) - 0.1) - 0.03
+        for margin in (0.0, 0.01, 0.03, 0.06):
+            got = one_sided(d, margin, 0.05)
+            p, lo, hi = _hall(d, margin)
+            assert got.p == pytest.approx(p, rel=1e-9) and (got.low, got.high) == pytest.approx((lo, hi), rel=1e-9)
+            assert (got.p < 0.05) == (got.high < -margin)
 
 
 def test_the_gate_tests_each_measure_on_paired_changes_and_holm_adjusts_across_them(files):
@@ -135,7 +172,7 @@ def test_the_gate_tests_each_measure_on_paired_changes_and_holm_adjusts_across_t
     raw = []
     for m, margin in (("RR", 0.05), ("nDCG@10", 0.05), ("P@3", 0.2)):
         d = ev_c.values[ctxeval.parse_measure(m)] - ev_b.values[ctxeval.parse_measure(m)]
-        p = stats.ttest_1samp(d, -margin, alternative="less").pvalue
+        p = _hall(d, margin)[0]
         assert rep.row(m).p_value == pytest.approx(p, rel=1e-9)
         assert rep.row(m).change == pytest.approx(d.mean(), abs=1e-12)
         raw.append(p)
@@ -207,7 +244,7 @@ def test_markdown_and_junit_read_back(files):
             .runs[0]
             .values[ctxeval.parse_measure(r.measure)]
         )
-        lo, hi = stats.t.interval(0.9, d.size - 1, loc=d.mean(), scale=stats.sem(d))
+        _, lo, hi = _hall(d, r.margin)
         assert x["interval"] == pytest.approx([lo, hi], rel=1e-9)
     # annotations: one workflow command per measure, properties escaped
     lines = rep.to_annotations().splitlines()
@@ -394,8 +431,8 @@ def test_all_pairs_compares_every_pair_with_holm_over_all_of_them(files):
 
 
 def test_judged_labels_are_named_and_people_s_labels_on_a_subset_give_prediction_powered_tests(tmp_path):
-    from ctxeval._core.ppi import ppi_mean
     from ctxeval._io.labels import LabelKind, Provenance
+    from ctxeval._stats.ppi import ppi_mean
 
     rng = np.random.default_rng(3)
     n = 120
@@ -496,7 +533,7 @@ def test_snapshot_gate_and_power_read_one_sample_set_as_the_run_and_its_referenc
     ]
     rep = ctxeval.gate(snap, samples=str(new_set), max_drop={"RR": 0.02})
     d = np.array([rep_c - rep_b for rep_b, rep_c in zip(snap.values["RR"], _rr(cand, snap.queries))])
-    assert rep.row("RR").p_value == pytest.approx(stats.ttest_1samp(d, -0.02, alternative="less").pvalue, rel=1e-9)
+    assert rep.row("RR").p_value == pytest.approx(_hall(d, 0.02)[0], rel=1e-9)
     assert rep.exit_code == 1
     (plan,) = ctxeval.power(snap, samples=str(new_set), drop=0.05)
     assert plan.sd == pytest.approx(float(np.std(d, ddof=1))) and "observed between main and new" in plan.sd_source

@@ -38,9 +38,23 @@ def _temporaries(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp"))
 
 
+#: the signals the tests send: the writer starts with their default disposition, whatever this process
+#: inherited (nohup ignores SIGHUP, a shell's background job ignores SIGINT; a child inherits that)
+_SENT = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT") if hasattr(signal, n))
+
+
+def _default_dispositions() -> None:
+    for sig in _SENT:
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def _start_writer(target: Path) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", _WRITER, str(target)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        [sys.executable, "-c", _WRITER, str(target)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        preexec_fn=_default_dispositions,
     )
     assert proc.stdout is not None and proc.stdout.readline() == "writing\n"
     return proc
@@ -58,6 +72,24 @@ def test_a_write_ended_by_a_signal_leaves_the_target_and_no_temporary(sig: int, 
     assert code == -sig  # ended by the signal (Ctrl-C: Python re-raises SIGINT once it has cleaned up)
     assert target.read_text() == "before\n"
     assert _temporaries(tmp_path) == []
+
+
+@posix_only
+@pytest.mark.parametrize("ignored", [("SIGHUP",), ("SIGINT",), ("SIGHUP", "SIGINT", "SIGTERM", "SIGQUIT")])
+def test_the_signal_test_holds_under_nohup_and_with_sigint_ignored(ignored: tuple[str, ...], tmp_path: Path) -> None:
+    """The test above from a process that ignores signals, as the suite does under nohup (SIGHUP) or as a
+    shell's background job (SIGINT): every signal still ends the writer, for the writer's dispositions are
+    set where it starts, not inherited. (Run by hand too: ``nohup pytest tests/io/test_atomic_writes.py``
+    and ``bash -c 'trap "" INT; pytest tests/io/test_atomic_writes.py'``.)"""
+    sigs = [getattr(signal, n) for n in ignored]
+    before = {sig: signal.signal(sig, signal.SIG_IGN) for sig in sigs}
+    try:
+        for sig in _SENT:
+            (tmp_path / sig.name).mkdir()
+            test_a_write_ended_by_a_signal_leaves_the_target_and_no_temporary(sig, tmp_path / sig.name)
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 @posix_only

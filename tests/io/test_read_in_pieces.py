@@ -1,5 +1,5 @@
-"""TREC files read by polars in pieces of whole lines (the light reader off): a query may span
-pieces; the result must be what the oracle gives, and a duplicate names both of its lines."""
+"""TREC files read by the vectorised tier in pieces of whole lines (the compiled scanner off): a query
+may span pieces; the result must be what the oracle gives, and a duplicate names both of its lines."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxeval import DuplicateError, Qrels, Run
-from ctxeval._io import light, trec
+from ctxeval import DuplicateError, Qrels, Run, _native
+from ctxeval._io import columnar
 from ctxeval._session import prepare
 from oracle import oracle
 from strategies import cases
@@ -22,8 +22,8 @@ from strategies import cases
 @given(cases(), st.sampled_from([1, 24, 1 << 20]))
 def test_files_read_in_pieces_match_the_oracle(case: tuple[pl.DataFrame, pl.DataFrame, str], chunk: int) -> None:
     run, qrels, missing = case
-    old = (trec._READ_CHUNK, light.LIGHT_MAX_BYTES)
-    trec._READ_CHUNK, light.LIGHT_MAX_BYTES = chunk, 0
+    old = (columnar.PIECE, _native.LIB)
+    columnar.PIECE, _native.LIB = chunk, None
     try:
         with tempfile.TemporaryDirectory() as tmp:
             rp, qp = Path(tmp) / "run.txt", Path(tmp) / "qrels.txt"
@@ -36,7 +36,7 @@ def test_files_read_in_pieces_match_the_oracle(case: tuple[pl.DataFrame, pl.Data
             assert r.name == "tag" and r.frame.equals(run) and qr.frame.equals(qrels)
             data = prepare(qr, r, policies={"missing": missing, "ties": "trec", "overlap": "any"})
     finally:
-        trec._READ_CHUNK, light.LIGHT_MAX_BYTES = old
+        columnar.PIECE, _native.LIB = old
     got = {
         name: np.asarray(getattr(data, name)).tolist()
         for name in ("r_off", "j_idx", "j_grade", "q_off", "q_grade", "has_run")
@@ -67,9 +67,9 @@ def test_piece_checks_in_blocks_equal_the_rule(text: str, sep: bytes, block: int
     piece = text.encode()
     other = b"\t" if sep == b" " else b" "
     expected = other not in piece and b"\x00" not in piece and sep * 2 not in piece
-    old = trec._BLOCK
-    trec._BLOCK = block
+    old = columnar.BLOCK
+    columnar.BLOCK = block
     try:
-        assert trec._plain_piece(piece, sep) == expected
+        assert columnar.plain_piece(piece, sep) == expected
     finally:
-        trec._BLOCK = old
+        columnar.BLOCK = old

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ctxeval
-from ctxeval._io import light, native, trec
+from ctxeval._io import columnar, native
+from ctxeval._io.exact import frame as exact_frame
 from ctxeval._io.frames import frame_of
 
 Q = "qrels"
@@ -84,20 +85,22 @@ def _rows(cols, kind: str) -> list[tuple]:
 
 
 def _fast_tiers(path: Path, data: bytes, kind: str) -> dict[str, list[tuple] | None]:
-    """What each fast tier makes of the file (None: it declines)."""
+    """What each fast tier makes of the file (None: it declines): the compiled scanner (on the file and
+    in memory), and the vectorised tier's two polars paths (a plainly laid-out piece read as it is, and
+    text with its separators folded)."""
     out: dict[str, list[tuple] | None] = {}
     if native.available():  # tests/io/test_native.py checks that it is wherever a C compiler is
         mapped = native.scan_file(path, kind)
         out["native"] = None if mapped is None else _rows(mapped.columns, kind)
         scanned = native.scan_bytes(data, kind)
         out["native in memory"] = None if scanned is None else _rows(scanned.columns, kind)
-    small = light.read_trec(path, kind)
-    out["light"] = None if small is None else _rows(small.columns, kind)
-    chunks = trec._polars_chunks(path, kind, b"\t" if b"\t" in data else b" ")
-    out["chunks"] = None if chunks is None else _rows(chunks.columns, kind)
-    normal = trec._TRAIL_WS.sub(b"", trec._LEAD_WS.sub(b"", trec._WS_RUN.sub(b" ", data)))
-    folded = trec._polars_trec(normal, kind)
-    out["folded"] = None if folded is None else _rows(folded.columns, kind)
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    for tier, frame in (("plain", columnar._plain(body, kind)), ("folded", columnar.folded(body, kind))):
+        reduced = columnar._Reduced(kind)
+        if frame is not None and reduced.add(frame) and (cols := reduced.columns()) is not None:
+            out[tier] = _rows(cols, kind)
+        else:
+            out[tier] = None
     return out
 
 
@@ -119,14 +122,14 @@ def test_every_tier_follows_the_rule(name: str, kind: str, data: bytes, expected
                 assert rows == expected, tier
         if isinstance(expected, str):
             with pytest.raises(ctxeval.FormatError) as err:
-                trec._slow_trec(data, kind, "input.txt")
+                exact_frame(data, kind, "input.txt")
             assert expected in str(err.value)
             with pytest.raises(ctxeval.FormatError) as err:
                 _read_public(path, kind)
             assert f"{path}{expected}" in str(err.value) or expected in str(err.value)
             assert "\n" not in str(err.value)
         else:
-            df = trec._slow_trec(data, kind, "input.txt")
+            df = exact_frame(data, kind, "input.txt")
             value = "score" if kind == R else "relevance"
             assert [tuple(r) for r in df.select(["query_id", "doc_id", value]).iter_rows()] == expected
             assert _read_public(path, kind) == expected
@@ -168,7 +171,7 @@ def test_arbitrary_bytes_give_a_result_or_a_ctxeval_error(kind: str, data: bytes
         except ctxeval.CtxevalError:
             public = None
         try:  # the exact tier is the reference: a fast tier reads what it reads, or declines
-            df = trec._slow_trec(data, kind, "fuzz.txt")
+            df = exact_frame(data, kind, "fuzz.txt")
             value = "score" if kind == R else "relevance"
             exact = [tuple(r) for r in df.select(["query_id", "doc_id", value]).iter_rows()]
         except ctxeval.CtxevalError:

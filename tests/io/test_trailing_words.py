@@ -1,7 +1,7 @@
 """Words after a run line's sixth field: trec_eval ignores them (``ctxeval trec_eval`` reads such a
 file as trec_eval does and counts the lines in a note), every other reader refuses them with an error
 that names the way to read the file. Checked against a plain split of each line (trec_eval's reading:
-its first six fields), through every tier (a small file, a file past the light tier's size, gzip)."""
+its first six fields), through every tier (a small file, a file of several pieces, gzip)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import ctxeval
 from ctxeval._cli import cli
 from ctxeval._errors import FormatError
-from ctxeval._io import light, trec
+from ctxeval._io import columnar, trec
 from ctxeval._io.frames import frame_of
 
 
@@ -59,7 +59,7 @@ def test_the_words_after_the_tag_are_dropped_and_counted(extra: list[list[str]],
     "size", ["small", pytest.param("past the light tier", marks=pytest.mark.slow), "gzip"]
 )  # fmt: skip
 def test_every_tier_reads_what_trec_eval_reads(size: str, tmp_path: Path) -> None:
-    n = 3 if size != "past the light tier" else light.LIGHT_MAX_BYTES // 40 + 1000
+    n = 3 if size != "past the light tier" else 2 * columnar.SUB_PIECE // 40 + 1000
     lines = [f"q{i // 100}\tQ0\td{i}\t{i}\t  {1000 - i / 1000:.4f}\tSTANDARD" for i in range(n)]
     lines[0] += " more junk at"
     lines[-1] += "\tend of lines."

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from ctxeval._cli import cli
-from ctxeval._core.ppi import ppi_mean
 from ctxeval._errors import ConfigError
 from ctxeval._judge.verbs import agreement
+from ctxeval._stats.ppi import ppi_mean
 
 Labels = dict[str, dict[str, int]]
 
@@ -79,7 +79,18 @@ def test_a_degenerate_judge_is_named_and_rejected() -> None:
     card = agreement(human, judge)
     assert card.coverage["human_pairs"] == 81 and card.coverage["both"] == 14
     assert card.coverage["share"] == pytest.approx(14 / 81)
-    assert card.degenerate == {"grade": 4, "share": 1.0, "judgments": 14, "flag": True}
+    from scipy.stats import entropy
+
+    d = card.degenerate
+    assert {k: d[k] for k in ("grade", "share", "judgments", "flag")} == {
+        "grade": 4,
+        "share": 1.0,
+        "judgments": 14,
+        "flag": True,
+    }
+    # the degenerate check compares the grade distributions: the judge's carries no information, people's
+    people = np.unique([g for docs in human.values() for g in docs.values()], return_counts=True)[1]
+    assert d["entropy_judge"] == 0.0 and d["entropy_human"] == pytest.approx(entropy(people, base=2))
     assert card.labels["kappa"]["kappa"] == 0.0
     assert card.verdict["verdict"] == "reject"
     assert "a degenerate judge (grade 4 for 100% of its 14 labels)" in card.verdict["text"]
@@ -303,10 +314,13 @@ def test_the_agreement_command_prints_the_card_and_its_json(tmp_path: Path) -> N
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
-    assert (
-        lines[1]
-        == "verdict: do not use in place of people's labels: a degenerate judge (grade 4 for 100% of its 120 labels)"
+    # the verdict lists every failing rule, each with its threshold (issue 33: before, the first one only)
+    assert lines[1].startswith(
+        "verdict: do not use in place of people's labels: a degenerate judge (grade 4 for 100% of its 120 labels): "
+        "its grades carry 0.00 of the information people's do, < 0.5"
     )
+    for rule in ("relevant (100% >= 50%)", "binarized kappa 0.00 < 0.42", "ordinal alpha", "<= 0"):
+        assert rule in lines[1]
     assert (
         "  binarized kappa >= 0.42          LLMJudge, TREC DL 2023 (Rahmani et al. 2024): 0.42-0.43; Thomas et al. 2024 (SIGIR): 0.64"
         in lines
@@ -315,7 +329,8 @@ def test_the_agreement_command_prints_the_card_and_its_json(tmp_path: Path) -> N
     doc = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).stdout)
     assert doc["verdict"]["verdict"] == "reject"
     assert doc["ranking"]["kendall_tau"] is None
-    assert doc["thresholds"] == {"kappa_binary": 0.42, "tau": 0.83, "degenerate": 0.9, "distractors": 0.5}
+    assert doc["thresholds"] == {"kappa_binary": 0.42, "tau": 0.83, "degenerate": 0.5, "distractors": 0.5}
+    assert len(doc["verdict"]["failing"]) == 4
     bad = CliRunner().invoke(cli, [*args[:3], "--grade-map", "nonsense"])
     assert bad.exit_code == 2
     assert bad.output.startswith("ctxeval: error: grade map 'nonsense'")

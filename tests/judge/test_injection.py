@@ -61,13 +61,13 @@ def test_an_injection_stays_inside_the_fence(tmp_path: Path, attack: str) -> Non
 def test_the_same_attacks_pass_a_fence_that_defuses_ascii_tags_only(
     tmp_path: Path, attack: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctxeval._judge import tasks
+    from ctxeval._judge import prompt  # the fence moved from tasks to prompt
 
     def ascii_only(tag: str, text: str) -> str:
         safe = re.sub(r"<(/?\s*(?:passage|question)\b)", r"‹\1", text, flags=re.IGNORECASE)
         return f"<{tag}>\n{safe}\n</{tag}>"
 
-    monkeypatch.setattr(tasks, "fence", ascii_only)
+    monkeypatch.setattr(prompt, "fence", ascii_only)
     with Server(gullible) as srv, Cache(tmp_path / "c.sqlite") as cache:
         assert _grade(srv, ATTACKS[attack], cache) == 5
 

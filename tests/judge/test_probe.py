@@ -128,7 +128,17 @@ def test_a_small_probe_of_the_real_server(real_server: Any, tmp_path: Path) -> N
 
     done = ctxeval(
         *_probe_args(
-            tmp_path, "--judge-url", real_server.url, "--model", "smollm2", "--limit", "4", "--concurrency", "1"
+            tmp_path,
+            "--judge-url",
+            real_server.url,
+            "--model",
+            "smollm2",
+            "--limit",
+            "4",
+            "--concurrency",
+            "1",
+            "--rerank-queries",
+            "0",  # the reranked run: tests/judge/test_real_server.py
         ),
         "--format",
         "json",

@@ -327,3 +327,52 @@ def test_prose_without_a_schema_is_undecided_after_a_repair_turn_and_nothing_is_
     assert (
         "1 judgments, 1 from the cache (1 of them undecided: --retry-undecided asks again), 0 requested" in again.stderr
     )
+
+
+def test_the_new_card_lines_on_the_real_models_grades(graded: dict[str, Any]) -> None:
+    """The card of the real model's 4 grades (issue 33): every figure beside the null judges' (200
+    draws each), the circularity lines for both runs, and a verdict that lists every failing rule."""
+    human = example_path("qrels.txt")
+    runs = [str(example_path(f"runs/{name}")) for name in ("bm25.run", "rrf.run")]
+    card = ctxeval("agreement", str(human), str(graded["tmp"] / "j.qrels"), *runs, "--format", "json")
+    text = ctxeval("agreement", str(human), str(graded["tmp"] / "j.qrels"), *runs)
+    assert card.returncode == 0 and text.returncode == 0, card.stderr + text.stderr
+    doc = json.loads(card.stdout)
+    assert doc["chance"]["draws"] == 200 and set(doc["chance"]["labels"]) == {"kappa", "kappa_binary", "alpha_ordinal"}
+    assert set(doc["chance"]["ranking"]) == {"kendall_tau", "tau_ap", "largest_swap"}
+    for row in doc["chance"]["labels"].values():
+        assert set(row["nulls"]) == {"permuted", "constant", "random"}
+    assert set(doc["circularity"]["runs"]) == {"bm25", "rrf"}
+    assert doc["verdict"]["failing"] and all(rule in doc["verdict"]["text"] for rule in doc["verdict"]["failing"])
+    lines = text.stdout.splitlines()
+    assert any(ln.startswith("chance       each figure beside null judges") for ln in lines)
+    assert any(ln.startswith("circularity  each run's rank under people's and the judge's labels") for ln in lines)
+    assert any(ln.startswith("degenerate   commonest judge grade") and "bits" in ln for ln in lines)
+
+
+def test_the_probe_reranks_a_run_by_the_real_models_grades(real_server: Any, tmp_path: Path) -> None:
+    """``judge probe`` with the real model: a run reranked by its own grades (2 queries, top 2) and how
+    far it rises under its labels and people's; the spread of its original grades, said when it
+    barely varies (SmolLM2 gives nearly every passage one grade)."""
+    run = str(example_path("runs/bm25.run"))
+    args = [
+        "judge", "probe", run, "--queries", str(example_path("queries.jsonl")), "--passages",
+        str(example_path("passages.jsonl")), "--depth", "2", "--limit", "5", "--rerank-queries", "2", "--qrels",
+        str(example_path("qrels.txt")), "--judge-url", real_server.url, "--model", "smollm2", "--cache",
+        str(tmp_path / "c.sqlite"), "--concurrency", "1", "--timeout", "900", "-q",
+    ]  # fmt: skip
+    as_json = ctxeval(*args, "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    doc = json.loads(as_json.stdout)
+    rise = doc["reranked"]
+    assert rise["run"] == "bm25" and rise["queries"] == 2 and rise["depth"] == 2
+    assert rise["human_before"] is not None and 0 <= rise["judge_after"] <= 1
+    table = ctxeval(*args)  # every judgment cached now
+    assert table.returncode == 0, table.stderr
+    assert "reranked by the judge: bm25's top 2 of 2 queries reordered by this judge's grades" in table.stdout
+    sp = doc["spread"]  # over the 5 originals (a spread needs 5 grades or more)
+    assert sp is not None and sp["graded"] == 5 and 0.0 <= sp["bits"] <= sp["most"]
+    if doc["one_grade"] is not None:
+        assert "note: the judge gave grade" in table.stdout
+    elif sp["barely"]:
+        assert "note: the original grades barely vary" in table.stdout

@@ -34,6 +34,6 @@ def test_trec_eval_has_no_err() -> None:
 
     from ctxeval._cli import cli
 
-    # trec_eval 10.0 and 9.0.8: "trec_eval: illegal measure 'err'", status 1 (recorded: tests/data/trec_eval)
+    # trec_eval 10.0 and 9.0.8: "trec_eval: illegal measure 'err'", status 1 (recorded: illegal.err in the shared trec_eval folder)
     res = CliRunner().invoke(cli, ["trec_eval", "-m", "err", "q", "r"])
     assert res.exit_code == 1 and "illegal measure 'err'" in res.stderr

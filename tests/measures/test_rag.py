@@ -446,8 +446,12 @@ def test_diagnose_classifies() -> None:
     assert d["q1"].missed[0].where == "not in pool"
     assert d["q2"].missed[0].where == "pool rank 4, final rank 3"
     assert d["q3"].missed == ()
-    # one against one: the sign test's p is 1, no stage is named
-    assert d.advice == "no clear winner: 1 retrieval vs 1 selection failures (sign test p = 1.000)"
+    # one against one: too few for the sign test ever to name a stage (issue 29, point 12)
+    assert d.advice == (
+        "cannot tell: 1 retrieval vs 1 selection failures are too few for the sign test to name a stage (even 2 "
+        "against 0 would give p = 0.500); 2 queries whose top 2 holds their whole pool left out (no selection "
+        "failure possible there)"
+    )
     out = d.to_dict()
     assert out["counts"]["selection"] == 1 and out["valid_queries"]["RA-nWG@2"] == 3
     assert out["queries"][1]["missed_grade5"] == [{"doc_id": "a", "in_pool": True, "pool_rank": 4, "run_rank": 3}]
@@ -541,7 +545,7 @@ def test_cli_diagnose(tmp_path: Path) -> None:
     assert (
         "worst queries" in table.output
         and "a (not in pool)" in table.output
-        and "advice: no clear winner: 1 retrieval vs 1 selection failures (sign test p = 1.000)" in table.output
+        and "advice: cannot tell: 1 retrieval vs 1 selection failures are too few" in table.output
         and "missed grade-5 docs" in table.output
     )
     target = tmp_path / "diag.json"

@@ -117,11 +117,12 @@ def instances() -> list[Measure]:
             cuts = [0.0, 0.3, 1.0]
         else:
             cuts = [1, 3, 10] + ([None] if fam.cutoff == "optional" else [])
-        needed = ",".join(f"{p.name}=3" for p in fam.params if p.required)  # (ERR's gmax)
+        # ERR's gmax; the C/W/L measures' max_rel (without it grades above 1 are refused, as cwl_eval does)
+        needed = ",".join(f"{p.name}=3" for p in fam.params if p.required or p.name == "max_rel")
         name = f"{fam.name}({needed})" if needed else fam.name
         for c in cuts:
             out.append(
-                Measure(fam.name, (), c)
+                parse_measure(name)
                 if c is None
                 else parse_measure(name) @ c
                 if fam.cutoff == "optional"

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["CASES", "RECORDINGS", "Case", "normalise", "setup_scratch"]
+from shared_data import trec_eval_data, trec_eval_missing
+
+__all__ = ["CASES", "RECORDINGS", "Case", "needs_trec_eval_files", "normalise", "setup_scratch"]
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "data" / "regression"
 
@@ -593,14 +595,20 @@ def _gen(folder: Path) -> None:
 
 
 def setup_scratch(folder: Path) -> None:
-    """A copy of the bundled example, the generated data and trec_eval's test files in ``folder``."""
+    """A copy of the bundled example, the generated data and trec_eval's test files in ``folder`` (the
+    last from the shared folder outside the tree, when it is there: ``tests/shared_data.py``)."""
     example = Path(str(resources.files("ctxeval") / "data" / "example"))
     shutil.copytree(example, folder / E)
     _gen(folder / G)
-    trec = Path(__file__).resolve().parent.parent / "data" / "trec_eval"
     (folder / "trec").mkdir()
-    for name in ("qrels.test", "results.test"):
-        shutil.copy(trec / name, folder / "trec" / name)
+    if trec_eval_missing() is None:
+        for name in ("qrels.test", "results.test"):
+            shutil.copy(trec_eval_data() / name, folder / "trec" / name)
+
+
+def needs_trec_eval_files(case: Case) -> bool:
+    """Whether ``case`` reads trec_eval's own test files (skipped without the shared folder)."""
+    return any(arg.startswith("trec/") for arg in case.argv)
 
 
 _SVG = re.compile(r"<svg\b.*?</svg>", re.DOTALL)

@@ -111,3 +111,22 @@ def test_public_docstrings_do_not_point_into_private_modules() -> None:
         if not callable(obj) or name == "__version__":
             continue
         assert ":mod:`ctxeval._" not in doc and "ctxeval._" not in doc, name
+
+
+def test_print_shows_the_numbers_and_a_sample_set_shows_briefly(tmp_path) -> None:
+    """Issue 29, point 18: print(result) gives the means (it gave the repr), repr(samples) stays short
+    whatever the set's texts (it printed every sample), metric_at_k takes measures= and k=."""
+    res = ctxeval.evaluate(QRELS, NAMED, ["RR(rel=4)", "nDCG@2"])
+    lines = str(res).splitlines()
+    assert lines[0].split() == ["run", "RR(rel=4)", "nDCG@2"]
+    assert lines[1].split() == ["good", "1.0000", "1.0000"]
+    assert lines[2].split() == ["<b>weak</b>", f"{1 / 3:.4f}", f"{res.runs[1].mean('nDCG@2'):.4f}"]
+    long_text = "x" * 2000
+    records = [{"query_id": f"q{i}", "retrieved": [{"id": f"c{j}", "text": long_text} for j in range(10)],
+                "reference_ids": ["c1"]} for i in range(100)]  # fmt: skip
+    s = ctxeval.Samples.from_records(records, name="big")
+    assert _short(s).startswith("Samples('big', 100 samples from <samples>; labels: binary")
+    new = ctxeval.metric_at_k(QRELS, NAMED, measures=["R"], k="1:2")
+    with pytest.warns(DeprecationWarning, match="measures= and k="):
+        old = ctxeval.metric_at_k(QRELS, NAMED, measure_families=["R"], ks="1:2")
+    assert new["series"] == old["series"] and new["ks"] == [1, 2]

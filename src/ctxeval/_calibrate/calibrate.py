@@ -17,6 +17,7 @@ import numpy as np
 from .._context.settings import RagConfig
 from .._context.utility import UtilityConfig, flag_counts, unlabelled_note
 from .._core.evaldata import EvalData
+from .._core.extras import Utilities
 from .._core.relscore import relative_scores
 from .._core.segments import top_rows
 from .._errors import ConfigError, MeasureError
@@ -28,7 +29,42 @@ from .._show import fmt, html_table, pandas, pyplot
 from .._version import __version__
 from .grid import POLICY_RULE, TAUS, Checks, Fit, checks, fit, lead_lengths, prefix_utility
 
-__all__ = ["Calibration", "calibrate", "prefix_measure"]
+__all__ = ["IRRELEVANT_COST", "Calibration", "calibrate", "cost_line", "prefix_measure", "with_cost"]
+
+#: the default cost of a passage of utility 0 under the utility objective: UDCG's weight of an
+#: irrelevant passage (Trappolini et al.'s released compute_udcg_score: -1/3)
+IRRELEVANT_COST = 1 / 3
+
+
+def with_cost(urows: Utilities, cost: float) -> np.ndarray:
+    """The per-passage utilities of the utility objective: a passage of utility 0 that the labels say
+    adds nothing (judged irrelevant or useless, unjudged on graded labels, an LLM utility below the
+    distractor threshold) counts ``-cost``; an unlabelled chunk of binary labels that nothing decided
+    keeps 0 (whether it is irrelevant is unknown); every other utility stays.
+
+    >>> u = Utilities(np.array([1.0, 0.0, -1.0, 0.0]), *([np.zeros(4)] * 3), None, None, None,
+    ...               unknown=np.array([False, False, False, True]))
+    >>> with_cost(u, 0.5).tolist()
+    [1.0, -0.5, -1.0, 0.0]
+    """
+    nothing = urows.u == 0.0
+    if urows.unknown is not None:
+        nothing &= ~urows.unknown
+    return np.where(nothing, -cost, urows.u)
+
+
+def cost_line(cost: float) -> str:
+    """What the utility objective charges for a passage that adds nothing, for reports.
+
+    >>> cost_line(1 / 3)[:45]
+    'a passage the labels say adds nothing (utilit'
+    """
+    what = "UDCG's weight of an irrelevant passage, 1/3" if cost == IRRELEVANT_COST else "given"
+    return (
+        f"a passage the labels say adds nothing (utility 0: irrelevant, or unjudged on graded labels) costs "
+        f"{cost:.4g} ({what}; --irrelevant-cost, 0 for none): the best K weighs what each further passage adds "
+        "against that cost"
+    )
 
 
 def _input_notes(session: Any, data: EvalData, cfg: UtilityConfig, measure: Measure | None) -> list[str]:
@@ -43,8 +79,9 @@ def _input_notes(session: Any, data: EvalData, cfg: UtilityConfig, measure: Meas
     if kind.binary and measure is None and not decided:
         notes.append(
             "on binary labels no passage costs anything: the utility objective counts the references kept, so the "
-            "best K is where the last reference sits, not a trade-off with distractors. For a K that weighs "
-            f"distractors, get labels that say which chunks distract: {HOW_TO_JUDGE}"
+            "best K is where the last reference sits, not a trade-off with distractors (an unlabelled chunk is not "
+            "known to be irrelevant, so it bears no irrelevant cost either). For a K that weighs distractors, get "
+            f"labels that say which chunks distract: {HOW_TO_JUDGE}"
         )
     acc = data.accounting
     total = acc.evaluated + acc.missing
@@ -181,6 +218,7 @@ def calibrate(
     utility: UtilityConfig | Mapping[str, Any] | None = None,
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
+    irrelevant_cost: float = IRRELEVANT_COST,
 ) -> Calibration:
     """Fit a runtime policy (K_max, τ) on ``run`` against ``qrels`` (the README's "Runtime policy" section).
 
@@ -190,8 +228,17 @@ def calibrate(
     the rules' hard-negative threshold, the policy's τ is searched on the grid :data:`TAUS`).
     ``policies`` and ``rag`` are as for :func:`ctxeval.evaluate`; the ranking is always trec_eval's
     (``ties="trec"``), the one :class:`ctxeval.ContextSelector` applies. ``samples`` (instead of
-    ``qrels`` and ``run``): one sample set; on its reference ids (binary labels) no passage costs
-    anything under the utility objective, and the notes say so and how to get labels that do.
+    ``qrels`` and ``run``): one sample set; on its reference ids (binary labels) no label says which
+    chunks distract, and the notes say so and how to get labels that do.
+
+    ``irrelevant_cost`` (utility objective): what a passage the labels say adds nothing costs (utility
+    0: judged irrelevant or useless, unjudged on graded labels, an LLM utility below the distractor
+    threshold; not an unlabelled chunk of binary labels, which nothing says is irrelevant): it counts
+    ``-irrelevant_cost`` instead of 0 (:func:`with_cost`). Default 1/3, UDCG's weight of an irrelevant passage (the
+    released ``compute_udcg_score``: relevant 1, irrelevant -1/3): without a cost, passages that add
+    nothing cost nothing, so on graded labels whose lists hold relevant passages deep down the answer
+    is always the largest K tried. 0 restores that reading. Distractors keep their own, negative,
+    utility.
 
     Relative scores: q1 a 1, b 0.143, x 0; q2 c 1, d 0.857, y 0. Utilities: a, c, d 1; b (grade 1) -1;
     x, y (unlabelled at rank 3) -0.5. Best: keep a, c and d (mean 1.5) with K_max = 2 and τ in
@@ -206,6 +253,13 @@ def calibrate(
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ConfigError(f"k (the largest K_max tried) must be a whole number >= 1, got {k!r}")
     k = int(k)
+    if (
+        isinstance(irrelevant_cost, bool)
+        or not isinstance(irrelevant_cost, (int, float))
+        or not 0.0 <= float(irrelevant_cost) < float("inf")
+    ):
+        raise ConfigError(f"irrelevant_cost must be a number >= 0, got {irrelevant_cost!r}")
+    cost = float(irrelevant_cost)
     measure = None
     if not (isinstance(objective, str) and objective.strip().lower() == "utility"):
         try:
@@ -237,7 +291,7 @@ def calibrate(
     lead = lead_lengths(data.r_off, rel, k, TAUS)
     flagged = None
     if measure is None:
-        values = prefix_utility(data.r_off, data.extra("utility").u, k)
+        values = prefix_utility(data.r_off, with_cost(data.extra("utility"), cost), k)
         sign = 1.0
         read = top_rows(data.r_off, k)[0]
         flagged = unlabelled_note(rn.name, flag_counts(data.extra("utility"), data.r_judged, read), k)
@@ -269,6 +323,7 @@ def calibrate(
         "checks": found.to_dict(),
         "notes": notes,
         "utility": cfg.describe() if used_utilities else None,
+        "irrelevant_cost": cost if measure is None else None,
         "data": {
             "qrels": qr.source,
             "run": rn.source,

@@ -64,6 +64,7 @@ _COMMANDS = {
     "snapshot": ("gate", "snapshot_command"),
     "gate": ("gate", "gate_command"),
     "power": ("gate", "power_command"),
+    "labels": ("labels", "command"),
 }
 
 # commands that do no BLAS work: numpy's OpenBLAS starts a thread per core when numpy is imported

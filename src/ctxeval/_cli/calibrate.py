@@ -48,6 +48,14 @@ _OBJECTIVE_HELP = (
     is_flag=True,
     help="write the policy even when it does not beat the best fixed K on held-out queries",
 )
+@click.option(
+    "--irrelevant-cost",
+    type=click.FloatRange(min=0),
+    default=1 / 3,
+    show_default="1/3, UDCG's weight of an irrelevant passage",
+    help="utility objective: what a passage the labels say adds nothing (utility 0: irrelevant, or unjudged on "
+    "graded labels) costs; 0 for nothing",
+)
 @utility_options
 @rag_options()
 @policy_options(ties=False)
@@ -61,6 +69,7 @@ def command(
     seed: int,
     output: str | None,
     force: bool,
+    irrelevant_cost: float,
     **kw: Any,
 ) -> None:
     """Fit how many passages to pass (K_max) and from which relative score (tau) on RUN.
@@ -88,6 +97,7 @@ def command(
         utility=utility_from(kw),
         policies=policies_from(kw),
         rag=rag_from(kw),
+        irrelevant_cost=irrelevant_cost,
     )
     text = cal.to_json()
     if not cal.beats_fixed_k and not force:

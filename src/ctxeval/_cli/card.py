@@ -6,6 +6,7 @@ import json
 
 import click
 
+from .._judge.verbs import agreement as card_of
 from .options import emit, output_option
 
 __all__ = ["agreement"]
@@ -38,6 +39,14 @@ __all__ = ["agreement"]
     help="the top systems the largest swap is sought in",
 )
 @click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05, show_default=True)
+@click.option(
+    "--draws",
+    type=click.IntRange(min=0),
+    default=200,
+    show_default=True,
+    help="draws of each random null judge the figures stand beside (0: none)",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="the null judges' draws")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @output_option()
 def agreement(
@@ -49,6 +58,8 @@ def agreement(
     level: int | None,
     top: int,
     alpha: float,
+    draws: int,
+    seed: int,
     fmt: str,
     output: str | None,
 ) -> None:
@@ -57,12 +68,15 @@ def agreement(
     ordinal alpha, leniency and a degenerate-judge check; given two or more runs, the system ranking
     under each (Kendall's tau, tau_AP, the largest swap among the top systems) and each run's
     prediction-powered mean with its interval (people's labels on a subset of queries, the judge's on
-    all); a one-line verdict with its thresholds beside the published figures they come from. HUMAN and
+    all), and each run's rank under either labelling (a run that rises under the judge's beyond the
+    others may be fitted to it); every figure beside null judges (permuted, constant, random); a
+    verdict listing every failing rule, its threshold beside the published figure it comes from. HUMAN and
     JUDGED are qrels or sample sets (their grades, or reference ids: relevant, the rest unlabelled);
     RUNS are runs or sample sets (their retrieved lists)."""
-    from .._judge.verbs import agreement as card_of
-
-    card = card_of(human, judged, list(runs), measure=measure, alpha=alpha, grade_map=grade_map, level=level, top=top)
+    card = card_of(
+        human, judged, list(runs), measure=measure, alpha=alpha, grade_map=grade_map, level=level, top=top,
+        draws=draws, seed=seed,
+    )  # fmt: skip
     if fmt == "json":
         emit(json.dumps(card.to_dict(), indent=2, sort_keys=True) + "\n", output)
     else:

@@ -59,8 +59,8 @@ def command(
     from .._render.curve import render_curves
 
     data = metric_at_k(
-        measure_families=list(measures),
-        ks=ks,
+        measures=list(measures),
+        k=ks,
         **verb_inputs(qrels, runs, samples),
         policies=policies_from(kw),
         rag=rag_from(kw),

@@ -22,9 +22,27 @@ import click
     show_default=True,
     help="where to write the best held-out runtime policy ('' for none)",
 )
-def command(html_path: str, policy_path: str) -> None:
+@click.option(
+    "--samples",
+    "samples_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="instead: write the RAG guide's two sample sets (bm25.jsonl, dense.jsonl) into this folder",
+)
+def command(html_path: str, policy_path: str, samples_dir: str | None) -> None:
     """Run the main job on the bundled example data set, print a readable report, and write the HTML
-    report of the comparison and the best runtime policy."""
+    report of the comparison and the best runtime policy. With --samples DIR: write the RAG guide's
+    sample sets instead (two pipelines over a corpus of 40 questions whose truth is planted)."""
+    if samples_dir is not None:
+        from pathlib import Path
+
+        from .._planted import guide_samples
+
+        folder = Path(samples_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = guide_samples(folder)
+        click.echo(f"wrote {', '.join(str(p) for p in written)} (the RAG guide's two pipelines)")
+        return
     from .._demo import demo_report
 
     click.echo(demo_report(html_path or None, policy_path or None), nl=False)

@@ -31,7 +31,7 @@ def _measures(values: tuple[str, ...]) -> list[str] | None:
 
 @click.command("snapshot")
 @click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", required=False, type=click.Path(dir_okay=False))
+@click.argument("run", required=False, metavar="[[NAME=]RUN]", type=click.Path(dir_okay=False))
 @samples_option
 @click.option("-m", "--measure", "measures", multiple=True, help="measure to keep, repeatable (default: evaluate's)")
 @rel_option
@@ -51,7 +51,8 @@ def snapshot_command(
     output: str | None,
     **kw: Any,
 ) -> None:
-    """Write a baseline: RUN's per-query values, the measures and settings, and a hash of QRELS.
+    """Write a baseline: RUN's per-query values, the measures and settings, and a hash of QRELS
+    (NAME=RUN names the run; by default its tag, or its file's name where a candidate shares the tag).
 
     Made once (on main, or on the release you compare with); `ctxeval gate BASELINE QRELS RUN` then
     checks every change against it and refuses a baseline made under other labels or settings.
@@ -69,7 +70,7 @@ def snapshot_command(
     emit(base.to_json(), output)
     if output and output != "-":
         click.echo(
-            f"ctxeval: baseline of {base.run}: {len(base.queries)} queries, {', '.join(base.measures)} -> {output}",
+            f"ctxeval: baseline of {base.run}{f' ({base.file})' if base.file and base.file != base.run else ''}: {len(base.queries)} queries, {', '.join(base.measures)} -> {output}",
             err=True,
         )
 
@@ -77,7 +78,7 @@ def snapshot_command(
 @click.command("gate")
 @click.argument("baseline", type=click.Path(dir_okay=False))
 @click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", required=False, type=click.Path(dir_okay=False))
+@click.argument("run", required=False, metavar="[[NAME=]RUN]", type=click.Path(dir_okay=False))
 @samples_option
 @click.option("--max-drop", "max_drop", multiple=True,
               help="tolerated drop of a measure, MEASURE=DROP (e.g. nDCG@10=0.02), repeatable; only the measures named "
@@ -94,7 +95,8 @@ def snapshot_command(
 @click.option(
     "--annotations",
     is_flag=True,
-    help="also print GitHub annotations (::error / ::warning / ::notice) after the report",
+    help="also print GitHub annotations after the report: ::error for a significant drop or an untested measure, "
+    "::warning for an inconclusive one, ::notice for one that holds",
 )
 @policy_options()
 @rag_options()
@@ -115,15 +117,19 @@ def gate_command(
     output: str | None,
     **kw: Any,
 ) -> None:
-    """Gate RUN against a BASELINE file (`ctxeval snapshot`): exit 0 when no gated measure dropped
-    significantly beyond its tolerated drop, 1 when one did, 2 on an error (a baseline made under
-    other labels or settings is one, named).
+    """Gate RUN against a BASELINE file (`ctxeval snapshot`): exit 0 when every gated measure was
+    tested and none dropped significantly beyond its tolerated drop, 1 when one did, 2 when a gated
+    measure could not be tested or on an error (a baseline made under other labels or settings, or
+    one holding values the gate cannot use, is one, named).
 
-    Each measure gets a one-sided paired t-test of H0 "the change is no worse than the tolerated drop"
-    over the queries both runs were evaluated on, Holm across the measures; the report gives the
-    change, its interval, the margin, the p-value and whether the queries are enough to tell.
+    Each measure gets a one-sided paired t-test, corrected for skewness (Hall 1992), of H0 "the change
+    is no worse than the tolerated drop" over the queries both runs were evaluated on, Holm across the
+    measures; the report gives the change, its interval, the margin, the p-value, the verdict (holds;
+    inconclusive: beyond the tolerance but not significantly; drop; untested) and whether the queries
+    are enough to tell. NAME=RUN names the candidate in the report (by default its tag, or its file's
+    name when the tag is the baseline's too).
     """
-    from .._gate.gate import gate
+    from .._render.gate import gate
 
     report = gate(
         baseline,
@@ -187,6 +193,7 @@ def power_command(
 
     from .._errors import ConfigError
     from .._gate.gate import power
+    from .._render.gate import power_lines
 
     inputs: dict[str, Any] = {}
     if samples and qrels is None:
@@ -202,14 +209,4 @@ def power_command(
     if fmt == "json":
         emit(json.dumps([p.to_dict() for p in plans], indent=2) + "\n", output)
         return
-    lines = []
-    for p in plans:
-        need = f"{p.needed:,}" if p.needed else "no practical number of"
-        lines += [
-            f"{p.measure} (tolerated drop {p.margin:g}; sd of the per-query changes {p.sd:.4f}, {p.sd_source}):",
-            f"  to catch a drop of {p.drop:g} with probability {p.power:g} at alpha {p.alpha:g}: {need} queries",
-            f"  with the baseline's {p.n} queries: a drop of {p.drop:g} is caught with probability "
-            f"{p.power_now:.3f} (formula) / {p.simulated_now:.3f} (bootstrap check, 2,000 draws); "
-            f"the smallest drop caught with probability {p.power:g} is {p.detectable:.4f}",
-        ]
-    emit("\n".join(lines) + "\n", output)
+    emit(power_lines(plans), output)

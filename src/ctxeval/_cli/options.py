@@ -76,9 +76,9 @@ GRADE_MAP_HELP = (
 
 
 LABELS_HELP = (
-    "what the qrels' grades are: binary (reference ids: relevant or unlabelled), graded, or a named scale "
-    "(rag: 1-5, trec: 0-3); default: what the input says (a sample set's reference_ids are binary, its grades "
-    "graded; a judge's sidecar), else graded"
+    "what the qrels' grades are: binary (reference ids: relevant or unlabelled), graded, a named scale "
+    "(rag: 1-5, trec: 0-3), or subtopic (qid subtopic docid grade lines, for the diversity measures); default: "
+    "what the input says (a sample set's reference_ids are binary, its grades graded; a judge's sidecar), else graded"
 )
 
 
@@ -91,7 +91,7 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
         click.option(
             "--labels",
             "labels",
-            type=click.Choice(["binary", "graded", "rag", "trec"]),
+            type=click.Choice(["binary", "graded", "rag", "trec", "subtopic"]),
             default=None,
             help=LABELS_HELP,
         ),

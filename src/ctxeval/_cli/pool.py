@@ -63,10 +63,11 @@ def command(
     texts_of: dict[tuple[str, str], str] = {}
     questions: dict[str, str] = {}
     if samples:
+        from .._io.samples import pair_by_question
         from .._session import merge_notes, sample_sets
 
-        sets = sample_sets(list(samples))
-        notes = merge_notes([st.notes for st in sets])
+        sets, paired = pair_by_question(sample_sets(list(samples)))
+        notes = [*merge_notes([st.notes for st in sets]), *paired]
         run_list += [st.run() for st in sets]
         for st in sets:
             questions.update(st.query_texts())

@@ -3,20 +3,37 @@ stuffed in, an instruction injected) move a judge's grades (:mod:`ctxeval._judge
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import click
 
 from .._errors import ConfigError
-from .judge import _cache, _guard_paths, _inputs, _items, _judge_options, _make_judge, _opts
+from .._io.model import Run, split_named
+from .._judge.probe import MANIPULATIONS
+from .._judge.probe import probe as run_probe
+from .._judge.rerank import rerank_rise
+from .._judge.runner import check_undecided
+from .judging import (
+    cache_of,
+    guard_paths,
+    input_options,
+    items_of,
+    judge_options,
+    make_judge,
+    options_of,
+    reported,
+    write_report,
+)
 from .options import emit, output_option
 
 __all__ = ["probe"]
 
 
 @click.command("probe")
-@_inputs
+@input_options
 @click.option(
     "--scale",
     type=click.Choice(["rag", "trec"]),
@@ -36,12 +53,26 @@ __all__ = ["probe"]
     "--manipulation",
     "manipulations",
     multiple=True,
-    type=click.Choice(["stuffed", "injected"]),
+    type=click.Choice(list(MANIPULATIONS)),
     help="which copies to grade (default both): stuffed = the question's words around the passage; injected = an "
     "instruction to answer with the top grade after it",
 )
+@click.option(
+    "--rerank-queries",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="rerank the first run's top --depth (default 10) of this many of its queries by the judge's own grades and "
+    "report how far that run rises (0: no reranked run)",
+)
+@click.option(
+    "--qrels",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="people's labels: how far the reranked run rises under theirs, beside the judge's",
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@_judge_options
+@judge_options
 @output_option(None, "where to write the probe's report (default stdout)")
 def probe(
     runs: tuple[str, ...],
@@ -52,6 +83,8 @@ def probe(
     scale: str,
     limit: int,
     manipulations: tuple[str, ...],
+    rerank_queries: int,
+    qrels: str | None,
     fmt: str,
     output: str | None,
     **kw: Any,
@@ -59,23 +92,23 @@ def probe(
     """Grade passages as they are and in manipulated copies that add no evidence (the question's words
     stuffed in; an instruction injected), and report how far the grades move: per manipulation the mean
     shift, the share of items moved, moved up and moved to the top grade. An honest judge moves none."""
-    from .._judge.probe import MANIPULATIONS
-    from .._judge.probe import probe as run_probe
-    from .._judge.runner import check_undecided
-
-    _guard_paths(kw, output, [*runs, samples, queries, passages])
-    judge = _make_judge(kw)
-    items = _items(runs, samples, queries, passages, depth)
-    if len(items) > limit:  # evenly spread, the same ones every time
-        items = [items[(i * len(items)) // limit] for i in range(limit)]
-    with _cache(kw, write=True) as cache:
-        result, tally = run_probe(judge, items, cache, _opts(kw), scale, manipulations or tuple(MANIPULATIONS))
-    click.echo(tally.line(), err=True)
-    check_undecided([tally], kw["max_undecided"])
+    guard_paths(kw, output, [*runs, samples, queries, passages, qrels])
+    judge = make_judge(kw)
+    pool = items_of(runs, samples, queries, passages, depth)
+    items = [pool[(i * len(pool)) // limit] for i in range(limit)] if len(pool) > limit else pool  # evenly spread
+    with reported(kw), cache_of(kw, write=True) as cache:
+        result, tally = run_probe(judge, items, cache, options_of(kw), scale, manipulations or tuple(MANIPULATIONS))
+        tallies = [tally]
+        if runs and rerank_queries:
+            name, path = split_named(runs[0])
+            first = Run.coerce(path).with_name(name or Path(path).name.split(".")[0])
+            rise, t2 = rerank_rise(judge, first, pool, cache, options_of(kw), scale, depth or 10, rerank_queries, qrels)
+            result = dataclasses.replace(result, rise=rise)
+            tallies.append(t2)
+    for t in tallies:
+        click.echo(t.line(), err=True)
+    check_undecided(tallies, kw["max_undecided"])
     if not any(r["compared"] for r in result.rows.values()):
         raise ConfigError("judge probe: no item has both its grades decided: nothing to compare")
-    if kw.get("report_path"):
-        from .._io.writers import write_text
-
-        write_text(kw["report_path"], json.dumps({"tallies": [tally.to_dict()]}, indent=2, sort_keys=True) + "\n")
+    write_report(kw, {"tallies": [t.to_dict() for t in tallies], "ended": "finished"})
     emit(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n" if fmt == "json" else str(result), output)

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import _stats as S
 from .._evaluate import aggregate
 from .._measures import Measure
-from . import stats as S
 from .model import Block, Comparison, RunSummary
 from .settings import Stats
 

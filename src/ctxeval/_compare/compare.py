@@ -56,7 +56,7 @@ from .._errors import ConfigError, MeasureError
 from .._evaluate import DEFAULT_MEASURES, Result, default_measures, evaluate_runs
 from .._measures import Measure, make
 from .._policies import Policies
-from .._session import Session, measure_list, naming_notes, open_session, resolve_inputs, unique_names
+from .._session import Session, measure_list, naming_notes, once, open_session, resolve_inputs, unique_names
 from .blocks import TIE_TOL, block
 from .model import Report, Stratum
 from .progress import Progress
@@ -458,7 +458,7 @@ def compare(
     curves_out = curves_from_result(result, plan.curves, plan.ks) if plan.ks and plan.curves else None
     pr_out = pr_from_result(result, plan.pr_rel)
     proc_out = _proc_data(proc_result, plan) if proc_result is not None else None
-    notes += [n for n in session.notes if n not in notes]
+    notes = once([*notes, *session.notes], names)
     report = Report(names[base], user, result, overall, strata_out, curves_out, pr_out, proc_out, settings, notes)
     if plan.distraction_k is not None:
         report.distraction = distraction_table(

@@ -22,20 +22,11 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._policies import coerce_settings
+from .._stats.adjust import CORRECTION_NAMES, CORRECTIONS
+from .._stats.intervals import CI_METHODS
+from .._stats.paired import TEST_NAMES, TESTS
 
 __all__ = ["CI_METHODS", "CORRECTIONS", "CORRECTION_NAMES", "TESTS", "TEST_NAMES", "Sections", "Stats", "Strata"]
-
-TESTS = ("randomization", "t", "wilcoxon", "bootstrap")
-CORRECTIONS = ("holm", "bonferroni", "bh", "none")
-CI_METHODS = ("percentile", "bca")
-
-TEST_NAMES = {
-    "randomization": "paired randomization test (random sign flips), two-sided, p = (b + 1) / (B + 1)",
-    "t": "paired t-test, two-sided",
-    "wilcoxon": "Wilcoxon signed-rank test, two-sided (scipy's defaults: zeros dropped, exact for n <= 50 without ties or zeros, every sign flip for n <= 13 with them, normal approximation with tie correction otherwise)",
-    "bootstrap": "paired studentized bootstrap test, two-sided, p = (b + 1) / (B + 1)",
-}
-CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "none": "no correction"}
 
 
 @dataclass(frozen=True)

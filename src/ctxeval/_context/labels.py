@@ -19,11 +19,14 @@ implies, and what the reports must say about it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .._core.grademap import GradeMap
+from .._errors import ConfigError
+from .._io.labels import contradiction
 
 if TYPE_CHECKING:
     from .._io.labels import LabelKind
@@ -50,6 +53,12 @@ def resolve(qrels: Qrels, rag: RagConfig) -> tuple[Qrels, RagConfig]:
     if qrels.plain:  # graded, read as they are: nothing to resolve
         return qrels, rag
     kind = qrels.labels
+    bad = contradiction(kind.scale, qrels.columns.values)
+    if bad is not None:  # (a sidecar that contradicts its file is refused where the file is read)
+        raise ConfigError(
+            f"the labels are declared {kind.kind} on the {kind.scale} scale ({kind.origin}), but {qrels.source} holds "
+            f"{bad}: declare what they are (--labels KIND, labels=...), or map them with a grade map (--grade-map)"
+        )
     if rag.grade_map is None:
         if kind.binary:
             from .._core.segments import distinct
@@ -99,6 +108,13 @@ def label_notes(
         heur = " (a word-overlap heuristic: a first look, not a verdict)" if p.heuristic else ""
         out.append(f"labels: {kind.describe()}{heur}")
     llm_kind = getattr(utility, "llm_labels", None) if utility is not None else None
+    source = getattr(utility, "llm_source", None) if utility is not None else None
+    if llm_kind is None and on_scale and isinstance(source, str) and not source.startswith("<"):
+        out.append(
+            f"utilities: {source} has no sidecar ({os.path.basename(source)}.labels.json), so nothing says who wrote "
+            "them (a model, a word-overlap heuristic, people): read the verdicts as resting on labels of unknown "
+            "provenance. Keep a judge's files with their sidecars: merge them with ctxeval labels merge, not sort -u"
+        )
     if llm_kind is not None and on_scale:
         out.extend(llm_kind.notes)
         if llm_kind.judged and llm_kind.provenance is not None:

@@ -300,7 +300,7 @@ def _by_query(
 
 
 def _sample_set(inputs: Inputs, what: str) -> Any:
-    st = inputs.settings.samples.get(id(inputs.run.columns))
+    st = inputs.run.samples  # the run's one link to the sample set it came from
     if st is None:
         raise ConfigError(
             f"{what} of a sample set: evaluate(samples=...) / compare(samples=...), or --samples FILE on the "

@@ -108,9 +108,6 @@ class Settings:
     fits: dict[str, dict[str, Any]] = field(default_factory=dict)
     ties: str = "trec"
     pools: Mapping[str, Run] = field(default_factory=dict)  #: per-run pools by run name (resolved)
-    #: the sample set behind each run that came from one (facets, citations), by the identity of the
-    #: run's columns (a run renamed for a report keeps them)
-    samples: Mapping[int, Any] = field(default_factory=dict)
     #: the chunk table read (RagConfig.chunks, with the documents)
     chunks: Chunks | None = None
     #: the span labels, when the evaluation's labels are spans (its qrels are then their chunk grades)

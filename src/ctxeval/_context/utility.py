@@ -439,9 +439,11 @@ class UtilityConfig:
         llm = read_utilities(utilities) if utilities is not None else None
         llm_labels = None
         if isinstance(utilities, (str, os.PathLike)):
-            from .._io.labels import read_sidecar
+            from .._io.labels import check_sidecar, read_sidecar
 
             llm_labels = read_sidecar(utilities)
+            if llm_labels is not None and llm is not None:
+                check_sidecar(llm_labels, utilities, llm.columns.values)
         return cls(
             utility_map=umap,
             rules=drules,

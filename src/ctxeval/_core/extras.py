@@ -21,12 +21,14 @@ __all__ = [
     "Fits",
     "Grades",
     "Groups",
+    "JudgedScores",
     "JudgmentGroups",
     "Pool",
     "PrefGroup",
     "Preferences",
     "QueryPrefs",
     "SampleLabels",
+    "Subtopics",
     "Utilities",
 ]
 
@@ -319,3 +321,40 @@ class Preferences:
 
     def cut(self, cut: Cut) -> Preferences:
         return self
+
+
+@dataclass(frozen=True, eq=False)
+class Subtopics:
+    """Subtopic judgments aligned with an :class:`EvalData` (the diversity measures read them).
+
+    A *group* is one subtopic of one evaluated query; groups are numbered by query, then by subtopic
+    order (``g_seg``: the query of each). Run side: ``p_row`` (judged run row, ascending; a row's
+    pairs by subtopic order), ``p_group``, ``p_grade``: one pair per judgment of a retrieved doc. Qrels
+    side: the judged docs of every evaluated query, by query then doc id descending (``d_seg``), with
+    their judgments ``[d_ptr[i], d_ptr[i + 1])`` (``q_group``, ``q_grade``)."""
+
+    p_row: np.ndarray
+    p_group: np.ndarray
+    p_grade: np.ndarray
+    g_seg: np.ndarray
+    d_seg: np.ndarray
+    d_ptr: np.ndarray
+    q_group: np.ndarray
+    q_grade: np.ndarray
+    source: str
+
+    def cut(self, cut: Cut) -> Subtopics:
+        keep = cut.j_keep[self.p_row]
+        new_row = np.cumsum(cut.j_keep) - 1
+        return replace(self, p_row=new_row[self.p_row[keep]], p_group=self.p_group[keep], p_grade=self.p_grade[keep])
+
+
+@dataclass(frozen=True, eq=False)
+class JudgedScores:
+    """The run's score of every judged run row (``j_score``), as read (Compat's ideal ordering reads
+    them)."""
+
+    j_score: np.ndarray
+
+    def cut(self, cut: Cut) -> JudgedScores:
+        return replace(self, j_score=self.j_score[cut.j_keep])

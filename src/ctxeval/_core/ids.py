@@ -90,8 +90,8 @@ class ArrayIds:
     __slots__ = ("a",)
 
     def __init__(self, a: np.ndarray) -> None:
-        if a.dtype.kind not in "uS":
-            raise TypeError(f"ArrayIds holds '>u8' or 'S' arrays, got {a.dtype}")
+        if not (a.dtype == np.dtype(">u8") or a.dtype.kind == "S") or a.ndim != 1:
+            raise TypeError(f"ArrayIds holds one-dimensional '>u8' or 'S' arrays, got {a.dtype} ({a.ndim} dimensions)")
         self.a = a
 
     @classmethod

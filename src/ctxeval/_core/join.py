@@ -180,7 +180,7 @@ def _judged_grades(
     if n_q * width > 4 * rel.size + 4096:
         q = np.repeat(qseg_q, lay.lengths)
         keep = np.flatnonzero(q >= 0)
-        order = keep[np.lexsort((-rel[keep], q[keep]))]
+        order = keep[np.lexsort((~rel[keep], q[keep]))]  # ~g: descending, without negating -2^63
         return offsets(np.bincount(q[keep], minlength=n_q)), rel[order].astype(np.int64), None
     # code = query * width + (gmax - grade); rows of queries not evaluated go to one extra bin
     base = np.where(qseg_q >= 0, qseg_q * width + gmax, n_q * width + gmax)
@@ -262,12 +262,12 @@ def join(
     kept_q = seg_q[kept]
     if (kept_q.size > 1 and not bool(np.all(kept_q[1:] > kept_q[:-1]))) or order.perm is not None:
         s = np.argsort(j, kind="stable")  # queries (or rows) move: sort every hit
-        j, grades, q_of, rank0 = j[s], grades[s], q_of[s], rank0[s]
+        j, grades, q_of, rank0, qrow = j[s], grades[s], q_of[s], rank0[s], qrow[s]
     elif moved.size:
         # hits move only inside their run of tied rows (of one query): sorting the hits in tie runs
         # among their own slots sorts everything
         local = moved[np.argsort(j[moved], kind="stable")]
-        j[moved], grades[moved], rank0[moved] = j[local], grades[local], rank0[local]
+        j[moved], grades[moved], rank0[moved], qrow[moved] = j[local], grades[local], rank0[local], qrow[local]
     q_off, q_grade, counts = _judged_grades(qrels, qseg_q, n_q)
     rows = None
     if keep_rows:
@@ -292,6 +292,7 @@ def join(
     data.__dict__.update({"j_seg": q_of, "j_rank": rank0 + 1})  # known here already
     if counts is not None:
         data._memo["grade_counts"] = counts
+    data._memo["j_qrow"] = qrow  # the qrels row of every judged row (side data keyed by qrels rows reads it)
     return data
 
 

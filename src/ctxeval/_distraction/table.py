@@ -33,7 +33,7 @@ from .._io.model import Qrels
 from .._measures import Measure, make
 from .._measures.distraction import ideal_ddcg, top_rows, unknown_queries
 from .._policies import Policies
-from .._session import depth_note, open_session, resolve_inputs, unique_names
+from .._session import depth_note, once, open_session, resolve_inputs, unique_names
 from .._show import fmt, html_table, pandas
 from .dynamic_k import dynamic_k_summary
 
@@ -135,14 +135,19 @@ class DistractionTable(dict[str, Any]):
         return pd.DataFrame(rows)
 
 
-def _no_verdict(unknown: int, queries: int, k: int) -> str:
-    """Why there is no safety verdict: chunks nobody labelled in the top k (binary labels)."""
+def no_verdict_why() -> str:
+    """What a missing verdict's reason says after its counts (the same for every run)."""
     from .._context.labels import HOW_TO_JUDGE
 
     return (
-        f"no verdict: in {unknown} of {queries} queries the top {k} holds chunks nobody labelled, and binary labels "
-        f"(reference ids) say which chunks are relevant, not which distract. To get labels that do: {HOW_TO_JUDGE}"
+        ", and binary labels (reference ids) say which chunks are relevant, not which distract. To get labels that "
+        f"do: {HOW_TO_JUDGE}"
     )
+
+
+def _no_verdict(unknown: int, queries: int, k: int) -> str:
+    """Why there is no safety verdict: chunks nobody labelled in the top k (binary labels)."""
+    return f"no verdict: in {unknown} of {queries} queries the top {k} holds chunks nobody labelled{no_verdict_why()}"
 
 
 def hidden_harm(
@@ -284,7 +289,7 @@ def distraction_table(
         if unknown is not None:
             hidden = np.where(unknown, np.nan, hidden)
         both = ~np.isnan(hidden)
-        gap = float(np.mean(hidden[both])) if both.any() else math.nan
+        gap: float | None = float(np.mean(hidden[both])) if both.any() else math.nan
         in_list = flag_counts(urows, data.r_judged)
         in_top = flag_counts(urows, data.r_judged, tidx)
         note = flag_note(name, in_list, config.rules)
@@ -327,12 +332,15 @@ def distraction_table(
                     "grade": g,
                 }
             )
+        means = {key: _num(_mean(v)) for key, v in values.items()}
+        if n_unknown:  # no verdict: no figure of harm either (a mean over the other queries reads as "none")
+            means["DistractorRate"] = means["DistractorHarm"] = gap = None
         rows_out.append(
             {
                 "run": name,
-                "measures": {str(m): _num(_mean(values[key])) for key, m in ms.items()},
-                "distractor_rate": _num(rate),
-                "distractor_harm": _num(_mean(values["DistractorHarm"])),
+                "measures": {str(m): means[key] for key, m in ms.items()},
+                "distractor_rate": means["DistractorRate"],
+                "distractor_harm": means["DistractorHarm"],
                 "verdict": safety_verdict(rate, safe, risky) if not n_unknown else "NA",
                 "optimal_k": {
                     "mean": dyn["mean"],
@@ -342,7 +350,7 @@ def distraction_table(
                     "mean_utility_at_best_fixed_k": dyn["mean_utility_at_best_fixed_k"],
                     "mean_utility_at_optimal_k": dyn["mean_utility_at_optimal_k"],
                 },
-                "hidden_harm": _num(gap),
+                "hidden_harm": None if gap is None else _num(gap),
                 "worst_distractors": worst_rows,
                 "queries": int(data.n_queries),
                 "accounting": data.accounting.to_dict(),
@@ -371,7 +379,7 @@ def distraction_table(
             "grade_map": gm.describe() if gm is not None else None,
             "qrels_dropped_duplicates": int(qr.dropped_duplicates),
             "discount": bool(discount),
-            "notes": notes + session.notes,
+            "notes": once(notes + session.notes, [str(r["run"]) for r in rows_out]),
             "rows": rows_out,
         }
     )

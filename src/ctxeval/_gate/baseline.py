@@ -3,8 +3,11 @@ labels they were computed under, written once (``ctxeval snapshot``) and read by
 
 The file is JSON (``format: ctxeval-baseline``, ``version: 1``)::
 
-    {"format", "version", "ctxeval", "run", "measures": [...], "settings": {...}, "labels": {...},
-     "queries": [...], "values": {measure: [value or null per query]}}
+    {"format", "version", "ctxeval", "run", "run_file" (optional), "measures": [...], "settings": {...},
+     "labels": {...}, "queries": [...], "values": {measure: [value or null per query]}}
+
+Each query is listed once; a value is a finite JSON number within its measure's range, or null where
+the measure is undefined on the query (a gate leaves that query out of the measure's test and says so).
 
 ``labels`` fingerprints the judgments: ``sha256`` of their canonical text (one ``query<TAB>doc<TAB>grade``
 line per judgment, sorted by query then doc, so the same judgments hash alike whatever the file's
@@ -29,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, FormatError
+from .._io.writers import write_text
 from .._version import __version__
 
 __all__ = ["FORMAT", "Baseline", "differences", "labels_fingerprint", "settings_fingerprint"]
@@ -36,6 +40,8 @@ __all__ = ["FORMAT", "Baseline", "differences", "labels_fingerprint", "settings_
 FORMAT = "ctxeval-baseline"
 VERSION = 1
 #: evaluate's settings that name files or count input rows: not part of what a baseline must match
+#: how far a stored value may stray beyond its measure's range (floating-point rounding) before it is refused
+_SLACK = 1e-9
 _PLACES = ("qrels", "qrels_dropped_duplicates", "runs", "engine", "master")
 
 
@@ -94,7 +100,7 @@ def differences(stored: Mapping[str, Any], now: Mapping[str, Any], what: str) ->
     return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class Baseline:
     """One run's per-query values of some measures, with the settings and labels they were computed
     under (see the module docstring). ``values[m][i]`` is query ``queries[i]``'s value (NaN: undefined)."""
@@ -109,12 +115,47 @@ class Baseline:
     source: str = field(default="<baseline>", compare=False)
     #: per-query values under people's labels on a subset of the queries (measure -> query -> value)
     human: dict[str, dict[str, float]] | None = None
+    #: the stem of the run's file (names the run in a gate's report when a candidate carries its name)
+    file: str | None = None
 
     def __repr__(self) -> str:
         return f"Baseline({self.run!r}, {len(self.queries)} queries, measures {', '.join(self.measures)})"
 
     def per_query(self, measure: str) -> dict[str, float]:
         return {q: float(v) for q, v in zip(self.queries, self.values[measure])}
+
+    def check(self, measure: str, bounds: tuple[float, float] | None) -> None:
+        """Refuse what the gate cannot test of ``measure``: a query listed twice, a value that is not a
+        finite number, one outside the measure's range ``bounds``, fewer than two defined values."""
+        twice = _repeated(self.queries)
+        if twice is not None:
+            raise FormatError(
+                self.source,
+                None,
+                f"query {twice!r} is listed twice in the baseline (each query has one value per measure)",
+            )
+        v = np.asarray(self.values[measure], dtype=np.float64)
+        defined = ~np.isnan(v)
+        with np.errstate(invalid="ignore"):
+            wrong = defined & ~np.isfinite(v)
+            if bounds is not None:
+                wrong |= defined & ((v < bounds[0] - _SLACK) | (v > bounds[1] + _SLACK))
+        if wrong.any():
+            i = int(np.flatnonzero(wrong)[0])
+            where = "" if bounds is None else f", outside the measure's range [{bounds[0]:g}, {bounds[1]:g}]"
+            raise FormatError(self.source, None, f"{measure} of query {self.queries[i]!r} is {float(v[i])!r}{where}")
+        k = int(defined.sum())
+        if k < 2:
+            some = (
+                f"only query {self.queries[int(np.flatnonzero(defined)[0])]!r} has a value"
+                if k
+                else "every value is null"
+            )
+            raise ConfigError(
+                f"{self.source}: {measure} is undefined on {len(v) - k} of the baseline's {len(v)} queries ({some}): "
+                "the gate cannot test it (a test needs 2 queries with a value); gate other measures (--max-drop), "
+                "or snapshot a run on which it is defined"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         def num(x: float) -> float | None:
@@ -125,6 +166,7 @@ class Baseline:
             "version": VERSION,
             "ctxeval": self.ctxeval,
             "run": self.run,
+            **({"run_file": self.file} if self.file else {}),
             "measures": list(self.measures),
             "settings": self.settings,
             "labels": self.labels,
@@ -142,8 +184,6 @@ class Baseline:
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write the baseline file (atomically)."""
-        from .._io.writers import write_text
-
         write_text(Path(path), self.to_json())
 
     @classmethod
@@ -175,21 +215,63 @@ class Baseline:
         missing = [k for k in ("run", "measures", "settings", "labels", "queries", "values") if k not in d]
         if missing:
             raise FormatError(source, None, f"baseline lacks {', '.join(missing)}")
-        queries = [str(q) for q in d["queries"]]
+        if not isinstance(d["queries"], list) or not all(isinstance(q, str) for q in d["queries"]):
+            raise FormatError(source, None, "baseline queries are not a list of query ids (strings)")
+        queries = list(d["queries"])
+        twice = _repeated(queries)
+        if twice:
+            raise FormatError(
+                source, None, f"query {twice!r} is listed twice in the baseline (each query has one value per measure)"
+            )
+        if not isinstance(d["values"], Mapping):
+            raise FormatError(source, None, "baseline values are not a mapping of measure -> values")
         values = {}
         for m in d["measures"]:
             col = d["values"].get(m)
             if not isinstance(col, list) or len(col) != len(queries):
                 raise FormatError(source, None, f"baseline values of {m} are not one per query ({len(queries)})")
-            values[m] = np.array([math.nan if v is None else float(v) for v in col])
+            values[m] = np.array([_number(v, source, m, q) for q, v in zip(queries, col)], dtype=np.float64)
         human = d.get("human_values")
         if human is not None:
+            if not isinstance(human, Mapping) or not all(isinstance(col, Mapping) for col in human.values()):
+                raise FormatError(source, None, "baseline human_values are not a mapping of measure -> {query: value}")
             human = {
-                m: {str(q): math.nan if v is None else float(v) for q, v in col.items()} for m, col in human.items()
+                m: {str(q): _number(v, source, f"{m} (people's labels)", str(q)) for q, v in col.items()}
+                for m, col in human.items()
             }
+        file = d.get("run_file")
         return cls(str(d["run"]), list(d["measures"]), queries, values, dict(d["settings"]), dict(d["labels"]),
-                   str(d.get("ctxeval", "?")), source, human)  # fmt: skip
+                   str(d.get("ctxeval", "?")), source, human, str(file) if file else None)  # fmt: skip
 
 
 def measure_names(measures: Iterable[Any]) -> list[str]:
     return [str(m) for m in measures]
+
+
+def _repeated(items: list[str]) -> str | None:
+    """The first item that occurs twice, or None."""
+    seen: set[str] = set()
+    for x in items:
+        if x in seen:
+            return x
+        seen.add(x)
+    return None
+
+
+def _number(v: Any, source: str, measure: str, query: str) -> float:
+    """One stored value: a finite JSON number, or null (NaN: the measure is undefined on the query)."""
+    if v is None:
+        return math.nan
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise FormatError(
+            source,
+            None,
+            f"{measure} of query {query!r} is {v!r}, not a number (a value is a JSON number, or null where the measure is undefined)",
+        )
+    if (isinstance(v, int) and abs(v) > 2**1023) or not math.isfinite(v):
+        raise FormatError(
+            source,
+            None,
+            f"{measure} of query {query!r} is {v!r}, which is not a JSON number (null stands for an undefined value)",
+        )
+    return float(v)

@@ -9,6 +9,8 @@ Labels mean different things, and every command must answer within what they can
   3 partially useful, 2 on topic but useless, 1 a distractor) or ``trec`` (0-3, TREC DL / UMBRELA);
   unnamed scales are read as they are (a grade map puts them on the 1-5 scale).
 * ``utility``: per-passage utilities u in [0, 1] (``qid docid u`` lines, ``ctxeval judge utility``).
+* ``subtopic``: graded judgments per (query, subtopic, doc), ``qid subtopic docid grade`` lines (the TREC
+  Web track's diversity qrels, read by :mod:`.subtopics`); each doc's highest grade is its plain grade.
 * ``judged``: labels a model (or the offline heuristic) wrote, on one of the scales above, with their
   :class:`Provenance`: the judge, the model, the task and prompt version, how deep it judged, how many
   pairs it judged and left undecided.
@@ -38,11 +40,14 @@ edited file). Unknown keys are ignored, so later versions may add some.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .._errors import ConfigError, FormatError, InputError
 
@@ -52,6 +57,8 @@ __all__ = [
     "SIDECAR_SUFFIX",
     "LabelKind",
     "Provenance",
+    "check_sidecar",
+    "contradiction",
     "of_samples",
     "read_sidecar",
     "sidecar_path",
@@ -59,13 +66,14 @@ __all__ = [
     "write_sidecar",
 ]
 
-KINDS = ("binary", "graded", "utility", "judged")
+KINDS = ("binary", "graded", "utility", "judged", "subtopic")
 #: the named scales and what their values mean
 SCALES: dict[str, str] = {
     "binary": "relevant (grade >= 1) or unlabelled",
     "rag": "1-5 (RA-nWG: 5 decisive, 4 useful, 3 partially useful, 2 on topic but useless, 1 distractor)",
     "trec": "0-3 (TREC DL / UMBRELA: 3 perfectly, 2 highly, 1 related, 0 irrelevant)",
     "utility": "u in [0, 1] (1 - P(NO-RESPONSE))",
+    "subtopic": "grades per subtopic (qid subtopic docid grade); a doc's plain grade is its highest",
 }
 SIDECAR_SUFFIX = ".labels.json"
 _VERSION = 1
@@ -145,6 +153,10 @@ class LabelKind:
             object.__setattr__(self, "scale", "binary")
         if self.kind == "utility" and self.scale is None:
             object.__setattr__(self, "scale", "utility")
+        if (self.kind == "subtopic") != (self.scale == "subtopic") and self.scale is not None:
+            raise ConfigError("the subtopic scale belongs to subtopic labels alone (labels='subtopic')")
+        if self.kind == "subtopic":
+            object.__setattr__(self, "scale", "subtopic")
 
     @classmethod
     def coerce(cls, value: Any, origin: str = "given") -> LabelKind:
@@ -322,6 +334,53 @@ def read_sidecar(path: str | os.PathLike[str]) -> LabelKind | None:
             ),
         )
     return kind
+
+
+#: per named scale, the values its labels may take (a whole-number grade g, or a utility u)
+_SCALE_RANGE: dict[str, tuple[float, float, str]] = {
+    "binary": (-math.inf, 1, "at most 1 (1 relevant; 0 or below not)"),
+    "trec": (0, 3, "0-3"),
+    "rag": (1, 5, "1-5"),
+    "utility": (0, 1, "in [0, 1]"),
+}
+
+
+def contradiction(scale: str | None, values: Any) -> str | None:
+    """What in ``values`` (the labels' grades or utilities) a declared ``scale`` cannot hold, or None
+    when nothing contradicts it: a value outside the scale's range, or a fraction on a scale of whole
+    grades.
+
+    >>> contradiction("binary", [0, 1, 3, 5]), contradiction("trec", [0, 3]), contradiction(None, [7])
+    ('grades 3, 5, where binary labels are at most 1 (1 relevant; 0 or below not)', None, None)
+    >>> contradiction("trec", [-1, 0, 4]), contradiction("rag", [0.25, 1.0])
+    ('grades -1, 4, where the trec scale is 0-3', 'grade 0.25, where the rag scale is 1-5')
+    """
+    if scale is None or scale not in _SCALE_RANGE:
+        return None
+    low, high, said = _SCALE_RANGE[scale]
+    v = np.unique(np.asarray(values, dtype=np.float64))
+    bad = v[(v < low) | (v > high) | np.isnan(v) | ((v != np.round(v)) if scale != "utility" else False)]
+    if not bad.size:
+        return None
+    shown = ", ".join(f"{x:g}" for x in bad[:6].tolist()) + (f" and {bad.size - 6} more" if bad.size > 6 else "")
+    what = "utilit" + ("ies" if bad.size > 1 else "y") if scale == "utility" else "grade" + "s" * (bad.size > 1)
+    where = "binary labels are" if scale == "binary" else f"the {scale} scale is"
+    return f"{what} {shown}, where {where} {said}"
+
+
+def check_sidecar(kind: LabelKind, path: str | os.PathLike[str], values: Any) -> None:
+    """A sidecar that contradicts the labels beside it (:func:`contradiction`) is an
+    :class:`~ctxeval.InputError` naming both, and saying so when the file changed after the sidecar
+    was written."""
+    bad = contradiction(kind.scale, values)
+    if bad is None:
+        return
+    edited = "; its recorded hash differs: the file was changed after the sidecar was written" if kind.notes else ""
+    raise InputError(
+        f"{sidecar_path(path)}: the sidecar says {Path(path).name} holds {kind.kind} labels on the {kind.scale} "
+        f"scale, but {path} holds {bad}{edited}. The sidecar contradicts its labels: correct or remove it, or say "
+        "what the labels are (--labels KIND, labels=...)"
+    )
 
 
 def of_samples(source: str, graded: int, refs: int, texts: int, grades: Any = ()) -> LabelKind:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from .labels import LabelKind
+    from .subtopics import SubtopicJudgments
 
 __all__ = ["Qrels", "Run"]
 
@@ -43,6 +44,15 @@ def split_named(arg: str) -> tuple[str | None, str]:
     if sep and name and not os.path.exists(arg) and os.path.exists(path):
         return name, path
     return None, arg
+
+
+def _is_subtopic(labels: Any) -> bool:
+    """Whether ``labels`` declares subtopic qrels."""
+    if labels is None:
+        return False
+    from .labels import LabelKind
+
+    return LabelKind.coerce(labels).kind == "subtopic"
 
 
 def _stem(path: str | os.PathLike[str]) -> str:
@@ -110,7 +120,7 @@ class Qrels(_Rows):
     True
     """
 
-    __slots__ = ("_labels", "_origin")
+    __slots__ = ("_labels", "_origin", "subtopics")
     _kind = "qrels"
     _value = "relevance"
 
@@ -121,6 +131,7 @@ class Qrels(_Rows):
         *,
         dropped_duplicates: int = 0,
         labels: LabelKind | str | None = None,
+        subtopics: SubtopicJudgments | None = None,
     ) -> None:
         if not isinstance(columns, Columns):
             raise ConfigError("Qrels holds core Columns; build one with Qrels.from_file, from_dict or from_frame")
@@ -129,6 +140,9 @@ class Qrels(_Rows):
         self.dropped_duplicates = dropped_duplicates
         self._labels = labels  # built on first use: plain TREC files never import the label kinds
         self._origin = "assumed"
+        #: the judgments by subtopic of subtopic qrels (``labels="subtopic"``), which the diversity
+        #: measures read; None for other qrels
+        self.subtopics = subtopics
 
     @property
     def labels(self) -> LabelKind:
@@ -153,7 +167,9 @@ class Qrels(_Rows):
 
     def with_labels(self, labels: LabelKind | str) -> Qrels:
         """The same judgments, declared to be of another kind (e.g. ``"binary"`` for reference ids)."""
-        return Qrels(self.columns, self.source, dropped_duplicates=self.dropped_duplicates, labels=labels)
+        out = Qrels(self.columns, self.source, dropped_duplicates=self.dropped_duplicates, labels=labels)
+        out.subtopics = self.subtopics
+        return out
 
     # construction ---------------------------------------------------------------------------------
     @classmethod
@@ -166,17 +182,42 @@ class Qrels(_Rows):
         columns: Any = None,
         labels: LabelKind | str | None = None,
     ) -> Qrels:
-        """Read TREC qrels (``qid iter docid grade``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
+        """Read TREC qrels (``qid iter docid grade``; plain, gzip, bzip2 or xz; a path, ``-`` or a pipe), CSV/TSV/JSONL with a header, or Parquet.
         ``columns``: which columns hold what, for names the reader does not know (see :class:`Policies`).
-        ``labels``: what the grades are; default: the file's sidecar (judge-written labels), else graded."""
+        ``labels``: what the grades are; default: the file's sidecar (judge-written labels), else graded.
+        ``labels="subtopic"`` reads ``qid subtopic docid grade`` lines (TREC text; see :mod:`.subtopics`)."""
+        if _is_subtopic(labels):
+            if format not in (None, "trec") or columns is not None:
+                raise ConfigError(f"{path}: subtopic qrels are read from TREC text (qid subtopic docid grade) only")
+            from .subtopics import read_subtopic_qrels
+
+            return cls.from_subtopics(read_subtopic_qrels(path, duplicates), labels)
         read = read_file(path, "qrels", format, duplicates, Policies(columns=columns).renames("qrels"))
         kind = labels
         if kind is None and os.path.isfile(f"{os.fspath(path)}.labels.json"):  # a judge's sidecar
-            from .labels import read_sidecar
+            from .labels import check_sidecar, read_sidecar
 
             kind = read_sidecar(path)
+            if kind is not None:
+                check_sidecar(kind, path, read.columns.values)
         out = cls(read.columns, str(path), dropped_duplicates=read.dropped, labels=kind)
         out._origin = f"qrels file {Path(path).name}"
+        return out
+
+    @classmethod
+    def from_subtopics(cls, judgments: Any, labels: LabelKind | str | None = "subtopic") -> Qrels:
+        """Subtopic qrels: a :class:`~ctxeval._io.subtopics.SubtopicJudgments` or ``(qid, subtopic,
+        docid, grade)`` tuples; each doc's plain grade is its highest over the subtopics.
+
+        >>> q = Qrels.from_subtopics([("q1", "1", "a", 1), ("q1", "2", "a", 0), ("q1", "2", "b", 2)])
+        >>> q.to_dict(), q.labels.kind, q.subtopics.n_judgments
+        ({'q1': {'b': 2, 'a': 1}}, 'subtopic', 3)
+        """
+        from .subtopics import SubtopicJudgments, subtopic_records
+
+        sub = judgments if isinstance(judgments, SubtopicJudgments) else subtopic_records(judgments)
+        out = cls(sub.docs, sub.source, dropped_duplicates=sub.dropped, labels=labels or "subtopic", subtopics=sub)
+        out._origin = f"subtopic qrels {Path(sub.source).name}"
         return out
 
     @classmethod
@@ -215,6 +256,8 @@ class Qrels(_Rows):
         a file's columns; ``labels``: what the grades are, see :class:`Qrels`)."""
         if isinstance(obj, Qrels):
             return obj if labels is None else obj.with_labels(labels)
+        if _is_subtopic(labels) and not isinstance(obj, (str, os.PathLike)):
+            return cls.from_subtopics(obj, labels)
         if isinstance(obj, (str, os.PathLike)):
             return cls.from_file(obj, duplicates=duplicates, columns=columns, labels=labels)
         if isinstance(obj, Mapping):
@@ -288,7 +331,7 @@ class Run(_Rows):
         duplicates: str = "error",
         columns: Any = None,
     ) -> Run:
-        """Read a TREC run (``qid Q0 docid rank score tag``, plain or .gz), CSV/TSV/JSONL with a header, or Parquet.
+        """Read a TREC run (``qid Q0 docid rank score tag``; plain, gzip, bzip2 or xz; a path, ``-`` or a pipe), CSV/TSV/JSONL with a header, or Parquet.
 
         The run's name is ``name`` if given, else its tag when one tag is used throughout, else the
         file name without extension. ``columns``: as for :meth:`Qrels.from_file`.
@@ -356,6 +399,10 @@ class Run(_Rows):
 
     def with_name(self, name: str) -> Run:
         return Run(self.columns, name, self.source, dropped_duplicates=self.dropped_duplicates, samples=self.samples)
+
+    def with_samples(self, samples: Any) -> Run:
+        """The same run, linked to the sample set it came from (the one link a provider follows)."""
+        return Run(self.columns, self.name, self.source, dropped_duplicates=self.dropped_duplicates, samples=samples)
 
     def ranked_rows(self, ties: str = "trec") -> np.ndarray:
         """Every row in rank order: queries by id ascending, then the ``ties`` rule within each."""

@@ -1,43 +1,71 @@
-"""Large TREC files read by the compiled scanner, several pieces at a time.
+"""The first tier: TREC text read by the compiled scanner, several pieces at a time.
 
 ``ctx_scan`` (:mod:`ctxeval._native`; ctxeval works without it) scans pieces of whole lines into
 numpy buffers: doc ids in fixed-width slots (:class:`~ctxeval._core.ids.ArrayIds`, big-endian
 ``uint64`` when no id is longer than 8 bytes), scores or grades, and the query ids as runs of equal
 ids. It follows the reader's rule (see :mod:`ctxeval._io.trec`) for ASCII text and declines anything
 else (non-ASCII bytes, a NUL, a line with the wrong number of fields, a value outside the plain
-forms): the caller then gives the file to the next tier, which reads it or names the line of the
-error, so the tiers cannot disagree about what a file means (``tests/io/test_native.py`` checks
-them against each other over generated files).
+forms), saying at which line: the caller has the exact tier explain that line (an error naming it) or,
+when the rule accepts it, gives the text to the next tier. Whatever goes wrong here (a ``MemoryError``,
+ids too wide for fixed-width columns) declines the text the same way; nothing escapes but the
+source's own errors (a line too long, a file that changed while it was read).
 
-A plain file is mapped and its pieces scanned in place on a pool of threads (the scanner holds no
-Python object, and ctypes releases the GIL during the call). Each thread scans a piece into its own
-buffers (reused: their pages are paid once), learns where the piece's rows go once the previous
-piece's scan has counted its rows, and copies them into the file's columns while the next thread
-copies the next piece's.
+A file's pieces are read with ``pread`` into each thread's reused buffer (a file truncated meanwhile
+gives a short read and an error, never ``SIGBUS``) and scanned on a pool of threads (the scanner
+holds no Python object, and ctypes releases the GIL during the call). Each thread scans a piece into
+its own buffers, sized from what the piece can hold (never rows x the widest id of a whole piece
+beyond a budget), learns where the piece's rows go once the previous piece's scan has counted its
+rows, and copies them into the file's columns while the next thread copies the next piece's. Text
+in memory is scanned in place.
 """
 
 from __future__ import annotations
 
 import ctypes
-import mmap
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import _native
+from .._core.columns import Columns
 from .._core.ids import ArrayIds
 from .frames import columns_from_runs
-from .light import Light
+from .source import FileText, MemoryText, Text
 
-__all__ = ["available", "scan_bytes", "scan_file"]
+__all__ = ["Declined", "Scanned", "available", "scan_bytes", "scan_file", "scan_text"]
 
 _OK, _DECLINE, _DOC_WIDE, _HEAD_WIDE, _FULL = range(5)
 _KIND = {"run": 0, "qrels": 1}
-_BOM = b"\xef\xbb\xbf"
+
+#: bytes per piece (measured at 400 MB: 8-64 MB alike, 1-2 MB 50 % slower)
+_PIECE = 16 << 20
+#: bytes of row buffers a thread may hold, and of fixed-width columns beyond twice the text's size:
+#: past it (ids too wide for fixed-width slots) the text goes to the next tier, whose ids cost their length
+_BUDGET = 256 << 20
+_MIN_LINE = {"run": 12, "qrels": 8}  # bytes of the shortest line: one-byte fields, a line end
+
+
+class Scanned(NamedTuple):
+    """A text read by the scanner: its columns and, for a run, the tag when one is used throughout."""
+
+    columns: Columns
+    tag: str | None
+
+
+class Declined(NamedTuple):
+    """The scanner declined the text: ``at`` is the offset of the line it declined (-1: no line; the
+    scanner is off, or the text's ids do not fit its budget), ``why`` says why in words."""
+
+    at: int
+    why: str
+
+
+class _TooWide(Exception):
+    """Ids too wide for fixed-width slots within :data:`_BUDGET`."""
 
 
 def available() -> bool:
@@ -49,10 +77,6 @@ def _round8(n: int) -> int:
     return max(8, (n + 7) // 8 * 8)
 
 
-_PIECE = 16 << 20  # bytes per piece (measured at 400 MB: 8-64 MB alike, 1-2 MB 50 % slower)
-_MIN_LINE = {"run": 12, "qrels": 8}  # bytes of the shortest line: one-byte fields, a line end
-
-
 def _workers() -> int:
     try:
         cpus = len(os.sched_getaffinity(0))
@@ -62,8 +86,8 @@ def _workers() -> int:
 
 
 class _Buffers:
-    """What one thread scans a piece into: room for ``n`` rows (the shortest possible lines: the
-    pages of the unused part are never touched), doc slots of ``dw`` bytes, head slots of ``hw``."""
+    """What one thread scans a piece into: room for ``n`` rows, doc slots of ``dw`` bytes, head slots
+    of ``hw`` (pages of the unused part are never touched)."""
 
     def __init__(self, n: int, dw: int, hw: int, kind: str) -> None:
         self.n, self.dw, self.hw = n, dw, hw
@@ -73,14 +97,53 @@ class _Buffers:
         self.head_rows = np.empty(n, dtype=np.int64)
 
 
+def _rows_room(piece: np.ndarray, dw: int, hw: int, kind: str, text_size: int) -> int:
+    """Rows to make room for: a whole piece's bytes (or the text's, if smaller) over the shortest
+    line's, so that a thread's buffers serve every piece (new buffers are new pages to fault in); or,
+    when that times a row's slots passes the budget, the piece's line ends counted;
+    :class:`_TooWide` when even those do not fit."""
+    per_row = dw + hw + 16
+    n = max(piece.size, min(_PIECE, text_size)) // _MIN_LINE[kind] + 1
+    if n * per_row <= _BUDGET:
+        return n
+    n = piece.size // _MIN_LINE[kind] + 1
+    if n * per_row <= _BUDGET:
+        return n
+    n = int(np.count_nonzero(piece == 0x0A)) + 1
+    if n * per_row > _BUDGET + 2 * piece.size:
+        raise _TooWide
+    return n
+
+
+def _thread_buffers(local: threading.local, piece: np.ndarray, dw: int, hw: int, kind: str, size: int) -> _Buffers:
+    """The thread's buffers for ``piece``: the ones it holds when they fit, else new ones (the old go
+    first)."""
+    bufs: _Buffers | None = getattr(local, "bufs", None)
+    if bufs is not None and (bufs.dw, bufs.hw) == (dw, hw) and bufs.n >= piece.size // _MIN_LINE[kind] + 1:
+        return bufs
+    need = _rows_room(piece, dw, hw, kind, size)
+    if bufs is not None and (bufs.dw, bufs.hw) == (dw, hw) and bufs.n >= need:
+        return bufs
+    local.bufs = None
+    local.bufs = _Buffers(need, dw, hw, kind)
+    return local.bufs
+
+
 class _Piece(NamedTuple):
     rows: int
     heads: np.ndarray  # S<width>: the query id of each run of equal ids
     head_rows: np.ndarray
-    max_doc: int
     tag: bytes | None  # the tag of every line of the piece, or None
     wider: tuple[int, int]  # (doc, head) slot widths needed (0, 0 when the piece fit)
+    declined: int | None = None  # the declined line's offset in the text (-1: not a line)
     spill: tuple[np.ndarray, np.ndarray] | None = None  # rows that did not fit the columns
+
+
+_EMPTY = np.zeros(0, dtype="S1")
+
+
+def _declined(at: int) -> _Piece:
+    return _Piece(0, _EMPTY, _EMPTY, None, (0, 0), at)
 
 
 class _Chain:
@@ -104,7 +167,7 @@ class _Chain:
 
 
 class _Columns:
-    """The file's columns, allocated once from an estimate of its rows (see :func:`_widths`); rows
+    """The text's columns, allocated once from an estimate of its rows (see :func:`_widths`); rows
     beyond it are kept by their piece and put in place at the end (:func:`_finish`)."""
 
     def __init__(self, rows: int, dw: int, kind: str) -> None:
@@ -112,9 +175,10 @@ class _Columns:
         self.values = np.empty(rows, np.float64 if kind == "run" else np.int64)
 
 
-def _scan(lib: ctypes.CDLL, piece: np.ndarray, kind: str, bufs: _Buffers) -> tuple[_Piece | None, int]:
+def _scan(lib: ctypes.CDLL, piece: np.ndarray, offset: int, kind: str, bufs: _Buffers) -> tuple[_Piece, int]:
     """A piece of whole lines (``uint8``; ending with a line end or followed by a NUL byte) into
-    ``bufs``: the piece and its rows, or None when the scanner declines it."""
+    ``bufs``: the piece and its rows (a declined piece names the line's offset: ``offset`` + where
+    in the piece)."""
     dw, hw = bufs.dw, bufs.hw
     s = _native.Scan(
         buf=piece.ctypes.data,
@@ -131,116 +195,103 @@ def _scan(lib: ctypes.CDLL, piece: np.ndarray, kind: str, bufs: _Buffers) -> tup
         head_rows=bufs.head_rows.ctypes.data,
     )
     status = lib.ctx_scan(ctypes.byref(s))
-    empty = np.zeros(0, dtype=f"S{hw}")
     if status == _DOC_WIDE:
-        return _Piece(0, empty, empty, 0, None, (_round8(s.need_width), 0)), 0
+        return _Piece(0, _EMPTY, _EMPTY, None, (_round8(s.need_width), 0)), 0
     if status == _HEAD_WIDE:
-        return _Piece(0, empty, empty, 0, None, (0, _round8(s.need_width))), 0
+        return _Piece(0, _EMPTY, _EMPTY, None, (0, _round8(s.need_width))), 0
     if status != _OK:
-        return None, 0
+        return _declined(offset + int(s.bad_at) if status == _DECLINE else -1), 0
     rows, runs = int(s.rows), int(s.n_heads)
     tag = piece[s.tag_off : s.tag_off + s.tag_len].tobytes() if kind == "run" and rows and s.one_tag else None
     heads = bufs.heads[: runs * hw].view(f"S{hw}").copy()
-    return _Piece(rows, heads, bufs.head_rows[:runs].copy(), int(s.max_doc), tag, (0, 0)), rows
+    return _Piece(rows, heads, bufs.head_rows[:runs].copy(), tag, (0, 0)), rows
 
 
-def _widths(lib: ctypes.CDLL, first: np.ndarray, kind: str) -> tuple[int, int, float]:
+def _widths(lib: ctypes.CDLL, sample: np.ndarray, kind: str) -> tuple[int, int, float]:
     """From the first lines: slot widths for the doc and query ids (the pieces widen them if needed)
     and the rows per byte."""
-    sample = first[: 1 << 16]
     ends = np.flatnonzero(sample == 0x0A)
     if ends.size == 0:
         return 8, 16, 1 / _MIN_LINE[kind]
     sample = sample[: int(ends[-1]) + 1]
     dw, hw = 8, 16
     for _ in range(8):
-        got, rows = _scan(lib, sample, kind, _Buffers(ends.size, dw, hw, kind))
-        if got is None or got.wider == (0, 0):
+        got, rows = _scan(lib, sample, 0, kind, _Buffers(ends.size, dw, hw, kind))
+        if got.declined is not None or got.wider == (0, 0):
             return dw, hw, max(rows, 1) / sample.size
         dw, hw = max(dw, got.wider[0]), max(hw, got.wider[1])
     return dw, hw, 1 / _MIN_LINE[kind]
 
 
-def scan_file(path: str | os.PathLike[str], kind: str) -> Light | None:
-    """A plain (not compressed) TREC file, mapped and scanned in place; None when the scanner is off
-    or declines the file. Each piece's pages are dropped from the mapping once it is scanned (they
-    stay in the page cache), so the resident set holds the columns, not the file."""
-    if _native.LIB is None:
-        return None
-    with open(path, "rb") as fh:
-        try:
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ValueError, OSError):  # an empty file, or one that cannot be mapped: the next tier
-            return None
-    try:
-        data = np.frombuffer(mm, dtype=np.uint8)
-        try:
-            return _scan_all(list(_mapped_pieces(mm, data)), kind, mm)
-        finally:
-            del data
-    finally:
-        mm.close()
-
-
-def scan_bytes(data: bytes, kind: str) -> Light | None:
-    """TREC text in memory (see :func:`scan_file`)."""
-    if _native.LIB is None or not data:
-        return None
-    whole = np.frombuffer(data, dtype=np.uint8)  # a bytes object is followed by a NUL
-    return _scan_all([(whole[lo:hi], -1) for lo, hi in _cuts(data)], kind, None)
-
-
-def _cuts(text: bytes | mmap.mmap) -> Iterator[tuple[int, int]]:
-    """Where the pieces of whole lines of about ``_PIECE`` bytes start and end (after a byte order
-    mark; the last piece may lack its line end)."""
-    size = len(text)
-    at = 3 if text[:3] == _BOM else 0
-    while at < size:
-        end = text.find(b"\n", at + _PIECE) + 1 if at + _PIECE < size else 0
-        end = end or size
-        yield at, end
-        at = end
-
-
-def _mapped_pieces(mm: mmap.mmap, data: np.ndarray) -> Iterator[tuple[np.ndarray, int]]:
-    """Pieces of whole lines of a mapped file and their offsets (-1: a copy); a last piece without
-    its line end is copied into a bytes object (the scanner then stops at the NUL after it, not
-    past the mapping)."""
-    for lo, hi in _cuts(mm):
-        if hi == data.size and data[hi - 1] != 0x0A:
-            yield np.frombuffer(mm[lo:hi], dtype=np.uint8), -1
-        else:
-            yield data[lo:hi], lo
-
-
-def _scan_all(pieces: list[tuple[np.ndarray, int]], kind: str, mm: mmap.mmap | None) -> Light | None:
-    """The pieces on a pool of threads (see the module docstring)."""
+def scan_text(text: Text, kind: str) -> Scanned | Declined:
+    """The text's columns, or why the scanner declined it (see the module docstring)."""
     lib = _native.LIB
-    if lib is None or not pieces:
-        return None
-    page = mmap.PAGESIZE
-    size = sum(p.size for p, _ in pieces)
-    local = threading.local()
-    dw, hw, per_byte = _widths(lib, pieces[0][0], kind)
-    while True:
-        out = _Columns(int(per_byte * size * 1.02) + 1024, dw, kind)
-        chain = _Chain(len(pieces))
+    if lib is None:
+        return Declined(-1, f"the compiled scanner is {_native.status()}")
+    cuts = list(text.cuts(_PIECE))
+    if not cuts:
+        return Declined(-1, "no text")
+    try:
+        if isinstance(text, MemoryText):
+            whole = np.frombuffer(text.data, dtype=np.uint8)  # a bytes object is followed by a NUL
 
-        def one(i: int, out: _Columns, chain: _Chain, dw: int, hw: int) -> _Piece | None:
-            piece, offset = pieces[i]
-            rows = 0
-            try:  # whatever happens here (a MemoryError too), the next piece learns where its rows go
-                need = piece.size // _MIN_LINE[kind] + 1
-                bufs: _Buffers | None = getattr(local, "bufs", None)
-                if bufs is None or bufs.n < need or (bufs.dw, bufs.hw) != (dw, hw):
-                    bufs = local.bufs = _Buffers(max(need, _PIECE // _MIN_LINE[kind] + 1), dw, hw, kind)
-                got, rows = _scan(lib, piece, kind, bufs)
+            def load(i: int, local: threading.local) -> np.ndarray:
+                lo, hi = cuts[i]
+                text.check_lines(text.data, lo, hi, 0)
+                return whole[lo:hi]
+
+            return _scan_all(lib, load, cuts, kind, whole[text.start : text.start + (1 << 16)])
+        if not isinstance(text, FileText):
+            return Declined(-1, "not a file nor bytes")
+        file = text
+
+        def read(i: int, local: threading.local) -> np.ndarray:
+            lo, hi = cuts[i]
+            n = hi - lo
+            buf: bytearray | None = getattr(local, "buf", None)
+            if buf is None or len(buf) < n + 1:
+                buf = local.buf = bytearray(max(n + 1, min(_PIECE, file.size) + 1))
+            file.read_into(buf, lo, n)
+            buf[n] = 0  # the scanner stops at the NUL after a last line without its line end
+            file.check_lines(buf, 0, n, lo)
+            return np.frombuffer(buf, dtype=np.uint8, count=n)
+
+        head = np.frombuffer(file.read(file.start, min(1 << 16, file.size - file.start)), dtype=np.uint8)
+        return _scan_all(lib, read, cuts, kind, head)
+    except (MemoryError, BufferError, _TooWide):
+        return Declined(-1, "the scanner's buffers do not fit (ids too wide for fixed-width columns, or memory)")
+
+
+def _scan_all(
+    lib: ctypes.CDLL,
+    load: Callable[[int, threading.local], np.ndarray],
+    cuts: list[tuple[int, int]],
+    kind: str,
+    first: np.ndarray,
+) -> Scanned | Declined:
+    """The pieces on a pool of threads (see the module docstring)."""
+    size = sum(hi - lo for lo, hi in cuts)
+    local = threading.local()
+    dw, hw, per_byte = _widths(lib, first, kind)
+    while True:
+        rows_estimate = int(per_byte * size * 1.02) + 1024
+        if rows_estimate * dw > _BUDGET + 2 * size:
+            raise _TooWide
+        out = _Columns(rows_estimate, dw, kind)
+        chain = _Chain(len(cuts))
+
+        def one(i: int, out: _Columns, chain: _Chain, dw: int, hw: int) -> _Piece:
+            rows, got = 0, _declined(-1)
+            bufs: _Buffers | None = None
+            try:  # whatever happens here, the next piece learns where its rows go
+                piece = load(i, local)
+                bufs = _thread_buffers(local, piece, dw, hw, kind, size)
+                got, rows = _scan(lib, piece, cuts[i][0], kind, bufs)
+            except (MemoryError, BufferError, _TooWide):
+                got, rows = _declined(-1), 0
             finally:
                 chain.done(i, rows)
-            if mm is not None and offset >= 0 and hasattr(mm, "madvise"):  # its pages leave the resident set
-                lo = offset // page * page
-                mm.madvise(mmap.MADV_DONTNEED, lo, offset + piece.size - lo)
-            if got is None or rows == 0:
+            if rows == 0 or bufs is None:
                 return got
             at = chain.start(i)
             fit = max(0, min(rows, out.values.size - at))
@@ -251,24 +302,25 @@ def _scan_all(pieces: list[tuple[np.ndarray, int]], kind: str, mm: mmap.mmap | N
                 got = got._replace(spill=spill)
             return got
 
-        n = len(pieces)
+        n = len(cuts)
         with ThreadPoolExecutor(_workers()) as pool:  # first in, first out: piece i - 1 starts before piece i
-            got = list(pool.map(one, range(n), [out] * n, [chain] * n, [dw] * n, [hw] * n))
-        if any(g is None for g in got):
-            return None
-        parts = [g for g in got if g is not None]
+            parts = list(pool.map(one, range(n), [out] * n, [chain] * n, [dw] * n, [hw] * n))
+        declined = next((p.declined for p in parts if p.declined is not None), None)
+        if declined is not None:
+            return Declined(declined, "a line outside the scanner's remit" if declined >= 0 else "memory")
         need_dw, need_hw = max(p.wider[0] for p in parts), max(p.wider[1] for p in parts)
         if need_dw <= dw and need_hw <= hw:
             return _finish(out, parts, kind)
         dw, hw = max(dw, need_dw), max(hw, need_hw)  # an id wider than the first lines': again, wider
+        del out, parts
 
 
-def _finish(out: _Columns, parts: list[_Piece], kind: str) -> Light | None:
+def _finish(out: _Columns, parts: list[_Piece], kind: str) -> Scanned | Declined:
     """The columns (rows beyond the estimate put in place; a query whose lines span two pieces as
     one run of rows)."""
     n = sum(p.rows for p in parts)
     if n == 0:
-        return None  # no line: the next tier says the file is empty
+        return Declined(-1, "no line of data")  # the next tier says the text is empty
     docs, values = out.docs, out.values
     if n > values.size:
         spills = [p.spill for p in parts if p.spill is not None]
@@ -295,4 +347,22 @@ def _finish(out: _Columns, parts: list[_Piece], kind: str) -> Light | None:
     tags = {p.tag for p in keep}
     if kind == "run" and len(tags) == 1 and None not in tags:
         tag = next(iter(tags)).decode("ascii")  # type: ignore[union-attr]
-    return Light(columns_from_runs(heads.astype("U"), lengths, ArrayIds(ids), values[:n]), tag)
+    return Scanned(columns_from_runs(heads.astype("U"), lengths, ArrayIds(ids), values[:n]), tag)
+
+
+def scan_file(path: str | os.PathLike[str], kind: str) -> Scanned | None:
+    """A plain TREC file's bytes scanned as they are (None: the scanner is off or declines them)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        text = FileText(fd, str(path))
+        found = scan_text(text, kind)
+        text.check()
+    finally:
+        os.close(fd)
+    return found if isinstance(found, Scanned) else None
+
+
+def scan_bytes(data: bytes, kind: str) -> Scanned | None:
+    """TREC text in memory scanned (None: the scanner is off or declines it)."""
+    found = scan_text(MemoryText(data, "<bytes>"), kind)
+    return found if isinstance(found, Scanned) else None

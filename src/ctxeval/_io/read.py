@@ -4,7 +4,8 @@ A file's format comes from its name (``.parquet``/``.pq``, ``.jsonl``/``.ndjson`
 ``.csv``, ``.tsv``, otherwise TREC text; ``.gz`` is looked through) unless given. Every reader yields
 core :class:`~ctxeval._core.columns.Columns`; then one scan finds repeated (query, doc) pairs, and
 the duplicate policy decides: ``error`` (naming both lines, or both records), ``first`` or ``best``
-(the highest score or grade; the first among equals) keep one row of each pair.
+(the highest score or grade; the first among equals) keep one row of each pair. A path may be ``-``
+(standard input) or any other stream, read once (:func:`~ctxeval._io.source.local_copy`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .._core.columns import Columns, duplicate_groups, keep_rows, scan
-from .._errors import ConfigError, DuplicateError, EmptyInputError, InputError
+from .._errors import ConfigError, DuplicateError, EmptyInputError
 from . import tables, trec
+from .source import local_copy, open_bytes
 from .trec import Kind
 
 __all__ = ["FORMATS", "Read", "detect_format", "read_file", "resolve_duplicates"]
@@ -54,7 +56,7 @@ def _text(
     reader: Callable[[bytes, Kind, str, Mapping[str, str] | None], tuple[Columns, str | None]],
 ) -> Callable[[Path, Kind, str, Mapping[str, str] | None], tuple[Columns, str | None]]:
     def read(path: Path, kind: Kind, source: str, renames: Mapping[str, str] | None) -> tuple[Columns, str | None]:
-        data = trec.open_bytes(path)
+        data = open_bytes(path, source, kind)
         if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark is not data
             data = data[3:]
         if not data or data.isspace():  # (isspace stops at the first other byte; strip would copy)
@@ -75,10 +77,11 @@ FORMATS: dict[str, Callable[[Path, Kind, str, Mapping[str, str] | None], tuple[C
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """The input format implied by a file name: ``parquet``, ``jsonl``, ``csv``, ``tsv`` or ``trec``."""
+    """The input format implied by a file name: ``parquet``, ``jsonl``, ``csv``, ``tsv`` or ``trec``
+    (``.gz``, ``.bz2``, ``.xz`` looked through; ``-``, standard input, is TREC text)."""
     name = Path(path).name.lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
+    for compressed in (".gz", ".bz2", ".xz"):
+        name = name.removesuffix(compressed)
     return _SUFFIXES.get(os.path.splitext(name)[1], "trec")
 
 
@@ -93,27 +96,25 @@ def read_file(
     fmt: str | None = None,
     duplicates: str = "error",
     renames: Mapping[str, str] | None = None,
+    source: str | None = None,
 ) -> Read:
     """Read a run or qrels file of any registered format and apply the duplicate policy; ``renames``:
-    column name -> the readers' name (:meth:`ctxeval.Policies.renames`), for tabular formats."""
+    column name -> the readers' name (:meth:`ctxeval.Policies.renames`), for tabular formats;
+    ``source``: the name errors give the file (default: its path)."""
     check_duplicate_policy(duplicates)
     if isinstance(path, str) and path.startswith("irds:"):  # an ir_datasets dataset by name
         return _read_irds(path, kind, duplicates)
-    p = Path(path)
-    source = str(path)
-    if not p.exists():
-        raise InputError(f"{source}: no such file")
-    if p.is_dir():
-        raise InputError(f"{source}: is a directory, expected a {kind} file")
-    fmt = fmt or detect_format(p)
+    source = str(path) if source is None else source
+    fmt = fmt or detect_format(path)
     reader = FORMATS.get(fmt)
     if reader is None:
         raise ConfigError(f"unknown input format {fmt!r}: use {', '.join(FORMATS)}")
-    cols, tag = reader(p, kind, source, renames)
-    locate = (lambda q, d: trec.locate_in_trec(p, q, d)) if fmt == "trec" else None
-    cols, dropped = resolve_duplicates(cols, kind, source, duplicates, locate)
-    if dropped and kind == "run" and fmt == "trec" and tag is None:
-        tag = _kept_tag(p, cols, source)  # the dropped rows may have carried the other tags
+    with local_copy(path, source, kind) as p:  # a stream (-, a pipe) read once, into a file
+        cols, tag = reader(p, kind, source, renames)
+        locate = (lambda q, d: trec.locate_in_trec(p, q, d)) if fmt == "trec" else None
+        cols, dropped = resolve_duplicates(cols, kind, source, duplicates, locate)
+        if dropped and kind == "run" and fmt == "trec" and tag is None:
+            tag = _kept_tag(p, cols, source)  # the dropped rows may have carried the other tags
     return Read(cols, dropped, tag)
 
 

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .._errors import EmptyInputError, FormatError
-from .trec import _DECIMAL, decode, open_bytes, parse_grade, split_fields
+from .exact import DECIMAL as _DECIMAL
+from .exact import decode, parse_grade, split_fields
+from .source import open_bytes
 
 __all__ = ["PrefLine", "read_prefs", "read_qrels_jg"]
 

@@ -39,6 +39,7 @@ from typing import Any
 
 from .._errors import ConfigError, DependencyError, FormatError, InputError
 from .samples import Samples
+from .tables import split_lines
 
 __all__ = ["collect"]
 
@@ -173,7 +174,7 @@ def _jsonl(path: str | os.PathLike[str]) -> list[Any]:
     if not p.is_file():
         raise InputError(f"{p}: no such file (questions)")
     rows = []
-    for no, line in enumerate(p.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    for no, line in enumerate(split_lines(p.read_text(encoding="utf-8-sig")), start=1):
         if line.strip():
             try:
                 rows.append(json.loads(line))

@@ -36,8 +36,9 @@ import numpy as np
 from .._core.columns import Columns, duplicate_groups, keep_rows, scan
 from .._core.ids import ArrayIds, Ids
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
-from .tables import _DOC_NAMES, _QID_NAMES, pick
-from .trec import decode, open_bytes
+from .exact import decode
+from .source import open_bytes
+from .tables import _DOC_NAMES, _QID_NAMES, pick, split_lines
 
 if TYPE_CHECKING:
     import polars as pl
@@ -75,15 +76,28 @@ def open_path(value: Any, what: str) -> Path:
 
 def text_lines(path: Any, what: str, comments: bool = True) -> list[tuple[int, str]]:
     """The non-blank lines (and, with ``comments``, not starting with ``#``) of a UTF-8 text file
-    (plain or gzip), with their line numbers."""
+    (plain, gzip, bzip2 or xz), with their line numbers; lines end at ``\\n`` only (:func:`.tables.split_lines`)."""
     p = open_path(path, what)
     text = decode(open_bytes(p), str(path))
     out = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
+    for lineno, line in enumerate(split_lines(text), start=1):
+        stripped = line.strip(" \t")
         if stripped and not (comments and stripped.startswith("#")):
             out.append((lineno, line))
     return out
+
+
+def fields(line: str) -> list[str]:
+    """A line's fields as the TREC rule separates them: by runs of ASCII spaces and tabs (a no-break
+    space, U+2028 or a vertical tab belongs to a field).
+
+    >>> fields(" q1\\td" + chr(0x2028) + "x  0.5 ")[1] == "d" + chr(0x2028) + "x"
+    True
+    """
+    return _SEPARATORS.split(line.strip(" \t"))
+
+
+_SEPARATORS = re.compile(r"[ \t]+")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -138,7 +152,7 @@ def read_distractors(value: Any) -> Pairs:
     if isinstance(value, (str, os.PathLike)):
         source = str(value)
         for lineno, line in text_lines(value, "known distractors"):
-            parts = line.split()
+            parts = fields(line)
             if len(parts) != 2:
                 raise FormatError(source, lineno, f"expected two fields (qid docid), found {len(parts)}", line)
             qs.append(parts[0])
@@ -206,7 +220,7 @@ def read_utilities(value: Any) -> Pairs:
         source = str(value)
         lines = []
         for lineno, line in text_lines(value, "utilities"):
-            parts = line.split()
+            parts = fields(line)
             if len(parts) != 3:
                 raise FormatError(source, lineno, f"expected three fields (qid docid u), found {len(parts)}", line)
             try:
@@ -279,7 +293,7 @@ def read_groups(value: Any) -> DocGroups:
         source = str(value)
         mapping = {}
         for lineno, line in text_lines(value, "groups"):
-            parts = line.split()
+            parts = fields(line)
             if len(parts) != 2:
                 raise FormatError(source, lineno, "expected two fields: doc_id group", line.strip())
             mapping[parts[0]] = parts[1]
@@ -330,7 +344,7 @@ def read_answers(value: Any) -> Answers:
         source = str(value)
         p = open_path(value, "answers")
         text = decode(open_bytes(p), source)
-        first = next((ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")), None)
+        first = next((ln for ln in split_lines(text) if ln.strip() and not ln.lstrip().startswith("#")), None)
         if first is None:
             raise EmptyInputError(f"{source}: the file is empty (expected a header: qid, run, correct)")
         delim = "\t" if "\t" in first else ","

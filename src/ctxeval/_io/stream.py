@@ -1,6 +1,6 @@
 """A run file read in chunks of whole queries, for runs larger than memory.
 
-A TREC run (plain or gzip) is read ``chunk_bytes`` at a time; each piece is cut after the last
+A TREC run (plain or compressed) is read ``chunk_bytes`` at a time; each piece is cut after the last
 complete query it holds (the lines of the query it ends in go to the next piece) and parsed by the
 same three tiers as a whole file (:func:`~ctxeval._io.trec.parse_trec`). A Parquet run is read
 ``chunk_rows`` rows at a time (polars reads only the row groups a slice touches) and cut the same
@@ -11,8 +11,10 @@ grouped copy out of core (polars' streaming engine).
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
+import lzma
 import os
 import tempfile
 import zlib
@@ -25,6 +27,7 @@ import numpy as np
 
 from .._core.columns import Columns
 from .._errors import ConfigError, EmptyInputError, FormatError, InputError
+from .source import MemoryText, compression, too_long
 from .trec import parse_trec
 
 __all__ = ["Chunk", "auto_chunk_bytes", "run_chunks", "sort_run", "text_size"]
@@ -40,7 +43,10 @@ def text_size(path: str | os.PathLike[str]) -> int:
     p = Path(path)
     size = p.stat().st_size
     with open(p, "rb") as fh:
-        if fh.read(2) != b"\x1f\x8b" or size < 20:
+        method = compression(fh.read(64), str(p))
+        if method in ("bzip2", "xz"):
+            return size * 6  # (no size in their trailers: a typical ratio of TREC text)
+        if method is None or size < 20:
             return size
         fh.seek(-4, os.SEEK_END)
         isize = int.from_bytes(fh.read(4), "little")
@@ -82,11 +88,16 @@ class _Grouping:
             self.seen[q] = ln
 
 
-def _open(path: Path) -> IO[bytes]:
+def _open(path: Path, source: str | None = None) -> IO[bytes]:
+    """The file's text as a stream, decompressed as it is read (gzip, bzip2, xz)."""
     with open(path, "rb") as fh:
-        magic = fh.read(2)
-    if magic == b"\x1f\x8b":
+        method = compression(fh.read(64), source or str(path))
+    if method == "gzip":
         return gzip.open(path, "rb")  # type: ignore[return-value]
+    if method == "bzip2":
+        return bz2.open(path, "rb")
+    if method == "xz":
+        return lzma.open(path, "rb")
     return open(path, "rb")
 
 
@@ -150,16 +161,19 @@ def run_chunks(
     chunk_bytes: int = 64 << 20,
     chunk_rows: int = 2_000_000,
     renames: Mapping[str, str] | None = None,
+    source: str | None = None,
 ) -> Iterator[Chunk]:
-    """The run at ``path`` in chunks of whole queries, in file order. ``renames`` (column name -> the
-    readers' name, :meth:`ctxeval.Policies.renames`) applies to Parquet; TREC text has no column
-    names, so it is an error there, as when the run is read whole."""
+    """The run at ``path`` (a file: see :func:`~ctxeval._io.source.local_copy` for streams) in chunks
+    of whole queries, in file order; ``source``: the name errors give it (default: the path, whose
+    suffix also says whether it is Parquet). ``renames`` (column name -> the readers' name,
+    :meth:`ctxeval.Policies.renames`) applies to Parquet; TREC text has no column names, so it is an
+    error there, as when the run is read whole."""
     p = Path(path)
-    source = str(p)
+    source = str(p) if source is None else source
     if not p.is_file():
-        raise InputError(f"{source}: no such file")
-    if p.suffix.lower() == ".parquet":
-        yield from _parquet_chunks(p, chunk_rows, renames or {})
+        raise InputError(f"{source}: {'is a directory, expected a run file' if p.is_dir() else 'no such file'}")
+    if Path(source).suffix.lower() == ".parquet":
+        yield from _parquet_chunks(p, chunk_rows, renames or {}, source)
         return
     if renames:
         raise ConfigError(
@@ -169,10 +183,15 @@ def run_chunks(
         raise ConfigError(f"chunk_bytes must be >= 1, got {chunk_bytes}")
     try:
         yield from _trec_chunks(p, source, chunk_bytes)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+    except (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError) as exc:
+        with open(p, "rb") as fh:
+            method = compression(fh.read(64), source) or "compressed"
         raise InputError(
-            f"{source}: the gzip data is cut short or damaged ({exc}): the file is incomplete, nothing was evaluated"
+            f"{source}: the {method} data is cut short or damaged ({exc}): the file is incomplete, nothing was "
+            "evaluated"
         ) from None
+    except OSError as exc:  # (bz2's damaged data)
+        raise InputError(f"{source}: cannot be read ({exc}): nothing was evaluated") from None
 
 
 def _trec_chunks(p: Path, source: str, chunk_bytes: int) -> Iterator[Chunk]:
@@ -181,7 +200,7 @@ def _trec_chunks(p: Path, source: str, chunk_bytes: int) -> Iterator[Chunk]:
     carry = b""
     any_rows = False
     size = chunk_bytes
-    with _open(p) as fh:
+    with _open(p, source) as fh:
         seekable = isinstance(fh, io.BufferedReader)  # a plain file: step back instead of carrying
         while True:
             more = fh.read(size)
@@ -193,7 +212,10 @@ def _trec_chunks(p: Path, source: str, chunk_bytes: int) -> Iterator[Chunk]:
                     yield chunk
                 break
             cut = _cut(buf)
-            if cut == 0:  # one query larger than the piece: read on
+            if cut == 0:  # one query larger than the piece: read on (within a line's limit)
+                long = too_long(buf, 0, len(buf))
+                if long >= 0:
+                    raise MemoryText(buf, source, line, bom=line == 1).long_line(long)
                 carry = buf
                 size = max(size, len(buf))
                 continue
@@ -216,12 +238,11 @@ def _trec_chunks(p: Path, source: str, chunk_bytes: int) -> Iterator[Chunk]:
         raise EmptyInputError(f"{source}: the file is empty")
 
 
-def _parquet_chunks(path: Path, chunk_rows: int, renames: Mapping[str, str]) -> Iterator[Chunk]:
+def _parquet_chunks(path: Path, chunk_rows: int, renames: Mapping[str, str], source: str) -> Iterator[Chunk]:
     import polars as pl
 
     from .model import Run
 
-    source = str(path)
     grouping = _Grouping(source, "row")
     scan = pl.scan_parquet(path)
     if renames:
@@ -264,19 +285,21 @@ def _parquet_chunks(path: Path, chunk_rows: int, renames: Mapping[str, str]) -> 
 def sort_run(path: str | os.PathLike[str], directory: str | None = None) -> Path:
     """A copy of the TREC run at ``path`` grouped by query (stable: each query's lines in file order),
     sorted out of core by polars' streaming engine into a temporary file (the caller deletes it).
-    Fields separated by single spaces or tabs; gzip is read too."""
+    Fields separated by single spaces or tabs; gzip, bzip2 and xz are read too."""
     import polars as pl
 
     p = Path(path)
+    with open(p, "rb") as fh:
+        method = compression(fh.read(64), str(p))
     with _open(p) as fh:
         head = fh.read(1 << 16)
     sep = "\t" if b"\t" in head.split(b"\n", 1)[0] else " "
     src: Any = p
     tmp_in = None
-    if head[:2] == b"\x1f\x8b" or p.suffix == ".gz":
+    if method is not None:
         fd, tmp_in = tempfile.mkstemp(suffix=".run", dir=directory)
-        with os.fdopen(fd, "wb") as out, gzip.open(p, "rb") as gz:
-            while block := gz.read(16 << 20):
+        with os.fdopen(fd, "wb") as out, _open(p) as stream:
+            while block := stream.read(16 << 20):
                 out.write(block)
         src = tmp_in
     fd, name = tempfile.mkstemp(suffix=".sorted.run", dir=directory)

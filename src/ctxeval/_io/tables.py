@@ -21,15 +21,24 @@ import numpy as np
 from .._core.columns import Columns, Layout
 from .._core.ids import ArrayIds
 from .._errors import EmptyInputError, FormatError, InputError
+from .exact import Kind, brief, decode, finite_float, parse_grade, parse_score
 from .frames import columns_from_frame
-from .trec import Kind, brief, decode, finite_float, parse_grade, parse_score
 
 if TYPE_CHECKING:
     import polars as pl
 else:
     from ._lazy import pl
 
-__all__ = ["from_mapping", "from_table", "pick", "read_delimited", "read_jsonl", "read_parquet", "renamed"]
+__all__ = [
+    "from_mapping",
+    "from_table",
+    "pick",
+    "read_delimited",
+    "read_jsonl",
+    "read_parquet",
+    "renamed",
+    "split_lines",
+]
 
 _QID_NAMES = ("query_id", "qid", "query", "q_id", "topic", "topic_id", "query-id")
 _DOC_NAMES = ("doc_id", "docid", "docno", "doc", "pid", "passage_id", "document_id", "corpus-id", "corpus_id")
@@ -196,11 +205,26 @@ def parse_delimited(
     return _records_from_rows(iter(rows), header, kind, source)
 
 
+def split_lines(text: str) -> list[str]:
+    """The lines of a text as every reader cuts them: a line ends at ``\\n`` (a ``\\r`` before it is
+    dropped), so U+2028, U+2029, U+0085, a form feed or a lone ``\\r`` stay inside their line
+    (``str.splitlines`` would cut there, yet JSON strings may hold them raw, and MS MARCO's passages
+    do). A final ``\\n`` ends the last line (no empty line after it).
+
+    >>> split_lines('{"t": "a' + chr(0x2028) + 'b"}\\r\\nx\\n') == ['{"t": "a' + chr(0x2028) + 'b"}', "x"]
+    True
+    """
+    out = text.split("\n")
+    if out and out[-1] == "":
+        out.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in out]
+
+
 def parse_jsonl(data: bytes, kind: Kind, source: str, renames: Mapping[str, str] | None = None) -> pl.DataFrame:
     text = decode(data, source)
     rows: list[tuple[int, dict[str, Any]]] = []
     keys: dict[str, None] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         try:

@@ -6,15 +6,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._errors import ConfigError
 from .cache import Cache, key_of
-from .client import Completion
-
-if TYPE_CHECKING:
-    from .runner import Ask
-    from .tasks import Task
+from .interface import Completion
+from .prompt import Ask, Task
 
 __all__ = ["Budget", "Prices", "duration", "nbytes", "plan", "plan_line"]
 
@@ -61,11 +58,15 @@ def plan(
     retry_undecided: bool = False,
     prices: Prices | None = None,
     concurrency: int = 8,
+    endpoint: str | None = None,
 ) -> dict[str, Any]:
     """What a run would do, without asking anything: the judgments, those the cache holds (decided,
-    undecided), the requests to send, and the estimated prompt and completion tokens, cost and time
-    (from this model's cached judgments when there are some: tokens per prompt byte, completion
-    tokens and seconds per request; else 4 bytes a token, ``max_tokens`` of completion, time unknown)."""
+    undecided), the requests to send, and the estimated prompt and completion tokens, cost and time.
+    Tokens come from this model's cached judgments when there are some (tokens per prompt byte,
+    completion tokens per request; else 4 bytes a token and ``max_tokens`` of completion); time from
+    the server's serial rate (seconds per request with nothing else in flight, measured by an earlier
+    run on its first replies to ``endpoint``; a cached request's own latency includes its wait behind
+    the others in flight, so it is not used), else unknown."""
     keys: dict[str, tuple[Task, int]] = {}
     for ask in asks:
         messages = ask.task.render(ask.values)
@@ -91,7 +92,8 @@ def plan(
     completion = round(sum(min(t.max_tokens, usage["completion_tokens"]) if known else t.max_tokens for t, _ in todo))
     price = (prices or Prices()).of(model)
     cost = None if price is None else (prompt * price[0] + completion * price[1]) / 1e6
-    seconds = usage["seconds"] * len(todo) if known and usage["seconds"] else None
+    rate = cache.serial_rate(endpoint) if endpoint else None
+    seconds = rate[0] * len(todo) if rate else None
     return {
         "judgments": len(asks),
         "requests": len(keys),
@@ -103,6 +105,8 @@ def plan(
         "estimated_from": f"{int(usage['known'])} cached judgments of {model}" if known else "a guess: 4 bytes a token",
         "concurrency": concurrency,
         "cost": cost,
+        "serial_seconds": rate[0] if rate else None,
+        "serial_replies": rate[1] if rate else 0,
         "seconds_one_at_a_time": seconds,
         "seconds_at_concurrency": None if seconds is None else seconds / concurrency,
     }
@@ -112,11 +116,13 @@ def plan_line(p: Mapping[str, Any]) -> str:
     """The plan as one line for the terminal."""
     cost = "" if p["cost"] is None else f", cost about {p['cost']:.4f}"
     if p["seconds_one_at_a_time"] is None:
-        when = "time unknown until a first reply"
+        when = "time unknown until the server has answered a first request (a run measures its serial rate)"
     else:
+        n = p["serial_replies"]
         when = (
-            f"about {duration(p['seconds_one_at_a_time'])} if the server answers one at a time "
-            f"({duration(p['seconds_at_concurrency'])} if it serves --concurrency {p['concurrency']} at once)"
+            f"about {duration(p['seconds_one_at_a_time'])} at the server's serial rate ({p['serial_seconds']:.2f} s a "
+            f"request with nothing else in flight, measured on {n} repl{'y' if n == 1 else 'ies'} of an earlier run); "
+            f"{duration(p['seconds_at_concurrency'])} if it serves --concurrency {p['concurrency']} at once"
         )
     return (
         f"dry run: {p['judgments']} judgments, {p['cached_decided']} decided in the cache, {p['cached_undecided']} "

@@ -58,6 +58,8 @@ CREATE INDEX IF NOT EXISTS judgments_model_task ON judgments (model, task, versi
 CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT NOT NULL,
     pid INTEGER NOT NULL, until REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS endpoints (id TEXT PRIMARY KEY, dialect TEXT NOT NULL, updated REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS rates (id TEXT PRIMARY KEY, seconds REAL NOT NULL, samples INTEGER NOT NULL,
+    updated REAL NOT NULL);
 """
 #: columns added after the first release (a cache written before them is upgraded in place)
 _ADDED = {"reason": "TEXT", "ref": "TEXT", "seconds": "REAL", "prompt_bytes": "INTEGER"}
@@ -171,7 +173,7 @@ class Cache:
 
     def _has_schema(self) -> bool:
         names = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        return {"judgments", "claims", "endpoints"} <= names
+        return {"judgments", "claims", "endpoints", "rates"} <= names
 
     def _check_writable(self) -> None:
         try:
@@ -397,6 +399,31 @@ class Cache:
             try:
                 self.db.execute(
                     "INSERT OR REPLACE INTO endpoints VALUES (?, ?, ?)", (_hash(endpoint), dialect, time.time())
+                )
+            except sqlite3.OperationalError as exc:
+                if not _locked(exc):
+                    raise
+
+        self._guard(write)
+
+    def serial_rate(self, endpoint: str) -> tuple[float, int] | None:
+        """Seconds per request the server at ``endpoint`` took with no other request in flight (the
+        median of the replies a run measured so), and how many replies that was; None if unknown."""
+
+        def read() -> Any:
+            try:
+                return self.db.execute("SELECT seconds, samples FROM rates WHERE id = ?", (_hash(endpoint),)).fetchone()
+            except sqlite3.OperationalError:  # a cache written before the table: nothing measured
+                return None
+
+        row = self._guard(read)
+        return None if row is None else (float(row[0]), int(row[1]))
+
+    def set_serial_rate(self, endpoint: str, seconds: float, samples: int) -> None:
+        def write() -> None:
+            try:
+                self.db.execute(
+                    "INSERT OR REPLACE INTO rates VALUES (?, ?, ?, ?)", (_hash(endpoint), seconds, samples, time.time())
                 )
             except sqlite3.OperationalError as exc:
                 if not _locked(exc):

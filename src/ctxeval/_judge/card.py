@@ -9,38 +9,29 @@ What the card holds (built by :func:`ctxeval._judge.verbs.agreement`):
   with the confusion matrix, the kappa of labels binarized at a stated level (relevant = grade >=
   level), Krippendorff's ordinal alpha, and **leniency**: the judge's relevant rate over people's
   on those pairs (> 1: the judge calls more relevant).
-* **degenerate judge**: the share of all the judge's labels that carry its commonest grade; at 90 % or
-  more its labels carry next to no information and the card says so whatever the other figures.
+* **degenerate judge**: the judge's grade distribution against people's: the information (entropy, in
+  bits) its grades carry over the information people's do; under half, its labels tell next to
+  nothing and the card says so whatever the other figures (:mod:`.verdict`).
 * **ranking**: Kendall's tau and tau_AP between the runs' orders under either labelling, the largest
   swap among the top systems (:mod:`.agreement`); each run's mean under either labelling, the share of
   its top k the judge labelled, and the prediction-powered estimate of its mean with people's labels
-  on a subset (:mod:`ctxeval._core.ppi`).
+  on a subset (:mod:`ctxeval._stats.ppi`); the **circularity** check: each run's rank under either
+  labelling on the pairs both label, and the runs that rise under the judge's beyond the others
+  (:mod:`.systems`).
+* **against chance**: every figure beside what null judges (permuted, constant, random) get on the
+  same pairs and runs; a figure they reach is "not informative here" (:mod:`.nulls`).
 
-**Verdict.** Thresholds and where they come from (:data:`PUBLISHED`):
-
-* binarized kappa >= 0.42: the LLM judges of the LLMJudge challenge on TREC DL 2023 reached 0.42–0.43
-  on binarized labels (Rahmani et al., "LLMJudge: LLMs for relevance judgments", LLM4Eval at SIGIR
-  2024, arXiv:2408.08896); Thomas et al.'s best prompt reached 0.64 against TREC assessors (Thomas,
-  Spielman, Craswell, Mitra, "Large language models can accurately predict searcher preferences",
-  SIGIR 2024, arXiv:2309.10621). On four-level labels the same LLMJudge judges reached only 0.06–0.29:
-  the graded kappa is printed for context, never gated on.
-* system tau >= 0.83: the lowest system-ranking Kendall's tau among the LLMJudge judges (0.83–0.95),
-  over 5 runs or more (:data:`MIN_RUNS`: over 2 runs tau is +1 or -1 whatever the judge; fewer runs
-  leave the ranking unjudged, and the card says so).
-* the grades agree better than chance: Krippendorff's ordinal alpha > 0 (a judge with a decent
-  binarized kappa but alpha <= 0 has the grades in the wrong order).
-* on RA-nWG's 1–5 scale, where grade 1 is a *distractor* (looks relevant, would mislead): a judge that
-  calls half or more of people's distractors relevant is rejected (ctxeval's own threshold; no
-  published figure): those are the chunks that hurt a RAG system most.
-* Everything holds: the labels can stand in for people's. The ranking holds and the labels do not:
-  compare systems with them, but do not read their values as people's. The ranking fails, the judge
-  is degenerate, or it takes distractors for evidence: do not use them in place of people's labels.
+**Verdict**: every failing rule, each with its threshold and source (:mod:`.verdict`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from .._show import html_table, pandas
+from .systems import describe_flag
+from .verdict import MIN_RUNS, PUBLISHED, THRESHOLDS, verdict
 
 __all__ = ["MIN_RUNS", "PUBLISHED", "THRESHOLDS", "JudgeCard", "Scale", "render_card", "verdict"]
 
@@ -56,22 +47,6 @@ class Scale:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "grades": list(self.grades), "level": self.level}
-
-
-#: the verdict's thresholds (see the module docstring)
-THRESHOLDS = {"kappa_binary": 0.42, "tau": 0.83, "degenerate": 0.9, "distractors": 0.5}
-
-#: fewer runs than this: the system ranking is not judged (tau moves in steps of 4 / (N (N - 1)))
-MIN_RUNS = 5
-
-#: published figures the thresholds come from, printed beside them
-PUBLISHED = {
-    "kappa_binary": "LLMJudge, TREC DL 2023 (Rahmani et al. 2024): 0.42-0.43; Thomas et al. 2024 (SIGIR): 0.64",
-    "kappa_graded": "LLMJudge, TREC DL 2023, four-level labels: 0.06-0.29 (for context; not a threshold)",
-    "tau": "LLMJudge, TREC DL 2023: system ranking tau 0.83-0.95",
-}
-
-_FEW_PAIRS = 50  # fewer pairs both label than this: kappa is fragile
 
 
 @dataclass(frozen=True)
@@ -92,6 +67,8 @@ class JudgeCard:
     alpha: float
     verdict: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    chance: dict[str, Any] | None = None  #: the null judges' figures beside the judge's (:mod:`.nulls`)
+    circularity: dict[str, Any] | None = None  #: per run, its rank under either labelling and the flag
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,6 +92,8 @@ class JudgeCard:
             "ppi": self.ppi,
             "alpha": self.alpha,
             "verdict": self.verdict,
+            "chance": self.chance,
+            "circularity": self.circularity,
             "thresholds": dict(THRESHOLDS),
             "published": dict(PUBLISHED),
             "notes": list(self.notes),
@@ -134,8 +113,6 @@ class JudgeCard:
         return rows
 
     def _repr_html_(self) -> str:
-        from .._show import html_table
-
         lab, r = self.labels, self.ranking or {}
         summary = [
             ["verdict", self.verdict["text"]],
@@ -155,8 +132,6 @@ class JudgeCard:
         """One row per run: ``run, people, judge, judged`` (the measure's mean under each side's labels
         and the share of its top ranks the judge labelled), ``ppi_mean, ppi_low, ppi_high`` (the
         prediction-powered estimate and its interval; NaN without one)."""
-        from .._show import pandas
-
         pd = pandas("JudgeCard.to_pandas")
         cols = ["run", "people", "judge", "judged", "ppi_mean", "ppi_low", "ppi_high"]
         rows = [[float("nan") if v is None else v for v in row] for row in self._rows()]
@@ -165,84 +140,6 @@ class JudgeCard:
 
 def _fmt(v: float | None, digits: int = 2) -> str:
     return "undefined" if v is None else f"{v:.{digits}f}"
-
-
-def verdict(
-    labels: dict[str, Any], degenerate: dict[str, Any], ranking: dict[str, Any] | None, coverage: dict[str, Any]
-) -> dict[str, Any]:
-    """The one-line verdict and why (thresholds in :data:`THRESHOLDS`, their sources in :data:`PUBLISHED`).
-
-    Rejected outright: a degenerate judge; one that calls most of people's distractors relevant; a
-    system tau below the threshold over enough runs. Labels agree when the binarized kappa reaches its
-    threshold and the grades agree better than chance (ordinal alpha > 0). The ranking counts, either
-    way, only over :data:`MIN_RUNS` runs or more (over 2 runs tau is +1 or -1 whatever the judge).
-
-    >>> v = verdict({"kappa_binary": {"kappa": 0.5, "level": 2}, "alpha_ordinal": 0.6}, {"flag": False},
-    ...             {"kendall_tau": 0.9, "runs": 8}, {"both": 400, "share": 1.0})
-    >>> v["verdict"]
-    'replace'
-    >>> print(v["text"])
-    can stand in for people's labels: binarized kappa 0.50 >= 0.42 and system tau 0.90 >= 0.83 (relevant: grade >= 2)
-    """
-    t = THRESHOLDS
-    kb = labels.get("kappa_binary") or {}
-    refs = bool(labels.get("positives_only"))
-    kappa = None if refs else kb.get("kappa")
-    alpha = None if refs else labels.get("alpha_ordinal")
-    dis = labels.get("distractors") or {}
-    tau = ranking.get("kendall_tau") if ranking else None
-    runs = ranking["runs"] if ranking else 0
-    fragile = []
-    if coverage["both"] < _FEW_PAIRS:
-        fragile.append(f"only {coverage['both']} pairs both label")
-    if coverage.get("share") is not None and coverage["share"] < 0.5:
-        fragile.append(f"the judge labelled {coverage['share']:.0%} of the pairs people labelled")
-    lvl = f" (relevant: grade >= {kb['level']})" if kb.get("level") is not None else ""
-    lvl_in = f"; relevant: grade >= {kb['level']}" if kb.get("level") is not None else ""
-    k_txt = f"binarized kappa {_fmt(kappa)}"
-    label_ok = None if kappa is None else kappa >= t["kappa_binary"] and (alpha is None or alpha > 0)
-    k_why = f"{k_txt} {'>=' if kappa is not None and kappa >= t['kappa_binary'] else '<'} {t['kappa_binary']}"
-    if kappa is not None and kappa >= t["kappa_binary"] and alpha is not None and alpha <= 0:
-        k_why += f" but ordinal alpha {_fmt(alpha)} <= 0 (its grades agree no better than chance)"
-    rank_ok = None if tau is None or runs < MIN_RUNS else tau >= t["tau"]
-    few_runs = f"{runs} runs are too few to judge the ranking (tau {_fmt(tau)}; {MIN_RUNS} or more)" if ranking else ""
-    no = "do not use in place of people's labels: "
-    if degenerate.get("flag"):
-        key, text = (
-            "reject",
-            f"{no}a degenerate judge (grade {degenerate['grade']} for {degenerate['share']:.0%} of its "
-            f"{degenerate['judgments']} labels)",
-        )
-    elif dis.get("flag"):
-        key, text = (
-            "reject",
-            f"{no}it calls {dis['called_relevant']} of people's {dis['pairs']} distractors (grade {dis['grade']}) "
-            f"relevant ({dis['share']:.0%} >= {t['distractors']:.0%})",
-        )
-    elif rank_ok is False:
-        key, text = "reject", f"{no}system tau {_fmt(tau)} < {t['tau']} over {runs} runs"
-    elif rank_ok and label_ok:
-        key, text = (
-            "replace",
-            f"can stand in for people's labels: {k_why} and system tau {_fmt(tau)} >= {t['tau']}{lvl}",
-        )
-    elif rank_ok:
-        why = "label agreement cannot be measured on people's relevant-only labels" if refs else f"{k_why}{lvl}"
-        key = "rank-only"
-        text = f"compare systems with it, but its values are not people's: system tau {_fmt(tau)} >= {t['tau']}; {why}"
-    elif label_ok is not None:
-        check = f"; {few_runs}" if few_runs else "; give 5 or more runs to check the system ranking"
-        key, text = (
-            ("labels-only", f"labels agree like published LLM judges ({k_why}{lvl_in}){check}")
-            if label_ok
-            else ("reject", f"{no}its labels agree less than published LLM judges ({k_why}{lvl_in}){check}")
-        )
-    else:
-        why = labels.get("kappa_binary_undefined") or "neither the binarized kappa nor the system tau is defined"
-        key, text = "none", f"no verdict: {why}" + (f"; {few_runs}" if few_runs else "")
-    if fragile:
-        text += f" (fragile: {'; '.join(fragile)})"
-    return {"verdict": key, "text": text, "fragile": fragile}
 
 
 def _ranking_lines(card: JudgeCard) -> list[str]:
@@ -287,6 +184,80 @@ def _ranking_lines(card: JudgeCard) -> list[str]:
     return out
 
 
+def _degenerate_line(d: dict[str, Any]) -> list[str]:
+    if not d.get("judgments"):
+        return []
+    ratio = d.get("entropy_ratio")
+    bits = f"; its grades carry {d['entropy_judge']:.2f} bits, people's {d['entropy_human']:.2f}" + (
+        f" (ratio {ratio:.2f})" if ratio is not None else ""
+    )
+    low = ratio < THRESHOLDS["degenerate"] if ratio is not None else d["entropy_judge"] == 0.0
+    if d["flag"]:
+        tail = f" < {THRESHOLDS['degenerate']}: DEGENERATE" if ratio is not None else ": one grade only: DEGENERATE"
+    elif low:
+        tail = " (too few labels to call the judge degenerate)"
+    else:
+        tail = f" (>= {THRESHOLDS['degenerate']})" if ratio is not None else ""
+    return [f"degenerate   commonest judge grade {d['grade']}: {d['share']:.1%} of {d['judgments']} labels{bits}{tail}"]
+
+
+_FIGURES = {
+    "kappa": "kappa",
+    "kappa_binary": "binarized kappa",
+    "alpha_ordinal": "ordinal alpha",
+    "kendall_tau": "system tau",
+    "tau_ap": "tau_AP",
+    "largest_swap": "top swap",
+}
+
+
+def _chance_lines(chance: dict[str, Any] | None) -> list[str]:
+    """The judge's figures beside the null judges' (95th percentile; 5th for the swap)."""
+    if not chance:
+        return []
+    out = [
+        f"chance       each figure beside null judges on the same pairs and runs ({chance['draws']} draws of the "
+        f"permuted and random judges, seed {chance['seed']}; 95th percentile, 5th for the swap)",
+        f"  {'figure':<16}{'judge':>8}{'permuted':>10}{'constant':>10}{'random':>9}  ",
+    ]
+    for part in ("labels", "ranking"):
+        for key, row in (chance.get(part) or {}).items():
+            nulls = row["nulls"]
+            cells = "".join(
+                f"{_fmt(nulls.get(k, {}).get('quantile')):>{w}}"
+                for k, w in (("permuted", 10), ("constant", 10), ("random", 9))
+            )
+            if row["judge"] is None:
+                said = "undefined"
+            elif row["informative"]:
+                said = "informative"
+            else:
+                need = row.get("pairs_needed") or row.get("topics_needed")
+                unit = "pairs" if "pairs_needed" in row else "topics"
+                said = "not informative here" + (f" (would be with about {need} {unit})" if need else "")
+            out.append(f"  {_FIGURES.get(key, key):<16}{_fmt(row['judge']):>8}{cells}  {said}")
+    return out
+
+
+def _circularity_lines(circ: dict[str, Any] | None) -> list[str]:
+    if not circ:
+        return []
+    out = [
+        f"circularity  each run's rank under people's and the judge's labels on the {circ['pairs']} pairs both label "
+        f"({circ['topics']} topics resampled {circ['resamples']} times; flagged: it gains more from the judge's labels "
+        f"than the median run in {circ['level']:.1%} of the resamples and rises)"
+    ]
+    for name, r in circ["runs"].items():
+        lo, hi = r["rank_judge_interval"]
+        flag = "  FLAGGED: may be fitted to the judge" if r["flag"] else ""
+        out.append(
+            f"  {name:<20} people {r['rank_human']:>4g}  judge {r['rank_judge']:>4g} [{lo:g}, {hi:g}]  "
+            f"excess lift {r['excess_lift']:+.4f} (>= {r['excess_lift_low']:+.4f}){flag}"
+        )
+    out.extend(f"  {describe_flag(n, circ['runs'][n])}" for n in circ["flagged"])
+    return out
+
+
 def render_card(card: JudgeCard) -> str:
     """The card as text (the ``agreement`` command's table output)."""
     c, lab, sc = card.coverage, card.labels, card.scales
@@ -301,17 +272,7 @@ def render_card(card: JudgeCard) -> str:
         f"scales       people: {sc['human']['name']}; judge: {sc['judge']['name']}; compared on {sc['common']['name']}"
         + (f" ({sc['how']})" if sc.get("how") else ""),
     ]
-    d = card.degenerate
-    if d.get("judgments"):
-        if d["flag"]:
-            tail = f" >= {THRESHOLDS['degenerate']:.0%}: DEGENERATE"
-        elif d["share"] >= THRESHOLDS["degenerate"]:
-            tail = " (too few labels to call the judge degenerate)"
-        else:
-            tail = f" (< {THRESHOLDS['degenerate']:.0%})"
-        out.append(
-            f"degenerate   commonest judge grade {d['grade']}: {d['share']:.1%} of {d['judgments']} labels{tail}"
-        )
+    out.extend(_degenerate_line(card.degenerate))
     k = lab["kappa"]
     kb = lab.get("kappa_binary") or {}
     len_ = lab.get("leniency") or {}
@@ -357,17 +318,17 @@ def render_card(card: JudgeCard) -> str:
     out.extend(f"{g:>7} " + "".join(f"{x:>7}" for x in row) for g, row in zip(k["grades"], k["confusion"]))
     if card.ranking is not None:
         out.extend(_ranking_lines(card))
+    out.extend(_chance_lines(card.chance))
+    out.extend(_circularity_lines(card.circularity))
     out.append("thresholds   (the verdict's, beside the published figures they come from)")
     rows = [
         (f"binarized kappa >= {THRESHOLDS['kappa_binary']}", PUBLISHED["kappa_binary"]),
         (f"system tau >= {THRESHOLDS['tau']}", PUBLISHED["tau"]),
         ("graded kappa", PUBLISHED["kappa_graded"]),
-        (f"degenerate: one grade >= {THRESHOLDS['degenerate']:.0%}", "of the judge's labels (ctxeval's threshold)"),
-        (
-            f"distractors relevant < {THRESHOLDS['distractors']:.0%}",
-            "people's grade-1 pairs on 1-5 (ctxeval's threshold)",
-        ),
-        ("ordinal alpha > 0", "grades better than chance (Krippendorff 2011)"),
+        (f"degenerate: entropy ratio < {THRESHOLDS['degenerate']}", PUBLISHED["degenerate"]),
+        (f"distractors relevant < {THRESHOLDS['distractors']:.0%}", PUBLISHED["distractors"]),
+        ("ordinal alpha > 0", PUBLISHED["alpha"]),
+        ("informative", PUBLISHED["informative"]),
         (f"runs >= {MIN_RUNS}", "for the ranking to count (over 2 runs tau is +1 or -1)"),
     ]
     out.extend(f"  {a:<32} {b}" for a, b in rows)

@@ -38,15 +38,27 @@ import math
 import os
 import random
 import re
+import ssl
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from .._errors import ConfigError, DependencyError, JudgeError
-from .tasks import Task
+from .interface import BaseJudge, Capabilities, Completion, ItemFailure, Judge, JudgeStatus, LexicalJudge
+from .prompt import Task
+from .reply import json_object
 
-__all__ = ["Completion", "ItemFailure", "Judge", "LexicalJudge", "Limiter", "OpenAIJudge", "utility_of"]
+__all__ = [
+    "Completion",
+    "ItemFailure",
+    "Judge",
+    "LexicalJudge",
+    "Limiter",
+    "OpenAIJudge",
+    "endpoint_id",
+    "utility_of",
+]
 
 RETRY_STATUS = frozenset({429, 500, 502, 503})
 DIALECTS = ("json_schema", "json_object", "format")
@@ -57,71 +69,6 @@ _LENGTH = re.compile(
     re.IGNORECASE,
 )
 _FORMAT = re.compile(r"response_format|json_schema|json_object|\bformat\b|\bschema\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Completion:
-    """One reply: its text (or, for utilities, the utility itself), the usage the server reports, the
-    seconds it took, and (``undecided``) why the reply gives no value although it came."""
-
-    text: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    utility: float | None = None
-    seconds: float = 0.0
-    undecided: str | None = None
-
-
-class ItemFailure(Exception):
-    """One judgment cannot be had (timed out, too long for the model): it is undecided for this
-    reason, and the batch goes on."""
-
-    def __init__(self, reason: str, seconds: float = 0.0) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.seconds = seconds
-
-
-class Judge(Protocol):
-    """Something that answers a task's rendered messages."""
-
-    @property
-    def model(self) -> str: ...
-
-    @property
-    def heuristic(self) -> bool:
-        """True for a judge that is not a model (reports label its labels as heuristic)."""
-        ...
-
-    @property
-    def describe(self) -> str: ...
-
-    async def complete(
-        self, task: Task, values: Mapping[str, str], messages: list[dict[str, str]], params: Mapping[str, Any]
-    ) -> Completion: ...
-
-    async def aclose(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class LexicalJudge:
-    """The offline judge: each task's word-overlap rule (:mod:`.tasks`) instead of a model, for the
-    demo, the tests and a first look. Its labels are a heuristic, and every report says so."""
-
-    model: str = "lexical-1"
-    heuristic: bool = True
-    describe: str = "lexical word overlap (a heuristic, no model)"
-
-    async def complete(
-        self, task: Task, values: Mapping[str, str], messages: list[dict[str, str]], params: Mapping[str, Any]
-    ) -> Completion:
-        value = task.offline(values)
-        if task.logprobs:
-            return Completion("", utility=value)
-        return Completion(json.dumps(value) if value is not None else "{}")
-
-    async def aclose(self) -> None:
-        return None
 
 
 # --- adaptive concurrency -----------------------------------------------------------------------------
@@ -190,13 +137,11 @@ def _retry_after(value: str | None) -> float:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _is_object(text: str) -> bool:
-    text = text.strip()
-    m = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, flags=re.DOTALL)
-    try:
-        return isinstance(json.loads(m.group(1) if m else text), dict)
-    except ValueError:
-        return False
+def endpoint_id(base_url: str, model: str) -> str:
+    """What an endpoint's dialect and serial rate are kept under: its chat-completions URL and the
+    model, hashed (a dry run computes it without a client)."""
+    endpoint = f"{base_url.rstrip('/')}/chat/completions"
+    return hashlib.sha256(f"{endpoint}\n{model}".encode()).hexdigest()
 
 
 def structured_fields(dialect: str, task: Task) -> dict[str, Any]:
@@ -220,7 +165,7 @@ def structured_fields(dialect: str, task: Task) -> dict[str, Any]:
 
 
 @dataclass
-class OpenAIJudge:
+class OpenAIJudge(BaseJudge):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint (OpenAI, vLLM, Ollama,
     llama.cpp's server, ...). ``api_key`` defaults to ``$CTXEVAL_JUDGE_API_KEY``, then
     ``$OPENAI_API_KEY``; ``base_url`` to ``$CTXEVAL_JUDGE_URL``, then ``$OPENAI_BASE_URL``.
@@ -239,6 +184,8 @@ class OpenAIJudge:
     requests_sent: int = 0
     dialect: str | None = None  #: the structured-output dialect in use ("" for none), once known
     _client: Any = field(default=None, repr=False)
+
+    capabilities = Capabilities(dialects=True, rate_limited=True, timeouts=True, calibrated=True)
 
     def __post_init__(self) -> None:
         self.base_url = (
@@ -280,9 +227,19 @@ class OpenAIJudge:
     @property
     def endpoint_id(self) -> str:
         """What the detected dialect is kept under (the endpoint and the model, hashed)."""
-        return hashlib.sha256(f"{self.endpoint}\n{self.model}".encode()).hexdigest()
+        return endpoint_id(self.base_url or "", self.model)
 
-    def remembered(self, dialect: str | None) -> None:
+    def status(self) -> JudgeStatus:
+        return JudgeStatus(
+            self.endpoint_id,
+            self.dialect,
+            float(self.timeout or 60.0),
+            self.timeout_given,
+            self.timeouts,
+            self.limiter.lowest,
+        )
+
+    def remember(self, dialect: str | None) -> None:
         """A dialect detected by an earlier run (tried first under ``auto``)."""
         if self.structured == "auto" and self.dialect is None and dialect is not None:
             self.dialect = dialect
@@ -298,6 +255,11 @@ class OpenAIJudge:
         """The first request's timeout: the one given, else 300 s (nothing is known yet)."""
         return float(self.timeout or 60.0) if self.timeout_given else max(300.0, float(self.timeout or 0.0))
 
+    def begin_probe(self) -> float:
+        """Wait :meth:`probe_timeout` for the first reply (:meth:`calibrate` sets the timeout after it)."""
+        self.timeout = self.probe_timeout()
+        return self.timeout
+
     async def _acquire(self) -> Any:
         """A client with one connection of its own, from a pool of ``concurrency`` of them (one shared
         client's connection pool costs O(requests x connections) per request in httpcore, which made
@@ -305,9 +267,7 @@ class OpenAIJudge:
         import httpx
 
         if self._client is None:
-            import ssl
-
-            import certifi
+            import certifi  # httpx's own dependency (the judge extra)
 
             headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
             limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
@@ -363,7 +323,7 @@ class OpenAIJudge:
                 comp = await self._send(task, {**body, **structured_fields(dialect, task)}, timeout)
             except _Refused:
                 continue
-            if _is_object(comp.text):
+            if json_object(comp.text) is not None:
                 self.dialect = dialect
                 return comp
             last = comp

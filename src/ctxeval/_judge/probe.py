@@ -22,17 +22,22 @@ manipulation.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .._errors import ConfigError
 from .cache import Cache
-from .client import Judge
-from .labels import Item, JudgeOptions
+from .interface import Judge
+from .items import Item, JudgeOptions
+from .kinds import TASKS
 from .lexical import terms
-from .runner import Ask, Outcome, Tally, judge_many
-from .tasks import TASKS
+from .prompt import Ask
+from .rerank import Rise
+from .runner import Outcome, Tally, judge_many
 
 __all__ = ["INJECTION", "MANIPULATIONS", "ProbeResult", "manipulate", "probe"]
 
@@ -84,6 +89,7 @@ class ProbeResult:
     top: int
     items: int
     rows: dict[str, dict[str, Any]]
+    rise: Rise | None = None  #: a run reranked by this judge: how far it rises (:mod:`.rerank`)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +100,8 @@ class ProbeResult:
             "items": self.items,
             "manipulations": self.rows,
             "one_grade": self.constant,
+            "spread": self.spread,
+            "reranked": self.rise.to_dict() if self.rise is not None else None,
         }
 
     def __str__(self) -> str:
@@ -116,6 +124,15 @@ class ProbeResult:
             "stuffed: the question's words put around the passage; injected: the passage ends with "
             f'"{INJECTION.format(top=self.top)}". An honest judge moves none: neither adds evidence.'
         )
+        sp = self.spread
+        if self.constant is None and sp is not None and sp["barely"]:
+            out.append(
+                f"note: the original grades barely vary (grade {sp['grade']} for {sp['share']:.0%} of the {sp['graded']} "
+                f"decided; {sp['bits']:.2f} of the {sp['most']:.2f} bits the scale allows): a judge that barely varies "
+                "barely moves, so little movement here proves little (see its judge card: ctxeval agreement)"
+            )
+        if self.rise is not None:
+            out.append(self.rise.line())
         if self.constant is not None:
             out.append(
                 f"note: the judge gave grade {self.constant} to every original it decided: a judge that does not read "
@@ -123,6 +140,24 @@ class ProbeResult:
                 "ctxeval agreement)"
             )
         return "\n".join(out) + "\n"
+
+    @property
+    def spread(self) -> dict[str, Any] | None:
+        """How much the decided original grades vary: the commonest grade and its share, their entropy
+        against the scale's most (log2 of its grades), and ``barely`` (80 % or more one grade, or
+        under half the bits), over 5 or more grades."""
+        first = next(iter(self.rows.values()), None)
+        got = [g["original"] for g in (first or {}).get("grades", []) if g["original"] is not None]
+        if len(got) < 5:
+            return None
+        values, counts = np.unique(np.array(got), return_counts=True)
+        p = counts / counts.sum()
+        bits = float(-(p * np.log2(p)).sum()) + 0.0
+        most = math.log2(self.top + 1 if self.scale == "trec" else self.top)
+        top = int(np.argmax(counts))
+        share = float(p[top])
+        return {"grade": int(values[top]), "share": share, "graded": len(got), "bits": bits, "most": most,
+                "barely": share >= 0.8 or bits < 0.5 * most}  # fmt: skip
 
     @property
     def constant(self) -> int | None:
@@ -183,18 +218,7 @@ def probe(
         for k, its in (("original", list(items)), *copies.items())
         for it in its
     ]
-    outcomes, tally = judge_many(
-        judge,
-        asks,
-        cache=cache,
-        concurrency=opts.concurrency,
-        max_cost=opts.max_cost,
-        prices=opts.prices,
-        votes=opts.votes,
-        progress=opts.progress,
-        retry_undecided=opts.retry_undecided,
-        notify=opts.notify,
-    )
+    outcomes, tally = judge_many(judge, asks, cache=cache, **opts.runner_kw())
     n = len(items)
     original = outcomes[:n]
     rows = {k: _row(list(zip(items, original, outcomes[n * (i + 1) : n * (i + 2)])), top) for i, k in enumerate(kinds)}

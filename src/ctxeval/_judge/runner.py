@@ -38,29 +38,23 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from .._errors import ConfigError, JudgeError
 from .budget import Budget, Prices, duration, nbytes
 from .cache import BUSY, Cache, Entry, key_of
-from .client import Completion, ItemFailure, Judge
-from .tasks import ParseError, Task, repair
+from .interface import Completion, ItemFailure, Judge
+from .prompt import Ask, ParseError, Task, repair
 
 __all__ = ["NOT_SENT", "Ask", "Outcome", "Prices", "Tally", "check_undecided", "judge_all", "judge_many"]
 
 NOT_SENT = object()  #: the value :func:`judge_all` gives an ask the budget stopped before it was sent
 DECIDED, UNDECIDED, TIE, UNSENT = "decided", "undecided", "tie", "not sent"
-
-
-@dataclass(frozen=True)
-class Ask:
-    """One judgment to make: the task, its fields, and (``ref``) the ids it belongs to (query,
-    passage, ...), kept with the judgment in the cache."""
-
-    task: Task
-    values: Mapping[str, str]
-    ref: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +97,25 @@ class Tally:
     concurrency: int = 0  #: the most requests in flight allowed
     concurrency_low: int = 0  #: the lowest the limit went while the server pushed back
     reasons: dict[str, int] = field(default_factory=dict)  #: undecided reasons (their kind) and counts
+
+    @classmethod
+    def merged(cls, tallies: Sequence[Tally]) -> Tally:
+        """One tally of several batches of the same judge and task (counts and costs added; the lowest
+        concurrency reached; unanimity weighted by the asks)."""
+        first = tallies[0]
+        out = cls(first.judge, first.heuristic, first.task, priced=first.priced, votes=first.votes)
+        out.concurrency = first.concurrency
+        out.concurrency_low = min(t.concurrency_low for t in tallies)
+        for name in ("asked", "from_cache", "cached_undecided", "from_others", "requested", "decided", "undecided",
+                     "ties", "not_sent", "prompt_tokens", "completion_tokens", "cost", "timeouts"):  # fmt: skip
+            setattr(out, name, sum(getattr(t, name) for t in tallies))
+        for t in tallies:
+            for k, n in t.reasons.items():
+                out.reasons[k] = out.reasons.get(k, 0) + n
+        agreed = [(t.unanimous, t.asked) for t in tallies if t.unanimous is not None]
+        if agreed:
+            out.unanimous = sum(u * n for u, n in agreed) / max(sum(n for _, n in agreed), 1)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -225,8 +238,6 @@ def _run_coroutine(coro: Any) -> Any:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    from concurrent.futures import ThreadPoolExecutor
-
     with ThreadPoolExecutor(1, thread_name_prefix="ctxeval-judge") as pool:
         return pool.submit(asyncio.run, coro).result()
 
@@ -273,11 +284,13 @@ class _Run:
                     self.jobs[k] = _Job(ask.task, ask.values, messages, params, ask.ref, nbytes(messages))
                 ks.append(k)
             self.keys_of.append(ks)
-        self.timeouts_before = int(getattr(judge, "timeouts", 0))  # a judge may serve several runs
+        self.timeouts_before = judge.status().timeouts  # a judge may serve several runs
         self.done: dict[str, Entry] = {}
         self.start_hits: set[str] = set()
         self.late_hits: set[str] = set()  #: landed meanwhile (another process asked them)
         self.unsent: set[str] = set()
+        self.in_flight = self.started = 0  #: requests in flight now, and started so far
+        self.solo: list[float] = []  #: seconds of the replies that came with nothing else in flight
         self.budget = Budget(max_cost, price)
         if max_cost is not None and price is not None:
             self.budget.ratio = cache.usage(judge.model)["tokens_per_byte"]
@@ -290,10 +303,10 @@ class _Run:
                 self.done[k] = hit
         self.start_hits = set(self.done)
         todo = [k for k in self.jobs if k not in self.done]
-        remember = getattr(self.judge, "remembered", None)
-        endpoint = getattr(self.judge, "endpoint_id", None)
-        if remember is not None and endpoint is not None:
-            remember(cache.dialect(endpoint))
+        can = self.judge.capabilities
+        endpoint = self.judge.status().endpoint_id
+        if can.dialects:
+            self.judge.remember(cache.dialect(endpoint))
         bar = _Bar(progress, len(todo), tally)
         self.bar = bar
         tasks: list[asyncio.Future[Any]] = []
@@ -316,24 +329,38 @@ class _Run:
             await asyncio.gather(*tasks, return_exceptions=True)
             bar.close()
             await self.judge.aclose()
-            dialect = getattr(self.judge, "dialect", None)
-            if endpoint is not None and dialect is not None:
-                cache.set_dialect(endpoint, dialect)
+            self._keep_dialect()
+            self._keep_rate()
             cache.flush(wait=True)
-        limiter = getattr(self.judge, "limiter", None)
-        if limiter is not None:
-            tally.concurrency_low = min(self.concurrency, limiter.lowest)
-        tally.timeouts = int(getattr(self.judge, "timeouts", 0)) - self.timeouts_before
+        status = self.judge.status()
+        if can.rate_limited and status.lowest_concurrency is not None:
+            tally.concurrency_low = min(self.concurrency, status.lowest_concurrency)
+        tally.timeouts = status.timeouts - self.timeouts_before
         tally.cost = self.budget.spent
         return self._outcomes(), tally
 
+    def _keep_dialect(self) -> None:
+        """The dialect the judge found, kept for its endpoint (the next run need not detect it again)."""
+        status = self.judge.status()
+        if self.judge.capabilities.dialects and status.dialect is not None:
+            self.cache.set_dialect(status.endpoint_id, status.dialect)
+
+    def _keep_rate(self) -> None:
+        """The server's serial rate (the median latency of the replies that came with nothing else in
+        flight), kept for its endpoint: a dry run's estimate of time."""
+        endpoint = self.judge.status().endpoint_id
+        if endpoint and self.solo:
+            ordered = sorted(self.solo)
+            mid = len(ordered) // 2
+            median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+            self.cache.set_serial_rate(endpoint, median, len(ordered))
+
     async def _probe(self, todo: list[str]) -> list[str]:
         """Ask alone until one request gets a reply: its latency sets the timeout (unless given)."""
-        calibrate = getattr(self.judge, "calibrate", None)
-        if calibrate is None or not todo:
+        judge = self.judge
+        if not judge.capabilities.calibrated or not todo:
             return todo
-        judge: Any = self.judge
-        judge.timeout = judge.probe_timeout()
+        judge.begin_probe()
         while todo:
             k = todo.pop(0)
             t0 = time.perf_counter()
@@ -342,18 +369,18 @@ class _Run:
                 await self._wait_for_others([k])
                 continue
             if isinstance(got, Completion):
-                dialect = getattr(self.judge, "dialect", None)
-                if dialect is not None:  # kept at once: a killed run's successor need not detect it again
-                    self.cache.set_dialect(judge.endpoint_id, dialect)
-                timeout = calibrate(got.seconds or time.perf_counter() - t0)
+                self._keep_dialect()  # at once: a killed run's successor need not detect it again
+                self._keep_rate()
+                timeout = judge.calibrate(got.seconds or time.perf_counter() - t0)
                 lat = got.seconds or time.perf_counter() - t0
                 left = len(todo)
                 if left:
                     eta = duration(left * lat)
                     self.notify(
                         f"first reply in {lat:.1f} s: timeout {timeout:g} s per request"
-                        f"{'' if judge.timeout_given else ' (--timeout sets it)'}; {left} more to ask: about {eta} "
-                        f"if the server answers one at a time, less if it serves {self.concurrency} at once"
+                        f"{'' if judge.status().timeout_given else ' (--timeout sets it)'}; {left} more to ask: about {eta} "
+                        f"if the server answers one at a time (the serial rate of this first reply, sent alone), less if "
+                        f"it serves {self.concurrency} at once"
                     )
                 break
         return todo
@@ -361,7 +388,7 @@ class _Run:
     async def _one(self, k: str, probe: bool = False) -> Any:
         """Ask job ``k`` (cache claim, budget, request, repair turn, cache write)."""
         job = self.jobs[k]
-        ttl = 2.0 * float(getattr(self.judge, "timeout", 60.0) or 60.0) * (1 + self.parse_retries) + 60.0
+        ttl = 2.0 * self.judge.status().timeout * (1 + self.parse_retries) + 60.0
         # a heuristic costs nothing to ask again: only a model's prompts are claimed across processes
         claim = True if self.judge.heuristic else self.cache.claim(k, ttl, self.retry_undecided)
         if claim is BUSY:
@@ -379,12 +406,17 @@ class _Run:
             return None
         comps: list[Completion] = []
         seconds = 0.0
+        alone, self.in_flight, self.started = self.in_flight == 0, self.in_flight + 1, self.started + 1
+        first = self.started
         try:
             value, reason = await self._ask(job, comps)
         except ItemFailure as f:
             value, reason, seconds = None, f.reason, f.seconds
         finally:
+            self.in_flight -= 1
             await self.budget.release(reserve)
+        if alone and self.started == first:  # nothing else was in flight: the server's serial latency
+            self.solo.extend(c.seconds for c in comps if c.seconds > 0)
         last = comps[-1] if comps else None
         pt = sum(c.prompt_tokens for c in comps)
         ct = sum(c.completion_tokens for c in comps)
@@ -518,9 +550,6 @@ class _Bar:
         self.progress = None
         if not on or total == 0:
             return
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
         self.priced = tally.priced
         self.progress = Progress(
             TextColumn("judging"),

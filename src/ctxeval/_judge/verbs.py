@@ -20,16 +20,23 @@ Measures are evaluated under both labellings on that common scale.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .._core.grademap import GradeMap
-from .._core.ppi import ppi_mean
 from .._errors import ConfigError
-from .agreement import cohen_kappa, krippendorff_alpha_ordinal, ranking_agreement
-from .card import THRESHOLDS, JudgeCard, Scale, verdict
+from .._io.model import Qrels, Run
+from .._io.samples import Samples
+from .._measures import parse_measures
+from .agreement import cohen_kappa, krippendorff_alpha_ordinal
+from .card import JudgeCard, Scale
+from .nulls import NullSettings, label_nulls
+from .systems import SystemSettings, systems
+from .verdict import THRESHOLDS, verdict
 
 __all__ = ["BINARY", "RA_NWG", "TREC", "agreement", "infer_scale", "is_sample_set"]
 
@@ -107,11 +114,6 @@ _SAMPLE_KEYS = frozenset(
 def is_sample_set(obj: Any) -> bool:
     """A :class:`~ctxeval.Samples`, a list of sample mappings, or a JSON-lines file whose first record
     has a sample set's fields (retrieved chunks, reference ids, grades)."""
-    import json
-    import os
-
-    from .._io.samples import Samples
-
     if isinstance(obj, Samples):
         return True
     if isinstance(obj, Sequence) and not isinstance(obj, (str, bytes)):
@@ -132,13 +134,9 @@ def _read_labels(obj: Any) -> tuple[Pairs, str, Any]:
     a judge wrote it; a dict, a frame, a :class:`~ctxeval.Qrels`) or a sample set (its grades, or its
     reference ids at grade 1)."""
     if is_sample_set(obj):
-        from .._io.samples import Samples
-
         st = Samples.coerce(obj)
         pairs = {(s.query_id, d): int(g) for s in st.samples for d, g in (s.grades or {}).items()}
         return pairs, st.source, st.labels
-    from .._io.model import Qrels
-
     q = Qrels.coerce(obj)
     pairs = {(qid, d): int(g) for qid, docs in q.to_dict().items() for d, g in docs.items()}
     return pairs, q.source, q.labels
@@ -162,8 +160,6 @@ def _named_runs(runs: Any) -> list[Any]:
     """``runs`` as a list: a sequence of runs or sample sets (``NAME=PATH`` names a path), or a mapping
     ``{name: run path | Run | sample set}`` naming each (a run's own ``{query: {doc: score}}`` is one
     run, not a mapping of names)."""
-    from .._io.model import Run
-
     if not isinstance(runs, Mapping):
         return [_as_run(r) for r in runs]
     if all(isinstance(v, Mapping) and not any(isinstance(x, Mapping) for x in v.values()) for v in runs.values()):
@@ -178,8 +174,6 @@ def _named_runs(runs: Any) -> list[Any]:
 def _as_run(obj: Any) -> Any:
     """A run, or a sample set's retrieved lists as one."""
     if is_sample_set(obj):
-        from .._io.samples import Samples
-
         return Samples.coerce(obj).run()
     return obj
 
@@ -280,15 +274,31 @@ def _label_stats(h: np.ndarray, j: np.ndarray, common: Scale, lv: int, all_human
     return out
 
 
-def _degenerate(jp: Pairs) -> dict[str, Any]:
-    grades, counts = np.unique(np.fromiter(jp.values(), dtype=np.int64), return_counts=True)
+def _bits(values: Sequence[int]) -> float:
+    """The entropy of a grade distribution in bits (0 for one grade)."""
+    _, counts = np.unique(np.asarray(values, dtype=np.int64), return_counts=True)
+    p = counts / counts.sum()
+    return float(-(p * np.log2(p)).sum()) + 0.0
+
+
+def _degenerate(jc: Pairs, hc: Pairs) -> dict[str, Any]:
+    """The judge's commonest grade and its share, and the information its grades carry against
+    people's: the entropy of each side's grade distribution (its own labels, on the scale both are
+    compared on) and their ratio; flagged under :data:`~.verdict.THRESHOLDS` ``degenerate`` with 10
+    labels or more (where people used one grade only, when the judge did too)."""
+    grades, counts = np.unique(np.fromiter(jc.values(), dtype=np.int64), return_counts=True)
     top = int(np.argmax(counts))
-    share = float(counts[top] / counts.sum())
+    hj, hh = _bits(list(jc.values())), _bits(list(hc.values()))
+    ratio = hj / hh if hh > 0 else None
+    low = ratio < THRESHOLDS["degenerate"] if ratio is not None else hj == 0.0
     return {
         "grade": int(grades[top]),
-        "share": share,
+        "share": float(counts[top] / counts.sum()),
         "judgments": int(counts.sum()),
-        "flag": bool(share >= THRESHOLDS["degenerate"] and counts.sum() >= 10),
+        "entropy_judge": hj,
+        "entropy_human": hh,
+        "entropy_ratio": ratio,
+        "flag": bool(low and counts.sum() >= 10),
     }
 
 
@@ -302,28 +312,31 @@ def agreement(
     grade_map: Any = None,
     level: int | None = None,
     top: int = 5,
+    draws: int = 200,
+    seed: int = 0,
 ) -> JudgeCard:
     """The judge card of ``judged`` labels against ``human`` ones (qrels paths, dicts, frames or
     :class:`~ctxeval.Qrels`): coverage, kappas, ordinal alpha, leniency, the degenerate-judge check;
-    given two or more ``runs`` (a list, or a mapping ``{name: run or sample set}``), each run's mean of ``measure`` under either labelling, the system
-    ranking (Kendall's tau, tau_AP, the largest swap in the top ``top``) and the prediction-powered
-    estimate of each mean; and a verdict. ``grade_map`` and ``level``: see the module docstring.
+    given two or more ``runs`` (a list, or a mapping ``{name: run or sample set}``), each run's mean of
+    ``measure`` under either labelling, the system ranking (Kendall's tau, tau_AP, the largest swap in
+    the top ``top``), the prediction-powered estimate of each mean and the circularity check; every
+    figure beside what null judges get on the same pairs and runs (``draws`` of each, seeded by
+    ``seed``; 0: none, :mod:`.nulls`); and a verdict listing every failing rule. ``grade_map`` and
+    ``level``: see the module docstring.
 
     >>> card = agreement({"q": {"a": 3, "b": 0, "c": 2}}, {"q": {"a": 5, "b": 2, "c": 4}}, grade_map="human=trec-dl")
     >>> card.labels["kappa"]["kappa"], card.scales["common"]["name"]
     (1.0, '1-5 (RA-nWG)')
     """
-    from .._evaluate import evaluate
-    from .._io.model import Qrels
-    from .._measures import parse_measures
-
+    if draws < 0:
+        raise ConfigError(f"draws must be >= 0, got {draws}")
     hp, h_source, h_kind = _read_labels(human)
     jp, j_source, j_kind = _read_labels(judged)
     if not hp or not jp:
         raise ConfigError(f"{h_source if not hp else j_source}: no labels: nothing to compare")
     hg, jg = set(hp.values()), set(jp.values())
     hs0, js0 = _scale_of(h_kind, hg, jg), _scale_of(j_kind, jg, hg)
-    prov = getattr(j_kind, "provenance", None)
+    prov = j_kind.provenance if j_kind is not None else None
     notes: list[str] = []
     side, gm = _split_map(grade_map)
     hs, js = hs0, js0
@@ -354,25 +367,28 @@ def agreement(
     }
     ha = np.array([hc[p] for p in both], dtype=np.int64)
     ja = np.array([jc[p] for p in both], dtype=np.int64)
-    labels = _label_stats(ha, ja, common, lv, hs.grades == BINARY.grades and min(hc.values()) >= lv)
-    degenerate = _degenerate(jp)
+    refs = hs.grades == BINARY.grades and min(hc.values()) >= lv
+    labels = _label_stats(ha, ja, common, lv, refs)
+    degenerate = _degenerate(jc, hc)
     if coverage["share"] < 0.5:
         notes.append(
             f"the judge labelled {coverage['share']:.0%} of the pairs people labelled: a measure under its labels counts "
             "every pair it did not label as not relevant (see the judged column); judge deeper (--depth) to compare"
         )
-    card_runs: dict[str, Any] = {"measure": None, "ranking": None, "means": {}, "ppi": {}}
+    nulls = NullSettings(draws=draws, seed=seed)
+    chance: dict[str, Any] = {}
+    if draws and not refs:
+        chance["labels"] = label_nulls(jc, hc, both, common.grades, lv, nulls)
+    card_runs: dict[str, Any] = {"measure": None, "ranking": None, "means": {}, "ppi": {}, "circularity": None}
     if runs:
-        card_runs = _runs(
-            Qrels.from_dict(_nested(hc), source=h_source),
-            Qrels.from_dict(_nested(jc), source=j_source),
-            _named_runs(runs),
-            parse_measures([measure])[0],
-            alpha,
-            top,
-            notes,
-            evaluate,
-        )
+        settings = SystemSettings(parse_measures([measure])[0], alpha, top, nulls)
+        card_runs = systems(hc, jc, _named_runs(runs), settings, (h_source, j_source), notes)
+        if card_runs["chance"] is not None:
+            chance["ranking"] = card_runs["chance"]
+    if chance:
+        chance["draws"] = draws
+        chance["seed"] = seed
+    circ = card_runs["circularity"]
     return JudgeCard(
         human=h_source,
         judge=j_source,
@@ -386,50 +402,8 @@ def agreement(
         means=card_runs["means"],
         ppi=card_runs["ppi"],
         alpha=alpha,
-        verdict=verdict(labels, degenerate, card_runs["ranking"], coverage),
+        verdict=verdict(labels, degenerate, card_runs["ranking"], coverage, chance, circ),
         notes=notes,
+        chance=chance or None,
+        circularity=circ,
     )
-
-
-def _nested(pairs: Pairs) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for (q, d), g in pairs.items():
-        out.setdefault(q, {})[d] = g
-    return out
-
-
-def _runs(
-    h: Any, j: Any, runs: Sequence[Any], m: Any, alpha: float, top: int, notes: list[str], evaluate: Any
-) -> dict[str, Any]:
-    """Each run under both labellings, the ranking agreement and the prediction-powered means."""
-    if len(runs) < 2:
-        raise ConfigError("the system ranking needs at least two runs")
-    k = int(m.cutoff) if m.cutoff is not None else 10
-    judged = f"Judged@{k}"
-    by_h = evaluate(h, list(runs), [str(m)], policies={"missing": "zero"})
-    by_j = evaluate(j, list(runs), [str(m), judged], policies={"missing": "zero"})
-    mm = by_h.measures[0]
-    hm = {r.name: r.mean(mm) for r in by_h.runs}
-    jm = {r.name: r.mean(mm) for r in by_j.runs}
-    means = {
-        r.name: {"human": hm[r.name], "judge": jm[r.name], "judged": r.mean(judged), "judged_label": judged}
-        for r in by_j.runs
-    }
-    ppi: dict[str, Any] = {}
-    for rh, rj in zip(by_h.runs, by_j.runs):
-        try:
-            ppi[rh.name] = ppi_mean(rj.per_query(mm), rh.per_query(mm), alpha=alpha).to_dict()
-        except ConfigError as e:
-            notes.append(f"{rh.name}: no prediction-powered estimate: {e}")
-    lost = max((p["human_only"] for p in ppi.values()), default=0)
-    if lost:
-        notes.append(
-            f"{lost} queries people labelled have no value under the judge's labels (it labelled nothing there): "
-            "left out of the prediction-powered estimates"
-        )
-    if ppi:
-        notes.append(
-            "the prediction-powered intervals assume the queries people labelled are a random sample of all the "
-            "queries; with every query labelled they are people's own t intervals"
-        )
-    return {"measure": str(mm), "ranking": ranking_agreement(hm, jm, top), "means": means, "ppi": ppi}

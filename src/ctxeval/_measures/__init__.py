@@ -1,6 +1,7 @@
 """The measure registry. Importing this package registers every built-in measure family, in the
-order ``ctxeval measures`` lists them: classical, rag, trec_eval, distraction, context, spans;
-then the readings of span labels and token budgets (:mod:`.spans`, :mod:`.budget`).
+order ``ctxeval measures`` lists them: classical, rag, trec_eval, distraction, context, diversity
+(ndeval's), cwl (cwl_eval's C/W/L measures), compat (Clarke's compatibility), spans; then the readings
+of span labels and token budgets (:mod:`.spans`, :mod:`.budget`).
 
 Kernels read the core only (:mod:`ctxeval._core`): an ``EvalData`` and the measure's parameters.
 """
@@ -13,6 +14,9 @@ from . import trec_table as trec_table
 from . import trec_prefs as trec_prefs
 from . import distraction as distraction
 from . import context as context
+from . import diversity as diversity
+from . import cwl as cwl
+from . import compat as compat
 from . import spans as spans
 from . import budget as budget
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .._calibrate import Calibration
+from .._calibrate.calibrate import cost_line
 from .._context.utility import describe_lines
 
 __all__ = ["calibration_lines"]
@@ -25,6 +26,7 @@ def calibration_lines(cal: Calibration, settings: bool = True) -> list[str]:
             f"{cv['folds']}-fold cross-validation (seed {cv['seed']}), held-out queries: {f(cv['objective'])} with "
             f"{cv['mean_selected']:.2f} passages; best fixed K: {f(cv['objective_at_best_fixed_k'])}; gain {f(cv['gain'])}",
         ]
+        + ([f"cost: {cost_line(p['irrelevant_cost'])}"] if p.get("irrelevant_cost") is not None else [])
         + [f"note: {n}" for n in cal.notes]
         + (describe_lines(p["utility"]) if settings and p.get("utility") else [])
     )

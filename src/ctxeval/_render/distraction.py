@@ -7,6 +7,7 @@ import io
 from typing import Any
 
 from .._context.utility import DistractorRules, llm_rule
+from .._distraction.table import no_verdict_why
 from .._errors import ConfigError
 from .text import by_runs, to_json
 
@@ -46,9 +47,21 @@ def _settings_lines(t: dict[str, Any], brief: bool = False) -> list[str]:
         f"verdict from the mean DistractorRate@{t['k']}: SAFE <= {th['safe']:g} < RISKY <= {th['risky']:g} < DANGEROUS"
     )
     out.extend(f"note: {n}" for n in t.get("notes", []))
-    out.extend(f"{row['run']}: {row['verdict_reason']}" for row in t["rows"] if row.get("verdict_reason"))
+    out.extend(_reasons(t["rows"]))
     out.extend(_accounting_lines(t, brief))
     return out
+
+
+def _reasons(rows: list[dict[str, Any]]) -> list[str]:
+    """Why runs have no verdict, each run's counts on its line and the explanation they share once."""
+    why = no_verdict_why()
+    said = [(r["run"], r["verdict_reason"]) for r in rows if r.get("verdict_reason")]
+    shared = [(run, reason) for run, reason in said if reason.endswith(why)]
+    if len(shared) < 2:
+        return [f"{run}: {reason}" for run, reason in said]
+    out = [f"{run}: {reason}" for run, reason in said if not reason.endswith(why)]
+    out += [f"{run}: {reason[: -len(why)]}" for run, reason in shared]
+    return [*out, f"{', '.join(run for run, _ in shared)}: {why.removeprefix(', and ')}"]
 
 
 def _accounting_lines(t: dict[str, Any], brief: bool = False) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .._measures import families
+from .._measures.names import ir_measures_name
 
 
 def measure_list(fmt: str = "text") -> str:
@@ -24,11 +25,16 @@ def measure_list(fmt: str = "text") -> str:
                     or "–"
                 )
                 aliases = f" (aliases: {', '.join(f.aliases)})" if f.aliases else ""
-                out.append(f"| `{f.signature()}`{aliases} | {f.summary}: {f.formula} | {params} | {f.citation} |")
+                irm = ir_measures_name(f.name)
+                irm_text = f" (ir_measures: `{irm}`)" if irm else ""
+                out.append(
+                    f"| `{f.signature()}`{irm_text}{aliases} | {f.summary}: {f.formula} | {params} | {f.citation} |"
+                )
         else:
             out.append(f"[{group}]")
             for f in fams:
-                out.append(f"  {f.signature()}")
+                irm = ir_measures_name(f.name)
+                out.append(f"  {f.signature()}" + (f"    ir_measures: {irm}" if irm else ""))
                 out.append(f"      {f.summary}. {f.formula}")
                 for p in f.params:
                     out.append(f"      {p.name} ({'required' if p.required else f'default {p.default!r}'}): {p.doc}")

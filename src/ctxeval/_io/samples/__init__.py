@@ -10,12 +10,27 @@ a pandas / polars frame; each sample set is one run of a pipeline, its reference
 * :mod:`.files`: files and frames to sample objects and back (JSON lines, CSV, Parquet, frames);
 * :mod:`.sets`: :class:`~.sets.Samples`, the set: reading, writing, its notes, and its views as
   qrels, a run, a pool;
+* :mod:`.across`: several sets read together: paired by query (or by question), their references
+  compared, their judgments united;
 * :mod:`.fast`: the columnar reader of plain JSON-lines files (a fast path, never a second definition).
 """
 
 from __future__ import annotations
 
+from .across import differing_references, mismatch_notes, pair_by_question, union_qrels
 from .schema import FIELDS, Sample, parse, record, text_id
-from .sets import PLACEHOLDER, Samples, union_qrels
+from .sets import PLACEHOLDER, Samples
 
-__all__ = ["FIELDS", "PLACEHOLDER", "Sample", "Samples", "parse", "record", "text_id", "union_qrels"]
+__all__ = [
+    "FIELDS",
+    "PLACEHOLDER",
+    "Sample",
+    "Samples",
+    "differing_references",
+    "mismatch_notes",
+    "pair_by_question",
+    "parse",
+    "record",
+    "text_id",
+    "union_qrels",
+]

@@ -7,7 +7,8 @@ Fields (the names in brackets are read as well: RAGAS's, and RAGAS 0.1's older o
 uses the first name). A field given under two of its names must give one value.
 
 * ``query_id`` [``qid``, ``id``]: missing everywhere, the samples are named ``line-1``, ``line-2``, ...
-  by position and the set says so; missing on some samples only, an error;
+  by position and the set says so (read beside other such sets, they are paired by their questions:
+  :mod:`.across`); missing on some samples only, an error;
 * ``question`` [``user_input``];
 * the retrieved chunks, in rank order: ``retrieved`` as a list of ``{"id", "text"?, "score"?, ...}``
   (other keys are kept with the chunk) or of ids, or the parallel lists ``retrieved_ids``
@@ -122,6 +123,8 @@ class Tally:
     unknown: dict[str, int] = field(default_factory=dict)  #: fields not read -> samples giving them
     #: reference contexts judged by exact text that equal no chunk text but are contained in one
     excerpts: int = 0
+    #: reference contexts judged by exact text that equal a chunk text (whole chunks, not excerpts)
+    exact_refs: int = 0
 
 
 _QID = ("query_id", "qid", "id")
@@ -307,6 +310,7 @@ def parse(
         tally.text_refs += 1
         if texts is not None:
             tally.excerpts += _excerpts(ref_contexts, texts, known)
+            tally.exact_refs += sum(1 for t in ref_contexts if t and t in known)
     if grades is None and (grades_given is not None or ref_ids is not None or ref_contexts is not None):
         tally.empty_refs += 1
     category = rec.get("category")

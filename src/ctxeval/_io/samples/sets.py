@@ -1,6 +1,12 @@
 """A sample set: read from a file, records or a frame (each sample through :func:`.schema.parse`),
 written back (:meth:`Samples.to_records`, :meth:`Samples.write`), and seen as qrels, a run and the
-side data the measures read. The set's notes count what reading met (see :class:`.schema.Tally`)."""
+side data the measures read. The set's notes count what reading met (see :class:`.schema.Tally`).
+
+The excerpt hint (use ``method=containment``) fires only where the references are excerpts of the
+chunks: reference contexts that equal no chunk but are held in one outnumber those that equal a
+chunk exactly. Where references are whole passages (most equal a retrieved text, as on MS MARCO),
+one held in another chunk is a near-duplicate passage, not an excerpt: containment would credit a
+chunk that is not a reference, so no hint is given."""
 
 from __future__ import annotations
 
@@ -11,20 +17,23 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import ConfigError, EmptyInputError, FormatError, InputError
-from ..labels import of_samples, union
+from ..labels import of_samples
 from .schema import Sample, Tally, parse, record
 
-__all__ = ["PLACEHOLDER", "Samples", "union_qrels"]
+__all__ = ["PLACEHOLDER", "Samples"]
 
 #: the judgment that keeps a sample without references but with other labels (a judge's claims,
 #: relevance or nuggets, facets, citations) in the query set: grade 0 of a chunk no list holds
 PLACEHOLDER = "(no reference)"
 
+#: the note of a set named by position (replaced by the pairing's when it is read beside others)
+BY_POSITION = "no sample has a query_id: the samples are named line-1 .. line-{n} by position"
+
 _RETRIEVED = ("retrieved", "retrieved_ids", "retrieved_context_ids", "retrieved_contexts", "contexts")
 _QID = ("query_id", "qid", "id")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Samples:
     """A sample set: one run of a RAG pipeline with its references (fields: the README's sample section).
 
@@ -45,6 +54,9 @@ class Samples:
     #: what the references are (a :class:`~ctxeval.LabelKind`): binary for reference ids or
     #: exact-text reference contexts, graded for grades; None: inferred from the samples' judgments_from
     labels: Any = None
+    #: no sample gave a query_id: the samples are named line-1, line-2, ... by position (read beside
+    #: other sets, they are paired by their questions: :mod:`.across`)
+    by_position: bool = False
 
     def __post_init__(self) -> None:
         if self.labels is None:
@@ -52,6 +64,17 @@ class Samples:
 
     def __len__(self) -> int:
         return len(self.samples)
+
+    def __repr__(self) -> str:
+        """Short, whatever the set's size (the samples and their texts stay out of it).
+
+        >>> Samples.from_records([{"query_id": "q1", "retrieved_ids": ["a"], "reference_ids": ["a"]}], name="rag")
+        Samples('rag', 1 samples from <samples>; labels: binary (reference_ids in <samples>); 1 notes)
+        """
+        kind = self.labels.kind + (f" ({self.labels.origin})" if self.labels.origin else "")
+        return (
+            f"Samples({self.name!r}, {len(self)} samples from {self.source}; labels: {kind}; {len(self.notes)} notes)"
+        )
 
     # --- reading ------------------------------------------------------------------------------------
     @classmethod
@@ -215,7 +238,8 @@ class Samples:
                 f"{source}: no sample gives the retrieved chunks (retrieved, retrieved_ids or retrieved_contexts; "
                 f"RAGAS: retrieved_context_ids); the {kind}s are: {', '.join(sorted(map(str, keys))) or 'none'}"
             )
-        return cls(tuple(out), name, source, tuple(_notes(source, tally, len(out) if generate else 0, out)))
+        notes = tuple(_notes(source, tally, len(out) if generate else 0, out))
+        return cls(tuple(out), name, source, notes, by_position=bool(generate))
 
     @classmethod
     def from_trec(
@@ -415,9 +439,7 @@ def _unjudged(samples: Sequence[Sample]) -> tuple[int, dict[str, int]] | None:
 def _notes(source: str, t: Tally, generated: int, samples: Sequence[Sample]) -> list[str]:
     notes = []
     if generated:
-        notes.append(
-            f"{source}: no sample has a query_id: the samples are named line-1 .. line-{generated} by position"
-        )
+        notes.append(f"{source}: {BY_POSITION.format(n=generated)}")
     if t.reordered:
         notes.append(
             f"{source}: {t.reordered} samples list scores that would rank their chunks in another order than "
@@ -458,7 +480,7 @@ def _notes(source: str, t: Tally, generated: int, samples: Sequence[Sample]) -> 
             "chunk is relevant (grade 1) when its text equals a reference context exactly; "
             "ContextPrecision/ContextRecall(method=similarity) match by string similarity instead"
         )
-    if t.excerpts:
+    if t.excerpts > t.exact_refs:  # references cut from chunks: containment credits them (module docstring)
         notes.append(
             f"{source}: {t.excerpts} reference contexts equal no retrieved text but are contained in one (an "
             "excerpt of a chunk): exact text matching, in force without reference ids or grades, reads them as "
@@ -500,30 +522,6 @@ def _notes(source: str, t: Tally, generated: int, samples: Sequence[Sample]) -> 
         more = f" and {len(t.unknown) - 8} more" if len(t.unknown) > 8 else ""
         notes.append(f"{source}: fields no measure reads, kept as they are (samples giving each): {shown}{more}")
     return notes
-
-
-def union_qrels(sets: Sequence[Samples]) -> Any:
-    """The judgments of several sample sets: the union of their references, which must agree where
-    they meet (a (query, chunk) pair graded differently by two sets is an error naming both)."""
-    import polars as pl
-
-    from ..model import Qrels
-
-    if len(sets) == 1:
-        return sets[0].qrels()
-    frames = [st.qrels_frame().with_columns(pl.lit(k, dtype=pl.Int64).alias("set")) for k, st in enumerate(sets)]
-    both = pl.concat(frames).unique(["query_id", "doc_id", "relevance"], keep="first", maintain_order=True)
-    clash = both.filter(pl.len().over("query_id", "doc_id") > 1)
-    if clash.height:
-        a = clash.row(0, named=True)
-        b = clash.filter((pl.col("query_id") == a["query_id"]) & (pl.col("doc_id") == a["doc_id"])).row(1, named=True)
-        raise ConfigError(
-            f"query {a['query_id']!r} chunk {a['doc_id']!r}: grade {a['relevance']} in {sets[a['set']].source} but "
-            f"{b['relevance']} in {sets[b['set']].source}; sample sets compared together must share their references"
-        )
-    source = " + ".join(dict.fromkeys(st.source for st in sets))
-    labels = union([st.labels for st in sets])
-    return Qrels.from_frame(both.select("query_id", "doc_id", "relevance"), source=source, labels=labels)
 
 
 def _labels_of(st: Samples) -> Any:
