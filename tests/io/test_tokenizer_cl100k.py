@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from chroma_data import expected, true_windows
 from ctxeval import Chunks, SpanLabels, Tokenizer, evaluate
 from shared_data import shared_data
 
@@ -72,17 +73,12 @@ def cl100k(tmp_path_factory: pytest.TempPathFactory) -> Tokenizer:
 
 def test_chromas_200_token_chunks_count_200_tokens(cl100k: Tokenizer) -> None:
     base = shared_data("chroma-chunking")
-    exp = json.loads((base / "expected.json").read_text(encoding="utf-8"))["chunkings"]["fixed_token_200_0"]
+    exp = expected(base)["chunkings"]["fixed_token_200_0"]
     counts = []
-    for corpus, ranges in exp["chunks"].items():
+    for corpus in exp["chunks"]:
         text = (base / "corpora" / f"{corpus}.md").read_text(encoding="utf-8")
-        moved = {
-            x["chunk"]: x["sequential"][0]
-            for x in exp["chunk_mapping_diagnostics"][corpus]["mapped_not_at_sequential_position"]
-        }
-        starts = [moved.get(i, r[0]) for i, r in enumerate(ranges)]
-        ends = [*starts[1:], len(text)]
-        counts += cl100k.count([text[s:e] for s, e in zip(starts[:-1], ends[:-1])]).tolist()  # the last window is short
+        windows = true_windows(exp, corpus, text)[:-1]  # the last window is short
+        counts += cl100k.count([text[s:e] for s, e in windows]).tolist()
     assert cl100k.name == "tiktoken:cl100k_base"
     # a window's text encodes back to its 200 tokens unless the cut split a merge (then a token or so more)
     exactly = sum(n == 200 for n in counts) / len(counts)
@@ -92,7 +88,7 @@ def test_chromas_200_token_chunks_count_200_tokens(cl100k: Tokenizer) -> None:
 
 def test_a_budget_of_400_cl100k_tokens_holds_two_chunks(cl100k: Tokenizer, tmp_path: Path) -> None:
     base = shared_data("chroma-chunking")
-    exp = json.loads((base / "expected.json").read_text(encoding="utf-8"))["chunkings"]["fixed_token_200_0"]
+    exp = expected(base)["chunkings"]["fixed_token_200_0"]
     corpus = "state_of_the_union"
     text = (base / "corpora" / f"{corpus}.md").read_text(encoding="utf-8")
     ranges = exp["chunks"][corpus]

@@ -5,14 +5,13 @@ code gave. Nothing of Chroma's is in the tree: the data is read from ../shared, 
 
 from __future__ import annotations
 
-import json
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ctxeval
+from chroma_data import expected, true_windows
 from ctxeval import Chunks, SpanLabels
 from ctxeval._io.locate import chroma_find
 from shared_data import shared_data
@@ -26,13 +25,8 @@ CHROMA_MEASURES = {
 }
 
 
-@cache
-def _expected(base: Path) -> dict:
-    return json.loads((base / "expected.json").read_text(encoding="utf-8"))
-
-
 def _inputs(base: Path, chunking: str) -> tuple[SpanLabels, Chunks, dict]:
-    exp = _expected(base)["chunkings"][chunking]
+    exp = expected(base)["chunkings"][chunking]
     labels = SpanLabels.from_chroma(base / "questions_df.csv")
     table = Chunks.from_records(
         [
@@ -57,7 +51,7 @@ def base() -> Path:
 @pytest.mark.parametrize("chunking", CHUNKINGS)
 def test_compatible_mode_equals_chroma_on_every_question(base: Path, chunking: str) -> None:
     labels, table, run = _inputs(base, chunking)
-    exp = _expected(base)["chunkings"][chunking]
+    exp = expected(base)["chunkings"][chunking]
     res = ctxeval.evaluate(labels, run, list(CHROMA_MEASURES.values()), chunks=table)
     r = res.runs[0]
     assert len(r.qids) == len(exp["questions"]) == 472
@@ -78,7 +72,7 @@ def test_exact_mode_departs_from_chroma_only_where_the_quirks_apply(base: Path, 
     exactly on the questions whose retrieved chunks share characters (the double count); precision_Omega
     exactly where a chunk only touches a reference (Chroma's H takes it)."""
     labels, table, run = _inputs(base, chunking)
-    exp = _expected(base)["chunkings"][chunking]
+    exp = expected(base)["chunkings"][chunking]
     names = [*CHROMA_MEASURES.values(), "SpanIoU@5", "SpanRecall@5", "SpanPrecision@5", "PrecisionOmega"]
     r = ctxeval.evaluate(labels, run, names, chunks=table).runs[0]
     docs = {q["row"]: q["retrieved"] for q in exp["questions"]}
@@ -97,7 +91,7 @@ def test_exact_mode_departs_from_chroma_only_where_the_quirks_apply(base: Path, 
         if not doubled:
             assert r.per_query("SpanIoU@5")[q] == pytest.approx(r.per_query(CHROMA_MEASURES["iou"])[q], abs=1e-12)
         corpus = labels.doc[labels.query == q][0]
-        ranges = _expected(base)["chunkings"][chunking]["chunks"][corpus]
+        ranges = expected(base)["chunkings"][chunking]["chunks"][corpus]
         touch_only = any(
             (cs == e or ce == s)
             and not (min(ce, e) > max(cs, s))
@@ -120,21 +114,12 @@ def test_chroma_placement_gives_chromas_ranges(base: Path, chunking: str) -> Non
     the ranges Chroma's code gave: the first copy of a repeated passage, one character short where a
     trailing period was cut. A fixed-token chunker's windows tile the text: 200/0 ends where the next
     chunk starts, 400/200 where the chunk after next starts."""
-    exp = _expected(base)["chunkings"][chunking]
+    exp = expected(base)["chunkings"][chunking]
     step = 1 if chunking.endswith("_0") else 2
     placed = exact = 0
     for corpus, ranges in exp["chunks"].items():
         text = (base / "corpora" / f"{corpus}.md").read_text(encoding="utf-8")
-        moved = {
-            x["chunk"]: x["sequential"][0]
-            for x in exp["chunk_mapping_diagnostics"][corpus]["mapped_not_at_sequential_position"]
-        }
-        starts = [moved.get(i, r[0]) for i, r in enumerate(ranges)]
-        # the last window ends at the text's end; a window before it whose end no later start gives
-        # (400/200's second to last) is taken as Chroma placed it
-        ends = [starts[i + step] if i + step < len(starts) else ranges[i][1] for i in range(len(starts))]
-        ends[-1] = len(text)
-        texts = {f"{corpus}:{i}": (corpus, text[s:e]) for i, (s, e) in enumerate(zip(starts, ends))}
+        texts = {f"{corpus}:{i}": (corpus, text[s:e]) for i, (s, e) in enumerate(true_windows(exp, corpus, text, step))}
         table = Chunks.locate(texts, {corpus: text}, mode="chroma")
         assert [[int(s), int(e)] for s, e in zip(table.start, table.end)] == ranges
         placed += len(ranges)
@@ -144,17 +129,12 @@ def test_chroma_placement_gives_chromas_ranges(base: Path, chunking: str) -> Non
 
 
 def test_the_exact_placement_puts_repeated_passages_at_their_own_copy(base: Path) -> None:
-    exp = _expected(base)["chunkings"]["fixed_token_200_0"]
+    exp = expected(base)["chunkings"]["fixed_token_200_0"]
     corpus = "finance"
     text = (base / "corpora" / f"{corpus}.md").read_text(encoding="utf-8")
-    ranges = exp["chunks"][corpus]
-    moved = {
-        x["chunk"]: x["sequential"][0]
-        for x in exp["chunk_mapping_diagnostics"][corpus]["mapped_not_at_sequential_position"]
-    }
-    starts = [moved.get(i, r[0]) for i, r in enumerate(ranges)]
-    ends = [*starts[1:], len(text)]
-    texts = {f"c{i}": (corpus, text[s:e]) for i, (s, e) in enumerate(zip(starts, ends))}
+    windows = true_windows(exp, corpus, text)
+    texts = {f"c{i}": (corpus, text[s:e]) for i, (s, e) in enumerate(windows)}
     table = Chunks.locate(texts, {corpus: text})
-    assert table.start.tolist() == starts and table.end.tolist() == ends
-    assert len(moved) > 100  # the placements Chroma moved to a first copy
+    assert list(zip(table.start.tolist(), table.end.tolist())) == windows
+    moved = sum(w[0] != r[0] for w, r in zip(windows, exp["chunks"][corpus]))
+    assert moved > 100  # the placements Chroma moved to a first copy
