@@ -38,6 +38,7 @@ GROUPS = {
     "cwl": "C/W/L user models (cwl_eval)",
     "compat": "Compatibility",
     "fairness": "Fair ranking (AWRF)",
+    "spans": "Span measures: evidence as character spans (chunkers compared on one set of labels)",
 }
 
 
@@ -70,6 +71,14 @@ def measure_page() -> str:
             if f.aliases:
                 out.append(f"Also read as: {', '.join(f'`{a}`' for a in f.aliases)}.\n")
             out.append(f"Tied scores ([`--ties expected`](../concepts.md#expected-ties)): {tie_text(f)}.\n")
+            if f.on_spans is not None:
+                out.append(
+                    "Over span labels: its own reading, the gain of a chunk the new evidence it holds ([spans](#over-span-labels)).\n"
+                )
+            if f.at_budget is not None:
+                out.append(f"At a budget (`@Btok`): {f.budget_doc} ([budgets](#at-a-budget-of-tokens)).\n")
+            elif f.budget_doc:
+                out.append(f"Not at a budget: {f.budget_doc}.\n")
             cite = re.sub(r"(https?://\S+?)([),;]?)(?=\s|$)", r"<\1>\2", f.citation)
             out.append(f"Source: {cite}.\n")
     return "\n".join(out)

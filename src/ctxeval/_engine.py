@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._errors import ConfigError
-from ._evaluate import DEFAULT_MEASURES, with_intervals
+from ._evaluate import DEFAULT_MEASURES, with_chunks, with_intervals
 from ._evaluate import evaluate as _local
 from ._policies import Policies, coerce_settings
 from ._stats.summary import CI
@@ -86,11 +86,15 @@ def evaluate(
     utility: UtilityConfig | Mapping[str, Any] | None = None,
     engine: Engine | str | Mapping[str, Any] = "local",
     ci: CI | Mapping[str, Any] | str | bool | None = None,
+    chunks: Any = None,
 ) -> Result:
     eng = Engine.coerce(engine)
     cfg = CI.coerce(ci)  # validated before anything is read
     if eng.name == "local":
-        return _local(qrels, runs, measures, samples=samples, policies=policies, rag=rag, utility=utility, ci=cfg)
+        return _local(
+            qrels, runs, measures, samples=samples, policies=policies, rag=rag, utility=utility, ci=cfg, chunks=chunks
+        )
+    rag = with_chunks(rag, chunks)
     return with_intervals(_other(qrels, runs, measures, samples, policies, rag, utility, eng), cfg)
 
 

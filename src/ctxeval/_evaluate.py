@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._context.grades import level_note, relevance_note
+from ._context.settings import RagConfig
 from ._errors import ConfigError
 from ._io.model import Qrels
 from ._measures import Measure, make, parse_measures
@@ -29,7 +30,6 @@ from ._show import fmt, html_table, pandas, short, text_table
 from ._stats.summary import CI, summary_intervals
 
 if TYPE_CHECKING:
-    from ._context.settings import RagConfig
     from ._context.utility import UtilityConfig
     from ._core.evaldata import QueryAccounting
     from ._io.model import Run
@@ -282,11 +282,11 @@ class Result:
 
 
 def with_judged(measures: list[Measure]) -> list[Measure]:
-    """The measures plus ``Judged@K`` for every K of a RAG measure (reported beside them)."""
+    """The measures plus ``Judged@K`` (``Judged@Btok``) for every K (budget) of a RAG measure, reported beside them."""
     out = list(measures)
     for m in measures:
-        if m.spec.group == "rag" and m.cutoff is not None:
-            j = make("Judged", None, m.cutoff)
+        if m.spec.group == "rag" and (m.cutoff is not None or m.budget is not None):
+            j = make("Judged", None, m.cutoff, m.budget)
             if j not in out:
                 out.append(j)
     return out
@@ -336,6 +336,7 @@ def evaluate(
     rag: RagConfig | Mapping[str, Any] | None = None,
     utility: UtilityConfig | Mapping[str, Any] | None = None,
     ci: CI | Mapping[str, Any] | str | bool | None = None,
+    chunks: Any = None,
 ) -> Result:
     """Evaluate one or more runs.
 
@@ -380,7 +381,22 @@ def evaluate(
     ...                measures=["RR", "ContextRecall@1"])
     >>> res.runs[0].mean("RR"), res.runs[0].mean("ContextRecall@1")
     (0.5, 0.0)
+
+    ``qrels`` may be span labels (a :class:`~ctxeval.SpanLabels`: evidence as character spans of the
+    documents); ``chunks`` (shorthand for ``rag.chunks``) is the chunk table placing the run's chunks
+    (a :class:`~ctxeval.Chunks`, a file, a mapping ``{chunk_id: (doc_id, start, end)}``). A measure
+    at a budget of tokens (``SpanRecall@2000tok``, ``nDCG@512tok``) packs each query's ranked chunks
+    into the budget, their tokens from the table (``rag.tokenizer`` counts them; the settings name it).
+    A 40-character document whose evidence is characters 10-20, chunked in four:
+
+    >>> from ctxeval import Chunks, SpanLabels
+    >>> labels = SpanLabels.from_records([{"query_id": "q", "doc_id": "d", "start": 10, "end": 20}])
+    >>> table = Chunks.from_dict({f"c{i}": ("d", 10 * i, 10 * i + 10) for i in range(4)}, documents={"d": "one two three four five six seven eight "})
+    >>> res = evaluate(labels, {"q": {"c1": 0.9, "c0": 0.5, "c3": 0.1}}, ["SpanRecall@1", "SpanPrecision@2", "SpanRecall@3tok"], chunks=table)
+    >>> [res.runs[0].mean(m) for m in ("SpanRecall@1", "SpanPrecision@2", "SpanRecall@3tok")], res.settings["tokenizer"]
+    ([1.0, 0.5, 1.0], 'words-v1')
     """
+    rag = with_chunks(rag, chunks)
     if samples is not None and qrels is None and runs is None:
         apart = _apart(samples, measures, policies, rag, utility)
         if apart is not None:
@@ -412,6 +428,16 @@ def with_intervals(result: Result, ci: CI | Mapping[str, Any] | str | bool | Non
         r.ci = dict(zip(result.measures, found))
     result.settings["ci"] = cfg.describe()
     return result
+
+
+def with_chunks(rag: RagConfig | Mapping[str, Any] | None, chunks: Any) -> RagConfig | Mapping[str, Any] | None:
+    """``rag`` with the chunk table ``chunks`` (when given; given twice is an error)."""
+    if chunks is None:
+        return rag
+    cfg = RagConfig.coerce(rag)
+    if cfg.chunks is not None:
+        raise ConfigError("give the chunk table once: chunks=... or rag.chunks, not both")
+    return replace(cfg, chunks=chunks)
 
 
 def _apart(samples: Any, measures: Any, policies: Any, rag: Any, utility: Any) -> Result | None:
@@ -509,7 +535,7 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     results = []
     names = unique_names(run_objs)
     notes = naming_notes(run_objs, names)
-    rates = sorted({m.k for m in ms if m.family == "DistractorRate"})
+    rates = sorted({m.k for m in ms if m.family == "DistractorRate" and m.cutoff is not None})
     level = level_note(
         measures,
         lambda: session.grades,

@@ -280,6 +280,8 @@ class Session:
             out.add("pool")
         if rag.groups is not None:
             out.add("groups")
+        if self.settings.spans is not None and any(m.spec.on_spans is not None for m in measures):
+            out.add("spans")
         return out
 
     def prepare(
@@ -345,6 +347,22 @@ class Session:
         fair, target = self.settings.fair_groups, self.settings.fair_targets
         if fair is not None:
             out["fairness"] = {"groups": fair.source, "target": target.source if target is not None else None}
+        if self.settings.chunks is not None:
+            out.update(self.budget_settings())
+        return out
+
+    def budget_settings(self) -> dict[str, Any]:
+        """The chunk table, the span labels, what counts tokens and the rule for the chunk that does
+        not fit a budget (every report that cuts at a budget names the tokenizer)."""
+        st = self.settings
+        table = st.chunks
+        out: dict[str, Any] = {"chunks": table.source if table is not None else None}
+        if st.spans is not None:
+            out["span_labels"] = st.spans.source
+        from ._context.spans import tokenizer_of
+
+        out["tokenizer"] = tokenizer_of(table, st.rag)
+        out["overflow"] = st.rag.overflow
         return out
 
     @cached_property
@@ -393,6 +411,9 @@ def open_session(
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     ms, fits = _resolve_fits(ms)
     ucfg = coerce_utility(utility) if utility is not None else None
+    from ._context.spans import span_inputs, span_notes
+
+    qrels, chunks, spans = span_inputs(qrels, rcfg, ms)
     subtopic = rcfg.labels if rcfg.labels is not None and rcfg.labels.kind == "subtopic" else None
     if subtopic is None and rcfg.labels is None and isinstance(qrels, (str, os.PathLike)):
         # a diversity measure reads subtopic qrels: a qrels file given for one is read as such
@@ -419,9 +440,11 @@ def open_session(
 
         groups = read_groups(rcfg.groups)
     read = [r if st is None or r.samples is st else r.with_samples(st) for r, st in zip(read, origin)]
-    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, *_fairness(rcfg))
+    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, *_fairness(rcfg), chunks=chunks, spans=spans)
     single = qr.subtopics.note() if qr.subtopics is not None else None
-    return Session(qr, pol, settings, ms, notes=[single] if single else []), read
+    notes = [single] if single else []
+    notes += span_notes(chunks, spans, ms, rcfg)
+    return Session(qr, pol, settings, ms, notes=notes), read
 
 
 def _fairness(rcfg: RagConfig) -> tuple[Any, Any]:

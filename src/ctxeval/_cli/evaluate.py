@@ -36,6 +36,12 @@ def _measure_help() -> str:
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
 @samples_option
 @click.option("-m", "--measure", "measures", multiple=True, help=_measure_help())
+@click.option(
+    "--spans",
+    is_flag=True,
+    help="QRELS is a file of span labels (evidence as character spans of the documents: 'qid 0 doc_id start end "
+    "grade' lines, or JSONL/CSV/Parquet); needs --chunks",
+)
 @rel_option
 @click.option("--per-query", is_flag=True, help="also report every query's value")
 @click.option(
@@ -96,6 +102,7 @@ def command(
     runs: tuple[str, ...],
     samples: bool,
     measures: tuple[str, ...],
+    spans: bool,
     rel: int | None,
     per_query: bool,
     fmt: str,
@@ -126,6 +133,14 @@ def command(
     from .._render.text import render
     from .._stats.summary import CI
 
+    if spans:
+        from .._io.spans import SpanLabels
+
+        if samples or engine != "local" or stream:
+            raise ConfigError(
+                "--spans reads QRELS as span labels for the local engine, not with --samples or another engine"
+            )
+        qrels = SpanLabels.from_file(qrels)  # type: ignore[assignment]
     if stream or sort_first or chunk_mb is not None:
         if engine == "spark":
             raise ConfigError("--stream, --chunk-mb and --sort-first are the stream engine's, not Spark's")

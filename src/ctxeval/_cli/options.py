@@ -109,7 +109,8 @@ LABELS_HELP = (
 
 def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
     """``--grade-map``, ``--labels``, and ``--pool``, ``--pool-depth``, ``--allow-outside-pool``
-    (``pool``) and ``--groups``, ``--fair-groups``, ``--fair-target`` (``groups``)."""
+    (``pool``), ``--groups``, ``--fair-groups``, ``--fair-target`` (``groups``), and the chunk table and
+    budget options (``--chunks``, ``--documents``, ``--tokenizer``, ``--overflow``)."""
     opts: list[Callable[[F], F]] = [
         click.option("--grade-map", default=None, help=GRADE_MAP_HELP),
         click.option(
@@ -159,6 +160,35 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
                 ),
             )
         ]
+    opts += [
+        click.option(
+            "--chunks",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="chunk table (JSONL, CSV, Parquet: chunk_id, doc_id, start, end[, text, tokens]): places the runs' "
+            "chunks for span labels (--spans) and gives their tokens for measures at a budget (nDCG@512tok)",
+        ),
+        click.option(
+            "--documents",
+            type=click.Path(),
+            default=None,
+            help="the documents' texts (a folder of files, or JSONL of doc_id and text): tokens of chunks without a "
+            "text, and span measures counted in tokens",
+        ),
+        click.option(
+            "--tokenizer",
+            default=None,
+            help="what counts tokens for budgets: words-v1 (offline, the default unless the chunk table has a tokens "
+            "column) or tiktoken:<encoding>; every report names it",
+        ),
+        click.option(
+            "--overflow",
+            type=click.Choice(["stop", "skip"]),
+            default="stop",
+            show_default=True,
+            help="the chunk that does not fit a budget: stop (leave it out and stop) or skip (leave it out, go on)",
+        ),
+    ]
     return lambda f: _apply(f, opts)
 
 
@@ -200,6 +230,10 @@ def rag_from(kw: dict[str, Any]) -> Any:
         groups=kw.pop("groups", None),
         fair_groups=kw.pop("fair_groups", None),
         fair_target=kw.pop("fair_target", None),
+        chunks=kw.pop("chunks", None),
+        documents=kw.pop("documents", None),
+        tokenizer=kw.pop("tokenizer", None),
+        overflow=kw.pop("overflow", "stop"),
     )
 
 

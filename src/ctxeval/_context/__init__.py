@@ -102,4 +102,4 @@ def build(data: EvalData, names: Iterable[str], inputs: Inputs) -> EvalData:
 
 def _load() -> None:
     """Import the built-in providers (they register themselves)."""
-    from . import fairness, fits, grades, pool, samples, scores, subtopics, utility  # noqa: F401
+    from . import fairness, fits, grades, pool, samples, scores, spans, subtopics, utility  # noqa: F401

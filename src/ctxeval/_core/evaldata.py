@@ -318,47 +318,50 @@ class EvalData:
             out._memo["j_qrow"] = self._memo["j_qrow"][keep]
         return out
 
-    # -- a prefix of every ranking, the judged docs of every ranking ------------------------------------
-    def prefix(self, length: int) -> EvalData:
-        """Every query's ranking cut to its first ``length`` rows. The qrels side, the accounting and
-        the side data that does not depend on the run (the pool of a run that is its own pool stays
-        the *untruncated* run) are kept; per-row side data is cut the same way. Refused for tied rows
-        under ``ties="expected"`` (which rows a cut keeps would depend on their order)."""
+    # -- a prefix of every ranking, or any selection of its rows -------------------------------------
+    def prefix(self, length: int | np.ndarray) -> EvalData:
+        """Every query's ranking cut to its first ``length`` rows (one length for all, or one per
+        query). The qrels side, the accounting and the side data that does not depend on the run
+        (the pool of a run that is its own pool stays the *untruncated* run) are kept; per-row side
+        data is cut the same way. Refused for tied rows under ``ties="expected"`` (which rows a cut
+        keeps would depend on their order)."""
         if self.tie_groups is not None and self.tie_groups.tied:
             raise ConfigError(
                 "cutting rankings to a prefix is not defined for tied scores under ties='expected' (which of the "
                 "tied rows it keeps depends on their order); use ties='trec'"
             )
-        n = np.minimum(np.diff(self.r_off), length)
-        off = offsets(n)
-        rows = np.arange(int(off[-1]), dtype=np.int64) - np.repeat(off[:-1] - self.r_off[:-1], n)
-        keep = self.j_rank <= length
-        seg = self.j_seg[keep]
-        j_idx = self.j_idx[keep] - self.r_off[:-1][seg] + off[:-1][seg]
-        return self._cut(Cut(keep, rows, off), j_idx, seg, self.j_rank[keep])
+        return self.select(self.r_rank <= np.repeat(np.broadcast_to(length, (self.n_queries,)), self.n_ret))
 
     def judged_only(self) -> EvalData:
         """Every query's ranking without the docs the qrels do not judge (nor those judged below 0),
         the others in the same order, ranked anew: trec_eval's ``-J``, ir_measures' ``judged_only``.
         The qrels side is kept; per-row side data is cut the same way."""
-        keep = self.j_grade >= 0
-        seg = self.j_seg[keep]
-        off = offsets(np.bincount(seg, minlength=self.n_queries))
-        j_idx = np.arange(int(off[-1]), dtype=np.int64)
-        return self._cut(Cut(keep, self.j_idx[keep], off), j_idx, seg, j_idx - off[:-1][seg] + 1)
+        return self.select(self.r_judged & (self.r_grade >= 0))
 
-    def _cut(self, cut: Cut, j_idx: np.ndarray, seg: np.ndarray, j_rank: np.ndarray) -> EvalData:
-        """The rows ``cut`` keeps (the judged ones at ``j_idx`` in the new rows, of query ``seg`` and
-        rank ``j_rank``)."""
+    def select(self, keep: np.ndarray) -> EvalData:
+        """Every query's ranking reduced to the rows ``keep`` (a mask over the ranked rows), in rank
+        order and ranked anew 1, 2, ... (the context a budget packs: a prefix, or a prefix with rows
+        left out). Kept as :meth:`prefix` says."""
+        keep = np.asarray(keep, dtype=bool)
+        rows = np.flatnonzero(keep)
+        n = np.bincount(self.r_seg[rows], minlength=self.n_queries).astype(np.int64)
+        off = offsets(n)
+        new_row = np.cumsum(keep) - 1  # the new index of every kept row
+        j_keep = keep[self.j_idx]
+        seg = self.j_seg[j_keep]
+        j_idx = new_row[self.j_idx[j_keep]]
+        cut = Cut(j_keep, rows, off)
         out = replace(
             self,
             r_off=cut.r_off,
             j_idx=j_idx,
-            j_grade=self.j_grade[cut.j_keep],
-            rows=None if self.rows is None else self.rows.take(cut.rows),
+            j_grade=self.j_grade[j_keep],
+            rows=None if self.rows is None else self.rows.take(rows),
             extras={name: value.cut(cut) for name, value in self.extras.items()},
             _memo=self._qrels_memo(cut.j_keep),
             tie_groups=None,
         )
-        out.__dict__.update({"j_seg": seg, "j_rank": j_rank, "q_seg": self.q_seg, "q_pos": self.q_pos})
+        out.__dict__.update(
+            {"j_seg": seg, "j_rank": j_idx - off[:-1][seg] + 1, "q_seg": self.q_seg, "q_pos": self.q_pos}
+        )
         return out

@@ -1,7 +1,7 @@
 """The measure registry. Importing this package registers every built-in measure family, in the
 order ``ctxeval measures`` lists them: classical (and ir_measures' Accuracy), rag, trec_eval, distraction, context, diversity
 (ndeval's), cwl (cwl_eval's C/W/L measures), compat (Clarke's compatibility), fairness (AWRF: TREC Fair Ranking's
-and FairRankTune's).
+and FairRankTune's), spans; then the readings of span labels and token budgets (:mod:`.spans`, :mod:`.budget`).
 
 Kernels read the core only (:mod:`ctxeval._core`): an ``EvalData`` and the measure's parameters.
 """
@@ -21,6 +21,8 @@ from . import compat as compat
 from . import tie_kernels as tie_kernels
 from . import tie_rules as tie_rules
 from . import fairness as fairness
+from . import spans as spans
+from . import budget as budget
 
 # isort: on
 from .base import REGISTRY, Family, Measure, Param, TrecArgs, TrecSpec, families, make, register, trec_specs
