@@ -500,8 +500,12 @@ def trec_eval(
     sel = _select(measures, version)
     ztable = None if zscores is None else read_zscores(zscores)
     source = os.fspath(qrels)
-    with local_copy(qrels, source, "qrels") as local:  # a stream (-, a pipe) read once, into a file
-        qr, groups, prefs = _read_judgments(local, source, rel_format, version)
+    if source.startswith("irds:") and rel_format == "qrels":  # an ir_datasets dataset's qrels, by name
+        read = read_file(source, "qrels", "trec", source=source)
+        qr, groups, prefs = Qrels(read.columns, source, dropped_duplicates=read.dropped), None, None
+    else:
+        with local_copy(qrels, source, "qrels") as local:  # a stream (-, a pipe) read once, into a file
+            qr, groups, prefs = _read_judgments(local, source, rel_format, version)
     run, runid = _read_run(os.fspath(results), notes, version)
     ties = "trec10" if version >= 10 else "trec"  # 10.0 reads scores as doubles, 9.x as floats
     before = np.sort(run.columns.layout.heads)  # the topics with results, before -M and -J
