@@ -73,7 +73,7 @@ def test_the_rag_guide_s_sample_walk_runs_as_written(tmp_path: Path) -> None:
         done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True)
         assert done.returncode == (1 if command.startswith("ctxeval calibrate") else 0), (command, done.stderr)
         out.append(done.stdout + done.stderr)
-    compare, diagnose, blind, _, _, _, judged, calibrate = out
+    _, compare, diagnose, blind, _, _, _, judged, calibrate = out  # (0: ctxeval demo --samples writes the two files)
     assert "▲" in compare.split("dense", 1)[1].split("\n", 2)[0]  # dense significantly better than bm25
     assert "fix the reranker first: 18 selection vs 6 retrieval failures" in diagnose
     assert "bm25: no verdict" in blind and "judge utility --samples" in blind

@@ -534,7 +534,7 @@ def _set(path, value):
         (_set(("comparisons", 0, "diff"), "big"), "report comparisons[0].diff: expected a number or null, got 'big'"),
         (
             lambda rep: rep["comparisons"].append(dict(rep["comparisons"][0])) or rep,
-            "report comparisons[6]: a second comparison of the same run and measure, got ['better', 'nDCG@10']",
+            "report comparisons[6]: a second comparison of the same runs and measure, got ['better', 'nDCG@10', 'base']",
         ),
         (
             _set(("comparisons", 1, "significant"), "yes"),
