@@ -3,11 +3,15 @@ every order of its tied scores, on small generated runs.
 
 The oracle does not read ctxeval's tie code: it lists every order of every tie group by hand
 (itertools), writes each order of a query as a query of its own (``q#0``, ``q#1``, ...) with the rows
-in that order and ``ties="input"``, evaluates them in one call, and averages per query. Four scenarios
-cover the registry: TREC grades -1..3 (classical and trec_eval's measures), the 1-5 utility scale (the
-set-based RAG and distraction measures, with doc groups, a pool cut at a depth and a positional UDCG
-fit), and a sample set with scores, facets, nuggets, citations and texts (the context measures). A
-family that none of them names is tried at @3 with its defaults, so a new family is checked too.
+in that order and ``ties="input"``, evaluates them in one call, and averages per query. The scenarios
+cover the registry: TREC grades -1..3 (classical and trec_eval's measures, Accuracy, the ``judged_only``
+readings), subtopic qrels (diversity), the 1-5 utility scale (the set-based RAG and distraction
+measures, with doc groups, a pool cut at a depth and a positional UDCG fit), a sample set with scores,
+facets, nuggets, citations and texts (the context measures), fairness group labels and targets (AWRF),
+span labels over a chunk table of unequal, overlapping chunks (the span measures and every span
+reading, at cutoffs and at budgets of tokens), and budgets over chunks of unequal token counts where the
+order of tied chunks changes what fits (both overflow rules). A family that none of them names is tried
+at @3 with its defaults, so a new family is checked too.
 """
 
 from __future__ import annotations
@@ -39,10 +43,18 @@ TREC = [
     *["ContextPrecision@2", "ContextRecall@3"],
     *["INST(max_rel=3)", "INSQ(T=2,max_rel=3)", "BPM(max_rel=3)@3", "SDCG(max_rel=3)@3", "NERR8(max_rel=3)@3"],
     *["NERR9(max_rel=3)@3", "NERR10(max_rel=3)", "NERR11(max_rel=3)", "RBP-CWL(max_rel=3)", "Compat"],
+    *["Accuracy", "Accuracy@3", "Accuracy(rel=2)@4"],
+]
+#: the rankings without their unjudged docs (trec_eval -J): the judged rows of a tie group tie among themselves
+JUDGED_ONLY = [
+    *["P(judged_only=true)@2", "R(judged_only=true)@3", "AP(judged_only=true)", "AP(judged_only=true,rel=2)@3"],
+    *["RR(judged_only=true)", "Rprec(judged_only=true)", "Success(judged_only=true)@2", "nDCG(judged_only=true)@3"],
+    *["nDCG(judged_only=true)", "IPrec(judged_only=true)@0.5", "SetP(judged_only=true)", "SetF(judged_only=true)"],
+    *["SetAP(judged_only=true)", "SetRelP(judged_only=true)"],
 ]
 DIVERSITY = [
     *["alpha-nDCG@3", "alpha-DCG(alpha=0.3)@2", "ERR-IA@3", "nERR-IA@3", "NRBP", "nNRBP(beta=0.7)", "P-IA@3"],
-    *["S-recall@2", "MAP-IA"],
+    *["S-recall@2", "MAP-IA", "alpha-nDCG(judged_only=true)@3", "P-IA(judged_only=true)@2"],
 ]
 RAG = [
     *["RA-nWG@3", "RA-nWG(novelty=0.5)@3", "N-Recall4+@3", "N-Recall5@2", "Precision4+@3", "Harm@3", "GoldHit@3"],
@@ -52,6 +64,30 @@ SAMPLES = [
     *["CoverageRecall@2", "NuggetRecall@3", "NuggetRecall(score=all)@2", "AttributionRate@3"],
     *["ContextPrecision(method=similarity)@3", "ContextRecall(method=similarity)@2", "IDBasedContextPrecision@2"],
 ]
+
+#: AWRF's families over fairness group labels (one group, several, weighted; some docs unlabelled)
+FAIRNESS = [
+    *["AWRF", "AWRF@2", "AWRF(p=0.5)@3", "AWRF(target=given)@3", "AWRF(rel=2)", "nDCG-AWRF@3", "nDCG-AWRF"],
+    *["AWRF-FRT(p=0.5)", "AWRF-FRT(p=0.3)@2", "AWRF-FRT-gap(p=0.5)@3", "AWRF-FRT-gap(p=0.5,combo=Variance)"],
+    *["AWRF-FRT-gap(p=0.8,combo=MeanAbsDev)@4"],
+]
+#: over span labels and a chunk table: the span measures, the rank measures' span readings, the chunk-grade
+#: reading, and budgets of tokens (words-v1 over the documents' text)
+SPANS = [
+    *["SpanRecall", "SpanRecall@2", "SpanPrecision@3", "SpanIoU@2", "SpanIoU(mode=chroma)@3", "SpanCoverage@2"],
+    *["SpanRecall(unit=tokens)@2", "SpanPrecision(mode=chroma)", "PrecisionOmega", "nDCG@3", "DCG@2", "RA-nWG@3"],
+    *["UDCG@3", "P@2", "AP", "RR", "SpanRecall@12tok", "SpanIoU@9tok", "nDCG@15tok", "RA-nWG@20tok", "UDCG@12tok"],
+]
+#: every reading at a budget of chunk ids, by a chunk table of token counts (no spans)
+BUDGET = 12
+BUDGET_FAMILIES = [
+    *["R", "AP", "RR", "Success", "nDCG", "DCG", "ERR(gmax=5)", "RA-nWG", "N-Recall4+", "N-Recall5", "GoldHit"],
+    *["dDCG", "UDCG", "DistractorRate", "DistractorHarm", "IDBasedContextPrecision", "IDBasedContextRecall"],
+    *["RankWeightedPrecision", "ContextPrecision", "ContextRecall", "RBP", "P", "Judged", "unj", "Precision4+"],
+    *["Harm", "relative_P"],
+]
+BUDGETS = [f"{f}@{BUDGET}tok" for f in BUDGET_FAMILIES]
+SCENARIOS = TREC + JUDGED_ONLY + RAG + SAMPLES + DIVERSITY + FAIRNESS + SPANS + BUDGETS
 
 
 def _f32(x: float) -> float:
@@ -119,7 +155,7 @@ FITTED = {"UDCG-pos"}
 
 def _names(base: list[str]) -> list[str]:
     """``base`` plus one default example (@3) of every family that none of the scenarios names."""
-    named = {make_name(n) for n in TREC + RAG + SAMPLES + DIVERSITY} | FITTED
+    named = {make_name(n) for n in SCENARIOS} | FITTED
     extra = []
     for fam in REGISTRY.values():
         if fam.name not in named:
@@ -132,7 +168,7 @@ def make_name(name: str) -> str:
 
 
 def test_the_scenarios_name_every_family_or_try_it() -> None:
-    named = {make_name(n) for n in TREC + RAG + SAMPLES + DIVERSITY} | FITTED
+    named = {make_name(n) for n in SCENARIOS} | FITTED
     assert named <= set(REGISTRY)
     # every family is covered: by name here, or by its default example in the TREC scenario
     assert set(REGISTRY) <= named | {make_name(n) for n in _names(TREC)}
@@ -141,7 +177,7 @@ def test_the_scenarios_name_every_family_or_try_it() -> None:
 @pytest.mark.parametrize("seed", range(3))
 def test_trec_grades_equal_the_brute_force_mean(seed: int) -> None:
     qrels, run = _trec_case(random.Random(seed), [-1, 0, 0, 1, 2, 3])
-    names = _names(TREC)
+    names = _names(TREC + JUDGED_ONLY)
     exp = ctxeval.evaluate(qrels, run, names, policies=EXPECTED).runs[0]
     _check(exp, _brute(qrels, run, names))
 
@@ -163,6 +199,105 @@ def test_diversity_measures_equal_the_brute_force_mean(seed: int) -> None:
             copies_r[key] = {d: float(len(order) - j) for j, d in enumerate(order)}
     res = ctxeval.evaluate(ctxeval.Qrels.from_subtopics(copies_q), copies_r, DIVERSITY, policies=BY_ORDER).runs[0]
     _check(exp, _means(res, of))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_fairness_measures_equal_the_brute_force_mean(seed: int) -> None:
+    rnd = random.Random(400 + seed)
+    qrels, run = _trec_case(rnd, [0, 1, 1, 2], limit=36)
+    kinds: list[object] = ["x", "y", "y", ["x", "y"], {"x": 3, "z": 1}, {"y": 1, "z": 2}]
+    labels = {d: rnd.choice(kinds) for d in "abcdefg"}  # h has no label
+    rag = {"fair_groups": labels, "fair_target": {"*": {"x": 0.5, "y": 0.3, "z": 0.2}}}
+    exp = ctxeval.evaluate(qrels, run, FAIRNESS, policies=EXPECTED, rag=rag).runs[0]
+    _check(exp, _brute(qrels, run, FAIRNESS, rag=rag))
+
+
+DOCUMENTS = {"A": " ".join(f"w{i:02d}" for i in range(40)), "B": " ".join(f"v{i:02d}" for i in range(30))}
+
+
+def _span_case(rnd: random.Random) -> tuple[dict, list[tuple], dict]:
+    """Eight chunks of unequal lengths (some overlapping) over two documents, one to three spans of
+    evidence per query, and runs with ties as :func:`_trec_case`'s."""
+    table = {}
+    for i in range(8):
+        d = rnd.choice("AB")
+        s = rnd.randrange(0, len(DOCUMENTS[d]) - 5)
+        table[f"c{i}"] = (d, s, min(len(DOCUMENTS[d]), s + rnd.randint(4, 40)))
+    spans: dict[tuple, int] = {}
+    for q in ("q1", "q2", "q3"):
+        for _ in range(rnd.randint(1, 3)):
+            d = rnd.choice("AB")
+            s = rnd.randrange(0, len(DOCUMENTS[d]) - 3)
+            spans[(q, d, s, min(len(DOCUMENTS[d]), s + rnd.randint(3, 30)))] = rnd.choice([1, 1, 2, 3])
+    run = {}
+    for q in ("q1", "q2", "q3"):
+        while True:
+            got = {c: float(rnd.choice([1, 2, 3])) for c in rnd.sample(sorted(table), rnd.randint(2, 6))}
+            if len(_orders(got)) <= 36:
+                break
+        run[q] = got
+    return table, [(*k, g) for k, g in spans.items()], run
+
+
+def _span_labels(spans: list[tuple], of: dict[str, str] | None = None) -> ctxeval.SpanLabels:
+    """The span labels, each query's given again for every copy of it (``of``: copy -> query)."""
+    copies = of or {q: q for q, *_ in spans}
+    return ctxeval.SpanLabels.from_records(
+        [
+            {"query_id": key, "doc_id": d, "start": s, "end": e, "grade": g}
+            for key, q0 in copies.items()
+            for q, d, s, e, g in spans
+            if q == q0
+        ]
+    )
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_span_measures_and_readings_equal_the_brute_force_mean(seed: int) -> None:
+    table, spans, run = _span_case(random.Random(500 + seed))
+    chunks = ctxeval.Chunks.from_dict(table, documents=DOCUMENTS)
+    kw: dict[str, Any] = {"chunks": chunks, "rag": {"grade_map": {1: 3, 2: 4, 3: 5}}}
+    exp = ctxeval.evaluate(_span_labels(spans), run, SPANS, policies=EXPECTED, **kw).runs[0]
+    copies, of = _copies(run)
+    res = ctxeval.evaluate(_span_labels(spans, of), copies, SPANS, policies=BY_ORDER, **kw).runs[0]
+    _check(exp, _means(res, of))
+
+
+def _copies(run: dict) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """Every order of every query's ties as a query of its own (``q#i``), and the query of each."""
+    copies, of = {}, {}
+    for q, docs in run.items():
+        for i, order in enumerate(_orders(docs)):
+            of[f"{q}#{i}"] = q
+            copies[f"{q}#{i}"] = {d: float(len(order) - j) for j, d in enumerate(order)}
+    return copies, of
+
+
+def _packed(order: list[str], tokens: dict[str, int], budget: int, rule: str) -> tuple[str, ...]:
+    out, left = [], budget
+    for d in order:
+        if tokens[d] <= left:
+            out.append(d)
+            left -= tokens[d]
+        elif rule == "stop":
+            break
+    return tuple(out)
+
+
+@pytest.mark.parametrize(("seed", "rule"), [(0, "stop"), (1, "skip"), (2, "stop"), (3, "skip")])
+def test_budgets_equal_the_brute_force_mean_where_the_order_changes_what_fits(seed: int, rule: str) -> None:
+    rnd = random.Random(600 + seed)
+    qrels, run = _trec_case(rnd, [1, 2, 3, 4, 5, 5], limit=36)
+    tokens = {d: rnd.randint(1, 9) for d in "abcdefgh"}
+    # the case can fail: some query's context (which chunks fit) depends on the order of its ties
+    assert any(len({frozenset(_packed(o, tokens, BUDGET, rule)) for o in _orders(docs)}) > 1 for docs in run.values())
+    table = ctxeval.Chunks.from_records(
+        [{"chunk_id": d, "doc_id": "D", "start": 0, "end": 1, "tokens": n} for d, n in tokens.items()]
+    )
+    groups = {d: "g" + str(ord(d) % 2) for d in tokens}
+    kw: dict[str, Any] = {"chunks": table, "rag": {"overflow": rule, "groups": groups}}
+    exp = ctxeval.evaluate(qrels, run, BUDGETS, policies=EXPECTED, **kw).runs[0]
+    _check(exp, _brute(qrels, run, BUDGETS, **kw))
 
 
 def _fit(tmp: Path) -> str:

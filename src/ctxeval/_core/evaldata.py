@@ -31,7 +31,7 @@ import numpy as np
 from .._errors import ConfigError
 from .ids import Ids
 from .segments import offsets, seg_sum, segment_rows
-from .ties import TieGroups
+from .ties import TieGroups, find_groups
 
 __all__ = ["Cut", "EvalData", "Extra", "QueryAccounting", "RankedRows"]
 
@@ -335,8 +335,18 @@ class EvalData:
     def judged_only(self) -> EvalData:
         """Every query's ranking without the docs the qrels do not judge (nor those judged below 0),
         the others in the same order, ranked anew: trec_eval's ``-J``, ir_measures' ``judged_only``.
-        The qrels side is kept; per-row side data is cut the same way."""
-        return self.select(self.r_judged & (self.r_grade >= 0))
+        The qrels side is kept; per-row side data is cut the same way. Under ``ties="expected"`` the
+        judged rows of a tie group still tie: in a random order of the group they lie in a random
+        order of their own, so the closed forms read the condensed list as they read any other."""
+        keep = self.r_judged & (self.r_grade >= 0)
+        out = self.select(keep)
+        g = self.tie_groups
+        if g is None or not g.tied:
+            return out
+        first = (np.repeat(self.r_off[:-1], self.n_ret) + g.start)[keep]  # the group of every kept row
+        tied = replace(out, tie_groups=find_groups(first, out.r_off))
+        tied.__dict__.update({k: v for k, v in out.__dict__.items() if k not in tied.__dict__})  # select's caches
+        return tied
 
     def select(self, keep: np.ndarray) -> EvalData:
         """Every query's ranking reduced to the rows ``keep`` (a mask over the ranked rows), in rank
