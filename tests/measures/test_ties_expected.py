@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import random
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,8 @@ TREC = [
     *["ContextPrecision@2", "ContextRecall@3"],
     *["INST(max_rel=3)", "INSQ(T=2,max_rel=3)", "BPM(max_rel=3)@3", "SDCG(max_rel=3)@3", "NERR8(max_rel=3)@3"],
     *["NERR9(max_rel=3)@3", "NERR10(max_rel=3)", "NERR11(max_rel=3)", "RBP-CWL(max_rel=3)", "Compat"],
-    *["Accuracy", "Accuracy@3", "Accuracy(rel=2)@4"],
 ]
+ACCURACY = ["Accuracy", "Accuracy@3", "Accuracy(rel=2)@4", "Accuracy(rel=2)"]
 #: the rankings without their unjudged docs (trec_eval -J): the judged rows of a tie group tie among themselves
 JUDGED_ONLY = [
     *["P(judged_only=true)@2", "R(judged_only=true)@3", "AP(judged_only=true)", "AP(judged_only=true,rel=2)@3"],
@@ -87,7 +88,7 @@ BUDGET_FAMILIES = [
     *["Harm", "relative_P"],
 ]
 BUDGETS = [f"{f}@{BUDGET}tok" for f in BUDGET_FAMILIES]
-SCENARIOS = TREC + JUDGED_ONLY + RAG + SAMPLES + DIVERSITY + FAIRNESS + SPANS + BUDGETS
+SCENARIOS = TREC + ACCURACY + JUDGED_ONLY + RAG + SAMPLES + DIVERSITY + FAIRNESS + SPANS + BUDGETS
 
 
 def _f32(x: float) -> float:
@@ -117,36 +118,58 @@ def _trec_case(rnd: random.Random, grades: list[int], limit: int = 60) -> tuple[
     return qrels, run
 
 
-def _brute(qrels: dict, run: dict, names: list[str], **kw: Any) -> dict[str, dict[str, float]]:
-    """Per measure and query: the mean over every order of the query's ties (NaN when some order is)."""
-    copies_q: dict[str, dict[str, int]] = {}
-    copies_r: dict[str, dict[str, float]] = {}
-    of: dict[str, str] = {}
-    for q, docs in run.items():
-        for i, order in enumerate(_orders(docs)):
-            key = f"{q}#{i}"
-            of[key] = q
-            copies_q[key] = dict(qrels[q])
-            copies_r[key] = {d: float(len(order) - j) for j, d in enumerate(order)}
+#: per measure and query, over every order of the query's ties: the mean, and the highest and lowest value
+Orders = dict[str, dict[str, tuple[float, float, float]]]
+
+
+def _brute(qrels: dict, run: dict, names: list[str], **kw: Any) -> Orders:
+    """Per measure and query: the mean over every order of the query's ties (NaN when some order is),
+    the highest and the lowest value of any order."""
+    copies_r, of = _copies(run)
+    copies_q = {key: dict(qrels[q]) for key, q in of.items()}
     res = ctxeval.evaluate(copies_q, copies_r, names, policies=BY_ORDER, **kw).runs[0]
     return _means(res, of)
 
 
-def _means(res: Any, of: dict[str, str]) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
+def _copies(run: dict) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """Every order of every query's ties as a query of its own (``q#i``), and the query of each."""
+    copies, of = {}, {}
+    for q, docs in run.items():
+        for i, order in enumerate(_orders(docs)):
+            of[f"{q}#{i}"] = q
+            copies[f"{q}#{i}"] = {d: float(len(order) - j) for j, d in enumerate(order)}
+    return copies, of
+
+
+def _means(res: Any, of: dict[str, str]) -> Orders:
+    out: Orders = {}
     for m, v in res.values.items():
         acc: dict[str, list[float]] = {}
         for q, x in zip(res.qids, v):
             acc.setdefault(of[q], []).append(float(x))
-        out[str(m)] = {q: float(np.mean(xs)) for q, xs in acc.items()}
+        out[str(m)] = {q: (float(np.mean(xs)), _best(xs, max), _best(xs, min)) for q, xs in acc.items()}
     return out
 
 
-def _check(exp: Any, brute: dict[str, dict[str, float]]) -> None:
+def _best(xs: list[float], pick: Any) -> float:
+    defined = [x for x in xs if not math.isnan(x)]
+    return float(pick(defined)) if defined else math.nan
+
+
+def _check(exp: Any, brute: Orders, spread: bool | list[str] = False) -> None:
+    """The expected values equal the brute-force means; for the measures of ``spread`` (True: all), the
+    best and worst orders' values equal the highest and lowest of any order (the lowest and highest
+    where lower is better)."""
     assert exp.ties["tie_groups"] > 0  # the case holds ties (else the test could not fail)
+    named = {str(ctxeval.parse_measure(n)) for n in spread} if isinstance(spread, list) else set()
     for m, v in exp.values.items():
-        want = np.array([brute[str(m)][q] for q in exp.qids])
-        np.testing.assert_allclose(v, want, rtol=1e-9, atol=1e-12, err_msg=f"{m} under ties='expected'")
+        want = np.array([brute[str(m)][q] for q in exp.qids]).reshape(-1, 3)
+        np.testing.assert_allclose(v, want[:, 0], rtol=1e-9, atol=1e-12, err_msg=f"{m} under ties='expected'")
+        if spread is True or str(m) in named:
+            hi, lo = (want[:, 1], want[:, 2]) if m.spec.higher_is_better else (want[:, 2], want[:, 1])
+            best, worst = exp.extremes[m]
+            np.testing.assert_allclose(best, hi, rtol=1e-9, atol=1e-12, err_msg=f"{m}: the best order")
+            np.testing.assert_allclose(worst, lo, rtol=1e-9, atol=1e-12, err_msg=f"{m}: the worst order")
 
 
 #: named by a test below (its fit file is written there)
@@ -177,9 +200,11 @@ def test_the_scenarios_name_every_family_or_try_it() -> None:
 @pytest.mark.parametrize("seed", range(3))
 def test_trec_grades_equal_the_brute_force_mean(seed: int) -> None:
     qrels, run = _trec_case(random.Random(seed), [-1, 0, 0, 1, 2, 3])
-    names = _names(TREC + JUDGED_ONLY)
+    names = _names(TREC + ACCURACY + JUDGED_ONLY)
     exp = ctxeval.evaluate(qrels, run, names, policies=EXPECTED).runs[0]
-    _check(exp, _brute(qrels, run, names))
+    # Accuracy and the judged_only readings: the grade order is the best (at a cutoff Accuracy's
+    # best and worst are searched: there the grade order can leave no pair, NaN, or the most)
+    _check(exp, _brute(qrels, run, names), spread=ACCURACY + JUDGED_ONLY)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -209,7 +234,7 @@ def test_fairness_measures_equal_the_brute_force_mean(seed: int) -> None:
     labels = {d: rnd.choice(kinds) for d in "abcdefg"}  # h has no label
     rag = {"fair_groups": labels, "fair_target": {"*": {"x": 0.5, "y": 0.3, "z": 0.2}}}
     exp = ctxeval.evaluate(qrels, run, FAIRNESS, policies=EXPECTED, rag=rag).runs[0]
-    _check(exp, _brute(qrels, run, FAIRNESS, rag=rag))
+    _check(exp, _brute(qrels, run, FAIRNESS, rag=rag), spread=True)
 
 
 DOCUMENTS = {"A": " ".join(f"w{i:02d}" for i in range(40)), "B": " ".join(f"v{i:02d}" for i in range(30))}
@@ -260,17 +285,8 @@ def test_span_measures_and_readings_equal_the_brute_force_mean(seed: int) -> Non
     exp = ctxeval.evaluate(_span_labels(spans), run, SPANS, policies=EXPECTED, **kw).runs[0]
     copies, of = _copies(run)
     res = ctxeval.evaluate(_span_labels(spans, of), copies, SPANS, policies=BY_ORDER, **kw).runs[0]
-    _check(exp, _means(res, of))
-
-
-def _copies(run: dict) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
-    """Every order of every query's ties as a query of its own (``q#i``), and the query of each."""
-    copies, of = {}, {}
-    for q, docs in run.items():
-        for i, order in enumerate(_orders(docs)):
-            of[f"{q}#{i}"] = q
-            copies[f"{q}#{i}"] = {d: float(len(order) - j) for j, d in enumerate(order)}
-    return copies, of
+    # P, AP and RR read the chunk grades: there the grade order is the best, as searching finds
+    _check(exp, _means(res, of), spread=True)
 
 
 def _packed(order: list[str], tokens: dict[str, int], budget: int, rule: str) -> tuple[str, ...]:
@@ -297,7 +313,7 @@ def test_budgets_equal_the_brute_force_mean_where_the_order_changes_what_fits(se
     groups = {d: "g" + str(ord(d) % 2) for d in tokens}
     kw: dict[str, Any] = {"chunks": table, "rag": {"overflow": rule, "groups": groups}}
     exp = ctxeval.evaluate(qrels, run, BUDGETS, policies=EXPECTED, **kw).runs[0]
-    _check(exp, _brute(qrels, run, BUDGETS, **kw))
+    _check(exp, _brute(qrels, run, BUDGETS, **kw), spread=True)
 
 
 def _fit(tmp: Path) -> str:
@@ -408,6 +424,50 @@ def test_a_run_without_ties_reads_as_trec_evals_order() -> None:
         assert exp.values[m].tolist() == base.values[m].tolist()
         assert exp.spread(m)[2] == 0
     assert exp.ties == {"tie_groups": 0, "tied_rows": 0, "queries_with_ties": 0}
+
+
+def test_span_measures_at_a_cutoff_take_the_subsets_of_a_tie_not_its_orders() -> None:
+    """16 tied chunks, 8 of them each holding an eighth of the evidence: SpanRecall@4 counts the
+    evidence chunks among the top 4, hypergeometric with mean 4 · 8/16 / 8 = 1/4. Its orders of 4
+    ranks would be 43,680 (past the limit); it reads the set of them, C(16, 4) = 1,820. Whole lists are
+    sets: one order; precision_Omega does not read the run."""
+    doc = "x" * 160
+    table = ctxeval.Chunks.from_dict({f"c{i}": ("D", 10 * i, 10 * i + 10) for i in range(16)}, documents={"D": doc})
+    labels = ctxeval.SpanLabels.from_records(
+        [{"query_id": "q", "doc_id": "D", "start": 20 * i, "end": 20 * i + 10, "grade": 1} for i in range(8)]
+    )
+    run = {"q": {f"c{i}": 1.0 for i in range(16)}}
+    names = ["SpanRecall@4", "SpanRecall", "SpanPrecision", "PrecisionOmega"]
+    res = ctxeval.evaluate(labels, run, names, chunks=table, policies=EXPECTED).runs[0]
+    assert res.mean("SpanRecall@4") == pytest.approx(0.25, rel=1e-12)
+    assert res.spread("SpanRecall@4")[:2] == (0.5, 0.0)  # four evidence chunks on top, or none
+    assert (res.mean("SpanRecall"), res.mean("SpanPrecision"), res.mean("PrecisionOmega")) == (1.0, 0.5, 1.0)
+
+
+def test_fairness_tells_apart_only_rows_of_other_groups() -> None:
+    """12 tied docs, 6 of group x and 6 of y (4 relevant): AWRF reads the groups of the ranks alone, so
+    its orders are the C(12, 6) = 924 sequences of groups (12! orders of the docs are past the limit),
+    each equally likely: their mean, each sequence evaluated as a query of its own, is the expected
+    value; nDCG-AWRF also reads relevance, and refuses (one line, no sampling) past the limit."""
+    docs = [f"d{i}" for i in range(12)]
+    groups = {d: "x" if i % 2 else "y" for i, d in enumerate(docs)}
+    qrels = {"q": {d: int(i < 4) for i, d in enumerate(docs)}}
+    rag = {"fair_groups": groups}
+    res = ctxeval.evaluate(qrels, {"q": dict.fromkeys(docs, 1.0)}, ["AWRF", "AWRF@5"], policies=EXPECTED, rag=rag)
+    xs, ys = [d for d in docs if groups[d] == "x"], [d for d in docs if groups[d] == "y"]
+    copies_q, copies_r = {}, {}
+    for j, at in enumerate(itertools.combinations(range(12), 6)):  # the ranks of group x
+        xi, yi = iter(xs), iter(ys)
+        order = [next(xi) if r in at else next(yi) for r in range(12)]
+        copies_q[f"q{j}"] = qrels["q"]
+        copies_r[f"q{j}"] = {d: float(12 - r) for r, d in enumerate(order)}
+    brute = ctxeval.evaluate(copies_q, copies_r, ["AWRF", "AWRF@5"], policies=BY_ORDER, rag=rag).runs[0]
+    for m in ("AWRF", "AWRF@5"):
+        every = brute.values[ctxeval.parse_measure(m)]
+        assert res.runs[0].mean(m) == pytest.approx(float(np.mean(every)), rel=1e-12)
+        assert res.runs[0].spread(m)[:2] == pytest.approx((np.max(every), np.min(every)), rel=1e-12)
+    with pytest.raises(ConfigError, match=r"^measure nDCG-AWRF has no closed form under tied scores[^\n]*$"):
+        ctxeval.evaluate(qrels, {"q": dict.fromkeys(docs, 1.0)}, ["nDCG-AWRF"], policies=EXPECTED, rag=rag)
 
 
 def test_an_average_past_the_budget_is_refused_never_sampled() -> None:

@@ -19,7 +19,7 @@ group holding one sits at its i-th rank with probability C(n - i, r - 1) / C(n, 
 of a tie group form a tie group of their own (any order of the group puts them in a uniformly random
 order): :meth:`~ctxeval._core.evaldata.EvalData.judged_only` keeps those groups.
 
-Families without a closed form here are *averaged* (:func:`~.base.averaged`): their own kernel over every
+Families without a closed form here are *averaged* (:func:`~.tie_orders.averaged`): their own kernel over every
 distinct order of the ties, exact, refused past a budget. The rules are listed by ``ctxeval measures``.
 """
 
