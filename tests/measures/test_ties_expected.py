@@ -300,13 +300,14 @@ def _packed(order: list[str], tokens: dict[str, int], budget: int, rule: str) ->
     return tuple(out)
 
 
-@pytest.mark.parametrize(("seed", "rule"), [(0, "stop"), (1, "skip"), (2, "stop"), (3, "skip")])
+@pytest.mark.parametrize(("seed", "rule"), [(s, r) for s in range(4) for r in ("stop", "skip")])
 def test_budgets_equal_the_brute_force_mean_where_the_order_changes_what_fits(seed: int, rule: str) -> None:
     rnd = random.Random(600 + seed)
-    qrels, run = _trec_case(rnd, [1, 2, 3, 4, 5, 5], limit=36)
-    tokens = {d: rnd.randint(1, 9) for d in "abcdefgh"}
-    # the case can fail: some query's context (which chunks fit) depends on the order of its ties
-    assert any(len({frozenset(_packed(o, tokens, BUDGET, rule)) for o in _orders(docs)}) > 1 for docs in run.values())
+    while True:  # a case that can fail: some query's context (which chunks fit) depends on the order of its ties
+        qrels, run = _trec_case(rnd, [1, 2, 3, 4, 5, 5], limit=36)
+        tokens = {d: rnd.randint(1, 9) for d in "abcdefgh"}
+        if any(len({frozenset(_packed(o, tokens, BUDGET, rule)) for o in _orders(d)}) > 1 for d in run.values()):
+            break
     table = ctxeval.Chunks.from_records(
         [{"chunk_id": d, "doc_id": "D", "start": 0, "end": 1, "tokens": n} for d, n in tokens.items()]
     )
@@ -314,6 +315,32 @@ def test_budgets_equal_the_brute_force_mean_where_the_order_changes_what_fits(se
     kw: dict[str, Any] = {"chunks": table, "rag": {"overflow": rule, "groups": groups}}
     exp = ctxeval.evaluate(qrels, run, BUDGETS, policies=EXPECTED, **kw).runs[0]
     _check(exp, _brute(qrels, run, BUDGETS, **kw), spread=True)
+
+
+def test_a_budget_reads_the_ranks_its_chunks_can_fill() -> None:
+    """Chunks of 5 tokens or more and a budget of 10: under ``stop`` the context is at most the first
+    two ranks. The relevant c ties with b at ranks 2-3 (in the context or not, half and half); the 30
+    tied chunks past rank 3 (of 5, 6 and 7 tokens: 30! / (10!)^3 orders) are never read, so never
+    enumerated. Under ``skip`` a 12-token chunk ranked first is left out and the next two enter."""
+    tail = {f"t{i:02d}": 1.0 for i in range(30)}
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 2.0, **tail}}
+    tokens = {d: 5 + i % 3 if d in tail else 5 for i, d in enumerate(run["q"])}
+    table = ctxeval.Chunks.from_records(
+        [{"chunk_id": d, "doc_id": "D", "start": 0, "end": 1, "tokens": n} for d, n in tokens.items()]
+    )
+    qrels = {"q": {"a": 1, "c": 1}}
+    res = ctxeval.evaluate(qrels, run, ["R@10tok", "P@10tok", "nDCG@10tok"], chunks=table, policies=EXPECTED)
+    r = res.runs[0]
+    assert r.mean("R@10tok") == pytest.approx(0.75) and r.mean("P@10tok") == pytest.approx(0.75)
+    assert r.spread("R@10tok")[:2] == (1.0, 0.5)
+    ideal = 1 + 1 / math.log2(3)
+    assert r.mean("nDCG@10tok") == pytest.approx((1 + 0.5 / math.log2(3)) / ideal, rel=1e-12)
+    short = {"q": {"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}}
+    big = ctxeval.Chunks.from_records(
+        [{"chunk_id": d, "doc_id": "D", "start": 0, "end": 1, "tokens": 12 if d == "a" else 5} for d in short["q"]]
+    )
+    skip = ctxeval.evaluate(qrels, short, ["R@10tok"], chunks=big, policies=EXPECTED, rag={"overflow": "skip"})
+    assert skip.runs[0].mean("R@10tok") == pytest.approx(0.5)  # b and c enter, whatever their order
 
 
 def _fit(tmp: Path) -> str:
@@ -427,20 +454,20 @@ def test_a_run_without_ties_reads_as_trec_evals_order() -> None:
 
 
 def test_span_measures_at_a_cutoff_take_the_subsets_of_a_tie_not_its_orders() -> None:
-    """16 tied chunks, 8 of them each holding an eighth of the evidence: SpanRecall@4 counts the
-    evidence chunks among the top 4, hypergeometric with mean 4 · 8/16 / 8 = 1/4. Its orders of 4
-    ranks would be 43,680 (past the limit); it reads the set of them, C(16, 4) = 1,820. Whole lists are
-    sets: one order; precision_Omega does not read the run."""
-    doc = "x" * 160
-    table = ctxeval.Chunks.from_dict({f"c{i}": ("D", 10 * i, 10 * i + 10) for i in range(16)}, documents={"D": doc})
+    """10 tied chunks, 5 of them each holding a fifth of the evidence: SpanRecall@5 counts the evidence
+    chunks among the top 5, hypergeometric with mean 5 · 5/10 / 5 = 1/2. Its orders of 5 ranks would be
+    30,240 (past the limit); it reads the set of them, C(10, 5) = 252. Whole lists are sets: one order;
+    precision_Omega does not read the run."""
+    doc = "x" * 100
+    table = ctxeval.Chunks.from_dict({f"c{i}": ("D", 10 * i, 10 * i + 10) for i in range(10)}, documents={"D": doc})
     labels = ctxeval.SpanLabels.from_records(
-        [{"query_id": "q", "doc_id": "D", "start": 20 * i, "end": 20 * i + 10, "grade": 1} for i in range(8)]
+        [{"query_id": "q", "doc_id": "D", "start": 20 * i, "end": 20 * i + 10, "grade": 1} for i in range(5)]
     )
-    run = {"q": {f"c{i}": 1.0 for i in range(16)}}
-    names = ["SpanRecall@4", "SpanRecall", "SpanPrecision", "PrecisionOmega"]
+    run = {"q": {f"c{i}": 1.0 for i in range(10)}}
+    names = ["SpanRecall@5", "SpanRecall", "SpanPrecision", "PrecisionOmega"]
     res = ctxeval.evaluate(labels, run, names, chunks=table, policies=EXPECTED).runs[0]
-    assert res.mean("SpanRecall@4") == pytest.approx(0.25, rel=1e-12)
-    assert res.spread("SpanRecall@4")[:2] == (0.5, 0.0)  # four evidence chunks on top, or none
+    assert res.mean("SpanRecall@5") == pytest.approx(0.5, rel=1e-12)
+    assert res.spread("SpanRecall@5")[:2] == (1.0, 0.0)  # the five evidence chunks on top, or none
     assert (res.mean("SpanRecall"), res.mean("SpanPrecision"), res.mean("PrecisionOmega")) == (1.0, 0.5, 1.0)
 
 

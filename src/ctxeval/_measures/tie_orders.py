@@ -6,7 +6,9 @@ form (:mod:`.tie_kernels`, :mod:`.tie_rules`), as invariant (a set or a count), 
 kernel over every distinct order of the ties, each weighed by its probability (:func:`averaged`;
 :func:`ctxeval._core.ties.rounds` enumerates the orders, refusing past a budget, never sampling). A budget
 of tokens and span labels are readings of their own (another kernel): they are always averaged, each
-order's side data built again for it (:meth:`~ctxeval._core.evaldata.EvalData.arranged`).
+order's side data built again for it (:meth:`~ctxeval._core.evaldata.EvalData.arranged`). A budget
+packed under ``stop`` holds a prefix of at most as many chunks as its smallest fill, so the ranks past
+them are never read (nor their orders enumerated).
 
 The *best* and *worst* orders (:func:`extremes`): within every tie group the judged docs by grade,
 highest first and unjudged last, or the reverse, where that order is the best the family allows (the
@@ -168,6 +170,15 @@ def _classes(data: EvalData, m: Measure) -> np.ndarray:
     return grade_classes(data)
 
 
+def _most_that_fit(data: EvalData, tokens: np.ndarray, budget: int) -> np.ndarray:
+    """Per query the most of its chunks a budget can hold (its smallest first): under ``stop`` the
+    context is a prefix of at most that many ranks, so no rank past them is read."""
+    order = np.lexsort((tokens, data.r_seg))
+    cum = np.cumsum(tokens[order])
+    cum -= np.repeat(np.r_[0, cum][data.r_off[:-1]], data.n_ret)
+    return np.bincount(data.r_seg[order], weights=cum <= budget, minlength=data.n_queries).astype(np.int64)
+
+
 def _judged_only(m: Measure) -> bool:
     return any(k == "judged_only" and v for k, v in m.params)
 
@@ -187,6 +198,8 @@ def _enumerate(data: EvalData, m: Measure) -> _Orders:
     cut = m.cutoff is not None and m.spec.cutoff_kind == "int" and m.budget is None and not _judged_only(m)
     if cut and rule.window in ("cutoff", "set"):
         window = np.minimum(window, m.k)
+    if m.budget is not None and data.has("chunks") and data.extra("chunks").overflow == "stop":
+        window = np.minimum(window, _most_that_fit(data, data.extra("chunks").tokens, m.budget))
     ordered = not (cut and rule.window == "set")
     total = np.zeros(data.n_queries)
     high = np.full(data.n_queries, np.nan)
