@@ -157,6 +157,15 @@ class EvalData:
             self._memo[key] = compute()
         return self._memo[key]
 
+    def fixed(self, key: Any, compute: Callable[[], T]) -> T:
+        """``compute()`` once per key for these queries in any order of their rows and any cut of them:
+        a value of the queries and their judged docs alone, never of the ranking (an ideal at a budget),
+        shared by :meth:`arranged` and :meth:`select` (every order of the ties pays it once)."""
+        shared = self._memo.setdefault("fixed", {})
+        if key not in shared:
+            shared[key] = compute()
+        return shared[key]
+
     # -- sizes ----------------------------------------------------------------------------------------
     @property
     def n_queries(self) -> int:
@@ -251,12 +260,13 @@ class EvalData:
 
     # -- another order of the ranking, some queries --------------------------------------------------------------------
     def _qrels_memo(self, judged: np.ndarray | None = None) -> dict[Any, Any]:
-        """The cached arrays that depend on the qrels alone (kept by a cut or an arrangement), and the
-        qrels row of every judged row (``j_qrow``, from the join) taken at ``judged`` (the old judged
-        rows the new data keeps, in its order)."""
+        """The cached arrays that depend on the qrels alone (kept by a cut or an arrangement; :meth:`fixed`'s
+        values shared), and the qrels row of every judged row (``j_qrow``, from the join) taken at
+        ``judged`` (the old judged rows the new data keeps, in its order)."""
         out = {
             k: v for k, v in self._memo.items() if k == "grade_counts" or (isinstance(k, tuple) and k[0] == "num_rel")
         }
+        out["fixed"] = self._memo.setdefault("fixed", {})
         if judged is not None and "j_qrow" in self._memo:
             out["j_qrow"] = self._memo["j_qrow"][judged]
         return out

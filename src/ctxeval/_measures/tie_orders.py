@@ -20,7 +20,7 @@ more than grades) the highest and lowest value of any order, taken in the same e
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -183,6 +183,18 @@ def _judged_only(m: Measure) -> bool:
     return any(k == "judged_only" and v for k, v in m.params)
 
 
+#: side data whose cut by another order of the rows is that data built again for the order (each one is
+#: checked against the rebuild in tests/measures/test_ties_side_data.py): a measure reading only these
+#: has each order cut from it, not built again by the session
+FOLLOWS_ROWS = frozenset({"fairness", "chunks", "spans", "ceiling"})
+
+
+def _reads(data: EvalData, m: Measure) -> frozenset[str]:
+    """The side data ``m``'s reading of ``data`` reads."""
+    spans = {"spans"} if m.spec.on_spans is not None and data.has("spans") else set()
+    return m.requires | spans
+
+
 def _orders(data: EvalData, m: Measure) -> _Orders:
     return data.memo(("tie_orders", m), lambda: _enumerate(data, m))
 
@@ -206,8 +218,12 @@ def _enumerate(data: EvalData, m: Measure) -> _Orders:
     low = np.full(data.n_queries, np.nan)
     subsets: dict[bytes, EvalData] = {}  # the queries a round holds, each set taken once
     what = f"measure {m}"
+    reads = _reads(data, m)
+    base = data
+    if sided and data.side is not None and reads <= FOLLOWS_ROWS:  # each order cut, not built again
+        base = replace(data, extras={k: v for k, v in data.extras.items() if k in reads}, side=None)
     for rnd in rounds(groups, data.r_off, _classes(data, m), window, what, subset=not sided, ordered=ordered):
-        part: EvalData = data
+        part: EvalData = base
         at: slice | np.ndarray = slice(None)
         if rnd.queries is not None:
             key = rnd.queries.tobytes()
