@@ -5,8 +5,9 @@ worst orders beside it; and a closed form against the exact average over the ord
 
 Data: bench/data/<scale> (``python bench/generate.py --scale S``: about 1 % of the rows tie with the row
 above) and, when ``../shared/data/real`` is there, TREC DL19's BM25 run with its scores cut to integers
-(4,274 of its 4,300 rows tie). No peer computes expected values under ties, so the baseline is ctxeval's
-own trec_eval order (pytrec_eval's and trec_eval's, whose cost the other sections of bench/README give).
+(4,274 of its 4,300 rows tie), also with fairness groups (AWRF's families: docs split in two by a hash of
+their id) and Accuracy. No peer computes expected values under ties, so the baseline is ctxeval's own
+trec_eval order (pytrec_eval's and trec_eval's, whose cost the other sections of bench/README give).
 
     python bench/ties_cost.py [--scale S] [--repeat 5]
 """
@@ -17,11 +18,13 @@ import argparse
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from ctxeval import ConfigError
 from ctxeval._evaluate import evaluate_runs
 from ctxeval._measures.base import averaged, make
 from ctxeval._session import open_session
@@ -48,6 +51,22 @@ def _row(label: str, qrels: str, run: str, measures: list[str], repeat: int) -> 
         f"{label:<34} {', '.join(measures):<44} {times['trec'] * 1000:9.1f} {times['expected'] * 1000:10.1f} "
         f"{times['expected'] / times['trec']:6.1f}x"
     )
+
+
+def _sided(label: str, qrels: str, run: str, repeat: int) -> None:
+    """The families over side data, and Accuracy: fairness groups split by a hash of the doc id; a
+    refusal (too many orders) is printed as such."""
+    docs = {line.split()[2] for path in (qrels, run) for line in Path(path).read_text(encoding="utf-8").splitlines()}
+    groups = {d: "ab"[zlib.crc32(d.encode()) % 2] for d in docs}
+    for name in ("AWRF@10", "AWRF-FRT(p=0.5)@10", "nDCG-AWRF@10", "Accuracy", "Accuracy@10"):
+        times = {}
+        for ties in ("trec", "expected"):
+            session, runs = open_session(qrels, [run], [name], policies={"ties": ties}, rag={"fair_groups": groups})
+            try:
+                times[ties] = f"{_best(lambda s=session, r=runs: evaluate_runs(s, r, s.measures), repeat) * 1000:9.1f}"
+            except ConfigError:
+                times[ties] = "  refused"
+        print(f"{label:<34} {name:<44} {times['trec']} {times['expected']:>10}")
 
 
 def _closed_vs_averaged(label: str, qrels: str, run: str, names: list[str], repeat: int) -> None:
@@ -95,6 +114,7 @@ def main() -> None:
         qrels = str(real / "qrels.dl19-passage.txt")
         _row("DL19 BM25, scores cut to integers", qrels, str(rounded), MEASURES, args.repeat)
         _row("DL19 BM25, scores cut to integers", qrels, str(rounded), ["ERR(gmax=3)@10"], 1)
+        _sided("DL19 BM25, scores cut to integers", qrels, str(rounded), 1)
         print()
         _closed_vs_averaged("DL19 BM25, scores cut to integers", qrels, str(rounded), ["P@10", "nDCG@10", "AP"], 3)
 

@@ -67,6 +67,7 @@ class Server:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body leave at once (no 40 ms wait for a delayed ACK)
 
             def log_message(self, *a: Any) -> None:
                 pass

@@ -67,20 +67,40 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_concurrency_halves_on_429_and_grows_back() -> None:
     """The server takes 2 requests at once and answers 429 (no Retry-After) beyond that for its first
     60 requests, then takes any number. The limit halves from 8 to 2 or less on the 429s, and grows back to
-    8 once the server stops pushing back; every judgment is right."""
-    live = [0, 0]
+    8 once the server stops pushing back; every judgment is right.
+
+    No clock decides what the server sees: in its first 60 requests (after the probe, which the client
+    sends alone) the server holds the requests it takes while the client's limit is above 2, so a third
+    one always arrives and is refused; after them it holds each request until every one the client may
+    have in flight (its limit, or the judgments left) has arrived, so the requests in flight at the
+    server are the client's limit. (Holding past 20 s releases them: the test fails, it does not hang.)"""
+    asks = 150
+    live, seen, done = [0], [0], [0]  # in flight at the server, requests seen, judgments answered
     lock = threading.Lock()
     peaks: list[int] = []
+    clients: list[OpenAIJudge] = []
+
+    def hold_until(ready: Any) -> None:
+        deadline = time.monotonic() + 20.0
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.001)  # looked at without the lock, which the requests arriving take
 
     def script(body: dict[str, Any], n: int) -> Reply:
+        limiter = clients[0].limiter
         with lock:
             live[0] += 1
+            seen[0] = max(seen[0], n)
             busy = live[0] > 2 and n <= 60
             peaks.append(live[0])
         try:
             if busy:
                 return Reply(429, {"error": "slow down"})
-            time.sleep(0.02)
+            if 1 < n <= 60:  # it takes two: holds them while the client may send more (not the probe, sent alone)
+                hold_until(lambda: limiter.limit <= 2 or seen[0] > 60)
+            elif n > 60:  # all the client may send, in flight at once
+                hold_until(lambda: live[0] >= min(limiter.limit, asks - done[0]))
+            with lock:
+                done[0] += 1
             return _grade(body)
         finally:
             with lock:
@@ -88,9 +108,10 @@ def test_concurrency_halves_on_429_and_grows_back() -> None:
 
     with Server(script) as srv, _tmp_cache() as cache:
         judge = _judge(srv, concurrency=8)
-        outcomes, tally = judge_many(judge, _asks(150), cache=cache, concurrency=8)
-        refused = sum(1 for b in srv.requests) - 150
-    assert [o.value for o in outcomes] == [1 + i % 5 for i in range(150)]
+        clients.append(judge)
+        outcomes, tally = judge_many(judge, _asks(asks), cache=cache, concurrency=8)
+        refused = sum(1 for b in srv.requests) - asks
+    assert [o.value for o in outcomes] == [1 + i % 5 for i in range(asks)]
     assert refused >= 1 and judge.limiter.backoffs == refused
     assert judge.limiter.lowest <= 2 and judge.limiter.limit == 8
     assert max(peaks[-40:]) >= 5  # in flight again beyond the early limit once it grew back

@@ -31,7 +31,7 @@ import numpy as np
 from .._errors import ConfigError
 from .ids import Ids
 from .segments import offsets, seg_sum, segment_rows
-from .ties import TieGroups
+from .ties import TieGroups, find_groups
 
 __all__ = ["Cut", "EvalData", "Extra", "QueryAccounting", "RankedRows"]
 
@@ -157,6 +157,15 @@ class EvalData:
             self._memo[key] = compute()
         return self._memo[key]
 
+    def fixed(self, key: Any, compute: Callable[[], T]) -> T:
+        """``compute()`` once per key for these queries in any order of their rows and any cut of them:
+        a value of the queries and their judged docs alone, never of the ranking (an ideal at a budget),
+        shared by :meth:`arranged` and :meth:`select` (every order of the ties pays it once)."""
+        shared = self._memo.setdefault("fixed", {})
+        if key not in shared:
+            shared[key] = compute()
+        return shared[key]
+
     # -- sizes ----------------------------------------------------------------------------------------
     @property
     def n_queries(self) -> int:
@@ -251,12 +260,13 @@ class EvalData:
 
     # -- another order of the ranking, some queries --------------------------------------------------------------------
     def _qrels_memo(self, judged: np.ndarray | None = None) -> dict[Any, Any]:
-        """The cached arrays that depend on the qrels alone (kept by a cut or an arrangement), and the
-        qrels row of every judged row (``j_qrow``, from the join) taken at ``judged`` (the old judged
-        rows the new data keeps, in its order)."""
+        """The cached arrays that depend on the qrels alone (kept by a cut or an arrangement; :meth:`fixed`'s
+        values shared), and the qrels row of every judged row (``j_qrow``, from the join) taken at
+        ``judged`` (the old judged rows the new data keeps, in its order)."""
         out = {
             k: v for k, v in self._memo.items() if k == "grade_counts" or (isinstance(k, tuple) and k[0] == "num_rel")
         }
+        out["fixed"] = self._memo.setdefault("fixed", {})
         if judged is not None and "j_qrow" in self._memo:
             out["j_qrow"] = self._memo["j_qrow"][judged]
         return out
@@ -335,8 +345,18 @@ class EvalData:
     def judged_only(self) -> EvalData:
         """Every query's ranking without the docs the qrels do not judge (nor those judged below 0),
         the others in the same order, ranked anew: trec_eval's ``-J``, ir_measures' ``judged_only``.
-        The qrels side is kept; per-row side data is cut the same way."""
-        return self.select(self.r_judged & (self.r_grade >= 0))
+        The qrels side is kept; per-row side data is cut the same way. Under ``ties="expected"`` the
+        judged rows of a tie group still tie: in a random order of the group they lie in a random
+        order of their own, so the closed forms read the condensed list as they read any other."""
+        keep = self.r_judged & (self.r_grade >= 0)
+        out = self.select(keep)
+        g = self.tie_groups
+        if g is None or not g.tied:
+            return out
+        first = (np.repeat(self.r_off[:-1], self.n_ret) + g.start)[keep]  # the group of every kept row
+        tied = replace(out, tie_groups=find_groups(first, out.r_off))
+        tied.__dict__.update({k: v for k, v in out.__dict__.items() if k not in tied.__dict__})  # select's caches
+        return tied
 
     def select(self, keep: np.ndarray) -> EvalData:
         """Every query's ranking reduced to the rows ``keep`` (a mask over the ranked rows), in rank

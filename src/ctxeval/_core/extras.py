@@ -402,16 +402,20 @@ class Fairness:
         return len(self.labels)
 
     def cut(self, cut: Cut) -> Fairness:
-        if cut.rows.size == 0:
-            at, keep = np.zeros(0, dtype=np.int64), np.zeros(self.p_row.size, dtype=bool)
-        else:
-            at = np.minimum(np.searchsorted(cut.rows, self.p_row), cut.rows.size - 1)
-            keep = cut.rows[at] == self.p_row
+        """The pairs of the rows the cut keeps, at their new rows and ranks (a prefix, a selection ranked
+        anew, or another order of the rows: :meth:`~ctxeval._core.evaldata.EvalData.arranged`)."""
+        size = max(int(self.p_row.max(initial=-1)), int(cut.rows.max(initial=-1))) + 1
+        new = np.full(size, -1, dtype=np.int64)
+        new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
+        at = new[self.p_row]
+        keep = np.flatnonzero(at >= 0)
+        keep = keep[np.argsort(at[keep], kind="stable")]  # by new row, a row's pairs in their order
+        row, seg = at[keep], self.p_seg[keep]
         return replace(
             self,
-            p_row=at[keep] if at.size else at,
-            p_seg=self.p_seg[keep],
-            p_rank=self.p_rank[keep],
+            p_row=row,
+            p_seg=seg,
+            p_rank=row - cut.r_off[seg] + 1,
             p_group=self.p_group[keep],
             p_w=self.p_w[keep],
         )

@@ -135,17 +135,45 @@ def _sequences(counts: dict[int, int], m: int, cap: int) -> list[tuple[tuple[int
     return out
 
 
-def _group_orders(rows: np.ndarray, classes: np.ndarray, m: int, cap: int) -> list[tuple[np.ndarray, float]]:
+def _subsets(counts: dict[int, int], m: int, cap: int) -> list[tuple[tuple[int, ...], float]]:
+    """Every distinct multiset of ``m`` classes drawn without replacement from ``counts``, as a sequence
+    (classes ascending), with its probability Π_c C(n_c, j_c) / C(n, m) (multivariate hypergeometric);
+    more than ``cap`` of them raise OverflowError."""
+    keys = sorted(counts)
+    after = np.r_[np.cumsum([counts[c] for c in keys][::-1])[::-1][1:], 0].tolist()  # rows of the later classes
+    whole = math.comb(sum(counts.values()), m)
+    out: list[tuple[tuple[int, ...], float]] = []
+    picks: list[int] = []
+
+    def walk(i: int, left: int, ways: int) -> None:
+        if i == len(keys):
+            out.append((tuple(c for c, j in zip(keys, picks) for _ in range(j)), ways / whole))
+            if len(out) > cap:
+                raise OverflowError
+            return
+        for j in range(max(0, left - after[i]), min(counts[keys[i]], left) + 1):
+            picks.append(j)
+            walk(i + 1, left - j, ways * math.comb(counts[keys[i]], j))
+            picks.pop()
+
+    walk(0, m, 1)
+    return out
+
+
+def _group_orders(
+    rows: np.ndarray, classes: np.ndarray, m: int, cap: int, ordered: bool = True
+) -> list[tuple[np.ndarray, float]]:
     """The distinct orders of one tie group's ``rows`` (their ``classes``) that differ in the classes of
-    its first ``m`` ranks, each as the rows in rank order, with its probability."""
+    its first ``m`` ranks (``ordered``), or only in the multiset of those classes (not ``ordered``), each
+    as the rows in rank order, with its probability."""
     counts: dict[int, int] = {}
     for c in classes.tolist():
         counts[c] = counts.get(c, 0) + 1
-    if len(counts) == 1:
+    if len(counts) == 1 or (not ordered and m >= rows.size):
         return [(rows, 1.0)]
     by_class = {c: rows[classes == c].tolist() for c in counts}
     out = []
-    for seq, p in _sequences(counts, m, cap):
+    for seq, p in (_sequences if ordered else _subsets)(counts, m, cap):
         taken = dict.fromkeys(counts, 0)
         order = []
         for c in seq:
@@ -158,11 +186,19 @@ def _group_orders(rows: np.ndarray, classes: np.ndarray, m: int, cap: int) -> li
 
 
 def rounds(
-    groups: TieGroups, r_off: np.ndarray, classes: np.ndarray, window: np.ndarray, what: str, subset: bool = True
+    groups: TieGroups,
+    r_off: np.ndarray,
+    classes: np.ndarray,
+    window: np.ndarray,
+    what: str,
+    subset: bool = True,
+    ordered: bool = True,
 ) -> Iterator[Round]:
     """Every order of every query's tie groups that a measure can tell apart, as rounds (see
     :class:`Round`): a query's orders are those of its groups (of two rows or more) that start within
-    its ``window`` (ranks past it are never read), in the classes of the ranks within it. Query ``q``
+    its ``window`` (ranks past it are never read), in the classes of the ranks within it (``ordered``),
+    or in the multiset of classes within it alone (not ``ordered``: a measure of the set of rows within
+    the window, which a group wholly inside it leaves unchanged). Query ``q``
     takes its i-th order in round i; the rounds run to the largest number of orders of any query. The
     first round holds every query; with ``subset`` a later round holds only the queries with orders
     left, else every query (those done with weight 0). Past :data:`LIMIT` orders of a query, or
@@ -179,7 +215,8 @@ def rounds(
         n = int(groups.size[first])
         rows = np.arange(first, first + n, dtype=np.int64)
         try:
-            orders = _group_orders(rows, classes[rows], int(min(n, window[q] - groups.start[first])), LIMIT)
+            m = int(min(n, window[q] - groups.start[first]))
+            orders = _group_orders(rows, classes[rows], m, LIMIT, ordered)
         except OverflowError:
             raise _too_many(what, f"the orders of a tie group of {n} rows (more than {LIMIT:,} a query)") from None
         per_query.setdefault(q, []).append((rows, orders))

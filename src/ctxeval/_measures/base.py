@@ -12,7 +12,7 @@ Under tied scores (``ties="expected"``, :mod:`ctxeval._core.ties`) a family's va
 three ways, its :class:`Ties` rule (``register_ties``, beside the closed forms in :mod:`.tie_kernels`):
 a closed form, invariance (a set or a count), or the exact average of its kernel over every order of
 the ties that it can tell apart (the default: any new family is exact under ties, refused past a
-budget, never sampled).
+budget, never sampled); :mod:`.tie_orders` holds the rules and the average.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._core.ties import order_by_key, rounds
 from .._errors import MeasureError
+from .tie_orders import Ties, averaged, expected, extremes, register_ties, tie_rule
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
@@ -349,19 +349,13 @@ class Measure:
     def compute(self, data: EvalData) -> np.ndarray:
         """Per-query values (float64, NaN where the measure is undefined for a query); under
         ``ties="expected"`` the expected value over every order of the tied rows (NaN where some order
-        leaves the measure undefined).
+        leaves the measure undefined; :mod:`.tie_orders`).
         At a budget by the family's budget reading; over span labels (the data holds ``spans``) by its
         span kernel where it has one (:meth:`kernel_for`)."""
-        kernel = self.kernel_for(data)
         groups = data.tie_groups
         if groups is None or not groups.tied:
-            return np.asarray(kernel(data, self), dtype=np.float64)
-        rule = self.ties
-        if rule.how == "closed" and kernel is self.spec.kernel:
-            return np.asarray(rule.kernel(data, self), dtype=np.float64)  # type: ignore[misc]
-        if rule.how == "invariant":
-            return np.asarray(kernel(data, self), dtype=np.float64)
-        return averaged(data, self)
+            return np.asarray(self.kernel_for(data)(data, self), dtype=np.float64)
+        return expected(data, self)
 
     def kernel_for(self, data: EvalData) -> Kernel:
         """The kernel that reads ``data``: the family's budget reading at a budget, its span kernel over
@@ -374,104 +368,10 @@ class Measure:
         return spec.kernel
 
     def extremes(self, data: EvalData) -> tuple[np.ndarray, np.ndarray]:
-        """Per-query values under the best and the worst order of the tied rows: within every tie group
-        the judged docs by grade, highest first, unjudged docs last (best), or the reverse (worst);
-        for a measure where lower is better the two swap. Without tie groups, the value twice."""
-        if data.tie_groups is None or not data.tie_groups.tied:
-            v = self.compute(data)
-            return v, v
-        up_data, down_data = _extreme(data, True), _extreme(data, False)
-        up = np.asarray(self.kernel_for(up_data)(up_data, self), dtype=np.float64)
-        down = np.asarray(self.kernel_for(down_data)(down_data, self), dtype=np.float64)
-        return (up, down) if self.spec.higher_is_better else (down, up)
-
-
-def _extreme(data: EvalData, best: bool) -> EvalData:
-    """``data`` with every tie group ordered by grade, judged docs highest first and unjudged last
-    (``best``), or the reverse; built once per EvalData."""
-
-    def arrange() -> EvalData:
-        assert data.tie_groups is not None
-        key = np.where(data.r_judged, data.r_grade.astype(np.float64), -np.inf)
-        return data.arranged(order_by_key(data.tie_groups, data.r_off, key if best else -key))
-
-    return data.memo(("tie_extreme", best, tuple(sorted(data.extras))), arrange)
-
-
-@dataclass(frozen=True)
-class Ties:
-    """How a family's value is made exact when scores tie (``ties="expected"``).
-
-    ``how``: ``closed`` (``kernel`` gives the expected value over every order of the tied rows; its
-    formula in ``form``), ``invariant`` (the value does not depend on the order of tied rows: a set or
-    a count) or ``averaged`` (the family's own kernel over every distinct order of the ties, each
-    weighed by its probability; exact, and refused past :data:`~ctxeval._core.ties.LIMIT` orders).
-    ``window="cutoff"`` (averaged): the kernel reads no rank past the measure's cutoff, so only the
-    orders of the ranks within it are told apart. Rows of equal label (judged or not, and grade) are
-    interchangeable for a family without side data; with side data every row is its own.
-    """
-
-    how: str = "averaged"
-    kernel: Kernel | None = field(default=None, repr=False)
-    form: str = ""
-    window: str = "list"
-
-    def __post_init__(self) -> None:
-        if self.how not in ("closed", "invariant", "averaged"):
-            raise ValueError(f"Ties.how must be closed, invariant or averaged, got {self.how!r}")
-        if (self.how == "closed") != (self.kernel is not None):
-            raise ValueError("a closed tie rule has a kernel, and only a closed one")
-
-
-AVERAGED = Ties()
-_TIES: dict[str, Ties] = {}
-
-
-def register_ties(family: str, rule: Ties) -> None:
-    """Declare how ``family`` is exact under tied scores (families left undeclared are averaged)."""
-    if family in _TIES:
-        raise RuntimeError(f"tie rule of {family!r} declared twice")
-    _TIES[family] = rule
-
-
-def tie_rule(family: str) -> Ties:
-    return _TIES.get(family, AVERAGED)
-
-
-#: the class of an unjudged row among the grades (below any grade a qrels file can hold)
-UNJUDGED = np.iinfo(np.int64).min
-
-
-def averaged(data: EvalData, m: Measure) -> np.ndarray:
-    """The exact mean of ``m``'s kernel over every order of the tied rows it can tell apart, each order
-    weighed by its probability (:func:`ctxeval._core.ties.rounds`); NaN where the measure is undefined
-    under some order."""
-    groups = data.tie_groups
-    assert groups is not None
-    rule = m.ties
-    sided = bool(m.requires) or (m.spec.on_spans is not None and data.has("spans"))
-    if sided:
-        classes = np.arange(data.n_rows, dtype=np.int64)
-    else:
-        classes = np.where(data.r_judged, data.r_grade, UNJUDGED)
-    window = data.n_ret
-    if rule.window == "cutoff" and m.cutoff is not None and m.spec.cutoff_kind == "int":
-        window = np.minimum(window, m.k)
-    total = np.zeros(data.n_queries)
-    subsets: dict[bytes, EvalData] = {}  # the queries a round holds, each set taken once
-    for rnd in rounds(groups, data.r_off, classes, window, f"measure {m}", subset=not sided):
-        part: EvalData = data
-        at: slice | np.ndarray = slice(None)
-        if rnd.queries is not None:
-            key = rnd.queries.tobytes()
-            if key not in subsets:
-                subsets = {key: data.queries(rnd.queries)}  # sets shrink round by round: keep the last
-            part, at = subsets[key], rnd.queries
-        arranged = part.arranged(rnd.perm)
-        v = np.asarray(m.kernel_for(arranged)(arranged, m), dtype=np.float64)
-        with np.errstate(invalid="ignore"):
-            total[at] += np.where(rnd.weight > 0, rnd.weight * v, 0.0)
-    return total
+        """Per-query values under the best and the worst order of the tied rows (:func:`.tie_orders.extremes`:
+        by grade, or the highest and lowest of any order where grades do not order the measure); for
+        a measure where lower is better the two swap. Without tie groups, the value twice."""
+        return extremes(data, self)
 
 
 def make(

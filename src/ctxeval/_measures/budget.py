@@ -119,7 +119,10 @@ def _ndcg(d: EvalData, m: Measure) -> np.ndarray:
         dcg = _dcg_parts(ctx, m0)[0]
         off, grades, w = _items(d, m)
         g = _gain_of(grades, m0)
-    ideal = ordered_optimum(off, g, w, budget, _discounts(int(np.diff(off).max()) if off.size > 1 else 1))
+    ideal = d.fixed(
+        ("budget ideal", m, d.has("spans")),
+        lambda: ordered_optimum(off, g, w, budget, _discounts(int(np.diff(off).max()) if off.size > 1 else 1)),
+    )
     return div0(dcg, ideal)
 
 
@@ -131,12 +134,14 @@ def _ranwg(d: EvalData, m: Measure) -> np.ndarray:
     if d.has("spans"):
         obs, w_units = span_rag(ctx, m, np.ones(ctx.n_rows, dtype=bool))
         off, g, w = _span_items(d, m, w_units)
-        return ratio(obs, set_optimum(off, g, w, budget))
+        return ratio(obs, d.fixed(("budget ideal", m, True), lambda: set_optimum(off, g, w, budget)))
     obs = g_obs(ctx, m, _deepest(ctx))
     off, _, w = _items(d, m)
     util = np.clip(_chunks(d).q_util, 1, 5)
     seg = np.repeat(np.arange(d.n_queries), np.diff(off))
-    return ratio(obs, set_optimum(off, weights(d, m)[seg, util], w, budget))
+    return ratio(
+        obs, d.fixed(("budget ideal", m, False), lambda: set_optimum(off, weights(d, m)[seg, util], w, budget))
+    )
 
 
 def _nrecall(lo: int) -> Callable[[EvalData, Measure], np.ndarray]:
@@ -148,7 +153,7 @@ def _nrecall(lo: int) -> Callable[[EvalData, Measure], np.ndarray]:
         seg = np.repeat(np.arange(d.n_queries), np.diff(off))
         keep = util >= lo
         sub_off = np.r_[0, np.cumsum(np.bincount(seg[keep], minlength=d.n_queries))]
-        return ratio(got, count_optimum(sub_off, w[keep], int(m.budget or 0)))
+        return ratio(got, d.fixed(("budget ideal", m), lambda: count_optimum(sub_off, w[keep], int(m.budget or 0))))
 
     return kernel
 

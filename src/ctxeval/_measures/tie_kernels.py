@@ -14,9 +14,12 @@ relevant row sits at the i-th rank of its group, the relevant rows above it with
 (m' - a H)], H = Σ_{i=a}^{a+m'-1} 1/i, m' the group's ranks within the cutoff (:func:`ap_terms`). Of a
 relevant row and the s judged non-relevant rows of its group, every relative order is equally likely:
 the number of those above it is uniform on 0..s (Bpref, binG). RR: the first relevant row of the first
-group holding one sits at its i-th rank with probability C(n - i, r - 1) / C(n, r).
+group holding one sits at its i-th rank with probability C(n - i, r - 1) / C(n, r). With
+``judged_only=True`` a closed form reads the rankings without their unjudged docs, where the judged rows
+of a tie group form a tie group of their own (any order of the group puts them in a uniformly random
+order): :meth:`~ctxeval._core.evaldata.EvalData.judged_only` keeps those groups.
 
-Families without a closed form here are *averaged* (:func:`~.base.averaged`): their own kernel over every
+Families without a closed form here are *averaged* (:func:`~.tie_orders.averaged`): their own kernel over every
 distinct order of the ties, exact, refused past a budget. The rules are listed by ``ctxeval measures``.
 """
 
@@ -31,6 +34,7 @@ from .._core.segments import count_before, div0, ratio, segment_rows
 from .._core.ties import log_choose
 from .base import Measure, Ties, averaged, register_ties
 from .classical import _dcg_parts, _gain_of
+from .judged import judged
 
 __all__ = ["ap_terms", "in_top", "none_in_top", "rank_mean", "span", "straddling"]
 
@@ -296,15 +300,15 @@ MEAN = "Σ_rows g(row) · mean of f over its group's ranks"
 TOP = "Σ_rows P(rank ≤ k) = clip(k − a + 1, 0, n) / n"
 INVARIANT = Ties("invariant", form="the order of tied rows does not change it")
 
-closed("P", _precision, TOP)
-closed("R", _recall, TOP)
+closed("P", judged(_precision), TOP)
+closed("R", judged(_recall), TOP)
 closed("Judged", _judged, TOP)
-closed("Success", _success, "1 − C(n − x, m) / C(n, m) for the group straddling k (hypergeometric)")
-closed("AP", _ap, "(r/n)[(c0 + 1) H + (r − 1)/(n − 1)(m' − a H)] per group (McSherry & Najork 2008)")
-closed("RR", _rr, "Σ_i C(n − i, r − 1) / C(n, r) / (a + i − 1) over the first group holding a relevant doc")
-closed("Rprec", _rprec, TOP + ", k = R")
+closed("Success", judged(_success), "1 − C(n − x, m) / C(n, m) for the group straddling k (hypergeometric)")
+closed("AP", judged(_ap), "(r/n)[(c0 + 1) H + (r − 1)/(n − 1)(m' − a H)] per group (McSherry & Najork 2008)")
+closed("RR", judged(_rr), "Σ_i C(n − i, r − 1) / C(n, r) / (a + i − 1) over the first group holding a relevant doc")
+closed("Rprec", judged(_rprec), TOP + ", k = R")
 closed("Bpref", _bpref, "non-relevant rows above a relevant one within its group: uniform on 0..s")
-closed("nDCG", _ndcg, MEAN + ", f = 1/log2(i + 1); the ideal is fixed")
+closed("nDCG", judged(_ndcg), MEAN + ", f = 1/log2(i + 1); the ideal is fixed")
 closed("DCG", _dcg, MEAN + ", f = 1/log2(i + 1)")
 closed("IDBasedContextPrecision", uncut(_id_precision), TOP)
 closed("IDBasedContextRecall", uncut(_id_recall), TOP)

@@ -1,9 +1,19 @@
-"""The tie rules of the RAG, trec_eval, distraction and context families (see :mod:`.tie_kernels` for
-the closed forms and their notation). Set-based RAG measures are sums over the top k, so their
-expected values weigh each judged doc by its probability of ranking within it; GoldHit is
-hypergeometric. Measures reading per-passage side data (utilities, a sample set's facets, nuggets
-and citations, a judge's labels, a pool cut at a depth) are averaged over every order of the ties,
-their side data built again for each order.
+"""The tie rules of the RAG, trec_eval, distraction, context, fairness and span families and of Accuracy
+(see :mod:`.tie_kernels` for the closed forms and their notation). Set-based RAG measures are sums over
+the top k, so their expected values weigh each judged doc by its probability of ranking within it;
+GoldHit is hypergeometric. Measures reading per-passage side data (utilities, a sample set's facets,
+nuggets and citations, a judge's labels, a pool cut at a depth, fairness groups, span labels) are
+averaged over every order of the ties, their side data built again for each order.
+
+Accuracy over the whole ranking: a relevant row's non-relevant rows above are those of the groups
+above it (c0, fixed) and, of the s non-relevant rows of its own group, each with probability 1/2 (every
+relative order of the two is equally likely); N and R do not depend on the order, so E[Accuracy] = 1 −
+Σ_relevant (c0 + s/2) / (N · R). At a cutoff N and R of the top k move with the order: averaged, rows
+told apart by relevance alone. The fairness measures read each ranked row's groups and weights (and
+nDCG-AWRF its relevance): rows of the same labels are interchangeable, and none of them reads a rank
+past its cutoff. The span measures read which chunks lie within the cutoff, not their order (whole
+lists: invariant); precision_Omega does not read the run. For all of these, and every reading at a
+budget or over span labels, the best and worst orders are the highest and lowest value of any order.
 """
 
 from __future__ import annotations
@@ -11,11 +21,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._core.evaldata import EvalData
+from .._core.extras import Fairness
 from .._core.segments import count_before, div0, ratio
 from .._core.ties import log_choose
 from .base import Measure, Ties, averaged, register_ties
 from .rag import _grades, _idx, g_ideal, grade_counts, weights
 from .tie_kernels import INVARIANT, MEAN, TOP, _groups, _sum, _top_sum, closed, in_top, rank_mean, span, straddling
+from .tie_orders import combine, grade_classes
 from .trec import _k_gm_bpref, _k_gm_map
 from .trec_kernels import rbp_gains
 from .trec_support import num_rel, p_powers, rel_rows, trunc_long
@@ -171,3 +183,67 @@ for _name in (
     "AttributionRate",
 ):
     register_ties(_name, Ties(window="cutoff"))
+
+
+# --- Accuracy, fairness, spans -------------------------------------------------------------------------
+
+
+def _accuracy(d: EvalData, m: Measure) -> np.ndarray:
+    """Accuracy over the whole ranking (see the module docstring)."""
+    g = d.tie_groups
+    assert g is not None
+    rel = d.r_grade >= int(m["rel"])  # an unjudged row has grade 0, as the kernel reads it
+    cum = np.r_[0, np.cumsum(~rel)]
+    q_first = np.repeat(d.r_off[:-1], d.n_ret)
+    first = q_first + g.start
+    c0 = cum[first] - cum[q_first]
+    s = cum[first + g.size] - cum[first]
+    above = np.bincount(d.r_seg[rel], weights=(c0 + s / 2.0)[rel], minlength=d.n_queries)
+    n_rel = np.bincount(d.r_seg[rel], minlength=d.n_queries)
+    pairs = ((d.n_ret - n_rel) * n_rel).astype(np.float64)
+    out = np.full(d.n_queries, np.nan)
+    np.divide(above, pairs, out=out, where=pairs > 0)
+    return np.where(pairs > 0, 1.0 - out, np.nan)
+
+
+def _relevance(d: EvalData, m: Measure) -> np.ndarray:
+    return (d.r_grade >= int(m["rel"])).astype(np.int64)
+
+
+def _fair_labels(d: EvalData, m: Measure) -> np.ndarray:
+    """Every ranked row's class: its fairness groups and weights (rows without labels: one class)."""
+    fair: Fairness = d.extra("fairness")
+    order = np.lexsort((fair.p_w, fair.p_group, fair.p_row))
+    row = fair.p_row[order]
+    n = np.bincount(row, minlength=d.n_rows)
+    width = int(n.max(initial=0))
+    keys = np.full((d.n_rows, 2 * width), -1, dtype=np.int64)
+    at = np.arange(row.size) - np.repeat(np.cumsum(n) - n, n)
+    keys[row, 2 * at] = fair.p_group[order]
+    keys[row, 2 * at + 1] = fair.p_w[order].astype(np.float64).view(np.int64)
+    return combine(*keys.T) if width else np.zeros(d.n_rows, dtype=np.int64)
+
+
+def _fair_graded(d: EvalData, m: Measure) -> np.ndarray:
+    return combine(_fair_labels(d, m), grade_classes(d))
+
+
+register_ties(
+    "Accuracy",
+    Ties(
+        "closed",
+        _accuracy,
+        "1 − Σ_relevant (c0 + s/2) / (N · R): of the s non-relevant rows of its group, each above with probability "
+        "1/2; at a cutoff averaged",
+        window="cutoff",
+        applies=lambda m: m.cutoff is None and int(m["rel"]) >= 1,
+        classes=_relevance,
+        extremes="orders",
+    ),
+)
+for _name, _classes in (("AWRF", _fair_labels), ("AWRF-FRT", _fair_labels), ("AWRF-FRT-gap", _fair_labels),
+                        ("nDCG-AWRF", _fair_graded)):  # fmt: skip
+    register_ties(_name, Ties(window="cutoff", classes=_classes, extremes="orders"))
+for _name in ("SpanRecall", "SpanPrecision", "SpanIoU", "SpanCoverage"):
+    register_ties(_name, Ties(window="set", extremes="orders"))
+register_ties("PrecisionOmega", INVARIANT)

@@ -12,10 +12,19 @@ def tie_text(fam: Family) -> str:
     """How the family is exact under tied scores (``--ties expected``)."""
     rule = tie_rule(fam.name)
     if rule.how == "closed":
-        return f"closed form: {rule.form}"
-    if rule.how == "invariant":
-        return "the order of tied docs does not change it"
-    return f"the exact average of its value over every order of the ties (refused past {LIMIT:,} orders a query)"
+        out = f"closed form: {rule.form}"
+    elif rule.how == "invariant":
+        out = "the order of tied docs does not change it"
+    elif rule.window == "set":
+        out = (
+            "the exact average of its value over every set of tied docs its cutoff can hold (whole lists: the order "
+            f"does not change it; refused past {LIMIT:,} sets a query)"
+        )
+    else:
+        out = f"the exact average of its value over every order of the ties (refused past {LIMIT:,} orders a query)"
+    if rule.extremes == "orders":
+        out += "; best / worst: the highest / lowest value of any order"
+    return out
 
 
 def measure_list(fmt: str = "text") -> str:

@@ -250,7 +250,9 @@ def _tie_table(console: Any, result: Result) -> None:
     console.print(
         "--ties expected: the figures above are expected values over every order of the tied scores; best / "
         "worst: within every group of tied scores the judged docs by grade, highest first / last (for harm "
-        "measures the reverse); queries moved: where the two differ"
+        "measures the reverse), or where grades do not order a measure (fairness, span measures, Accuracy@k, "
+        "any measure at a budget of tokens or over span labels) the highest / lowest value of any order; "
+        "queries moved: where the two differ"
     )
 
 
