@@ -116,3 +116,19 @@ def test_every_file_parameter_is_a_file_and_refuses_a_directory_in_one_line(file
             with pytest.raises(CtxevalError, match=r"^.*folder: is a directory, expected an? \S.* file$"):
                 p.type.convert(files["D"], p, None)
     assert seen > 60  # every command's files, counted once per command
+
+
+def test_a_file_that_cannot_be_read_or_written_is_one_line_too(
+    files: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(The suite may run as root, who can read anything: the permission is denied by a stand-in.)"""
+    import os
+
+    monkeypatch.setattr(os, "access", lambda path, mode: False)
+    got = CliRunner().invoke(cli, ["evaluate", files["q"], files["r"]])
+    assert (got.exit_code, got.stderr) == (
+        2,
+        f"ctxeval: error: {files['q']}: permission denied (the qrels file cannot be read)\n",
+    )
+    got = CliRunner().invoke(cli, ["labels", "merge", files["q"], "-o", files["j"]])
+    assert got.stderr == f"ctxeval: error: {files['j']}: permission denied (the output file cannot be written)\n"
