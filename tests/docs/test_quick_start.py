@@ -172,3 +172,17 @@ def test_every_command_of_the_tour_runs_with_the_install_it_shows(tmp_path: Path
     assert {"labels", "judge", "agreement", "snapshot", "gate"} <= set(ran)
     # what the new lines produced: the merged labels keep their sidecar; the span measures read the spans
     assert (tmp_path / "all.qrels.labels.json").is_file() and (tmp_path / "baseline.json").is_file()
+
+
+@pytest.mark.slow  # about 20 s
+def test_the_quick_start_s_demo_runs_with_its_install(tmp_path: Path) -> None:
+    """``ctxeval demo`` with only what '.[report]' installs (no pandas, pyarrow or httpx): exit 0, the
+    report and the policy written, no warning."""
+    import subprocess
+    import sys
+
+    hidden = [m for mods in _EXTRA_MODULES.values() for m in mods]
+    code = f"import sys\nfor name in {hidden!r}:\n    sys.modules[name] = None\nfrom ctxeval._cli import main\nsys.exit(main(['demo']))\n"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr[-2000:]
+    assert (tmp_path / "ctxeval-report.html").is_file() and (tmp_path / "ctxeval-policy.json").is_file()
