@@ -42,6 +42,7 @@ __all__ = [
     "default_measures",
     "evaluate",
     "evaluate_runs",
+    "judged_notes",
     "with_intervals",
     "with_judged",
 ]
@@ -84,6 +85,9 @@ class RunResult:
     extremes: dict[Measure, tuple[np.ndarray, np.ndarray]] | None = None
     ties: dict[str, int] | None = None  #: ties="expected": tie groups, tied rows, queries holding ties
     ci: dict[Measure, tuple[float, float] | None] | None = None  #: the interval of each summary (ci=...)
+    #: judged labels: per query, the share of the ranks read that the judge labelled, by (what, depth)
+    #: (:func:`ctxeval._context.labels.labelled_shares`); said once per command by :func:`judged_notes`
+    labelled: dict[tuple[str, int | None], np.ndarray] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.summary:
@@ -411,7 +415,8 @@ def evaluate(
     if not run_objs:
         raise ConfigError("evaluate needs at least one run")
     result = evaluate_runs(session, run_objs, session.measures)
-    result.notes[:] = once([*notes, *result.notes], [r.name for r in result.runs])
+    judged = judged_notes(session, result.runs, result.measures)
+    result.notes[:] = once([*notes, *result.notes, *judged], [r.name for r in result.runs])
     return with_intervals(result, ci)
 
 
@@ -476,48 +481,25 @@ def samples_inputs_of(sets: list[Any]) -> tuple[Any, list[Any]]:
     return Qrels.from_frame(both, source="+".join(st.source for st in sets)), [st.run() for st in sets]
 
 
-#: families that read no label (counts of the run, the judged share itself)
-_LABEL_FREE = frozenset({"Judged", "unj", "NumQ", "NumRet"})
+def judged_notes(session: Session, runs: Iterable[RunResult], measures: Iterable[Measure]) -> list[str]:
+    """A command's notes on judged labels (qrels or LLM utilities a judge wrote): the share of the
+    ranks ``measures`` read that the judge labelled, Judged@k of each of ``runs``, said once for all of
+    them (see :func:`ctxeval._context.labels.labelled_notes`)."""
+    kinds = judged_labels(session)
+    if not kinds:
+        return []
+    from ._context.labels import labelled_notes
+
+    return labelled_notes(kinds, [(r.name, r.labelled or {}) for r in runs], list(measures))
 
 
-def judged_depth_notes(session: Session, name: str, data: Any, measures: list[Measure]) -> list[str]:
-    """Notes where a measure reads deeper than a judge labelled (judge-written qrels or LLM utilities
-    whose sidecar gives the depth), each with the share of the ranks it reads that carries a label
-    (for qrels the mean Judged@k, for utilities the share of the top k with an LLM utility)."""
-    from ._context.labels import depth_notes
+def judged_labels(session: Session) -> dict[str, Any]:
+    """The judged labels in force in ``session``, by what they label (``labels``, ``utilities``)."""
+    from ._context.labels import judged_kinds
 
-    deepest = max(int(data.n_ret.max()) if data.n_ret.size else 0, 1)
-    out: list[str] = []
-    kind = None if session.qrels.plain else session.qrels.labels
-    if kind is not None and kind.judged and kind.provenance is not None and kind.provenance.depth is not None:
-        reads: dict[str, tuple[int | None, float]] = {}
-        for m in measures:
-            k = None if m.cutoff is None else int(m.k)
-            if m.family in _LABEL_FREE or (k is not None and k <= kind.provenance.depth):
-                continue
-            judged = make("Judged", None, k if k is not None else deepest).compute(data)
-            ok = judged[~np.isnan(judged)]
-            reads[str(m)] = (k, float(ok.mean()) if ok.size else 0.0)
-        out += depth_notes(kind, name, reads)
     # the default utility settings hold no LLM labels (and need not be imported to say so)
     llm = session.utility.llm_labels if session.settings.utility is not None else None
-    if llm is not None and llm.judged and llm.provenance is not None and llm.provenance.depth is not None:
-        u = data.extra("utility") if data.has("utility") else None
-        reads = {}
-        for m in measures:
-            k = None if m.cutoff is None else int(m.k)
-            if (
-                u is None
-                or u.llm_u is None
-                or "utility" not in m.requires
-                or (k is not None and k <= llm.provenance.depth)
-            ):
-                continue
-            has = ~np.isnan(u.llm_u)
-            top = data.r_rank <= (k if k is not None else deepest)
-            reads[str(m)] = (k, float(has[top].mean()) if top.any() else 0.0)
-        out += depth_notes(llm, name, reads)
-    return out
+    return judged_kinds(None if session.qrels.plain else session.qrels.labels, llm)
 
 
 def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]) -> Result:
@@ -548,6 +530,8 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     if nothing:
         notes.append(nothing)
     session.label_notes(ms)
+    kinds = judged_labels(session)
+    labelled = None
     unlabelled: dict[str, dict[str, int]] = {}
     at: int | None = None
     for run, name in zip(run_objs, names):
@@ -576,7 +560,10 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
             g = data.tie_groups
             held = np.bincount(data.r_seg[g.size > 1], minlength=data.n_queries) > 0
             ties = {"tie_groups": g.groups(data.r_off), "tied_rows": g.tied, "queries_with_ties": int(held.sum())}
-        notes.extend(n for n in judged_depth_notes(session, name, data, ms) if n not in notes)
+        if kinds:
+            from ._context.labels import labelled_shares
+
+            labelled = labelled_shares(kinds, data, ms)
         pool_report = data.extra("pool").report() if session.pool_for(run) is not None else None
         results.append(
             RunResult(
@@ -590,6 +577,7 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
                 utility=ucounts,
                 extremes=extremes,
                 ties=ties,
+                labelled=labelled,
             )
         )
     if at is not None:

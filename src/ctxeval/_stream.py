@@ -22,7 +22,7 @@ from ._context.settings import RagConfig
 from ._core.evaldata import QueryAccounting
 from ._core.join import missing_error
 from ._errors import ConfigError
-from ._evaluate import Result, RunResult, evaluate, evaluate_runs
+from ._evaluate import Result, RunResult, evaluate, evaluate_runs, judged_notes
 from ._io.model import Run, _stem
 from ._io.read import resolve_duplicates
 from ._io.source import local_copy
@@ -165,6 +165,8 @@ def _evaluate_stream(qrels: Any, read: _Read, measures: Any, pol: Policies, rag:
                 if rr.extremes is not None:  # ties="expected": the best and worst orders beside them
                     parts.setdefault(("best", m), []).append(rr.extremes[m][0])
                     parts.setdefault(("worst", m), []).append(rr.extremes[m][1])
+            for key, v in (rr.labelled or {}).items():  # judged labels: the share of each query's ranks read
+                parts.setdefault(("labelled", key), []).append(v)
             if rr.ties is not None:
                 ties = {k: (ties or {}).get(k, 0) + v for k, v in rr.ties.items()}
             evaluated += rr.accounting.evaluated
@@ -208,6 +210,8 @@ def _evaluate_stream(qrels: Any, read: _Read, measures: Any, pol: Policies, rag:
             if ties is not None:
                 parts.setdefault(("best", m), []).append(empty.values[m][pick])
                 parts.setdefault(("worst", m), []).append(empty.values[m][pick])
+        for key in [key for key in parts if isinstance(key, tuple) and key[0] == "labelled"]:
+            parts[key].append(np.zeros(len(missing)))  # no row, none labelled
     all_q = np.concatenate(qids) if qids else np.zeros(0, dtype=object)
     order = sorted(range(all_q.size), key=lambda i: str(all_q[i]).encode("utf-8"))
 
@@ -216,9 +220,20 @@ def _evaluate_stream(qrels: Any, read: _Read, measures: Any, pol: Policies, rag:
 
     values = {m: merged(m) for m in ms}
     extremes = {m: (merged(("best", m)), merged(("worst", m))) for m in ms} if ties is not None else None
+    labelled = {key[1]: merged(key) for key in parts if isinstance(key, tuple) and key[0] == "labelled"}
     rr = RunResult(
-        label, source, [all_q[i] for i in order], values, acc, dropped, pool=pool, extremes=extremes, ties=ties
+        label,
+        source,
+        [all_q[i] for i in order],
+        values,
+        acc,
+        dropped,
+        pool=pool,
+        extremes=extremes,
+        ties=ties,
+        labelled=labelled or None,
     )
+    notes += judged_notes(session, [rr], ms)
     settings = dict(last_settings or session.describe())
     settings["missing"] = pol.missing
     if pol.overlap == "require":

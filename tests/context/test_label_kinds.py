@@ -139,12 +139,11 @@ def test_sidecar_round_trip_and_judged_notes(tmp_path: Path) -> None:
     kind = read_sidecar(q)
     assert kind is not None and kind.judged and kind.scale == "rag" and kind.provenance == prov
     assert not kind.notes
-    # nDCG@3 reads 3 ranks, the judge saw 1: ranks a (judged), x (not), b (judged) -> Judged@3 = 2/3
+    # nDCG@3 reads ranks a (judged), x (not), b (judged): Judged@3 = 2/3; nDCG@1 reads a: Judged@1 = 1
     res = ctxeval.evaluate(str(q), {"q1": {"a": 3.0, "x": 2.0, "b": 1.0}}, ["nDCG@3", "nDCG@1"])
     joined = " | ".join(res.notes)
     assert "a word-overlap heuristic" in joined and "top 1 of each list" in joined
-    assert "nDCG@3 reads 3 ranks" in joined and "67 % of the ranks it reads are judged" in joined
-    assert "nDCG@1 reads" not in joined
+    assert "the share of its top k the judge labelled" in joined and "@1 run 100 %; @3 run 67 %" in joined
     # a file changed after its sidecar was written is read with a note
     q.write_text("q1 0 a 5\n", encoding="utf-8")
     stale = read_sidecar(q)
@@ -177,9 +176,13 @@ def test_judged_utilities_read_deeper_than_judged_are_noted(tmp_path: Path) -> N
     write_sidecar(u, LabelKind("judged", "utility", provenance=prov))
     res = ctxeval.evaluate(samples=BINARY, measures=["DistractorRate@2", "dDCG@1"], utility={"utilities": str(u)})
     joined = " | ".join(res.notes)
-    # top 2: q1 [a (u), x (none)], q2 [x2 (none), d (u)]: 2 of the 4 ranks read carry an LLM utility
-    assert "DistractorRate@2 reads 2 ranks" in joined and "50 % of the ranks it reads carry an LLM utility" in joined
-    assert "dDCG@1 reads" not in joined and "utilities: judged on the utility scale" in joined
+    # top 2: q1 [a (u), x (none)], q2 [x2 (none), d (u)]: one of the top 2 of each query carries an LLM
+    # utility; top 1: q1's a alone
+    assert (
+        "the share of each run's top k that carries an LLM utility" in joined
+        and "@1 samples 50 %; @2 samples 50 %" in joined
+    )
+    assert "utilities: judged on the utility scale" in joined
 
 
 def test_unlabelled_hard_negatives_are_counted_in_evaluate_and_calibrate() -> None:

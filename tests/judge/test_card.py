@@ -197,8 +197,11 @@ def test_sample_sets_with_reference_ids_and_their_retrieved_lists(tmp_path: Path
     assert sorted(card.means, key=lambda n: -card.means[n]["human"]) == ["r0", "r1", "r2", "r3", "r4", "r5"]
     assert card.verdict["text"] == (
         "compare systems with it, but its values are not people's: system tau 1.00 >= 0.83; label agreement "
-        "cannot be measured on people's relevant-only labels"
+        "cannot be measured on people's relevant-only labels; whether a run is fitted to the judge cannot be told "
+        "(its grades barely vary)"
     )
+    # on people's relevant-only pairs the judge's binarized grades are nearly all relevant: nothing to fit
+    assert card.circularity is not None and card.circularity["cannot_tell"].startswith("the judge gives grade 1 to")
     three = agreement(paths[0], judge, paths[::2])  # over 3 runs tau moves in steps of 2/3: not judged
     assert three.verdict["verdict"] == "none"
     assert "3 runs are too few to judge the ranking (tau 1.00; 5 or more)" in three.verdict["text"]

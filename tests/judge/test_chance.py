@@ -13,6 +13,7 @@ import glob
 import json
 import os
 import random
+import zlib
 from typing import Any
 
 import numpy as np
@@ -171,3 +172,40 @@ def test_a_run_reranked_by_the_judge_is_flagged_and_honest_runs_are_not() -> Non
         honest_flags.append(sum(h in c["flagged"] for h in honest))
     assert sum(planted_flags) >= 49
     assert sum(honest_flags[:5]) <= 1 and sum(honest_flags) <= 10  # at most 1 in 25 honest runs
+
+
+def _fitted_design(judge_of: Any, seed: int) -> tuple[dict, dict, list[Any]]:
+    """12 topics of 40 docs with people's grades 0-3; six honest runs (people's order, noisier and
+    noisier); a planted run: each topic's docs by the judge's grade, ties shuffled."""
+    rng = random.Random(seed)
+    human = {(f"t{t}", f"d{t}_{i}"): rng.choice([0, 0, 0, 1, 1, 2, 3]) for t in range(12) for i in range(40)}
+    judge = {p: judge_of(p, g, rng) for p, g in human.items()}
+    runs: list[Any] = []
+    for noise, name in zip((0.5, 1, 1.5, 2, 3, 4), "abcdef"):
+        table: dict[str, dict[str, float]] = {}
+        for (t, d), g in human.items():
+            table.setdefault(t, {})[d] = g + rng.gauss(0, noise)
+        runs.append(Run.from_dict(table, name=name))
+    planted: dict[str, dict[str, float]] = {}
+    for t in sorted({t for t, _ in human}):
+        docs = [d for tt, d in human if tt == t]
+        rng.shuffle(docs)
+        planted[t] = {d: float(40 - i) for i, d in enumerate(sorted(docs, key=lambda d: -judge[t, d])[:20])}
+    return human, judge, [Run.from_dict(planted, name="planted"), *runs]
+
+
+def test_a_judge_whose_grades_barely_vary_cannot_tell_a_fitted_run() -> None:
+    """A judge giving grade 2 to about 90 % of the pairs: the run reranked by it is reordered at random
+    among its ties, so the check cannot tell (and says why) in every seed, flagging nothing; a judge
+    of its own (grades from something people do not see) lifts the run fitted to it, and the check
+    can tell and flags it."""
+    s = SystemSettings(parse_measures(["nDCG@10"])[0], resamples=300)
+    for seed in range(3):
+        human, judge, runs = _fitted_design(lambda p, g, rng: 2 if rng.random() < 0.9 else rng.choice([1, 3]), seed)
+        c = circularity(human, judge, runs, s)
+        share = sum(g == 2 for g in judge.values()) / len(judge)
+        assert c["cannot_tell"].startswith(f"the judge gives grade 2 to {share:.0%} of the 480 pairs both label")
+        assert c["flagged"] == [] and not any(r["flag"] for r in c["runs"].values())
+        human, judge, runs = _fitted_design(lambda p, g, rng: zlib.crc32(p[1].encode()) % 4, seed)  # not people's
+        c = circularity(human, judge, runs, s)
+        assert c["cannot_tell"] is None and "planted" in c["flagged"], c["flagged"]

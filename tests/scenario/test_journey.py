@@ -182,7 +182,7 @@ def test_the_lexical_judge_cannot_see_a_planted_distractor(judged: Path, corpus:
 def test_evaluate_on_judge_labels_says_who_wrote_them_and_how_deep(files: dict[str, Path], judged: Path) -> None:
     out = judged
     notes = " ".join(as_json("evaluate", out, files["good.run"], "-m", "nDCG@10")["notes"])
-    assert "heuristic" in notes and "top 5 of each list" in notes and "nDCG@10 reads 10 ranks" in notes
+    assert "heuristic" in notes and "top 5 of each list" in notes and "Judged@10 of each run evaluated" in notes
 
 
 def test_agreement_does_not_let_the_heuristic_replace_people(

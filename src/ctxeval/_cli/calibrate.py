@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from .options import (
+    File,
     one_run_from,
     policies_from,
     policy_options,
@@ -25,8 +26,8 @@ _OBJECTIVE_HELP = (
 
 
 @click.command("calibrate")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", required=False, type=click.Path(dir_okay=False))
+@click.argument("qrels", type=File("qrels"))
+@click.argument("run", required=False, type=File("run"))
 @samples_option
 @click.option("--objective", default="utility", show_default=True, help=_OBJECTIVE_HELP)
 @click.option(
@@ -39,7 +40,7 @@ _OBJECTIVE_HELP = (
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True),
+    type=File("output", writable=True),
     default=None,
     help="write the policy JSON here (and a summary to stdout); default: the JSON to stdout",
 )

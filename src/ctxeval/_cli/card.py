@@ -7,15 +7,15 @@ import json
 import click
 
 from .._judge.verbs import agreement as card_of
-from .options import emit, output_option
+from .options import File, emit, output_option
 
 __all__ = ["agreement"]
 
 
 @click.command("agreement")
-@click.argument("human", type=click.Path(dir_okay=False))
-@click.argument("judged", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("human", type=File("qrels"))
+@click.argument("judged", type=File("qrels"))
+@click.argument("runs", nargs=-1, type=File("run"))
 @click.option(
     "-m", "--measure", default="nDCG@10", show_default=True, help="the measure the system ranking and the estimates use"
 )

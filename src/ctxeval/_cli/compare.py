@@ -9,6 +9,7 @@ import click
 
 from .._compare.settings import CI_METHODS, CORRECTIONS, TESTS
 from .options import (
+    File,
     at_level,
     emit,
     output_option,
@@ -43,8 +44,8 @@ def _progress_wanted(quiet: bool) -> bool:
 
 
 @click.command("compare")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("qrels", type=File("qrels"))
+@click.argument("runs", nargs=-1, type=File("run"))
 @samples_option
 @click.option(
     "-m",
@@ -97,7 +98,7 @@ def _progress_wanted(quiet: bool) -> bool:
 )
 @click.option(
     "--queries",
-    type=click.Path(dir_okay=False),
+    type=File("queries"),
     default=None,
     help="query texts ('qid<TAB>text' lines or JSONL with qid and text); adds the query_length strata",
 )

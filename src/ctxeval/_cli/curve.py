@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from .options import (
+    File,
     emit,
     output_option,
     policies_from,
@@ -21,8 +22,8 @@ from .options import (
 
 
 @click.command("curve")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("qrels", type=File("qrels"))
+@click.argument("runs", nargs=-1, type=File("run"))
 @samples_option
 @click.option(
     "-m",

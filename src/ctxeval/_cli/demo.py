@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import click
 
+from .options import File
+
 
 @click.command("demo")
 @click.option(
     "--html",
     "html_path",
-    type=click.Path(dir_okay=False, writable=True),
+    type=File("report", writable=True),
     default="ctxeval-report.html",
     show_default=True,
     help="where to write the HTML report of the comparison ('' for none)",
@@ -17,7 +19,7 @@ import click
 @click.option(
     "--policy",
     "policy_path",
-    type=click.Path(dir_okay=False, writable=True),
+    type=File("policy", writable=True),
     default="ctxeval-policy.json",
     show_default=True,
     help="where to write the best held-out runtime policy ('' for none)",

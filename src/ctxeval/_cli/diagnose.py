@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from .options import (
+    File,
     emit,
     one_run_from,
     output_option,
@@ -19,8 +20,8 @@ from .options import (
 
 
 @click.command("diagnose")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", required=False, type=click.Path(dir_okay=False))
+@click.argument("qrels", type=File("qrels"))
+@click.argument("run", required=False, type=File("run"))
 @samples_option
 @rag_options(groups=False)
 @click.option(

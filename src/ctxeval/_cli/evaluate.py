@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from .options import (
+    File,
     at_level,
     emit,
     output_option,
@@ -32,8 +33,8 @@ def _measure_help() -> str:
 
 
 @click.command("evaluate")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("qrels", type=File("qrels"))
+@click.argument("runs", nargs=-1, type=File("run"))
 @samples_option
 @click.option("-m", "--measure", "measures", multiple=True, help=_measure_help())
 @click.option(

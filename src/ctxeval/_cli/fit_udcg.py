@@ -7,15 +7,22 @@ from typing import Any
 
 import click
 
-from .options import output_option, policies_from, policy_options, rag_from, rag_options, utility_from, utility_options
+from .options import (
+    File,
+    output_option,
+    policies_from,
+    policy_options,
+    rag_from,
+    rag_options,
+    utility_from,
+    utility_options,
+)
 
 
 @click.command("fit-udcg")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option(
-    "--answers", type=click.Path(dir_okay=False), required=True, help="CSV/TSV with a header: qid, run, correct (0/1)"
-)
+@click.argument("qrels", type=File("qrels"))
+@click.argument("runs", nargs=-1, required=True, type=File("run"))
+@click.option("--answers", type=File("answers"), required=True, help="CSV/TSV with a header: qid, run, correct (0/1)")
 @click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="ranks 1..K get a weight each")
 @click.option(
     "--folds", type=click.IntRange(min=2), default=5, show_default=True, help="cross-validation folds over queries"

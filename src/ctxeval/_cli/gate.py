@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from .options import (
+    File,
     at_level,
     emit,
     one_run_from,
@@ -30,12 +31,12 @@ def _measures(values: tuple[str, ...]) -> list[str] | None:
 
 
 @click.command("snapshot")
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", required=False, metavar="[[NAME=]RUN]", type=click.Path(dir_okay=False))
+@click.argument("qrels", type=File("qrels"))
+@click.argument("run", required=False, metavar="[[NAME=]RUN]", type=File("run"))
 @samples_option
 @click.option("-m", "--measure", "measures", multiple=True, help="measure to keep, repeatable (default: evaluate's)")
 @rel_option
-@click.option("--human", type=click.Path(dir_okay=False), default=None,
+@click.option("--human", type=File("qrels"), default=None,
               help="people's labels on a subset of the queries, when QRELS are a judge's (the gate's intervals then include the judge's error)")  # fmt: skip
 @policy_options()
 @rag_options()
@@ -76,22 +77,24 @@ def snapshot_command(
 
 
 @click.command("gate")
-@click.argument("baseline", type=click.Path(dir_okay=False))
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("run", required=False, metavar="[[NAME=]RUN]", type=click.Path(dir_okay=False))
+@click.argument("baseline", type=File("baseline"))
+@click.argument("qrels", type=File("qrels"))
+@click.argument("run", required=False, metavar="[[NAME=]RUN]", type=File("run"))
 @samples_option
 @click.option("--max-drop", "max_drop", multiple=True,
               help="tolerated drop of a measure, MEASURE=DROP (e.g. nDCG@10=0.02), repeatable; only the measures named "
               "are gated (default: every measure of the baseline, none tolerated)")  # fmt: skip
 @click.option("--alpha", type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True,
               help="level of the one-sided tests, Holm-adjusted across the gated measures")  # fmt: skip
-@click.option("--human", type=click.Path(dir_okay=False), default=None,
+@click.option("--human", type=File("qrels"), default=None,
               help="people's labels on a subset of the queries (as given to snapshot): prediction-powered intervals")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="stdout: the table, Markdown, JSON, JUnit XML, or GitHub annotations")  # fmt: skip
-@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--markdown", "markdown_file", type=File("Markdown", writable=True), default=None,
               help="also write the Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\"; appended to, as GitHub expects)")  # fmt: skip
-@click.option("--junit", "junit_file", type=click.Path(dir_okay=False), default=None, help="also write JUnit XML here")
+@click.option(
+    "--junit", "junit_file", type=File("JUnit XML", writable=True), default=None, help="also write JUnit XML here"
+)
 @click.option(
     "--annotations",
     is_flag=True,
@@ -161,9 +164,9 @@ def gate_command(
 
 
 @click.command("power")
-@click.argument("baseline", type=click.Path(dir_okay=False))
-@click.argument("qrels", required=False, type=click.Path(dir_okay=False))
-@click.argument("run", required=False, type=click.Path(dir_okay=False))
+@click.argument("baseline", type=File("baseline"))
+@click.argument("qrels", required=False, type=File("qrels"))
+@click.argument("run", required=False, type=File("run"))
 @samples_option
 @click.option("--drop", type=click.FloatRange(0.0, min_open=True), default=0.02, show_default=True,
               help="the true drop of the mean the gate must catch")  # fmt: skip

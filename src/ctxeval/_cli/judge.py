@@ -33,7 +33,7 @@ from .judging import (
     sidecar,
     until_options,
 )
-from .options import emit, output_option
+from .options import File, emit, output_option
 from .probe import probe
 
 __all__ = ["command"]
@@ -129,7 +129,7 @@ def _samples_command(kind: Labeling) -> click.Command:
     """``ctxeval judge KIND`` for a kind that labels a sample set's samples."""
 
     @command.command(kind.name, help=kind.help)
-    @click.option("--samples", required=True, type=click.Path(dir_okay=False), help="the sample set to label")
+    @click.option("--samples", required=True, type=File("sample set"), help="the sample set to label")
     @click.option("--depth", type=click.IntRange(min=1), default=None, help="judge the top K chunks only")
     @judge_options
     @output_option(None, "the labelled sample set to write (JSON lines; default stdout)")
@@ -180,7 +180,7 @@ def cache_group() -> None:
 
 
 _cache_option = click.option(
-    "--cache", "cache_path", type=click.Path(dir_okay=False), help="the cache (default in the user's cache directory)"
+    "--cache", "cache_path", type=File("cache"), help="the cache (default in the user's cache directory)"
 )
 
 

@@ -25,7 +25,7 @@ from .._judge.interface import Judge
 from .._judge.items import Item, JudgeOptions, item_asks, items_from_runs, items_from_samples
 from .._judge.prompt import Task
 from .._judge.runner import check_undecided
-from .options import emit
+from .options import File, emit
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,7 +78,7 @@ def judge_options(f: F) -> F:
             click.option(
                 "--cache",
                 "cache_path",
-                type=click.Path(dir_okay=False),
+                type=File("cache"),
                 help="the judgment cache (SQLite); default in the user's cache directory",
             ),
             click.option(
@@ -132,7 +132,7 @@ def judge_options(f: F) -> F:
             click.option(
                 "--report",
                 "report_path",
-                type=click.Path(dir_okay=False),
+                type=File("report", writable=True),
                 help="write the tally (counts, tokens, cost) as JSON here, whatever ends the run (its reason in "
                 "'ended': finished, failed, interrupted)",
             ),
@@ -146,17 +146,15 @@ def input_options(f: F) -> F:
     f = _apply(
         f,
         [
-            click.option(
-                "--samples", type=click.Path(dir_okay=False), help="a sample set with questions and chunk texts"
-            ),
+            click.option("--samples", type=File("sample set"), help="a sample set with questions and chunk texts"),
             click.option(
                 "--queries",
-                type=click.Path(dir_okay=False),
+                type=File("queries"),
                 help="query texts: qid<TAB>text lines or JSON lines {qid, text}",
             ),
             click.option(
                 "--passages",
-                type=click.Path(dir_okay=False),
+                type=File("passages"),
                 help="passage texts: id<TAB>text lines or JSON lines {id, text}",
             ),
             click.option(
@@ -173,7 +171,7 @@ def input_options(f: F) -> F:
             ),
         ],
     )
-    return click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))(f)
+    return click.argument("runs", nargs=-1, type=File("run"))(f)
 
 
 def make_judge(kw: dict[str, Any]) -> Judge:

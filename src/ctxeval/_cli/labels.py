@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from .options import File
+
 __all__ = ["command"]
 
 
@@ -13,12 +15,12 @@ def command() -> None:
 
 
 @command.command("merge")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=File("labels"))
 @click.option(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False, writable=True),
+    type=File("output", writable=True),
     help="the merged labels file (its sidecar is written beside it)",
 )
 def merge(files: tuple[str, ...], output: str) -> None:

@@ -4,6 +4,7 @@ parsed values into the validated settings value the verbs take."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,10 +12,12 @@ from typing import Any
 
 import click
 
+from .._errors import InputError, OutputError
 from .._policies import CHOICES, HELP, Policies
 
 __all__ = [
     "UTILITY_KEYS",
+    "File",
     "emit",
     "output_option",
     "policies_from",
@@ -26,6 +29,36 @@ __all__ = [
 ]
 
 F = Callable[..., Any]
+
+
+class File(click.Path):
+    """The type of every file a command reads or writes (``what``: "run", "qrels", "output", ...). A
+    directory, or a file that cannot be read (or written, for an output), is the one-line error the
+    readers give (``ctxeval: error: DIR: is a directory, expected a run file``, exit 2), not click's
+    usage text; anything else reaches the reader, which names the file and the line of any error.
+    ``NAME=FILE`` values (named runs and sample sets) are checked by the file they name."""
+
+    def __init__(self, what: str = "input", *, writable: bool = False, allow_dash: bool = False) -> None:
+        super().__init__(dir_okay=False, writable=writable, allow_dash=allow_dash)
+        self.what = what
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        path = os.fspath(value)
+        name, sep, named = path.partition("=")
+        if sep and name and not os.path.exists(path) and os.path.exists(named):
+            path = named  # NAME=FILE, read as ctxeval._io.model.split_named reads it
+        error = OutputError if self.writable else InputError
+        if path != "-" and os.path.isdir(path):
+            raise error(f"{path}: is a directory, expected {_article(self.what)} {self.what} file")
+        if path != "-" and os.path.exists(path) and not os.access(path, os.W_OK if self.writable else os.R_OK):
+            raise error(
+                f"{path}: permission denied (the {self.what} file cannot be {'written' if self.writable else 'read'})"
+            )
+        return super().convert(value, param, ctx)
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeio" else "a"
 
 
 def _apply(f: F, opts: list[Callable[[F], F]]) -> F:
@@ -145,7 +178,7 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
         ]
     if groups:
         opts += [
-            click.option(flag, type=click.Path(dir_okay=False), default=None, help=text)
+            click.option(flag, type=File("side"), default=None, help=text)
             for flag, text in (
                 ("--groups", "file of 'doc_id group' lines for RA-nWG(novelty=...)"),
                 (
@@ -163,7 +196,7 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
     opts += [
         click.option(
             "--chunks",
-            type=click.Path(dir_okay=False),
+            type=File("chunk table"),
             default=None,
             help="chunk table (JSONL, CSV, Parquet: chunk_id, doc_id, start, end[, text, tokens]): places the runs' "
             "chunks for span labels (--spans) and gives their tokens for measures at a budget (nDCG@512tok)",
@@ -283,13 +316,13 @@ def utility_options(f: F) -> F:
             ),
             click.option(
                 "--distractors",
-                type=click.Path(dir_okay=False),
+                type=File("distractors"),
                 default=None,
                 help="file of known distractors, 'qid docid' lines (u = -1 whatever the label)",
             ),
             click.option(
                 "--utilities",
-                type=click.Path(dir_okay=False),
+                type=File("utilities"),
                 default=None,
                 help="file of LLM utilities, 'qid docid u' lines with u in [0, 1] (e.g. 1 - P(NO-RESPONSE)); they replace the label utilities",
             ),
@@ -331,7 +364,7 @@ def output_option(default: str | None = None, help: str = "write here instead of
     return click.option(
         "-o",
         "--output",
-        type=click.Path(dir_okay=False, writable=True),
+        type=File("output", writable=True),
         default=default,
         show_default=default is not None,
         help=help,

@@ -8,11 +8,11 @@ from typing import Any
 import click
 
 from .._errors import ConfigError
-from .options import emit, output_option
+from .options import File, emit, output_option
 
 
 @click.command("pool")
-@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, type=File("run"))
 @click.option(
     "--samples",
     "samples",
@@ -22,10 +22,8 @@ from .options import emit, output_option
     "--samples, the other files that are sample sets are read as such); its questions and chunk texts serve --texts",
 )
 @click.option("--depth", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option(
-    "--queries", type=click.Path(dir_okay=False), help="with --passages: write JSON lines with the texts, for labelling"
-)
-@click.option("--passages", type=click.Path(dir_okay=False))
+@click.option("--queries", type=File("queries"), help="with --passages: write JSON lines with the texts, for labelling")
+@click.option("--passages", type=File("passages"))
 @click.option("--texts", is_flag=True, help="with --samples: write JSON lines with the samples' questions and texts")
 @output_option(None, "where to write the pool (default stdout)")
 def command(

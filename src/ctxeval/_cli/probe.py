@@ -27,7 +27,7 @@ from .judging import (
     reported,
     write_report,
 )
-from .options import emit, output_option
+from .options import File, emit, output_option
 
 __all__ = ["probe"]
 
@@ -67,7 +67,7 @@ __all__ = ["probe"]
 )
 @click.option(
     "--qrels",
-    type=click.Path(dir_okay=False),
+    type=File("qrels"),
     default=None,
     help="people's labels: how far the reranked run rises under theirs, beside the judge's",
 )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from .options import File
+
 _MEASURE_HELP = (
     "measure to compute, repeatable, in trec_eval syntax: NAME or NAME.PARAMS "
     "(P.5,10  ndcg_cut.10  iprec_at_recall..1,.5  ndcg.1=3,2=9  rbp.p=0.8) or a set: "
@@ -12,8 +14,8 @@ _MEASURE_HELP = (
 
 
 @click.command("trec_eval", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("results", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("qrels", type=File("qrels"))
+@click.argument("results", type=File("run", allow_dash=True))
 @click.option("-q", "--query_eval_wanted", "query", is_flag=True, help="also print every topic's values")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE", help=_MEASURE_HELP)
 @click.option(
@@ -59,7 +61,7 @@ _MEASURE_HELP = (
     "-Z",
     "--Zscore",
     "zscores",
-    type=click.Path(dir_okay=False),
+    type=File("Z-score"),
     default=None,
     metavar="FILE",
     help="print z-scores: FILE holds 'qid measure mean stddev' lines",

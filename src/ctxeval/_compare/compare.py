@@ -53,7 +53,7 @@ from .._diagnose import PCT_THRESHOLD, PROC_THRESHOLD, VERDICTS, classify
 from .._distraction import distraction_table
 from .._engine import Engine
 from .._errors import ConfigError, MeasureError
-from .._evaluate import DEFAULT_MEASURES, Result, default_measures, evaluate_runs
+from .._evaluate import DEFAULT_MEASURES, Result, default_measures, evaluate_runs, judged_notes
 from .._measures import Measure, make
 from .._policies import Policies
 from .._session import Session, measure_list, naming_notes, once, open_session, resolve_inputs, unique_names
@@ -457,6 +457,7 @@ def compare(
             session, run_objs, names, plan, spark, bar.task("evaluating runs", len(run_objs))
         )
         notes += [n for n in eval_notes if n not in notes]
+        notes += judged_notes(session, result.runs, user)  # the measures asked for, not the curves' depths
         union, values, present = _cube(result, user)
         sets, texts_source = _strata_sets(st, session, union, plan)
         notes.extend(_strata_notes(sets))

@@ -13,28 +13,44 @@ implies, and what the reports must say about it.
   the 1-5 scale, makes every relevant passage a distractor: the notes say so and how to declare
   binary labels.
 * **Judged labels** (a sidecar, :func:`~ctxeval._io.labels.read_sidecar`): the notes name the judge,
-  the model, the task and how deep it judged; a measure reading deeper than the judge did is noted
-  with the share of its ranks that is judged (:func:`depth_notes`).
+  the model, the task and how deep it was given the lists; the share of the ranks the measures read
+  that the judge labelled (Judged@k) is said once per command, run by run (:func:`labelled_notes`):
+  it is the runs evaluated, not the pool the judge was given, that say how much of a figure rests on
+  labels.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .._core.grademap import GradeMap
+from .._core.segments import distinct, div0
 from .._errors import ConfigError
 from .._io.labels import contradiction
 
 if TYPE_CHECKING:
+    from .._core.evaldata import EvalData
     from .._io.labels import LabelKind
     from .._io.model import Qrels
     from .._measures import Measure
     from .settings import RagConfig
 
-__all__ = ["HOW_TO_JUDGE", "depth_notes", "label_notes", "needs_negatives", "reads_scale", "resolve"]
+__all__ = [
+    "HOW_TO_JUDGE",
+    "judged_kinds",
+    "label_notes",
+    "labelled_notes",
+    "labelled_shares",
+    "needs_negatives",
+    "ranks_read",
+    "reads_scale",
+    "resolve",
+]
 
 #: how to get labels that say which chunks are useless or harmful, for binary labels
 HOW_TO_JUDGE = (
@@ -61,8 +77,6 @@ def resolve(qrels: Qrels, rag: RagConfig) -> tuple[Qrels, RagConfig]:
         )
     if rag.grade_map is None:
         if kind.binary:
-            from .._core.segments import distinct
-
             rag = replace(rag, grade_map=GradeMap.binary(distinct(qrels.columns.values)))
         elif kind.scale == "trec":
             rag = replace(rag, grade_map="trec-dl")
@@ -144,31 +158,112 @@ def label_notes(
     return out
 
 
-def depth_notes(kind: LabelKind, run: str, judged: dict[str, tuple[int | None, float]]) -> list[str]:
-    """Notes for judged labels read deeper than the judge judged: ``judged`` maps a measure name to
-    (the ranks it reads, None for the whole list; the mean share of them that is judged, Judged@k).
+#: families that read no label (counts of the run, the judged share itself)
+_LABEL_FREE = frozenset({"Judged", "unj", "NumQ", "NumRet"})
+
+
+def judged_kinds(qrels_kind: LabelKind | None, llm_kind: LabelKind | None) -> dict[str, LabelKind]:
+    """The judged labels in force, by what they label: ``"labels"`` (qrels a judge wrote: the
+    sidecar says so) and ``"utilities"`` (LLM utilities a judge wrote); empty when neither is."""
+    pairs = (("labels", qrels_kind), ("utilities", llm_kind))
+    return {what: kind for what, kind in pairs if kind is not None and kind.judged}
+
+
+def ranks_read(measures: Iterable[Measure], what: str) -> list[int | None]:
+    """The depths the measures reading ``what`` read (``"labels"``: every measure that reads a label;
+    ``"utilities"``: those reading the utility side data), distinct, shallowest first: k, or None for
+    a whole list (no cut-off, or a recall level). A budget of tokens is left out: how many ranks it
+    reads differs from query to query."""
+    ks: set[int | None] = set()
+    for m in measures:
+        if m.family in _LABEL_FREE or m.budget is not None or (what == "utilities" and "utility" not in m.requires):
+            continue
+        ks.add(int(m.cutoff) if m.cutoff is not None and m.spec.cutoff_kind == "int" else None)
+    return sorted(ks, key=lambda k: (k is None, k or 0))
+
+
+def labelled_shares(
+    kinds: Mapping[str, LabelKind], data: EvalData, measures: Sequence[Measure]
+) -> dict[tuple[str, int | None], np.ndarray]:
+    """Per query, the share of the ranks ``measures`` read that carries a label of each judged kind
+    (:func:`judged_kinds`), keyed by (``"labels"`` or ``"utilities"``, the depth: k, or None for the
+    whole list). For qrels it is Judged@k, the judged docs in the top k over k (in the run's order);
+    for utilities the docs with an LLM utility, likewise; over a whole list, over its length."""
+    out: dict[tuple[str, int | None], np.ndarray] = {}
+    if "labels" in kinds:
+        for k in ranks_read(measures, "labels"):
+            count = data.seg_count(np.ones(data.j_rank.size, dtype=bool) if k is None else data.j_rank <= k)
+            out["labels", k] = div0(count, data.n_ret) if k is None else count / k
+    u = data.extra("utility") if "utilities" in kinds and data.has("utility") else None
+    if u is not None and u.llm_u is not None:
+        has = ~np.isnan(u.llm_u)
+        for k in ranks_read(measures, "utilities"):
+            rows = has if k is None else has & (data.r_rank <= k)
+            count = np.bincount(data.r_seg[rows], minlength=data.n_queries)
+            out["utilities", k] = div0(count, data.n_ret) if k is None else count / k
+    return out
+
+
+def _pct(share: float) -> str:
+    """A share in per cent, never rounded to 0 or to 100 when it is neither.
+
+    >>> _pct(0.14), _pct(0.001), _pct(0.999), _pct(1.0)
+    ('14 %', '<1 %', '>99 %', '100 %')
+    """
+    if 0 < share < 0.005:
+        return "<1 %"
+    if 0.995 <= share < 1:
+        return ">99 %"
+    return f"{100 * share:.0f} %"
+
+
+def labelled_notes(
+    kinds: Mapping[str, LabelKind],
+    runs: Sequence[tuple[str, Mapping[tuple[str, int | None], np.ndarray]]],
+    measures: Sequence[Measure],
+) -> list[str]:
+    """What a command says once about judged labels: for each kind (:func:`judged_kinds`), the
+    share of the ranks ``measures`` read that carries the judge's label, run by run (``runs``: each
+    run's name and its :func:`labelled_shares`, a mean over its queries), depth by depth. This is
+    the judged depth of the runs evaluated, not the depth the judge was given (the sidecar's, which
+    describes the pool the labels came from). Nothing where every rank read carries a label.
 
     >>> from ctxeval._io.labels import LabelKind, Provenance
-    >>> k = LabelKind("judged", "rag", "sidecar", Provenance("openai", "m", depth=2))
-    >>> depth_notes(k, "bm25", {"nDCG@10": (10, 0.23), "nDCG@2": (2, 1.0)})[0][:72]
-    'bm25: nDCG@10 reads 10 ranks but the judge (task grade by openai / m) la'
+    >>> from ctxeval._measures import parse_measure
+    >>> kinds = {"labels": LabelKind("judged", "trec", "sidecar", Provenance("openai", "m", depth=12))}
+    >>> shares = {("labels", 10): np.array([0.1, 0.2]), ("labels", 20): np.array([0.05, 0.1])}
+    >>> print(labelled_notes(kinds, [("bm25", shares), ("tasb", shares)], [parse_measure("nDCG@10")])[0])
+    judged labels (task grade by openai / m, given the top 12 of each list): Judged@10 of each run evaluated, the share of its top 10 the judge labelled (the rest count as not relevant): bm25 15 %, tasb 15 %
     """
-    p = kind.provenance
-    if not kind.judged or p is None or p.depth is None:
-        return []
     out = []
-    for name, (ranks, share) in judged.items():
-        if (ranks is not None and ranks <= p.depth) or share >= 1.0:
+    for what, kind in kinds.items():
+        table: dict[int | None, list[tuple[str, float]]] = {}
+        for k in ranks_read(measures, what):
+            seen = [(name, s[what, k]) for name, s in runs if (what, k) in s]
+            shares = [(name, float(np.nanmean(v))) for name, v in seen if np.any(~np.isnan(v))]
+            if shares:
+                table[k] = shares
+        if not table or all(share >= 1.0 for row in table.values() for _, share in row):
             continue
-        reads = "the whole list" if ranks is None else f"{ranks} ranks"
-        who = p.describe().split(", ")[0]
-        rest = (
-            "carry an LLM utility, the rest keep the one their labels give"
-            if kind.scale == "utility"
-            else "are judged (Judged), the rest count as not relevant"
-        )
-        out.append(
-            f"{run}: {name} reads {reads} but the judge ({who}) labelled only the top {p.depth} of each list: "
-            f"{100 * share:.0f} % of the ranks it reads {rest}"
-        )
+        p = kind.provenance
+        who = ""
+        if p is not None:
+            given = "every chunk" if p.depth is None else f"the top {p.depth} of each list"
+            who = f" ({p.describe().split(', ')[0]}, given {given})"
+        at = [f"@{k}" if k is not None else "whole lists" for k in table]
+        cells = [", ".join(f"{name} {_pct(share)}" for name, share in row) for row in table.values()]
+        listed = cells[0] if len(cells) == 1 else "; ".join(f"{a} {c}" for a, c in zip(at, cells))
+        only: int | str | None = next(iter(table)) if len(table) == 1 else "k"  # one depth named; several: "k"
+        span = "list" if only is None else f"top {only}"
+        if what == "labels":
+            figure = "the judged share of each run's list" if only is None else f"Judged@{only} of each run evaluated"
+            out.append(
+                f"judged labels{who}: {figure}, the share of its {span} the judge labelled (the rest count as not "
+                f"relevant): {listed}"
+            )
+        else:
+            out.append(
+                f"judged utilities{who}: the share of each run's {span} that carries an LLM utility (the rest keep "
+                f"the utility their labels give): {listed}"
+            )
     return out

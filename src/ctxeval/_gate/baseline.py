@@ -4,7 +4,8 @@ labels they were computed under, written once (``ctxeval snapshot``) and read by
 The file is JSON (``format: ctxeval-baseline``, ``version: 1``)::
 
     {"format", "version", "ctxeval", "run", "run_file" (optional), "measures": [...], "settings": {...},
-     "labels": {...}, "queries": [...], "values": {measure: [value or null per query]}}
+     "labels": {...}, "queries": [...], "values": {measure: [value or null per query]},
+     "questions" (optional): {query: question}}
 
 Each query is listed once; a value is a finite JSON number within its measure's range, or null where
 the measure is undefined on the query (a gate leaves that query out of the measure's test and says so).
@@ -16,6 +17,12 @@ format or order), their counts, and the label kind (given, binary, judged and by
 map, the pool's name and depth, the utility settings, the relevance level), not where files were
 (paths, the labels' origin: the judgments' hash stands for them).
 A gate refuses a baseline whose labels or settings differ from its own, naming each difference.
+
+``questions``: a baseline of a sample set without query ids (RAGAS's text-only files, whose samples
+are named ``line-1``, ``line-2``, ... by position) keeps every sample's question, and a gate pairs the
+candidate's samples with the baseline's by their questions, as sets read together are paired
+(:func:`ctxeval._io.samples.pair_by_question`): a filtered or asynchronous export lists them in
+another order.
 """
 
 from __future__ import annotations
@@ -117,6 +124,8 @@ class Baseline:
     human: dict[str, dict[str, float]] | None = None
     #: the stem of the run's file (names the run in a gate's report when a candidate carries its name)
     file: str | None = None
+    #: a sample set named by position (no query_id): every sample's name (line-1 ...) -> its question
+    questions: dict[str, str] | None = None
 
     def __repr__(self) -> str:
         return f"Baseline({self.run!r}, {len(self.queries)} queries, measures {', '.join(self.measures)})"
@@ -177,6 +186,7 @@ class Baseline:
                 if self.human
                 else {}
             ),
+            **({"questions": dict(self.questions)} if self.questions else {}),
         }
 
     def to_json(self) -> str:
@@ -240,8 +250,26 @@ class Baseline:
                 for m, col in human.items()
             }
         file = d.get("run_file")
+        questions = _questions(d.get("questions"), source)
+        unasked = next((q for q in queries if q not in questions), None) if questions is not None else None
+        if unasked is not None:
+            raise FormatError(
+                source, None, f"baseline query {unasked!r} has no question (a sample set named by position)"
+            )
         return cls(str(d["run"]), list(d["measures"]), queries, values, dict(d["settings"]), dict(d["labels"]),
-                   str(d.get("ctxeval", "?")), source, human, str(file) if file else None)  # fmt: skip
+                   str(d.get("ctxeval", "?")), source, human, str(file) if file else None, questions)  # fmt: skip
+
+
+def _questions(given: Any, source: str) -> dict[str, str] | None:
+    """The stored questions of a sample set named by position: ``line-1`` .. ``line-n``, each a string."""
+    if given is None:
+        return None
+    lines = {f"line-{i}" for i in range(1, len(given) + 1)} if isinstance(given, Mapping) else set()
+    if not lines or set(given) != lines or not all(isinstance(v, str) and v for v in given.values()):
+        raise FormatError(
+            source, None, "baseline questions are not a mapping of line-1 .. line-n to the samples' questions"
+        )
+    return dict(given)
 
 
 def measure_names(measures: Iterable[Any]) -> list[str]:

@@ -29,7 +29,7 @@ import numpy as np
 from .._engine import evaluate
 from .._errors import ConfigError
 from .._io.model import Qrels, split_named
-from .._io.samples import union_qrels
+from .._io.samples import Samples, pair_by_question, union_qrels
 from .._measures import parse_measure
 from .._policies import Policies
 from .._session import sample_sets
@@ -46,9 +46,10 @@ __all__ = ["gate", "power", "snapshot"]
 
 
 def _evaluated(
-    verb: str, qrels: Any, run: Any, measures: Any, samples: Any, kw: dict[str, Any]
-) -> tuple[Any, Any, Any]:
-    """(qrels read, the run's RunResult, the Result) of one run or one sample set."""
+    verb: str, qrels: Any, run: Any, measures: Any, samples: Any, kw: dict[str, Any], base: Baseline | None = None
+) -> tuple[Any, Any, Any, Any]:
+    """(qrels read, the run's RunResult, the Result, the sample set or None) of one run or one sample
+    set; a candidate sample set's samples named as the ``base``\'s (:func:`_as_baseline`)."""
     pol = Policies.coerce(kw.get("policies"))
     if samples is not None:
         if qrels is not None or run is not None:
@@ -56,16 +57,50 @@ def _evaluated(
         sets = sample_sets(samples, pol.duplicates)
         if len(sets) != 1:
             raise ConfigError(f"{verb} reads one run: give one sample set, not {len(sets)}")
-        q = union_qrels(sets)
-        result = evaluate(samples=sets[0], measures=measures, **kw)
-    else:
-        if qrels is None or run is None:
-            raise ConfigError(f"{verb} needs QRELS and a RUN, or one sample set")
-        if isinstance(run, (list, tuple)):
-            raise ConfigError(f"{verb} reads one run, not {len(run)}")
-        q = Qrels.coerce(qrels, duplicates=pol.duplicates, columns=pol.columns)
-        result = evaluate(q, [run], measures, **kw)
-    return q, result.runs[0], result
+        st, paired = _as_baseline(sets[0], base)
+        result = evaluate(samples=st, measures=measures, **kw)
+        result.notes[:0] = paired
+        return union_qrels([st]), result.runs[0], result, st
+    if qrels is None or run is None:
+        raise ConfigError(f"{verb} needs QRELS and a RUN, or one sample set")
+    if isinstance(run, (list, tuple)):
+        raise ConfigError(f"{verb} reads one run, not {len(run)}")
+    q = Qrels.coerce(qrels, duplicates=pol.duplicates, columns=pol.columns)
+    result = evaluate(q, [run], measures, **kw)
+    return q, result.runs[0], result, None
+
+
+def _as_baseline(st: Samples, base: Baseline | None) -> tuple[Samples, list[str]]:
+    """The candidate set ``st`` with its samples named as the baseline's: where the baseline's set had
+    no query ids (named line-1 ... by position), by their questions, as sets read together are paired
+    (:func:`~ctxeval._io.samples.pair_by_question`: a question missing from one side, asked twice, or a
+    sample without one is refused, naming the rows); and the note that says so."""
+    if base is None or (base.questions is None and not st.by_position):
+        return st, []
+    if base.questions is None:
+        raise ConfigError(
+            f"{st.source} names its samples by position (no query_id) and the baseline {base.source} its queries by "
+            "query_id: a gate pairs the candidate's queries with the baseline's; give the candidate the same query_id"
+        )
+    lines = sorted(base.questions, key=lambda name: int(name.rsplit("-", 1)[1]))
+    made = Samples.from_records([{"question": base.questions[n], "retrieved_ids": []} for n in lines], name=base.run)
+    (_, paired), notes = pair_by_question([replace(made, source=f"the baseline {base.source}"), st])
+    return paired, notes
+
+
+def baseline_questions(st: Samples | None) -> dict[str, str] | None:
+    """What a baseline keeps of a sample set named by position (no query_id): each sample's question,
+    by which a gate pairs its candidate (None for any other set); a sample without one is refused."""
+    if st is None or not st.by_position:
+        return None
+    lacking = [s.query_id for s in st.samples if not s.question]
+    if lacking:
+        rows = ", ".join(lacking[:3]) + (f" and {len(lacking) - 3} more" if len(lacking) > 3 else "")
+        raise ConfigError(
+            f"{st.source}: samples {rows} have no question, and the set no query_id: a gate pairs its candidate's "
+            "samples with the baseline's by query_id, or by their questions; give every sample one of them"
+        )
+    return {s.query_id: s.question for s in st.samples if s.question}
 
 
 def _human_values(
@@ -77,7 +112,7 @@ def _human_values(
     pol = Policies.coerce(kw.get("policies"))
     hq = Qrels.coerce(human, duplicates=pol.duplicates, columns=pol.columns)
     kw = dict(kw, policies=replace(pol, missing="ignore", overlap="any"))
-    _, rr, _ = _evaluated("human labels", hq, run, measures, None, kw)
+    _, rr, _, _ = _evaluated("human labels", hq, run, measures, None, kw)
     mine = set(hq.query_ids)
     vals = {m: {q: v for q, v in rr.per_query(m).items() if q in mine} for m in measures}
     return labels_fingerprint(hq), vals
@@ -108,7 +143,7 @@ def snapshot(
     (['q1', 'q2'], [1.0, 0.0], 2)
     """
     kw = {"policies": policies, "rag": rag, "utility": utility, "engine": engine}
-    q, rr, result = _evaluated("snapshot", qrels, run, measures, samples, kw)
+    q, rr, result, st = _evaluated("snapshot", qrels, run, measures, samples, kw)
     names = [str(m) for m in result.measures]
     values = {str(m): np.asarray(rr.values[m], dtype=np.float64) for m in result.measures}
     settings, human_vals = settings_fingerprint(result.settings), None
@@ -116,7 +151,17 @@ def snapshot(
         fp, human_vals = _human_values(human, run, samples, names, kw)
         settings = dict(settings, human_labels=fp)
     file = _stem_of(run) if samples is None else None
-    return Baseline(rr.name, names, list(rr.qids), values, settings, labels_fingerprint(q), human=human_vals, file=file)
+    return Baseline(
+        rr.name,
+        names,
+        list(rr.qids),
+        values,
+        settings,
+        labels_fingerprint(q),
+        human=human_vals,
+        file=file,
+        questions=baseline_questions(st),
+    )
 
 
 def _judged_note(labels: Mapping[str, Any]) -> str | None:
@@ -190,7 +235,7 @@ def gate(
     for m in settings.measures:
         base.check(m, parse_measure(m).spec.bounds)
     kw = {"policies": policies, "rag": rag, "utility": utility, "engine": engine}
-    q, rr, result = _evaluated("gate", qrels, run, list(settings.measures), samples, kw)
+    q, rr, result, _ = _evaluated("gate", qrels, run, list(settings.measures), samples, kw, base)
     labels = labels_fingerprint(q)
     human_vals = _same_inputs(base, labels, result.settings, human, (run, samples, settings.measures, kw))
     notes: list[str] = list(result.notes)
@@ -330,8 +375,9 @@ def _row(
     d = sign * (xc[ok] - xb[ok])
     if human is not None:
         test, method = _ppi_test(m, sign, margin, alpha, dict(zip(np.array(both)[ok], d)), human[1], human[0])
-    else:
-        test, method = one_sided(d, margin, alpha), METHOD
+    else:  # summed in the order of the values, not of the query names (a sample set named by position lists
+        # them in its file's order: the figures must not depend on it)
+        test, method = one_sided(np.sort(d), margin, alpha), METHOD
     detect = settings.detect_for(margin)
     a = settings.plan_alpha  # Holm's first step: the plan errs on the side of more queries
     low, high = sorted((sign * test.low, sign * test.high))
@@ -341,8 +387,8 @@ def _row(
         margin=margin,
         n=test.n,
         n_dropped=int((~ok).sum()),
-        baseline_mean=float(xb[ok].mean()) if ok.any() else math.nan,
-        candidate_mean=float(xc[ok].mean()) if ok.any() else math.nan,
+        baseline_mean=float(np.sort(xb[ok]).mean()) if ok.any() else math.nan,
+        candidate_mean=float(np.sort(xc[ok]).mean()) if ok.any() else math.nan,
         change=sign * test.mean,
         low=low,
         high=high,
@@ -412,7 +458,7 @@ def power(
         kw = {"policies": policies, "rag": rag, "utility": utility}
         rep = gate(base, qrels, run, samples=samples, max_drop=margins, alpha=alpha, **kw)
         cand = rep.candidate
-        _, rr, _ = _evaluated("power", qrels, run, list(margins), samples, kw)
+        _, rr, _, _ = _evaluated("power", qrels, run, list(margins), samples, kw, base)
     out = []
     a = alpha / len(margins)
     for m, margin in margins.items():

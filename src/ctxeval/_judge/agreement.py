@@ -44,7 +44,15 @@ import numpy as np
 
 from .._errors import ConfigError
 
-__all__ = ["Kappa", "cohen_kappa", "kendall_tau_b", "krippendorff_alpha_ordinal", "ranking_agreement", "tau_ap"]
+__all__ = [
+    "Kappa",
+    "cohen_kappa",
+    "grade_bits",
+    "kendall_tau_b",
+    "krippendorff_alpha_ordinal",
+    "ranking_agreement",
+    "tau_ap",
+]
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,17 @@ class Kappa:
             "kappa_quadratic": self.quadratic,
             "exact_agreement": self.exact,
         }
+
+
+def grade_bits(values: Sequence[int]) -> float:
+    """The entropy of a grade distribution in bits (0 for one grade).
+
+    >>> grade_bits([1, 1, 2, 2]), grade_bits([3, 3])
+    (1.0, 0.0)
+    """
+    _, counts = np.unique(np.asarray(values, dtype=np.int64), return_counts=True)
+    p = counts / counts.sum()
+    return float(-(p * np.log2(p)).sum()) + 0.0
 
 
 def _paired(human: Sequence[int] | np.ndarray, judge: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -247,9 +247,12 @@ def _circularity_lines(circ: dict[str, Any] | None) -> list[str]:
         f"({circ['topics']} topics resampled {circ['resamples']} times; flagged: it gains more from the judge's labels "
         f"than the median run in {circ['level']:.1%} of the resamples and rises)"
     ]
+    why = circ.get("cannot_tell")
+    if why:
+        out.append(f"  CANNOT TELL whether a run is fitted to the judge: {why}")
     for name, r in circ["runs"].items():
         lo, hi = r["rank_judge_interval"]
-        flag = "  FLAGGED: may be fitted to the judge" if r["flag"] else ""
+        flag = "  FLAGGED: may be fitted to the judge" if r["flag"] else ("  cannot tell" if why else "")
         out.append(
             f"  {name:<20} people {r['rank_human']:>4g}  judge {r['rank_judge']:>4g} [{lo:g}, {hi:g}]  "
             f"excess lift {r['excess_lift']:+.4f} (>= {r['excess_lift_low']:+.4f}){flag}"

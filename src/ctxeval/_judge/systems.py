@@ -11,6 +11,14 @@ times, seeded); a run whose excess lift is above 0 in all but ``alpha / runs`` o
 (Bonferroni over the runs: the interval is one-sided at level 1 - alpha / runs) and whose rank under
 the judge is better than under people's is flagged: "this run may be fitted to the judge". Its rank
 under either labelling and the interval of its rank under the judge's labels are reported beside it.
+
+**Cannot tell.** Where the judge's grades on the pairs both label barely vary (one grade for 80 %
+of them or more, or under half the bits their grades allow, as ``judge probe`` says of a judge; or
+under half the bits people's grades carry on the same pairs, the card's degenerate rule), there is
+nothing to fit: a run reranked by the judge is reordered at random among
+its ties, and whether a run rises under such labels is set by which pairs it retrieves, not by its
+fit. The check then flags no run and says "cannot tell", with the reason, rather than pass or fail
+by the luck of the draw.
 """
 
 from __future__ import annotations
@@ -26,11 +34,12 @@ from .._errors import ConfigError
 from .._evaluate import evaluate
 from .._io.model import Qrels, Run
 from .._stats.ppi import ppi_mean
-from .agreement import ranking_agreement
+from .agreement import grade_bits, ranking_agreement
 from .items import ranked
 from .nulls import NULLS, NullSettings, null_labels, ranking_nulls
+from .verdict import THRESHOLDS
 
-__all__ = ["SystemSettings", "circularity", "cut_runs", "nested", "systems"]
+__all__ = ["SystemSettings", "cannot_tell", "circularity", "cut_runs", "grade_spread", "nested", "systems"]
 
 Pairs = dict[tuple[str, str], int]
 
@@ -170,6 +179,57 @@ def _ranks(means: np.ndarray) -> np.ndarray:
     return less + (equal + 1) / 2.0
 
 
+def grade_spread(jc: Pairs, hc: Pairs) -> dict[str, Any]:
+    """The judge's commonest grade and its share, and the information its grades carry against
+    people's: the entropy of each side's grade distribution (its own labels, on the scale both are
+    compared on) and their ratio; flagged under :data:`~.verdict.THRESHOLDS` ``degenerate`` with 10
+    labels or more (where people used one grade only, when the judge did too); ``low`` whatever the
+    number of labels."""
+    grades, counts = np.unique(np.fromiter(jc.values(), dtype=np.int64), return_counts=True)
+    top = int(np.argmax(counts))
+    hj, hh = grade_bits(list(jc.values())), grade_bits(list(hc.values()))
+    ratio = hj / hh if hh > 0 else None
+    low = ratio < THRESHOLDS["degenerate"] if ratio is not None else hj == 0.0
+    return {
+        "grade": int(grades[top]),
+        "share": float(counts[top] / counts.sum()),
+        "judgments": int(counts.sum()),
+        "entropy_judge": hj,
+        "entropy_human": hh,
+        "entropy_ratio": ratio,
+        "low": bool(low),
+        "flag": bool(low and counts.sum() >= 10),
+    }
+
+
+#: the judge's grades barely vary where one grade holds this share of the pairs or more, or where they
+#: carry under this fraction of the bits the grades in use allow (as ``judge probe`` says of a judge)
+BARELY = (0.8, 0.5)
+
+
+def cannot_tell(both_h: Pairs, both_j: Pairs) -> str | None:
+    """Why the circularity check cannot tell a run fitted to the judge from one that is not, or None
+    (see the module docstring): the judge's grades on the pairs both label barely vary, by ``judge
+    probe``'s rule (:data:`BARELY`: one grade for 80 % of them or more, or under half the bits the
+    grades in use on these pairs allow) or the card's degenerate rule (under half the bits people's
+    grades carry: :func:`grade_spread`).
+
+    >>> cannot_tell({("q", "a"): 0, ("q", "b"): 3}, {("q", "a"): 2, ("q", "b"): 2})[:52]
+    'the judge gives grade 2 to 100% of the 2 pairs both '
+    """
+    d = grade_spread(both_j, both_h)
+    used = len(set(both_h.values()) | set(both_j.values()))
+    most = math.log2(used) if used > 1 else 0.0
+    if not (d["low"] or d["share"] >= BARELY[0] or d["entropy_judge"] < BARELY[1] * most):
+        return None
+    return (
+        f"the judge gives grade {d['grade']} to {d['share']:.0%} of the {d['judgments']} pairs both label "
+        f"({d['entropy_judge']:.2f} bits of the {most:.2f} their {used} grades allow; people's {d['entropy_human']:.2f}): "
+        "a run cannot be fitted to labels that barely vary, so whether one rises under them is set by the pairs it "
+        "retrieves, not by a fit"
+    )
+
+
 def circularity(both_h: Pairs, both_j: Pairs, runs: Sequence[Any], s: SystemSettings) -> dict[str, Any]:
     """Per run: its rank under people's and the judge's labels on the pairs both label, its excess
     lift and the one-sided bootstrap bound of it over topics, and whether it is flagged (see the
@@ -198,9 +258,10 @@ def circularity(both_h: Pairs, both_j: Pairs, runs: Sequence[Any], s: SystemSett
     hi = np.quantile(boot_rank_j, 1 - s.alpha / 2, axis=0)
     obs = vj.mean(axis=1) - vh.mean(axis=1)
     obs_excess = obs - float(np.median(obs))
+    why = cannot_tell(both_h, both_j)
     rows = {}
     for i, name in enumerate(names):
-        flag = bool(bound[i] > 0 and rank_j[i] < rank_h[i])
+        flag = bool(bound[i] > 0 and rank_j[i] < rank_h[i]) and why is None
         rows[name] = {
             "rank_human": float(rank_h[i]),
             "rank_judge": float(rank_j[i]),
@@ -217,6 +278,7 @@ def circularity(both_h: Pairs, both_j: Pairs, runs: Sequence[Any], s: SystemSett
         "resamples": s.resamples,
         "level": 1 - level,
         "flagged": [n for n, r in rows.items() if r["flag"]],
+        "cannot_tell": why,
     }
 
 

@@ -35,7 +35,7 @@ from .._measures import parse_measures
 from .agreement import cohen_kappa, krippendorff_alpha_ordinal
 from .card import JudgeCard, Scale
 from .nulls import NullSettings, label_nulls
-from .systems import SystemSettings, systems
+from .systems import SystemSettings, grade_spread, systems
 from .verdict import THRESHOLDS, verdict
 
 __all__ = ["BINARY", "RA_NWG", "TREC", "agreement", "infer_scale", "is_sample_set"]
@@ -274,34 +274,6 @@ def _label_stats(h: np.ndarray, j: np.ndarray, common: Scale, lv: int, all_human
     return out
 
 
-def _bits(values: Sequence[int]) -> float:
-    """The entropy of a grade distribution in bits (0 for one grade)."""
-    _, counts = np.unique(np.asarray(values, dtype=np.int64), return_counts=True)
-    p = counts / counts.sum()
-    return float(-(p * np.log2(p)).sum()) + 0.0
-
-
-def _degenerate(jc: Pairs, hc: Pairs) -> dict[str, Any]:
-    """The judge's commonest grade and its share, and the information its grades carry against
-    people's: the entropy of each side's grade distribution (its own labels, on the scale both are
-    compared on) and their ratio; flagged under :data:`~.verdict.THRESHOLDS` ``degenerate`` with 10
-    labels or more (where people used one grade only, when the judge did too)."""
-    grades, counts = np.unique(np.fromiter(jc.values(), dtype=np.int64), return_counts=True)
-    top = int(np.argmax(counts))
-    hj, hh = _bits(list(jc.values())), _bits(list(hc.values()))
-    ratio = hj / hh if hh > 0 else None
-    low = ratio < THRESHOLDS["degenerate"] if ratio is not None else hj == 0.0
-    return {
-        "grade": int(grades[top]),
-        "share": float(counts[top] / counts.sum()),
-        "judgments": int(counts.sum()),
-        "entropy_judge": hj,
-        "entropy_human": hh,
-        "entropy_ratio": ratio,
-        "flag": bool(low and counts.sum() >= 10),
-    }
-
-
 def agreement(
     human: Any,
     judged: Any,
@@ -369,7 +341,7 @@ def agreement(
     ja = np.array([jc[p] for p in both], dtype=np.int64)
     refs = hs.grades == BINARY.grades and min(hc.values()) >= lv
     labels = _label_stats(ha, ja, common, lv, refs)
-    degenerate = _degenerate(jc, hc)
+    degenerate = grade_spread(jc, hc)
     if coverage["share"] < 0.5:
         notes.append(
             f"the judge labelled {coverage['share']:.0%} of the pairs people labelled: a measure under its labels counts "

@@ -186,6 +186,8 @@ def verdict(
     flagged = list((circularity or {}).get("flagged") or [])
     if flagged:
         text += f"; {', '.join(flagged)} may be fitted to the judge (they rise under its labels beyond the others)"
+    if (circularity or {}).get("cannot_tell"):
+        text += "; whether a run is fitted to the judge cannot be told (its grades barely vary)"
     if fragile:
         text += f" (fragile: {'; '.join(fragile)})"
     return {"verdict": key, "text": text, "fragile": fragile, "failing": fails + label_fails + rank_open}
