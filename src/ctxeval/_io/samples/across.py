@@ -27,7 +27,8 @@ from typing import Any
 
 from ..._errors import ConfigError, InputError
 from ..labels import union
-from .sets import BY_POSITION, Samples, _Lazy
+from .notes import BY_POSITION
+from .sets import Samples, _Lazy
 
 __all__ = ["check_references", "differing_references", "mismatch_notes", "pair_by_question", "union_qrels"]
 

@@ -19,33 +19,29 @@ import polars as pl
 
 from ..._errors import InputError
 from ..tables import _EDGE_SPACE_OR_NUL
-from .schema import Tally
+from .fields import FAST
+from .reader import Tally
 
 __all__ = ["Columnar", "qrels_rows", "read", "run_columns", "tally"]
 
 _GRADES = r'"grades": ?\{[^{}]*\}'  # json.dumps's spacings (default, compact); others: the line reader
 _KEYS = r'[{,] ?"[a-z_]+":'  #: the keys (all known ones are lower case); others fail the quote count
-#: field -> how its raw JSON value must look (a regex over the value's text, matched whole)
-_STRING_FIELDS = ("query_id", "question", "category")
-_LIST_FIELDS = ("retrieved_ids", "retrieved_scores", "reference_ids")
-_FIELDS = frozenset({*_STRING_FIELDS, *_LIST_FIELDS, "grades"})
-_SCHEMA = pl.Struct(
-    {
-        "query_id": pl.String,
-        "question": pl.String,
-        "category": pl.String,
-        "retrieved_ids": pl.List(pl.String),
-        "retrieved_scores": pl.List(pl.Float64),
-        "reference_ids": pl.List(pl.String),
-    }
-)
+#: the fields it takes (the field table's ``fast`` rows), by how it decodes them
+_STRING_FIELDS = tuple(r.name for r in FAST if r.column == "string")
+_LIST_FIELDS = tuple(r.name for r in FAST if r.column in ("strings", "floats"))
+_ID_LISTS = tuple(r.name for r in FAST if r.column == "strings")
+_FIELDS = frozenset(r.name for r in FAST)
+_TYPES: dict[str, Any] = {"string": pl.String, "strings": pl.List(pl.String), "floats": pl.List(pl.Float64)}
+_COLUMNS = tuple(r.name for r in FAST if r.column in _TYPES)  #: the frame's columns (grades apart)
+_SCHEMA = pl.Struct({r.name: _TYPES[r.column] for r in FAST if r.column in _TYPES})
 
 
 @dataclass(frozen=True, eq=False)
 class Columnar:
-    """A sample set as frames: ``frame`` one row per sample (query_id, question, category,
-    retrieved_ids, retrieved_scores (None: not given), reference_ids), in file order; ``grades`` one
-    row per graded chunk (s: the sample's position, query_id, doc_id, relevance)."""
+    """A sample set as frames: ``frame`` one row per sample (a column per field the reader takes but
+    grades: query_id, question, retrieved_ids, retrieved_scores (None: not given), reference_ids,
+    category), in file order; ``grades`` one row per graded chunk (s: the sample's position, query_id,
+    doc_id, relevance)."""
 
     frame: pl.DataFrame
     grades: pl.DataFrame
@@ -165,7 +161,7 @@ def read(path: Path) -> Columnar | None:
         pl.col("value").cast(pl.Int64, strict=False).alias("relevance"),
     )
     lists = pl.sum_horizontal([pl.col(f"list:{k}").cast(pl.UInt32) for k in _LIST_FIELDS])
-    string_lists = [pl.col(k).list.len().fill_null(0) for k in ("retrieved_ids", "reference_ids")]
+    string_lists = [pl.col(k).list.len().fill_null(0) for k in _ID_LISTS]
     scalars = [pl.col(k).is_not_null().cast(pl.UInt32) for k in _STRING_FIELDS]
     g = pl.col("grades_text").is_not_null().cast(pl.UInt32)
     ok = (
@@ -219,8 +215,7 @@ def read(path: Path) -> Columnar | None:
         every = pl.concat([ids.explode(), frame["reference_ids"].explode(), graded["doc_id"], qid]).drop_nulls()
         if (every.str.len_bytes() == 0).any() or every.str.contains(_EDGE_SPACE_OR_NUL).any():
             return None
-    keep = ["query_id", "question", "category", "retrieved_ids", "retrieved_scores", "reference_ids"]
-    out = Columnar(frame.select(keep), graded, plain=plain, given_grades=has_grades.to_numpy())
+    out = Columnar(frame.select(_COLUMNS), graded, plain=plain, given_grades=has_grades.to_numpy())
     try:  # its duplicate check finds a graded id given twice in a line (json.loads keeps the last)
         return replace(out, qrels=_qrels(out, str(path)))
     except InputError:

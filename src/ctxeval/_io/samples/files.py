@@ -7,7 +7,8 @@ JSON: a key given twice in one object is an error (``duplicates="first"`` keeps 
 set's notes count them; Python's decoder would keep the last silently); nesting deeper than the
 decoder's recursion limit and a number of more than 4,300 digits are errors naming the line.
 
-CSV holds text: an empty cell is no value, a cell of a known list or object field is JSON (or a list
+CSV holds text: an empty cell is no value, a cell of a known list or object field (the field table's
+:data:`~.fields.JSON_CELLS`) is JSON (or a list
 as a Python literal, as RAGAS's ``to_csv`` writes it), a cell of another column is its text (or the
 JSON array or object it holds); line numbers count the header as line 1 and name a row's first line.
 """
@@ -21,36 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import EmptyInputError, FormatError, InputError
-from .schema import FIELDS, Tally
+from .fields import FIELDS, JSON_CELLS
+from .reader import Tally
 
 __all__ = ["JSON_CELLS", "csv_text", "decode_json", "frame_records", "jsonl_text", "read_csv", "read_jsonl"]
-
-#: the fields a CSV cell holds as JSON text
-JSON_CELLS = frozenset(
-    {
-        "retrieved",
-        "retrieved_ids",
-        "retrieved_context_ids",
-        "retrieved_contexts",
-        "contexts",
-        "retrieved_scores",
-        "retrieved_meta",
-        "reference_ids",
-        "reference_context_ids",
-        "reference_contexts",
-        "grades",
-        "facets",
-        "nuggets",
-        "citations",
-        "citations_undecided",
-        "citations_tied",
-        "citations_not_sent",
-        "pool",
-        "claims",
-        "judged",
-        "labelled_by",
-    }
-)
 
 
 class _DuplicateKey(Exception):
