@@ -10,6 +10,7 @@ line-by-line reader, which gives the exact error or result. The property test
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,9 @@ import numpy as np
 import polars as pl
 
 from ..._errors import InputError
+from ..frames import columns_from_runs, query_array
+from ..ids import SeriesIds
+from ..model import Qrels
 from ..tables import _EDGE_SPACE_OR_NUL
 from .fields import FAST
 from .reader import Tally
@@ -225,8 +229,6 @@ def read(path: Path) -> Columnar | None:
 def _first_line_plain(path: Path) -> bool:
     """Whether the file's first line may be one this reader takes: its keys (as JSON would give them)
     all among the fields it reads (a wrong guess only costs the decoding the check avoids)."""
-    import json
-
     try:
         with open(path, "rb") as f:
             first = f.readline(1 << 20)
@@ -242,9 +244,6 @@ def run_columns(c: Columnar) -> tuple[Any, np.ndarray, Tally]:
     kept when they rank its chunks in list order under the evaluation's rule (decreasing as float32,
     ties by id descending), else ``n .. 1``; with the scores per row in list order, how many samples
     listed scores in another order and how many listed chunks without scores (a :class:`Tally`)."""
-    from ..frames import columns_from_runs, query_array
-    from ..ids import SeriesIds
-
     f = c.frame
     lengths = f["retrieved_ids"].list.len().fill_null(0).to_numpy().astype(np.int64)
     given = f["retrieved_scores"].is_not_null().to_numpy()
@@ -293,8 +292,6 @@ def tally(c: Columnar, t: Tally) -> None:
 
 
 def _qrels(c: Columnar, source: str) -> Any:
-    from ..model import Qrels
-
     frame = qrels_rows(c)
     if frame.height == 0:
         return None

@@ -102,11 +102,8 @@ _RANKING = (
     "id descending); otherwise (a reranker's order over first-stage scores) the list is ranked as given, scored "
     "n, n - 1, ..., 1, and the given scores are kept for writing"
 )
-_OPEN = (
-    "; a chunk the judge left without a judgment is listed by why: `undecided` (no answer it could use), `tied` "
-    "(its votes split evenly), `not_sent` (the budget stopped first); every measure reads the three alike: not "
-    "judged, never guessed"
-)
+_OPEN = "; the chunks a judge left without a judgment are listed by why (see below the table)"
+_PLACE = ("retrieved_documents", "retrieved_starts", "retrieved_ends")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -161,6 +158,31 @@ class Sample:
         doc="the chunks' scores: the run's scores " + _RANKING,
         reads="the run (relative-score rules: hard negatives, calibrate's tau)",
         fast=True,
+    )  # fmt: skip
+    retrieved_documents: tuple[str, ...] | None = chunk(
+        "retrieved_documents",
+        key="document",
+        shape=ID,
+        together=_PLACE,
+        doc="the document each chunk was cut from (given with its start and end)",
+        reads="no measure yet: the chunks' places (`Samples.locations()`, a chunk table's rows)",
+    )  # fmt: skip
+    retrieved_starts: tuple[int, ...] | None = chunk(
+        "retrieved_starts",
+        key="start",
+        shape=OFFSET,
+        together=_PLACE,
+        doc="where each chunk starts in its document, in Unicode code points from 0",
+        reads="as `retrieved_documents`",
+    )  # fmt: skip
+    retrieved_ends: tuple[int, ...] | None = chunk(
+        "retrieved_ends",
+        key="end",
+        shape=OFFSET,
+        together=_PLACE,
+        at_least="retrieved_starts",
+        doc="where each chunk ends, exclusive (the chunk is `document[start:end]`), never before its start",
+        reads="as `retrieved_documents`",
     )  # fmt: skip
     retrieved_meta: tuple[Mapping[str, Any], ...] | None = chunk(
         "retrieved_meta",
@@ -308,17 +330,28 @@ def reference() -> str:
     def names(r: Row) -> str:
         return f"`{r.name}`" + (f" [{', '.join(f'`{n}`' for n in r.names[1:])}]" if r.names[1:] else "")
 
-    keys = ", ".join(f'"{r.key}"' + ("?" if r.partial else "") for r in CHUNKS if r.key)
+    def line(*cells: str) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    keys = ", ".join(f'"{r.key}"' + ("?" if r is not CHUNKS[0] else "") for r in CHUNKS if r.key)
     lines = ["| field | value | meaning | read by |", "|---|---|---|---|"]
     for r in ROWS:
         if r is CHUNKS[0]:
             lines.append(
-                f"| `retrieved` | a list of objects {{{keys}, ...}} or of ids | the retrieved chunks, one object each: "
-                "each per-chunk field below under its key, the chunk's other keys kept with it | as each field |"
+                line(
+                    "`retrieved`",
+                    f"a list of objects {{{keys}, ...}} or of ids",
+                    "the chunks, one object (or id) each: each per-chunk field below under its key, given by every "
+                    "chunk or by none (a missing text is an empty one); a chunk without an id is named by its text; "
+                    "other keys are kept with the chunk",
+                    "as each field",
+                )
             )
-        value = f"a list, one per chunk: {r.shape.what}" if r.per_chunk else r.shape.what
-        if r.per_chunk and r.key:
-            value += f" (`retrieved` key `{r.key}`)"
-        lines.append(f"| {names(r)} | {value} | {r.doc} | {r.reads} |")
-    lines.extend(f"| {names(r)} | {r.shape.what} | {r.doc} | {r.reads} |" for r in KEPT)
+        value = r.shape.what
+        if r.per_chunk:
+            value = f"a list, one per chunk: {value}" + (
+                f" (in `retrieved`: key `{r.key}`)" if r.key else " (in `retrieved`: the chunk's other keys)"
+            )
+        lines.append(line(names(r), value, r.doc, r.reads))
+    lines.extend(line(names(r), r.shape.what, r.doc, r.reads) for r in KEPT)
     return "\n".join(lines) + "\n"

@@ -24,8 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rapidfuzz.distance import Levenshtein
-
 from .chunks import chunks_record, read_chunks
 from .fields import CHUNKS, FIELDS, KEPT, NAMED, ROWS, Sample
 from .reader import Reader, Tally, text_id
@@ -100,6 +98,8 @@ def _unknown_fields(r: Reader) -> None:
     unknown = [k for k in r.rec if k not in FIELDS]
     if not unknown:
         return
+    from rapidfuzz.distance import Levenshtein  # here: 20 ms to import, needed only for an unknown field
+
     given = r.rec.keys()
     open_ = [n for group in NAMED if given.isdisjoint(group) for n in group]
     for k in unknown:

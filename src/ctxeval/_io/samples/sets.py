@@ -18,8 +18,12 @@ from typing import Any
 
 from ..._errors import ConfigError, EmptyInputError, FormatError, InputError
 from ..labels import of_samples
+from ..model import Qrels, Run
+from ..writers import write_text
 from .fields import FAST, Sample
+from .files import csv_text, frame_records, jsonl_text, read_csv, read_jsonl
 from .notes import BY_POSITION, notes_of
+from .ragas import from_dataset, ragas_record, to_dataset
 from .reader import Tally
 from .schema import parse, record
 
@@ -85,8 +89,6 @@ class Samples:
         (ids, scores, references, question, category) is decoded column-wise
         (a columnar fast path); ``fast=False`` reads every file line by line, the reference
         that reader is tested against."""
-        from .files import read_jsonl
-
         p = Path(path)
         stem = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.stem
         _check_duplicates(duplicates)
@@ -119,8 +121,6 @@ class Samples:
     ) -> Samples:
         """From a polars or pandas frame with one sample per row (list columns for the lists; pandas'
         missing values are absent fields)."""
-        from .files import frame_records
-
         _check_duplicates(duplicates)
         return cls._build(
             list(enumerate(frame_records(frame), start=1)), name, source, duplicates, Tally(), kind="column"
@@ -132,8 +132,6 @@ class Samples:
         or object field is a JSON text in its cell, e.g. ``["c1", "c7"]``; line numbers count the
         header as line 1), anything else JSON lines (RAGAS's ``to_jsonl`` and ``to_csv`` exports
         read as they are)."""
-        from .files import read_csv
-
         p = Path(path)
         suffix = p.suffix.lower()
         if suffix not in (".parquet", ".csv", ".tsv"):
@@ -146,7 +144,7 @@ class Samples:
             import polars as pl
 
             try:
-                rows = pl.read_parquet(p).to_dicts()
+                rows = frame_records(pl.read_parquet(p))
             except (pl.exceptions.PolarsError, OSError) as exc:
                 raise InputError(f"{p}: cannot read as parquet: {str(exc).splitlines()[0]}") from None
             records = list(enumerate(rows, start=1))
@@ -161,8 +159,6 @@ class Samples:
         """From a RAGAS ``EvaluationDataset`` or a Hugging Face ``datasets.Dataset`` (anything whose
         ``to_list()`` gives one mapping per sample; no dependency on either package): RAGAS's names
         read as the README's sample section says."""
-        from .ragas import from_dataset
-
         _check_duplicates(duplicates)
         return cls._build(list(enumerate(from_dataset(dataset, source), start=1)), name, source, duplicates, Tally())
 
@@ -255,8 +251,6 @@ class Samples:
         read) as a sample set, one sample per query of the run, its list in the evaluation's ranking
         (cut at ``depth``), the judgments as ``grades``; ``passages`` (chunk id -> text) and
         ``questions`` (query id -> text) fill in the texts."""
-        from ..model import Qrels, Run
-
         r = Run.coerce(run)
         q = Qrels.coerce(qrels).to_dict()
         rows = r.ranked_rows()
@@ -286,8 +280,6 @@ class Samples:
         """Each sample as the JSON object it reads back from: ``schema="ctxeval"`` the format's names,
         ``"ragas"`` RAGAS's names with ctxeval's other fields beside them; nothing is lost either way."""
         if schema == "ragas":
-            from .ragas import ragas_record
-
             return [ragas_record(s) for s in self.samples]
         if schema != "ctxeval":
             raise ConfigError(f"schema must be 'ctxeval' or 'ragas', got {schema!r}")
@@ -297,11 +289,13 @@ class Samples:
         """Write the set to ``path`` (atomically) by its suffix: ``.csv`` / ``.tsv`` (lists and objects as
         JSON text in their cells), anything else JSON lines; ``schema="ragas"`` under RAGAS's names
         (``EvaluationDataset.from_jsonl`` reads the JSON lines)."""
-        from ..writers import write_text
-        from .files import csv_text, jsonl_text
-
         p = Path(path)
         suffix = p.suffix.lower()
+        if suffix == ".parquet":
+            raise ConfigError(
+                f"{p}: ctxeval writes sample sets as JSON lines, CSV or TSV; for Parquet, write its records with "
+                "polars: polars.DataFrame(samples.to_records()).write_parquet(path) (read back as they were)"
+            )
         recs = self.to_records(schema)
         text = csv_text(recs, "\t" if suffix == ".tsv" else ",") if suffix in (".csv", ".tsv") else jsonl_text(recs)
         write_text(p, text)
@@ -310,16 +304,12 @@ class Samples:
         """The set as a RAGAS ``EvaluationDataset`` (needs ragas). Its samples hold RAGAS's fields only
         (question, texts, ids, references, response, reference answer): query ids, scores, grades and
         labels stay in :meth:`write` ``(path, schema="ragas")``."""
-        from .ragas import to_dataset
-
         return to_dataset(self.to_records("ragas"))
 
     # --- conversions --------------------------------------------------------------------------------
     def qrels(self) -> Any:
         """The judgments: each sample's grades, or its reference ids at grade 1 (samples without
         either have no judgments, and so are left out of every measure, as unjudged queries are)."""
-        from ..model import Qrels
-
         if isinstance(self.samples, _Lazy) and self.samples.columnar.qrels is not None:
             return self.samples.columnar.qrels.with_labels(self.labels)
         cols, _, _ = Qrels._of_frame(self.qrels_frame(), self.source, "error")
@@ -355,8 +345,6 @@ class Samples:
         where no sample retrieved anything is a run without rows."""
         import polars as pl
 
-        from ..model import Run
-
         if isinstance(self.samples, _Lazy):
             return Run(self.samples.run_cols, name or self.name, self.source, samples=self)
         have = [s for s in self.samples if s.retrieved_ids]
@@ -379,8 +367,6 @@ class Samples:
         order), or None when no sample gives one. A sample without a pool list is its own pool (its
         retrieved chunks), as a run without a pool is."""
         import polars as pl
-
-        from ..model import Run
 
         if isinstance(self.samples, _Lazy) or not any(s.pool is not None for s in self.samples):
             return None  # the columnar reader reads no pool field
@@ -405,6 +391,32 @@ class Samples:
 
     def query_texts(self) -> dict[str, str]:
         return {s.query_id: s.question for s in self.samples if s.question is not None}
+
+    def locations(self) -> dict[str, tuple[str, int, int]]:
+        """Where each retrieved chunk lies: ``{chunk id: (document, start, end)}`` (offsets in Unicode
+        code points, end exclusive), from the samples that give ``retrieved_documents``,
+        ``retrieved_starts`` and ``retrieved_ends`` (or a ``retrieved`` object's ``document``, ``start``
+        and ``end``); {} when none does. A chunk placed differently by two samples is an error naming
+        both. No measure reads them yet: this is the chunk table they make.
+
+        >>> Samples.from_records([{"query_id": "q1", "retrieved": [
+        ...     {"id": "c1", "document": "d1", "start": 0, "end": 120},
+        ...     {"id": "c2", "document": "d1", "start": 100, "end": 220}]}]).locations()
+        {'c1': ('d1', 0, 120), 'c2': ('d1', 100, 220)}
+        """
+        out: dict[str, tuple[str, int, int]] = {}
+        where: dict[str, str] = {}
+        for s in self.samples:
+            if s.retrieved_documents is None or s.retrieved_starts is None or s.retrieved_ends is None:
+                continue
+            for d, *place in zip(s.retrieved_ids, s.retrieved_documents, s.retrieved_starts, s.retrieved_ends):
+                if out.setdefault(d, tuple(place)) != tuple(place):  # type: ignore[arg-type]
+                    raise InputError(
+                        f"{self.source}: chunk {d!r} lies at {out[d]} in query {where[d]!r} but at {tuple(place)} in "
+                        f"query {s.query_id!r}: a chunk has one place (document, start, end)"
+                    )
+                where.setdefault(d, s.query_id)
+        return out
 
 
 def _check_duplicates(duplicates: str) -> None:

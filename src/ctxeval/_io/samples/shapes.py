@@ -106,7 +106,7 @@ def _query_id(r: Reader, value: Any, name: str) -> str:
 
 QUERY_ID = Shape("a string (or a whole number)", _query_id, cell=False, column="string", given_name=True)
 TEXT = Shape("a string", Reader.text, cell=False, column="string", given_name=True, many=_ascii_texts)
-ID = Shape("a chunk id", Reader.an_id, cell=False, column="string")
+ID = Shape("an id", Reader.an_id, cell=False, column="string")
 SCORE = Shape("a finite number", Reader.score, cell=False, column="float", many=_finite_floats)
 OFFSET = Shape("a whole number >= 0", Reader.offset, cell=False)
 META = Shape("an object", _meta)
