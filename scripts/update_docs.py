@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from ctxeval import families  # noqa: E402
 from ctxeval._io.samples.fields import reference  # noqa: E402
 from ctxeval._measures.names import ir_measures_name  # noqa: E402
+from ctxeval._render.measures import tie_text  # noqa: E402
 
 PAGE = ROOT / "docs" / "reference" / "measures.md"
 CLI_PAGE = ROOT / "docs" / "reference" / "cli.md"
@@ -44,6 +45,8 @@ GROUPS = {
     "diversity": "Diversity over subtopics (ndeval)",
     "cwl": "C/W/L user models (cwl_eval)",
     "compat": "Compatibility",
+    "fairness": "Fair ranking (AWRF)",
+    "spans": "Span measures: evidence as character spans (chunkers compared on one set of labels)",
 }
 
 
@@ -75,6 +78,15 @@ def measure_page() -> str:
                 out.append("")
             if f.aliases:
                 out.append(f"Also read as: {', '.join(f'`{a}`' for a in f.aliases)}.\n")
+            out.append(f"Tied scores ([`--ties expected`](../concepts.md#expected-ties)): {tie_text(f)}.\n")
+            if f.on_spans is not None:
+                out.append(
+                    "Over span labels: its own reading, the gain of a chunk the new evidence it holds ([spans](#over-span-labels)).\n"
+                )
+            if f.at_budget is not None:
+                out.append(f"At a budget (`@Btok`): {f.budget_doc} ([budgets](#at-a-budget-of-tokens)).\n")
+            elif f.budget_doc:
+                out.append(f"Not at a budget: {f.budget_doc}.\n")
             cite = re.sub(r"(https?://\S+?)([),;]?)(?=\s|$)", r"<\1>\2", f.citation)
             out.append(f"Source: {cite}.\n")
     return "\n".join(out)

@@ -40,11 +40,14 @@ if _typing.TYPE_CHECKING:
     from ._fit_udcg import FitResult, fit_udcg
     from ._gate.baseline import Baseline
     from ._gate.gate import power, snapshot
+    from ._io.chunks import Chunks
     from ._io.labels import LabelKind
     from ._io.merge import merge_labels
     from ._io.model import Qrels, Run
     from ._io.retrievers import collect
     from ._io.samples import Samples
+    from ._io.spans import SpanLabels
+    from ._io.tokenizers import Tokenizer
     from ._judge.card import JudgeCard
     from ._judge.sequential import UntilDecided
     from ._judge.verbs import agreement
@@ -54,6 +57,7 @@ if _typing.TYPE_CHECKING:
     from ._render.report import Report, compare
     from ._selector import ContextSelector
     from ._spark import evaluate_spark
+    from ._stats.summary import CI
     from ._stream import evaluate_stream
 
 # public name -> the private module defining it (imported on first access)
@@ -62,6 +66,9 @@ _LAZY = {
     "LabelKind": "._io.labels",
     "merge_labels": "._io.merge",
     "Qrels": "._io.model",
+    "SpanLabels": "._io.spans",
+    "Chunks": "._io.chunks",
+    "Tokenizer": "._io.tokenizers",
     "Run": "._io.model",
     "Samples": "._io.samples",
     "collect": "._io.retrievers",
@@ -70,6 +77,7 @@ _LAZY = {
     "DistractorRules": "._context.utility",
     "UtilityConfig": "._context.utility",
     "Stats": "._compare.settings",
+    "CI": "._stats.summary",
     "Strata": "._compare.settings",
     "Baseline": "._gate.baseline",
     "GateReport": "._render.gate",
@@ -121,8 +129,10 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "CI",
     "Baseline",
     "Calibration",
+    "Chunks",
     "ConfigError",
     "ContextSelector",
     "CtxevalError",
@@ -157,8 +167,10 @@ __all__ = [
     "RunResult",
     "Samples",
     "Sections",
+    "SpanLabels",
     "Stats",
     "Strata",
+    "Tokenizer",
     "UntilDecided",
     "UtilityConfig",
     "__version__",

@@ -27,6 +27,7 @@ __all__ = [
     "curve_measures",
     "curves_from_result",
     "metric_at_k",
+    "parse_axis",
     "parse_ks",
     "pr_from_result",
     "pr_measures",
@@ -129,16 +130,30 @@ def curve_family(name: str | Measure) -> str:
     return label[: -len("@1")]
 
 
-def curve_measures(families: Sequence[str | Measure], ks: Sequence[int]) -> dict[str, list[Measure]]:
-    """For each curve label, ``family@k`` for every k."""
+def curve_measures(
+    families: Sequence[str | Measure], ks: Sequence[int], tokens: bool = False
+) -> dict[str, list[Measure]]:
+    """For each curve label, ``family@k`` for every k (``tokens``: ``family@ktok``, a budget of k tokens)."""
     out: dict[str, list[Measure]] = {}
     for f in families:
         label = curve_family(f)
         if label in out:
             continue
         base = parse_measure(label + "@1")
-        out[label] = [make(base.family, dict(base.params), k) for k in ks]
+        out[label] = [make(base.family, dict(base.params), None if tokens else k, k if tokens else None) for k in ks]
     return out
+
+
+def parse_axis(spec: str | int | Iterable[int]) -> tuple[list[int], bool]:
+    """The points of a curve and whether they are budgets of tokens: cutoffs as :func:`parse_ks` reads
+    them, or the same forms ending in ``tok`` (``"256:4096:256tok"``, ``"512,1024,2048tok"``).
+
+    >>> parse_axis("256:1024:256tok"), parse_axis("1:3")
+    (([256, 512, 768, 1024], True), ([1, 2, 3], False))
+    """
+    if isinstance(spec, str) and spec.strip().endswith("tok"):
+        return parse_ks(spec.strip()[: -len("tok")]), True
+    return parse_ks(spec), False
 
 
 def _num(x: float) -> float | None:
@@ -164,7 +179,8 @@ class Curves(dict[str, Any]):
         runs = short(list(dict.fromkeys(str(x["run"]) for x in self["series"])))
         ms = short(list(dict.fromkeys(str(x["measure"]) for x in self["series"])))
         ks = self["ks"]
-        span = f"K = {ks[0]}..{ks[-1]}" if ks else "no K"
+        unit = "B" if self.get("axis") == "tokens" else "K"
+        span = f"{unit} = {ks[0]}..{ks[-1]}" if ks else f"no {unit}"
         return f"Curves({ms} over {span}; runs: {runs})"
 
     def _repr_html_(self) -> str:
@@ -197,8 +213,9 @@ class Curves(dict[str, Any]):
         for x in self["series"]:
             if x["measure"] == name:
                 ax.plot(self["ks"], [math.nan if v is None else v for v in x["values"]], marker=".", label=x["run"])
-        ax.set_xlabel("K")
-        ax.set_ylabel(f"{name}@K")
+        tokens = self.get("axis") == "tokens"
+        ax.set_xlabel("budget (tokens)" if tokens else "K")
+        ax.set_ylabel(f"{name}@Btok" if tokens else f"{name}@K")
         ax.legend()
         return ax
 
@@ -217,7 +234,9 @@ def metric_at_k(
     measure_families: Sequence[str | Measure] | str | None = None,
     ks: str | int | Iterable[int] | None = None,
 ) -> Curves:
-    """Every measure family in ``measures`` at every cutoff in ``k``, averaged over queries, for each run.
+    """Every measure family in ``measures`` at every cutoff in ``k``, averaged over queries, for each run;
+    ``k`` ending in ``tok`` (``"256:4096:256tok"``) gives the curve over budgets of tokens instead
+    (``family@Btok`` at each B, with a chunk table in ``rag``: see :func:`ctxeval.evaluate`).
 
     ``measures``: families (``nDCG``, ``P(rel=2)``; a cutoff given is replaced); ``k``: the cutoffs
     (``"1:20"``, ``"1,5,10"``, a number or numbers). ``policies``, ``rag``, ``utility``, ``samples``
@@ -242,13 +261,15 @@ def metric_at_k(
     fams = [measures] if isinstance(measures, (str, Measure)) else list(measures)
     if not fams:
         raise ConfigError("metric_at_k needs at least one measure family")
-    k_list = parse_ks(k)
-    curves = curve_measures(fams, k_list)
+    k_list, tokens = parse_axis(k)
+    curves = curve_measures(fams, k_list, tokens)
     from ._engine import evaluate as on_engine
 
     ms = [m for ms in curves.values() for m in ms]
     result = on_engine(qrels, runs, ms, samples=samples, policies=policies, rag=rag, utility=utility, engine=engine)
     out = Curves(curves_from_result(result, curves, k_list))
+    if tokens:
+        out["axis"] = "tokens"  # the points are budgets of tokens (the settings name the tokenizer)
     out["settings"] = result.settings
     return out
 

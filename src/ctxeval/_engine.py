@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._errors import ConfigError
-from ._evaluate import DEFAULT_MEASURES
+from ._evaluate import DEFAULT_MEASURES, with_chunks, with_intervals
 from ._evaluate import evaluate as _local
 from ._policies import Policies, coerce_settings
+from ._stats.summary import CI
 
 if TYPE_CHECKING:
     from ._context.settings import RagConfig
@@ -84,10 +85,30 @@ def evaluate(
     rag: RagConfig | Mapping[str, Any] | None = None,
     utility: UtilityConfig | Mapping[str, Any] | None = None,
     engine: Engine | str | Mapping[str, Any] = "local",
+    ci: CI | Mapping[str, Any] | str | bool | None = None,
+    chunks: Any = None,
 ) -> Result:
     eng = Engine.coerce(engine)
+    cfg = CI.coerce(ci)  # validated before anything is read
     if eng.name == "local":
-        return _local(qrels, runs, measures, samples=samples, policies=policies, rag=rag, utility=utility)
+        return _local(
+            qrels, runs, measures, samples=samples, policies=policies, rag=rag, utility=utility, ci=cfg, chunks=chunks
+        )
+    rag = with_chunks(rag, chunks)
+    return with_intervals(_other(qrels, runs, measures, samples, policies, rag, utility, eng), cfg)
+
+
+def _other(
+    qrels: Any,
+    runs: Any,
+    measures: Iterable[str | Measure] | str | Measure | None,
+    samples: Any,
+    policies: Policies | Mapping[str, Any] | None,
+    rag: RagConfig | Mapping[str, Any] | None,
+    utility: UtilityConfig | Mapping[str, Any] | None,
+    eng: Engine,
+) -> Result:
+    """:func:`evaluate` on the stream or the Spark engine."""
     if measures is None:
         measures = DEFAULT_MEASURES
     if eng.name == "stream":

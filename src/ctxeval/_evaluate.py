@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._context.grades import level_note, relevance_note
+from ._context.settings import RagConfig
 from ._errors import ConfigError
 from ._io.model import Qrels
 from ._measures import Measure, make, parse_measures
@@ -26,9 +27,9 @@ from ._session import (
     unique_names,
 )
 from ._show import fmt, html_table, pandas, short, text_table
+from ._stats.summary import CI, summary_intervals
 
 if TYPE_CHECKING:
-    from ._context.settings import RagConfig
     from ._context.utility import UtilityConfig
     from ._core.evaldata import QueryAccounting
     from ._io.model import Run
@@ -41,6 +42,7 @@ __all__ = [
     "default_measures",
     "evaluate",
     "evaluate_runs",
+    "with_intervals",
     "with_judged",
 ]
 
@@ -78,10 +80,25 @@ class RunResult:
     summary: dict[Measure, tuple[float, int]] = field(default_factory=dict)
     pool: dict[str, Any] | None = None  #: outside-pool accounting when an explicit pool was given
     utility: dict[str, int] | None = None  #: rows set by each utility rule, when distraction measures ran
+    #: ties="expected": per measure, the per-query values under the best and the worst order of the ties
+    extremes: dict[Measure, tuple[np.ndarray, np.ndarray]] | None = None
+    ties: dict[str, int] | None = None  #: ties="expected": tie groups, tied rows, queries holding ties
+    ci: dict[Measure, tuple[float, float] | None] | None = None  #: the interval of each summary (ci=...)
 
     def __post_init__(self) -> None:
         if not self.summary:
             self.summary = {m: aggregate(m, v) for m, v in self.values.items()}
+
+    def spread(self, measure: Measure | str) -> tuple[float, float, int]:
+        """Under ``ties="expected"``: the summary under the best and under the worst order of the ties,
+        and on how many queries the two differ."""
+        if self.extremes is None:
+            raise KeyError("no tie orders: evaluate with ties='expected'")
+        best, worst = self.extremes[_key(measure)]
+        both = ~np.isnan(best) & ~np.isnan(worst)
+        moved = int(np.count_nonzero(np.abs(best[both] - worst[both]) > 1e-12))
+        m = _key(measure)
+        return aggregate(m, best)[0], aggregate(m, worst)[0], moved
 
     def mean(self, measure: Measure | str) -> float:
         return self.summary[_key(measure)][0]
@@ -105,6 +122,32 @@ class RunResult:
             out["pool"] = dict(self.pool)
         if utility and self.utility is not None:
             out["utility"] = dict(self.utility)
+        if self.ci is not None:
+            out["ci"] = {str(m): _pair(self.ci.get(m)) for m in measures}
+        if self.extremes is not None:
+            spreads = {m: self.spread(m) for m in measures}
+            out["ties"] = {
+                **(self.ties or {}),
+                "best": {str(m): _num(v[0]) for m, v in spreads.items()},
+                "worst": {str(m): _num(v[1]) for m, v in spreads.items()},
+                "queries_moved": {str(m): v[2] for m, v in spreads.items()},
+            }
+        return out
+
+    def per_query_ties(self, measures: list[Measure]) -> dict[str, dict[str, list[float | None]]]:
+        """``{query: {measure: [best, worst]}}`` under ``ties="expected"``, for the queries whose value
+        depends on the order of their ties."""
+        if self.extremes is None:
+            return {}
+        out: dict[str, dict[str, list[float | None]]] = {}
+        for i, q in enumerate(self.qids):
+            row = {}
+            for m in measures:
+                b, w = float(self.extremes[m][0][i]), float(self.extremes[m][1][i])
+                if not (math.isnan(b) and math.isnan(w)) and not abs(b - w) <= 1e-12:
+                    row[str(m)] = [_num(b), _num(w)]
+            if row:
+                out[q] = row
         return out
 
     def per_query_dict(self, measures: list[Measure]) -> dict[str, dict[str, float | None]]:
@@ -124,11 +167,33 @@ class RunResult:
         """This run's means (``measure, value, valid_queries``), or with ``per_query=True`` its
         per-query values (``query, measure, value``; NaN = NA)."""
         pd = pandas("RunResult.to_pandas")
+        ms = list(self.values)
         if per_query:
-            rows = [(q, str(m), float(v[i])) for m, v in self.values.items() for i, q in enumerate(self.qids)]
-            return pd.DataFrame(rows, columns=["query", "measure", "value"])
-        rows2 = [(str(m), v, n) for m, (v, n) in self.summary.items()]
-        return pd.DataFrame(rows2, columns=["measure", "value", "valid_queries"])
+            frame = pd.DataFrame(
+                [(q, str(m), float(self.values[m][i])) for m in ms for i, q in enumerate(self.qids)],
+                columns=["query", "measure", "value"],
+            )
+        else:
+            frame = pd.DataFrame(
+                [(str(m), *self.summary[m]) for m in ms], columns=["measure", "value", "valid_queries"]
+            )
+        return self._extra_columns(frame, ms, per_query)
+
+    def _extra_columns(self, frame: Any, ms: list[Measure], per_query: bool) -> Any:
+        """``ci_low``, ``ci_high`` (with intervals, on the summaries) and ``best``, ``worst`` (under
+        ``ties="expected"``) beside the values of :meth:`to_pandas`, in its row order."""
+        if self.ci is not None and not per_query:
+            frame["ci_low"] = [_bound(self.ci.get(m), 0) for m in ms]
+            frame["ci_high"] = [_bound(self.ci.get(m), 1) for m in ms]
+        if self.extremes is not None:
+            ex = self.extremes
+            if per_query:
+                frame["best"] = np.concatenate([ex[m][0] for m in ms]) if ms else []
+                frame["worst"] = np.concatenate([ex[m][1] for m in ms]) if ms else []
+            else:
+                frame["best"] = [self.spread(m)[0] for m in ms]
+                frame["worst"] = [self.spread(m)[1] for m in ms]
+        return frame
 
 
 def _key(measure: Measure | str) -> Measure:
@@ -137,6 +202,14 @@ def _key(measure: Measure | str) -> Measure:
 
 def _num(x: float) -> float | None:
     return None if math.isnan(x) else float(x)
+
+
+def _pair(ci: tuple[float, float] | None) -> list[float] | None:
+    return None if ci is None else [float(ci[0]), float(ci[1])]
+
+
+def _bound(ci: tuple[float, float] | None, i: int) -> float:
+    return math.nan if ci is None else float(ci[i])
 
 
 @dataclass
@@ -160,6 +233,8 @@ class Result:
             entry = r.entry(self.measures)
             if per_query:
                 entry["per_query"] = r.per_query_dict(self.measures)
+                if r.extremes is not None:
+                    entry["per_query_ties"] = r.per_query_ties(self.measures)
             runs.append(entry)
         out = {"measures": [str(m) for m in self.measures], "runs": runs, "settings": dict(self.settings)}
         if self.notes:
@@ -188,25 +263,30 @@ class Result:
         the shape of :meth:`Report.to_pandas(per_query=True) <ctxeval.Report.to_pandas>` and of the
         report's CSV. The two never share a frame, so a query named ``all`` stays a query."""
         pd = pandas("Result.to_pandas")
-
-        if per_query:
-            rows = [
-                (r.name, q, str(m), float(r.values[m][i]))
-                for r in self.runs
-                for i, q in enumerate(r.qids)
-                for m in self.measures
-            ]
-            return pd.DataFrame(rows, columns=["run", "query", "measure", "value"])
-        summary = [(r.name, str(m), r.summary[m][0], r.summary[m][1]) for r in self.runs for m in self.measures]
-        return pd.DataFrame(summary, columns=["run", "measure", "value", "valid_queries"])
+        frames = []
+        for r in self.runs:
+            part = r.to_pandas(per_query)
+            if per_query:  # this frame's row order: query by query, the measures within each
+                n_m, n_q = len(r.values), len(r.qids)
+                order = np.arange(n_m * n_q).reshape(n_m, n_q).T.ravel()
+                keep = part["measure"].isin([str(m) for m in self.measures])
+                part = part.iloc[order][keep.iloc[order].to_numpy()]
+            else:
+                part = part[part["measure"].isin([str(m) for m in self.measures])]
+            part.insert(0, "run", r.name)
+            frames.append(part)
+        cols = ["run", "query", "measure", "value"] if per_query else ["run", "measure", "value", "valid_queries"]
+        if not frames:
+            return pd.DataFrame([], columns=cols)
+        return pd.concat(frames, ignore_index=True)
 
 
 def with_judged(measures: list[Measure]) -> list[Measure]:
-    """The measures plus ``Judged@K`` for every K of a RAG measure (reported beside them)."""
+    """The measures plus ``Judged@K`` (``Judged@Btok``) for every K (budget) of a RAG measure, reported beside them."""
     out = list(measures)
     for m in measures:
-        if m.spec.group == "rag" and m.cutoff is not None:
-            j = make("Judged", None, m.cutoff)
+        if m.spec.group == "rag" and (m.cutoff is not None or m.budget is not None):
+            j = make("Judged", None, m.cutoff, m.budget)
             if j not in out:
                 out.append(j)
     return out
@@ -255,6 +335,8 @@ def evaluate(
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
     utility: UtilityConfig | Mapping[str, Any] | None = None,
+    ci: CI | Mapping[str, Any] | str | bool | None = None,
+    chunks: Any = None,
 ) -> Result:
     """Evaluate one or more runs.
 
@@ -262,6 +344,13 @@ def evaluate(
     :class:`Qrels`/:class:`Run`. ``policies`` (a :class:`~ctxeval.Policies`) sets the ranking rule
     (``ties``), judged queries absent from a run (``missing``: ``zero``, scored 0, trec_eval ``-c``,
     the default here; ``ignore``, trec_eval's default; ``error``) and repeated pairs (``duplicates``).
+    ``ties="expected"`` gives every measure's exact expected value over all orders of tied scores,
+    with the values of the best and the worst orders beside it (:meth:`RunResult.spread`; closed forms
+    where they exist, else the exact average over the orders: ``ctxeval measures`` says which).
+
+    ``ci`` puts an interval on every figure: True (95% percentile bootstrap over the queries, 10,000
+    resamples, seed 0), a method (``"percentile"``, ``"bca"``, ``"t"``), or a :class:`~ctxeval.CI`
+    (method, confidence, resamples, seed); each run's ``ci`` holds them and the settings say how.
 
     Set-based RAG measures (``RA-nWG@10``, ``PROC@10``, ...; ``ctxeval measures`` lists them) read
     the qrels grades through ``rag.grade_map`` (a preset such as ``"trec-dl"``, ``"3:5,2:4,1:3,0:2"``,
@@ -270,7 +359,8 @@ def evaluate(
     ``rag.pools`` gives runs pools of their own by name, so a comparison can mix first stages),
     cut at ``rag.pool_depth``; without it each run is its own pool. Docs of a run outside its pool
     raise :class:`~ctxeval.PoolError` unless ``rag.allow_outside_pool``. ``rag.groups`` (doc id →
-    group) serves ``RA-nWG(novelty=...)``.
+    group) serves ``RA-nWG(novelty=...)``; ``rag.fair_groups`` (the docs' fairness groups, with weights)
+    and ``rag.fair_target`` (target distributions) serve AWRF.
 
     Distraction-aware measures (``dDCG@5``, ``UDCG@5``, ``DistractorRate@5``, ...; see
     ``ctxeval measures``) read per-passage utilities set by ``utility`` (a
@@ -291,7 +381,22 @@ def evaluate(
     ...                measures=["RR", "ContextRecall@1"])
     >>> res.runs[0].mean("RR"), res.runs[0].mean("ContextRecall@1")
     (0.5, 0.0)
+
+    ``qrels`` may be span labels (a :class:`~ctxeval.SpanLabels`: evidence as character spans of the
+    documents); ``chunks`` (shorthand for ``rag.chunks``) is the chunk table placing the run's chunks
+    (a :class:`~ctxeval.Chunks`, a file, a mapping ``{chunk_id: (doc_id, start, end)}``). A measure
+    at a budget of tokens (``SpanRecall@2000tok``, ``nDCG@512tok``) packs each query's ranked chunks
+    into the budget, their tokens from the table (``rag.tokenizer`` counts them; the settings name it).
+    A 40-character document whose evidence is characters 10-20, chunked in four:
+
+    >>> from ctxeval import Chunks, SpanLabels
+    >>> labels = SpanLabels.from_records([{"query_id": "q", "doc_id": "d", "start": 10, "end": 20}])
+    >>> table = Chunks.from_dict({f"c{i}": ("d", 10 * i, 10 * i + 10) for i in range(4)}, documents={"d": "one two three four five six seven eight "})
+    >>> res = evaluate(labels, {"q": {"c1": 0.9, "c0": 0.5, "c3": 0.1}}, ["SpanRecall@1", "SpanPrecision@2", "SpanRecall@3tok"], chunks=table)
+    >>> [res.runs[0].mean(m) for m in ("SpanRecall@1", "SpanPrecision@2", "SpanRecall@3tok")], res.settings["tokenizer"]
+    ([1.0, 0.5, 1.0], 'words-v1')
     """
+    rag = with_chunks(rag, chunks)
     if samples is not None and qrels is None and runs is None:
         apart = _apart(samples, measures, policies, rag, utility)
         if apart is not None:
@@ -307,7 +412,32 @@ def evaluate(
         raise ConfigError("evaluate needs at least one run")
     result = evaluate_runs(session, run_objs, session.measures)
     result.notes[:] = once([*notes, *result.notes], [r.name for r in result.runs])
+    return with_intervals(result, ci)
+
+
+def with_intervals(result: Result, ci: CI | Mapping[str, Any] | str | bool | None) -> Result:
+    """``result`` with the interval of every run's summary of every measure (see :class:`CI`), the
+    settings saying how; unchanged when ``ci`` asks for none."""
+    cfg = CI.coerce(ci)
+    if cfg is None:
+        return result
+    for r in result.runs:
+        found = summary_intervals(
+            [r.values[m] for m in result.measures], [m.spec.aggregate for m in result.measures], cfg
+        )
+        r.ci = dict(zip(result.measures, found))
+    result.settings["ci"] = cfg.describe()
     return result
+
+
+def with_chunks(rag: RagConfig | Mapping[str, Any] | None, chunks: Any) -> RagConfig | Mapping[str, Any] | None:
+    """``rag`` with the chunk table ``chunks`` (when given; given twice is an error)."""
+    if chunks is None:
+        return rag
+    cfg = RagConfig.coerce(rag)
+    if cfg.chunks is not None:
+        raise ConfigError("give the chunk table once: chunks=... or rag.chunks, not both")
+    return replace(cfg, chunks=chunks)
 
 
 def _apart(samples: Any, measures: Any, policies: Any, rag: Any, utility: Any) -> Result | None:
@@ -405,7 +535,7 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     results = []
     names = unique_names(run_objs)
     notes = naming_notes(run_objs, names)
-    rates = sorted({m.k for m in ms if m.family == "DistractorRate"})
+    rates = sorted({m.k for m in ms if m.family == "DistractorRate" and m.cutoff is not None})
     level = level_note(
         measures,
         lambda: session.grades,
@@ -440,6 +570,12 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
             if note:
                 notes.append(note)
         values = {m: m.compute(data) for m in ms}
+        extremes = ties = None
+        if data.tie_groups is not None:
+            extremes = {m: m.extremes(data) for m in ms}
+            g = data.tie_groups
+            held = np.bincount(data.r_seg[g.size > 1], minlength=data.n_queries) > 0
+            ties = {"tie_groups": g.groups(data.r_off), "tied_rows": g.tied, "queries_with_ties": int(held.sum())}
         notes.extend(n for n in judged_depth_notes(session, name, data, ms) if n not in notes)
         pool_report = data.extra("pool").report() if session.pool_for(run) is not None else None
         results.append(
@@ -452,6 +588,8 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
                 run.dropped_duplicates,
                 pool=pool_report,
                 utility=ucounts,
+                extremes=extremes,
+                ties=ties,
             )
         )
     if at is not None:

@@ -3,7 +3,10 @@
 * ``ties``: the ranking rule. ``trec`` (the default; trec_eval 9.x's and pytrec_eval's): score
   descending, compared as 32-bit floats (they hold scores as C floats: 0.300000009 and 0.300000001
   tie), ties broken by doc id descending (byte-wise); ``trec10`` (trec_eval 10.0's): the same with
-  scores compared as 64-bit floats; ``input``: the order of the rows within each query as given.
+  scores compared as 64-bit floats; ``input``: the order of the rows within each query as given;
+  ``docno``: another name of ``trec``; ``expected``: ranked as ``trec``, every measure taking its
+  expected value over all orders of the rows whose scores tie (McSherry & Najork 2008; closed forms
+  or exact averaging, never sampling), with the values of the best and the worst orders beside it.
 * ``missing``: judged queries a run lacks. ``zero``: scored 0 (trec_eval ``-c``); ``ignore``: left
   out (trec_eval's default); ``error``: refused.
 * ``duplicates``: a (query, doc) pair given twice. ``error``; ``first``: keep the first line;
@@ -22,7 +25,9 @@ The command line reads its choices and help texts from :data:`CHOICES` and :data
 Policies(ties='trec', missing='ignore', duplicates='error', overlap='require', columns=None)
 >>> Policies(ties="tre")
 Traceback (most recent call last):
-ctxeval.ConfigError: ties must be one of 'trec', 'trec10', 'input', got 'tre'
+ctxeval.ConfigError: ties must be one of 'trec', 'docno', 'trec10', 'input', 'expected', got 'tre'
+>>> Policies(ties="docno").ties
+'trec'
 """
 
 from __future__ import annotations
@@ -55,15 +60,17 @@ def coerce_settings(cls: type[S], value: S | Mapping[str, Any] | None, what: str
 
 
 CHOICES: dict[str, tuple[str, ...]] = {
-    "ties": ("trec", "trec10", "input"),
+    "ties": ("trec", "docno", "trec10", "input", "expected"),
     "missing": ("zero", "ignore", "error"),
     "duplicates": ("error", "first", "best"),
     "overlap": ("require", "any"),
 }
 
 HELP: dict[str, str] = {
-    "ties": "trec: score (as float32, trec_eval 9 and pytrec_eval) descending, then doc id descending; "
-    "trec10: the same with scores as float64 (trec_eval 10.0); input: the file's order within each query",
+    "ties": "trec (or docno): score (as float32, trec_eval 9 and pytrec_eval) descending, then doc id descending; "
+    "trec10: the same with scores as float64 (trec_eval 10.0); input: the file's order within each query; "
+    "expected: every measure's exact expected value over all orders of tied scores, with the best and worst "
+    "orders' values beside it (how much of the figure is luck)",
     "missing": "judged queries absent from a run: zero = score them 0 (trec_eval -c; default), "
     "ignore = leave them out (trec_eval's default), error = fail",
     "duplicates": "a repeated (query, doc) pair: fail, or keep the first / the best-scored",
@@ -84,6 +91,8 @@ class Policies:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "columns", parse_columns(self.columns))
+        if self.ties == "docno":  # trec_eval's rule under the name the issue trackers use
+            object.__setattr__(self, "ties", "trec")
         for f in fields(self):
             if f.name == "columns":
                 continue

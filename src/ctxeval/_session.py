@@ -280,6 +280,8 @@ class Session:
             out.add("pool")
         if rag.groups is not None:
             out.add("groups")
+        if self.settings.spans is not None and any(m.spec.on_spans is not None for m in measures):
+            out.add("spans")
         return out
 
     def prepare(
@@ -313,9 +315,16 @@ class Session:
             st = self.settings
             if st.pools:
                 st = replace(st, pool=self.pool_for(run))
-            data = build(data, names, Inputs(self.qrels, run, st, tuple(ms)))
+            inputs = Inputs(self.qrels, run, st, tuple(ms))
+            data = build(data, names, inputs)
             if data.has("grades"):
                 check_scale(data, ms)
+            if data.tie_groups is not None:  # the side data of each order of the ties, built again for it
+                data = data.with_side(lambda arranged: build(arranged, names, inputs))
+            if data.has("fairness"):
+                note = data.extra("fairness").note(run.name)
+                if note and note not in self.notes:
+                    self.notes.append(note)
         return data
 
     def describe(self) -> dict[str, Any]:
@@ -335,6 +344,25 @@ class Session:
             out["overlap"] = self.policies.overlap
         if self.policies.columns:
             out["columns"] = self.policies.describe()["columns"]
+        fair, target = self.settings.fair_groups, self.settings.fair_targets
+        if fair is not None:
+            out["fairness"] = {"groups": fair.source, "target": target.source if target is not None else None}
+        if self.settings.chunks is not None:
+            out.update(self.budget_settings())
+        return out
+
+    def budget_settings(self) -> dict[str, Any]:
+        """The chunk table, the span labels, what counts tokens and the rule for the chunk that does
+        not fit a budget (every report that cuts at a budget names the tokenizer)."""
+        st = self.settings
+        table = st.chunks
+        out: dict[str, Any] = {"chunks": table.source if table is not None else None}
+        if st.spans is not None:
+            out["span_labels"] = st.spans.source
+        from ._context.spans import tokenizer_of
+
+        out["tokenizer"] = tokenizer_of(table, st.rag)
+        out["overflow"] = st.rag.overflow
         return out
 
     @cached_property
@@ -383,6 +411,9 @@ def open_session(
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     ms, fits = _resolve_fits(ms)
     ucfg = coerce_utility(utility) if utility is not None else None
+    from ._context.spans import span_inputs, span_notes
+
+    qrels, chunks, spans = span_inputs(qrels, rcfg, ms)
     subtopic = rcfg.labels if rcfg.labels is not None and rcfg.labels.kind == "subtopic" else None
     if subtopic is None and rcfg.labels is None and isinstance(qrels, (str, os.PathLike)):
         # a diversity measure reads subtopic qrels: a qrels file given for one is read as such
@@ -409,9 +440,26 @@ def open_session(
 
         groups = read_groups(rcfg.groups)
     read = [r if st is None or r.samples is st else r.with_samples(st) for r, st in zip(read, origin)]
-    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools)
+    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, *_fairness(rcfg), chunks=chunks, spans=spans)
     single = qr.subtopics.note() if qr.subtopics is not None else None
-    return Session(qr, pol, settings, ms, notes=[single] if single else []), read
+    notes = [single] if single else []
+    notes += span_notes(chunks, spans, ms, rcfg)
+    return Session(qr, pol, settings, ms, notes=notes), read
+
+
+def _fairness(rcfg: RagConfig) -> tuple[Any, Any]:
+    """AWRF's group labels and given targets, read (None where not given)."""
+    if rcfg.fair_groups is None:
+        if rcfg.fair_target is not None:
+            raise ConfigError(
+                "fairness targets name groups of the fairness group labels: give those too "
+                "(rag=RagConfig(fair_groups=...), --fair-groups FILE)"
+            )
+        return None, None
+    from ._io.fairness import read_fair_groups, read_fair_targets
+
+    groups = read_fair_groups(rcfg.fair_groups)
+    return groups, read_fair_targets(rcfg.fair_target, groups) if rcfg.fair_target is not None else None
 
 
 def _resolve_pools(pools: Mapping[str, Any] | None, runs: list[Run], duplicates: str) -> dict[str, Run]:

@@ -38,6 +38,7 @@ import numpy as np
 from ._errors import ConfigError, DependencyError, InputError
 from ._evaluate import Result, RunResult
 from ._measures import Measure
+from ._policies import Policies
 from ._session import measure_list
 
 __all__ = ["check_spark_needs", "evaluate_spark", "spark_session"]
@@ -370,6 +371,8 @@ def evaluate_spark(
     DataFrame ``(run, query_id, <one column per measure>)``. Sample sets: ``qrels=None`` and
     ``runs`` the sample sets (DataFrames or JSON-lines paths, see :func:`samples_frames`), whose
     references are the judgments (they must agree where they meet)."""
+    if Policies.coerce(policies).ties == "expected":  # the tie orders' spread is gathered beside the values
+        raise ConfigError("ties='expected' runs on the local and stream engines, not on Spark: use ties='trec'")
     try:
         from pyspark.errors import PySparkException
     except ImportError:
@@ -423,9 +426,10 @@ def _evaluate_spark(
 
     q = _frame(spark, qrels, "qrels")
     rcfg = RagConfig.coerce(rag)
-    if rcfg.pools or rcfg.groups is not None:
+    if rcfg.pools or rcfg.groups is not None or rcfg.fair_groups is not None:
         raise ConfigError(
-            "the Spark engine takes one shared pool (rag.pool / --pool POOL); per-run pools and doc groups are local-engine only"
+            "the Spark engine takes one shared pool (rag.pool / --pool POOL); per-run pools, doc groups and "
+            "fairness groups are local-engine only"
         )
     from ._context.utility import UtilityConfig
 
@@ -444,8 +448,6 @@ def _evaluate_spark(
     if any(m.family == "ERR" and m["gmax"] is None for m in ms):
         gmax = int(q.agg(F.max("value")).collect()[0][0])
     plan = [_explicit(m, gmax) for m in ms]
-    from ._policies import Policies
-
     pol = Policies.coerce(policies)
     want = [str(m) for m in plan]
     results: list[RunResult] = []

@@ -130,6 +130,9 @@ def _evaluate_stream(qrels: Any, read: _Read, measures: Any, pol: Policies, rag:
     unjudged_ids: list[str] = []
     tags: set[str | None] = set()
     pool: dict[str, int] | None = None
+    ties: dict[str, int] | None = (
+        {"tie_groups": 0, "tied_rows": 0, "queries_with_ties": 0} if pol.ties == "expected" else None
+    )
     ms: list[Any] = []
     notes: list[str] = []
     held = session.settings.pool
@@ -159,6 +162,11 @@ def _evaluate_stream(qrels: Any, read: _Read, measures: Any, pol: Policies, rag:
             qids.append(np.asarray(rr.qids, dtype=object))
             for m in ms:
                 parts.setdefault(m, []).append(rr.values[m])
+                if rr.extremes is not None:  # ties="expected": the best and worst orders beside them
+                    parts.setdefault(("best", m), []).append(rr.extremes[m][0])
+                    parts.setdefault(("worst", m), []).append(rr.extremes[m][1])
+            if rr.ties is not None:
+                ties = {k: (ties or {}).get(k, 0) + v for k, v in rr.ties.items()}
             evaluated += rr.accounting.evaluated
             unjudged += rr.accounting.unjudged
             if len(unjudged_ids) < 5:
@@ -197,10 +205,20 @@ def _evaluate_stream(qrels: Any, read: _Read, measures: Any, pol: Policies, rag:
         qids.append(np.asarray(missing, dtype=object))
         for m in ms:
             parts.setdefault(m, []).append(empty.values[m][pick])
+            if ties is not None:
+                parts.setdefault(("best", m), []).append(empty.values[m][pick])
+                parts.setdefault(("worst", m), []).append(empty.values[m][pick])
     all_q = np.concatenate(qids) if qids else np.zeros(0, dtype=object)
     order = sorted(range(all_q.size), key=lambda i: str(all_q[i]).encode("utf-8"))
-    values = {m: np.concatenate(parts[m])[order] if parts.get(m) else np.zeros(0) for m in ms}
-    rr = RunResult(label, source, [all_q[i] for i in order], values, acc, dropped, pool=pool)
+
+    def merged(key: Any) -> np.ndarray:
+        return np.concatenate(parts[key])[order] if parts.get(key) else np.zeros(0)
+
+    values = {m: merged(m) for m in ms}
+    extremes = {m: (merged(("best", m)), merged(("worst", m))) for m in ms} if ties is not None else None
+    rr = RunResult(
+        label, source, [all_q[i] for i in order], values, acc, dropped, pool=pool, extremes=extremes, ties=ties
+    )
     settings = dict(last_settings or session.describe())
     settings["missing"] = pol.missing
     if pol.overlap == "require":

@@ -90,7 +90,9 @@ def test_scores_beyond_float32_rank_as_inf_without_a_warning_and_are_counted(tmp
 
 
 def test_ties_policy_names_its_choices() -> None:
-    with pytest.raises(ctxeval.ConfigError, match="ties must be one of 'trec', 'trec10', 'input', got 'tre'"):
+    with pytest.raises(
+        ctxeval.ConfigError, match="ties must be one of 'trec', 'docno', 'trec10', 'input', 'expected', got 'tre'"
+    ):
         ctxeval.Policies(ties="tre")
 
 

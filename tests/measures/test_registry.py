@@ -80,7 +80,7 @@ BAD = [
     ("P@0", "measure P: cutoff must be a whole number >= 1, got 0"),
     ("P@2.5", "measure P: cutoff must be a whole number >= 1, got 2.5"),
     ("Rprec@5", "measure Rprec takes no @cutoff, got @5"),
-    ("AP(foo=1)", "measure AP: unknown parameter 'foo' (parameters: rel)"),
+    ("AP(foo=1)", "measure AP: unknown parameter 'foo' (parameters: rel, judged_only)"),
     ("AP(rel=x)", "measure AP: parameter rel must be an integer, got 'x'"),
     ("nDCG(dcg=cubic)", "measure nDCG: parameter dcg must be one of log2, exp-log2, got 'cubic'"),
     ("IPrec@1.5", "measure IPrec: cutoff must be a recall level in [0, 1], got 1.5"),

@@ -17,6 +17,7 @@ from .options import (
     rag_from,
     rag_options,
     rel_option,
+    resampling_options,
     samples_option,
     utility_from,
     utility_options,
@@ -53,7 +54,13 @@ def _progress_wanted(quiet: bool) -> bool:
     help="measure name, repeatable (default: nDCG@10, AP, RR, P@10, R@100)",
 )
 @rel_option
-@click.option("--baseline", default=None, help="name of the baseline run (default: the first RUN)")
+@click.option(
+    "--baseline",
+    "baseline",
+    multiple=True,
+    help="name of the baseline run (default: the first RUN); repeatable: every run against each baseline, "
+    "the p-values of all those tests corrected as one family",
+)
 @click.option(
     "--all-pairs",
     is_flag=True,
@@ -79,7 +86,8 @@ def _progress_wanted(quiet: bool) -> bool:
     type=click.Choice(list(CORRECTIONS)),
     default="holm",
     show_default=True,
-    help="multiple-comparison correction across all (run, measure) comparisons",
+    help="multiple-comparison correction across all (run, measure) comparisons (with several baselines, all "
+    "(run, baseline, measure) comparisons)",
 )
 @click.option(
     "--strata",
@@ -120,14 +128,9 @@ def _progress_wanted(quiet: bool) -> bool:
     show_default=True,
     help="random sign flips of the randomization test",
 )
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=1),
-    default=10000,
-    show_default=True,
-    help="bootstrap resamples (CIs and the bootstrap test)",
+@resampling_options(
+    "bootstrap resamples (CIs and the bootstrap test)", "seed of every random draw", "confidence level of the intervals"
 )
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of every random draw")
 @click.option(
     "--ci",
     "ci",
@@ -135,13 +138,6 @@ def _progress_wanted(quiet: bool) -> bool:
     default="percentile",
     show_default=True,
     help="bootstrap confidence interval method",
-)
-@click.option(
-    "--confidence",
-    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
-    default=0.95,
-    show_default=True,
-    help="confidence level of the intervals",
 )
 @click.option(
     "--distraction-k",
@@ -175,7 +171,7 @@ def command(
     samples: bool,
     measures: tuple[str, ...],
     rel: int | None,
-    baseline: str | None,
+    baseline: tuple[str, ...],
     all_pairs: bool,
     test: str,
     alpha: float,
@@ -221,7 +217,7 @@ def command(
         report = compare(
             **inputs,
             measures=at_level(list(measures) or None, rel),
-            baseline=baseline,
+            baseline=list(baseline) or None,
             stats=Stats(
                 test,
                 alpha,

@@ -32,7 +32,13 @@ from .options import (
     required=True,
     help="measure family with its parameters, cutoff optional (nDCG, P(rel=2), RA-nWG@5); repeatable",
 )
-@click.option("-k", "ks", default="1:20", show_default=True, help="cutoffs: 1:50, 1:50:5, 1,5,10, or K for 1..K")
+@click.option(
+    "-k",
+    "ks",
+    default="1:20",
+    show_default=True,
+    help="cutoffs: 1:50, 1:50:5, 1,5,10, or K for 1..K; ending in tok, budgets of tokens (256:4096:256tok, with --chunks)",
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @policy_options()
 @rag_options()

@@ -15,6 +15,7 @@ from .options import (
     rag_from,
     rag_options,
     rel_option,
+    resampling_options,
     samples_option,
     stderr_progress,
     utility_from,
@@ -35,6 +36,12 @@ def _measure_help() -> str:
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
 @samples_option
 @click.option("-m", "--measure", "measures", multiple=True, help=_measure_help())
+@click.option(
+    "--spans",
+    is_flag=True,
+    help="QRELS is a file of span labels (evidence as character spans of the documents: 'qid 0 doc_id start end "
+    "grade' lines, or JSONL/CSV/Parquet); needs --chunks",
+)
 @rel_option
 @click.option("--per-query", is_flag=True, help="also report every query's value")
 @click.option(
@@ -70,6 +77,22 @@ def _measure_help() -> str:
     "Java 17), the same kernels per query group",
 )
 @click.option("--spark-master", default=None, help="with --engine spark: the master URL (default local[*])")
+@click.option(
+    "--ci",
+    "ci",
+    is_flag=True,
+    help="an interval on every figure: bootstrap over the queries (or t, --ci-method), its level and seed printed",
+)
+@click.option(
+    "--ci-method",
+    type=click.Choice(["percentile", "bca", "t"]),
+    default="percentile",
+    show_default=True,
+    help="with --ci: percentile or BCa bootstrap intervals, or Student's t",
+)
+@resampling_options(
+    "with --ci: bootstrap resamples", "with --ci: the bootstrap's seed", "with --ci: the intervals' level"
+)
 @policy_options()
 @output_option()
 @rag_options()
@@ -79,6 +102,7 @@ def command(
     runs: tuple[str, ...],
     samples: bool,
     measures: tuple[str, ...],
+    spans: bool,
     rel: int | None,
     per_query: bool,
     fmt: str,
@@ -88,6 +112,11 @@ def command(
     sort_first: bool,
     engine: str,
     spark_master: str | None,
+    ci: bool,
+    ci_method: str,
+    confidence: float,
+    resamples: int,
+    seed: int,
     **kw: Any,
 ) -> None:
     """Evaluate RUN files against QRELS, or sample sets (--samples FILE [FILE ...]).
@@ -99,16 +128,32 @@ def command(
     """
     from .._engine import evaluate
     from .._errors import ConfigError
-    from .._evaluate import DEFAULT_MEASURES
+    from .._evaluate import DEFAULT_MEASURES, with_intervals
     from .._io.model import split_named
     from .._render.text import render
+    from .._stats.summary import CI
 
+    if spans:
+        from .._io.spans import SpanLabels
+
+        if samples or engine != "local" or stream:
+            raise ConfigError(
+                "--spans reads QRELS as span labels for the local engine, not with --samples or another engine"
+            )
+        qrels = SpanLabels.from_file(qrels)  # type: ignore[assignment]
     if stream or sort_first or chunk_mb is not None:
         if engine == "spark":
             raise ConfigError("--stream, --chunk-mb and --sort-first are the stream engine's, not Spark's")
         engine = "stream"
     if spark_master is not None and engine != "spark":
         raise ConfigError("--spark-master is for --engine spark")
+    given = click.get_current_context().get_parameter_source
+    if not ci and any(
+        given(name) == click.core.ParameterSource.COMMANDLINE
+        for name in ("ci_method", "confidence", "resamples", "seed")
+    ):
+        raise ConfigError("--ci-method, --confidence, --resamples and --seed set the intervals of --ci")
+    interval = CI(ci_method, confidence, resamples, seed) if ci else None
     measure_names = at_level(
         list(measures) or None, rel
     )  # None: the defaults that fit the input (sample sets: by their labels)
@@ -130,6 +175,7 @@ def command(
             master=spark_master,
             progress=stderr_progress(),
         )
+        result = with_intervals(result, interval)
     else:
         if engine == "stream" and (samples or len(runs) != 1):
             raise ConfigError("--stream evaluates one run file: QRELS RUN (not sample sets)")
@@ -140,5 +186,6 @@ def command(
             rag=rag_from(kw),
             utility=utility_from(kw),
             engine={"name": engine, "chunk_mb": chunk_mb, "sort_first": sort_first} if engine == "stream" else engine,
+            ci=interval,
         )
     emit(render(result, fmt, per_query), output)

@@ -64,6 +64,31 @@ def policy_options(ties: bool = True) -> Callable[[F], F]:
     return deco
 
 
+def resampling_options(resamples: str, seed: str, confidence: str) -> Callable[[F], F]:
+    """``--resamples`` (bootstrap resamples), ``--seed`` and ``--confidence`` (the intervals' level),
+    each with the help its command gives it."""
+
+    def deco(f: F) -> F:
+        return _apply(
+            f,
+            [
+                click.option(
+                    "--resamples", type=click.IntRange(min=1), default=10000, show_default=True, help=resamples
+                ),
+                click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help=seed),
+                click.option(
+                    "--confidence",
+                    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+                    default=0.95,
+                    show_default=True,
+                    help=confidence,
+                ),
+            ],
+        )
+
+    return deco
+
+
 def policies_from(kw: dict[str, Any]) -> Policies:
     """The policies among parsed options (removed from ``kw``)."""
     return Policies(**{n: kw.pop(n) for n in ("ties", "missing", "duplicates", "overlap", "columns") if n in kw})
@@ -84,7 +109,8 @@ LABELS_HELP = (
 
 def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
     """``--grade-map``, ``--labels``, and ``--pool``, ``--pool-depth``, ``--allow-outside-pool``
-    (``pool``) and ``--groups`` (``groups``)."""
+    (``pool``), ``--groups``, ``--fair-groups``, ``--fair-target`` (``groups``), and the chunk table and
+    budget options (``--chunks``, ``--documents``, ``--tokenizer``, ``--overflow``)."""
     opts: list[Callable[[F], F]] = [
         click.option("--grade-map", default=None, help=GRADE_MAP_HELP),
         click.option(
@@ -118,14 +144,51 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
             ),
         ]
     if groups:
-        opts.append(
-            click.option(
-                "--groups",
-                type=click.Path(dir_okay=False),
-                default=None,
-                help="file of 'doc_id group' lines for RA-nWG(novelty=...)",
+        opts += [
+            click.option(flag, type=click.Path(dir_okay=False), default=None, help=text)
+            for flag, text in (
+                ("--groups", "file of 'doc_id group' lines for RA-nWG(novelty=...)"),
+                (
+                    "--fair-groups",
+                    "the docs' fairness groups for AWRF: 'docid group [weight]' lines (group: level or "
+                    "dimension=level; a doc's weights in a dimension are scaled to sum to 1) or JSON lines",
+                ),
+                (
+                    "--fair-target",
+                    "AWRF(target=given)'s target distributions: 'qid group weight' lines (group: "
+                    "dimension=level&dimension=level over every dimension; qid '*' for every query) or JSON lines",
+                ),
             )
-        )
+        ]
+    opts += [
+        click.option(
+            "--chunks",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="chunk table (JSONL, CSV, Parquet: chunk_id, doc_id, start, end[, text, tokens]): places the runs' "
+            "chunks for span labels (--spans) and gives their tokens for measures at a budget (nDCG@512tok)",
+        ),
+        click.option(
+            "--documents",
+            type=click.Path(),
+            default=None,
+            help="the documents' texts (a folder of files, or JSONL of doc_id and text): tokens of chunks without a "
+            "text, and span measures counted in tokens",
+        ),
+        click.option(
+            "--tokenizer",
+            default=None,
+            help="what counts tokens for budgets: words-v1 (offline, the default unless the chunk table has a tokens "
+            "column) or tiktoken:<encoding>; every report names it",
+        ),
+        click.option(
+            "--overflow",
+            type=click.Choice(["stop", "skip"]),
+            default="stop",
+            show_default=True,
+            help="the chunk that does not fit a budget: stop (leave it out and stop) or skip (leave it out, go on)",
+        ),
+    ]
     return lambda f: _apply(f, opts)
 
 
@@ -165,6 +228,12 @@ def rag_from(kw: dict[str, Any]) -> Any:
         pool_depth=kw.pop("pool_depth", None),
         allow_outside_pool=kw.pop("allow_outside_pool", False),
         groups=kw.pop("groups", None),
+        fair_groups=kw.pop("fair_groups", None),
+        fair_target=kw.pop("fair_target", None),
+        chunks=kw.pop("chunks", None),
+        documents=kw.pop("documents", None),
+        tokenizer=kw.pop("tokenizer", None),
+        overflow=kw.pop("overflow", "stop"),
     )
 
 

@@ -11,38 +11,26 @@ import numpy as np
 from .. import _stats as S
 from .._evaluate import aggregate
 from .._measures import Measure
+from .._stats.summary import GM_FLOOR, forward, jackknife, resampled
 from .model import Block, Comparison, RunSummary
 from .settings import Stats
 
 __all__ = ["GM_FLOOR", "TIE_TOL", "block"]
 
 TIE_TOL = 1e-12
-GM_FLOOR = 1e-5
 
 
 def _forward(m: Measure, x: np.ndarray) -> np.ndarray:
-    """Values on the scale the summary averages: log(max(x, 1e-5)) for geometric means."""
-    if m.spec.aggregate == "gmean":
-        return np.log(np.maximum(x, GM_FLOOR))
-    return x
+    """Values on the scale the summary averages (see :mod:`ctxeval._stats.summary`)."""
+    return forward(m.spec.aggregate, x)
 
 
 def _resampled(m: Measure, sums: np.ndarray, means: np.ndarray, c: int) -> np.ndarray:
-    """The summary of each resample of column ``c`` from the resampled sums and means of the
-    (forward-transformed) defined values."""
-    how = m.spec.aggregate
-    if how == "sum":
-        return sums[:, c]
-    return np.exp(means[:, c]) if how == "gmean" else means[:, c]
+    return resampled(m.spec.aggregate, sums[:, c], means[:, c])
 
 
 def _jackknife(m: Measure, col: np.ndarray) -> np.ndarray:
-    """Leave-one-query-out summaries of a column of forward-transformed values (NaN = not defined)."""
-    how = m.spec.aggregate
-    if how == "sum":
-        return S.jackknife_sums(col)
-    jack = S.jackknife_means(col)
-    return np.exp(jack) if how == "gmean" else jack
+    return jackknife(m.spec.aggregate, col)
 
 
 class _Columns:
@@ -109,11 +97,14 @@ def block(
     rows: np.ndarray,
     names: list[str],
     measures: list[Measure],
-    base: int,
+    bases: list[int],
     cfg: Stats,
     tick: Any,
 ) -> Block:
-    """Summaries, CIs, tests and corrections over the queries ``rows`` of the union query index."""
+    """Summaries, CIs, tests and corrections over the queries ``rows`` of the union query index: every
+    run against each baseline of ``bases`` (a baseline against a later one once, as the later one's
+    comparison with it), or every pair (``cfg.pairs == "all"``); the p-values of all of them adjusted
+    as one family."""
     R = len(names)
     n = rows.size
     V = values[:, rows, :]  # (R, n, M)
@@ -128,8 +119,9 @@ def block(
     pairs: list[tuple[int, int, np.ndarray, int, int, int, int, int, int]] = []
     if cfg.pairs == "all":  # every pair once, the later run against the earlier one
         order = [(r, b) for r in range(R) for b in range(r)]
-    else:
-        order = [(r, base) for r in range(R) if r != base]
+    else:  # each run against each baseline; two baselines are compared once
+        order = [(r, b) for k, b in enumerate(bases) for r in range(R) if r != b and r not in bases[:k]]
+    named = cfg.pairs == "all" or len(bases) > 1  # comparisons name the run they are against
     for r, b in order:
         for j, m in enumerate(measures):
             xr, xb = V[r, :, j], V[b, :, j]
@@ -227,7 +219,7 @@ def block(
                 losses,
                 k,
                 dropped,
-                names[b_run] if cfg.pairs == "all" else None,
+                names[b_run] if named else None,
             )
         )
     done = ivs.resolve()

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -149,10 +149,13 @@ class _Plan:
     proc_ms: list[Measure]  #: PROC@k and %PROC@k when set-based evaluation is wanted
     rag_ms: bool  #: RAG measures asked for (PROC is then evaluated with them)
     distraction_k: int | None
+    #: ties="expected": the precision-recall curve (IPrec, averaged over the orders of the ties, which
+    #: may be too many) is evaluated apart, and left out with a note when it cannot be
+    pr_apart: bool = False
 
     @property
     def all_measures(self) -> list[Measure]:
-        extra = [m for ms in self.curves.values() for m in ms] + pr_measures(self.pr_rel)
+        extra = [m for ms in self.curves.values() for m in ms] + ([] if self.pr_apart else pr_measures(self.pr_rel))
         extra += self.proc_ms if self.rag_ms else []
         return list(self.measures) + [m for m in dict.fromkeys(extra) if m not in self.measures]
 
@@ -205,14 +208,29 @@ def _plan(session: Session, user: list[Measure], sec: Sections, num_rel_level: i
         proc_ms=[make("PROC", None, pk), make("%PROC", None, pk)] if want_proc else [],
         rag_ms=rag_ms,
         distraction_k=dk,
+        pr_apart=session.policies.ties == "expected",
     )
+
+
+def _apart(
+    session: Session, run_objs: list[Run], names: list[str], measures: list[Measure], what: str, notes: list[str]
+) -> Result | None:
+    """``measures`` of every run, evaluated apart from the tables: None, with a note saying why, when
+    they cannot be (the data they serve is then left out)."""
+    try:
+        parts = [evaluate_runs(session, [run.with_name(name)], measures) for run, name in zip(run_objs, names)]
+    except ConfigError as exc:
+        notes.append(f"{what} left out: {exc}")
+        return None
+    return Result(parts[0].measures, [p.runs[0] for p in parts], parts[0].settings)
 
 
 def _evaluate_all(
     session: Session, run_objs: list[Run], names: list[str], plan: _Plan, spark: Any, tick: Any
-) -> tuple[Result, Result | None, list[str]]:
+) -> tuple[Result, Result | None, Result | None, list[str]]:
     """Every run's per-query values of the plan's measures (on Spark when ``spark`` holds the
-    arguments of :func:`ctxeval.evaluate_spark`), the PROC data, and the notes of both."""
+    arguments of :func:`ctxeval.evaluate_spark`), the PROC data, the precision-recall curve's data,
+    and the notes of all of them."""
     parts = []
     for i, (run, name) in enumerate(zip(run_objs, names)):
         if spark is not None:
@@ -229,12 +247,11 @@ def _evaluate_all(
     notes = list(dict.fromkeys(n for p in parts for n in p.notes))
     proc_result = result if (plan.proc_ms and plan.rag_ms) else None
     if plan.proc_ms and not plan.rag_ms:
-        try:
-            pparts = [evaluate_runs(session, [run.with_name(name)], plan.proc_ms) for run, name in zip(run_objs, names)]
-            proc_result = Result(pparts[0].measures, [p.runs[0] for p in pparts], pparts[0].settings)
-        except ConfigError as exc:
-            notes.append(f"PROC / %PROC data left out: {exc}")
-    return result, proc_result, notes
+        proc_result = _apart(session, run_objs, names, plan.proc_ms, "PROC / %PROC data", notes)
+    pr_result: Result | None = result
+    if plan.pr_apart:
+        pr_result = _apart(session, run_objs, names, pr_measures(plan.pr_rel), "the precision-recall curve", notes)
+    return result, proc_result, pr_result, notes
 
 
 def _cube(result: Result, measures: list[Measure]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -297,17 +314,31 @@ def _proc_data(proc_result: Result, plan: _Plan) -> dict[str, Any]:
     return {"k": plan.proc_k, "thresholds": {"PROC": PROC_THRESHOLD, "%PROC": PCT_THRESHOLD}, "series": series}
 
 
-def _settings(cfg: Stats, result: Result, plan: _Plan, present: np.ndarray, base: int) -> dict[str, Any]:
+def _baselines(baseline: str | Sequence[str] | None, names: list[str], cfg: Stats) -> list[int]:
+    """The positions of the baseline runs (default: the first run), each named once."""
+    given = [baseline] if isinstance(baseline, str) else list(baseline or [])
+    for b in given:
+        if b not in names:
+            raise ConfigError(f"baseline {b!r} is not one of the runs ({', '.join(names)})")
+    if len(set(given)) != len(given):
+        raise ConfigError(f"a baseline is named twice ({', '.join(given)})")
+    if len(given) > 1 and cfg.pairs == "all":
+        raise ConfigError("with every pair compared (pairs='all') name one baseline at most: it marks the main table")
+    return [names.index(b) for b in given] or [0]
+
+
+def _settings(cfg: Stats, result: Result, plan: _Plan, present: np.ndarray, bases: list[int]) -> dict[str, Any]:
     """The report's settings: the statistics, evaluate's settings, and the levels and cutoffs used."""
+    what = "(pair of runs, measure)" if cfg.pairs == "all" else "(run, measure)"
+    if len(bases) > 1:
+        what = "(run, baseline, measure)"
     settings: dict[str, Any] = {
         "test": cfg.test,
         "test_description": TEST_NAMES[cfg.test],
         "alpha": cfg.alpha,
         "correction": cfg.correction,
         "correction_family": (
-            "every (pair of runs, measure) comparison of the overall table with a p-value; each stratum is its own family"
-            if cfg.pairs == "all"
-            else "every (run, measure) comparison of the overall table with a p-value; each stratum is its own family"
+            f"every {what} comparison of the overall table with a p-value; each stratum is its own family"
         ),
         "permutations": cfg.permutations,
         "resamples": cfg.resamples,
@@ -317,12 +348,15 @@ def _settings(cfg: Stats, result: Result, plan: _Plan, present: np.ndarray, base
     }
     if cfg.pairs == "all":
         settings["pairs"] = "all"
+    if len(bases) > 1:
+        settings["baselines"] = [result.runs[b].name for b in bases]
     settings.update(result.settings)
     settings.setdefault("pool", None)
     settings["tie_tolerance"] = TIE_TOL
     settings["measure_info"] = {
         str(m): {"higher_is_better": m.spec.higher_is_better, "aggregate": m.spec.aggregate} for m in plan.measures
     }
+    base = bases[0]
     settings["unpaired_queries"] = {
         r.name: int((present[i] ^ present[base]).sum()) for i, r in enumerate(result.runs) if i != base
     }
@@ -335,7 +369,7 @@ def compare(
     measures: Iterable[str | Measure] | str | Measure | None = None,
     *,
     samples: Any = None,
-    baseline: str | None = None,
+    baseline: str | Sequence[str] | None = None,
     stats: Stats | Mapping[str, Any] | None = None,
     strata: Strata | Any = None,
     sections: Sections | Mapping[str, Any] | None = None,
@@ -348,7 +382,11 @@ def compare(
 
     ``runs``: paths, dicts, frames or :class:`Run` objects (as :func:`evaluate`); or ``samples`` instead
     of ``qrels`` and ``runs``: sample sets, each one run (as :func:`evaluate`), whose ``category`` fields
-    stratify the report when ``strata`` is not given. ``baseline``: a run name (default: the first run).
+    stratify the report when ``strata`` is not given. ``baseline``: a run name (default: the first run),
+    or several: every run is then compared with each of them (two baselines once, the later against the
+    earlier), and the p-values of all those tests are adjusted as one family (``Stats.correction``:
+    Holm or Benjamini-Hochberg over every test shown, never baseline by baseline); the main table's
+    markers are against the first.
     ``stats`` (a :class:`~ctxeval.Stats`) sets the test, its level and correction, the bootstrap and
     the seed. ``strata`` (a :class:`~ctxeval.Strata`, or its ``by`` sources directly: a ``qid
     category`` file, a mapping ``qid -> category | [categories]``, the built-in ``"num_rel"`` /
@@ -401,9 +439,8 @@ def compare(
         raise ConfigError("compare needs at least one run")
     user = session.measures
     names = unique_names(run_objs)
-    if baseline is not None and baseline not in names:
-        raise ConfigError(f"baseline {baseline!r} is not one of the runs ({', '.join(names)})")
-    base = 0 if baseline is None else names.index(baseline)
+    bases = _baselines(baseline, names, cfg)
+    base = bases[0]
     plan = _plan(session, user, sec, st.num_rel_level)
     spark = None
     if eng.name == "spark":
@@ -416,7 +453,7 @@ def compare(
     if len(run_objs) == 1:
         notes.append("only one run: nothing to compare with the baseline (give two or more runs for paired tests)")
     with Progress() as bar:
-        result, proc_result, eval_notes = _evaluate_all(
+        result, proc_result, pr_result, eval_notes = _evaluate_all(
             session, run_objs, names, plan, spark, bar.task("evaluating runs", len(run_objs))
         )
         notes += [n for n in eval_notes if n not in notes]
@@ -424,13 +461,13 @@ def compare(
         sets, texts_source = _strata_sets(st, session, union, plan)
         notes.extend(_strata_notes(sets))
         tick = bar.task("statistics", 2.0 * (1 + sum(len(s.members) for s in sets)))
-        overall = block(values, present, np.arange(len(union)), names, user, base, cfg, tick)
+        overall = block(values, present, np.arange(len(union)), names, user, bases, cfg, tick)
         strata_out: dict[str, Stratum] | None = {} if sets else None
         pos = {q: i for i, q in enumerate(union)}
         for s in sets:
             for name, qids in s.members.items():
                 rows = np.array(sorted(pos[q] for q in set(qids) if q in pos), dtype=np.int64)
-                blk = block(values, present, rows, names, user, base, cfg, tick)
+                blk = block(values, present, rows, names, user, bases, cfg, tick)
                 strata_out[name] = Stratum(name, s.kind, rows.size < st.min_size, blk)  # type: ignore[index]
 
     for i, r in enumerate(result.runs):
@@ -439,7 +476,7 @@ def compare(
             notes.append(
                 f"{r.name}: {only} queries evaluated for only one of {r.name} and the baseline {names[base]} (not paired, left out of its comparisons)"
             )
-    settings = _settings(cfg, result, plan, present, base)
+    settings = _settings(cfg, result, plan, present, bases)
     gm = session.rag.grade_map
     if sets:
         settings["strata"] = [s.describe() for s in sets]
@@ -456,7 +493,7 @@ def compare(
     settings["proc_k"] = plan.proc_k if proc_result is not None else None
 
     curves_out = curves_from_result(result, plan.curves, plan.ks) if plan.ks and plan.curves else None
-    pr_out = pr_from_result(result, plan.pr_rel)
+    pr_out = pr_from_result(pr_result, plan.pr_rel) if pr_result is not None else None
     proc_out = _proc_data(proc_result, plan) if proc_result is not None else None
     notes = once([*notes, *session.notes], names)
     report = Report(names[base], user, result, overall, strata_out, curves_out, pr_out, proc_out, settings, notes)

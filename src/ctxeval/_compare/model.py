@@ -150,11 +150,21 @@ class Report:
     def run_names(self) -> list[str]:
         return [r.name for r in self.result.runs]
 
+    @property
+    def baselines(self) -> list[str]:
+        """The baseline runs (several when compare was given several)."""
+        return list(self.settings.get("baselines") or [self.baseline])
+
+    @property
+    def named(self) -> bool:
+        """Whether each comparison names the run it is against (all pairs, or several baselines)."""
+        return self.settings.get("pairs") == "all" or len(self.baselines) > 1
+
     def comparison(self, run: str, measure: str | Measure, against: str | None = None) -> Comparison:
-        """``run`` against the baseline on ``measure`` (with all pairs: against ``against``, default the baseline)."""
+        """``run`` against the baseline on ``measure`` (with all pairs or several baselines: against
+        ``against``, default the first baseline)."""
         m = measure_list(measure)[0]
-        all_pairs = self.settings.get("pairs") == "all"
-        c = self.overall.comparison(run, m, (against or self.baseline) if all_pairs else None)
+        c = self.overall.comparison(run, m, (against or self.baseline) if self.named else None)
         if c is None:
             raise KeyError(f"no comparison of {run!r} on {m}")
         return c
@@ -165,10 +175,11 @@ class Report:
     def _repr_html_(self) -> str:
         """The means, each with its difference to the baseline (▲/▼ where significant)."""
         cells = []
+        against = self.baseline if self.named else None
         for s in self.overall.runs:
             row: list[Any] = [s.name]
             for m in self.measures:
-                c = self.overall.comparison(s.name, m) if s.name != self.baseline else None
+                c = self.overall.comparison(s.name, m, against) if s.name != self.baseline else None
                 mark = ""
                 if c is not None and c.significant:
                     better = (c.diff > 0) == m.spec.higher_is_better
@@ -272,48 +283,56 @@ def to_pandas(report: Report, per_query: bool = False) -> Any:
         return pd.DataFrame(rows_pq, columns=["run", "query", "measure", "value"])
     nan = math.nan
     rows: list[tuple[Any, ...]] = []
+    named = report.named
     for s in report.overall.runs:
         for m in report.measures:
             ci = s.ci[m] or (nan, nan)
-            c = report.overall.comparison(s.name, m)
-            comp: tuple[Any, ...]
-            if c is None:
-                comp = (nan, nan, nan, nan, nan, nan, None, nan, nan, nan, nan, nan)
-            else:
-                dci = c.ci or (nan, nan)
-                comp = (
-                    c.baseline_mean,
-                    c.diff,
-                    dci[0],
-                    dci[1],
-                    c.p_value,
-                    c.p_adjusted,
-                    c.significant,
-                    c.wins,
-                    c.ties,
-                    c.losses,
-                    c.n_queries,
-                    c.n_dropped,
-                )
-            rows.append((s.name, str(m), s.aggregate[m], ci[0], ci[1], s.valid[m], *comp))
-    cols = [
-        "run",
-        "measure",
-        "mean",
-        "ci_low",
-        "ci_high",
-        "valid_queries",
-        "baseline_mean",
-        "diff",
-        "diff_ci_low",
-        "diff_ci_high",
-        "p_value",
-        "p_adjusted",
-        "significant",
-        "wins",
-        "ties",
-        "losses",
-        "n_queries",
-        "n_dropped",
-    ]
+            found: list[Comparison | None] = [
+                c for c in report.overall.comparisons if c.run == s.name and c.measure == m
+            ] or [None]
+            if not named:
+                found = found[:1]
+            for c in found:
+                comp: tuple[Any, ...]
+                if c is None:
+                    comp = (nan, nan, nan, nan, nan, nan, None, nan, nan, nan, nan, nan)
+                else:
+                    dci = c.ci or (nan, nan)
+                    comp = (
+                        c.baseline_mean,
+                        c.diff,
+                        dci[0],
+                        dci[1],
+                        c.p_value,
+                        c.p_adjusted,
+                        c.significant,
+                        c.wins,
+                        c.ties,
+                        c.losses,
+                        c.n_queries,
+                        c.n_dropped,
+                    )
+                head = (s.name, str(m)) + ((None if c is None else c.against,) if named else ())
+                rows.append((*head, s.aggregate[m], ci[0], ci[1], s.valid[m], *comp))
+    cols = ["run", "measure", *(["against"] if named else []), *_COLUMNS]
     return pd.DataFrame(rows, columns=cols)
+
+
+_COLUMNS = [
+    "mean",
+    "ci_low",
+    "ci_high",
+    "valid_queries",
+    "baseline_mean",
+    "diff",
+    "diff_ci_low",
+    "diff_ci_high",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "wins",
+    "ties",
+    "losses",
+    "n_queries",
+    "n_dropped",
+]

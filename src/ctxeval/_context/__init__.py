@@ -4,7 +4,8 @@ A :class:`Provider` builds one named piece of side data (an extra of the
 :class:`~ctxeval._core.evaldata.EvalData`) from the joined data and the evaluation's inputs: ``grades``
 (the qrels grades on the 1–5 utility scale after a grade map), ``pool`` (the retrieval pool),
 ``groups`` (doc groups), ``utility`` (per-passage utilities), ``fits`` (fitted weights of the
-positional UDCG), ``samples`` (a sample set's facets and citations). A measure family says which it ``requires``; the session asks :func:`build` for
+positional UDCG), ``samples`` (a sample set's facets and citations), ``fairness`` (AWRF's group
+labels and targets). A measure family says which it ``requires``; the session asks :func:`build` for
 those (and what they read in turn, ``after``), once per run. A new source of side data (an LLM
 judge, say) is one more module here that registers its provider; measures and reports pick it up
 through the same seam.
@@ -101,4 +102,4 @@ def build(data: EvalData, names: Iterable[str], inputs: Inputs) -> EvalData:
 
 def _load() -> None:
     """Import the built-in providers (they register themselves)."""
-    from . import fits, grades, pool, samples, scores, subtopics, utility  # noqa: F401
+    from . import fairness, fits, grades, pool, samples, scores, spans, subtopics, utility  # noqa: F401

@@ -3,7 +3,8 @@
 :class:`RagConfig` is what a user passes (``evaluate(..., rag=RagConfig(grade_map="trec-dl",
 pool="bm25.run", pool_depth=50))``): the grade map onto the 1–5 utility scale, the retrieval pool (a
 run, cut at ``pool_depth``; without it each run is its own pool), whether a run may hold docs outside
-its pool, and the doc -> group mapping of ``RA-nWG(novelty=...)``. :class:`Settings` is what the
+its pool, the doc -> group mapping of ``RA-nWG(novelty=...)``, and AWRF's fairness group labels and
+targets. :class:`Settings` is what the
 session resolved: the values read and validated.
 """
 
@@ -13,13 +14,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._core.budget import OVERFLOW_RULES
 from .._core.grademap import GradeMap
 from .._errors import ConfigError
 from .._policies import coerce_settings
 
 if TYPE_CHECKING:
+    from .._io.chunks import Chunks
+    from .._io.fairness import FairGroups, FairTargets
     from .._io.model import Run
     from .._io.side import DocGroups
+    from .._io.spans import SpanLabels
     from .utility import UtilityConfig
 
 __all__ = ["RagConfig", "Settings"]
@@ -44,9 +49,26 @@ class RagConfig:
     pool_depth: int | None = None
     allow_outside_pool: bool = False
     groups: Any = None  #: doc id -> group: a mapping or a file of 'doc_id group' lines
+    #: AWRF's fairness group labels: a file of 'docid group [weight]' lines or JSON lines, or a mapping
+    #: {doc: group | [groups] | {group: weight}} (:mod:`ctxeval._io.fairness`)
+    fair_groups: Any = None
+    #: AWRF's given targets (``AWRF(target=given)``): a file of 'qid group weight' lines or JSON lines,
+    #: or a mapping {qid: {group: weight}}; qid '*' serves every query without a target of its own
+    fair_target: Any = None
     #: what the qrels' grades are (a LabelKind or its name: binary, graded, rag, trec, ...); default:
     #: what the qrels say (a sample set's references, a judge's sidecar; else graded)
     labels: Any = None
+    #: the chunk table: chunk id -> (doc_id, start, end[, text, tokens]) (a Chunks, a path, a mapping,
+    #: a frame): places a run's chunks for span labels, and gives their tokens for budgets (@Btok)
+    chunks: Any = None
+    #: the documents' texts (a mapping, a folder, a JSON-lines file): token counts of chunks without
+    #: a text, and the span measures counted in tokens
+    documents: Any = None
+    #: what counts tokens: words-v1 (the default, offline), tiktoken:<encoding>, a tokenizer or a
+    #: callable str -> int (ctxeval._io.tokenizers); default: the table's tokens column, else words-v1
+    tokenizer: Any = None
+    #: the rule for the chunk that does not fit a budget: stop (the default) or skip (ctxeval._core.budget)
+    overflow: str = "stop"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "grade_map", GradeMap.coerce(self.grade_map))
@@ -63,6 +85,8 @@ class RagConfig:
             object.__setattr__(self, "pools", dict(self.pools) or None)
         if not isinstance(self.allow_outside_pool, bool):
             raise ConfigError(f"allow_outside_pool must be true or false, got {self.allow_outside_pool!r}")
+        if self.overflow not in OVERFLOW_RULES:
+            raise ConfigError(f"overflow must be one of {', '.join(OVERFLOW_RULES)}, got {self.overflow!r}")
 
     @classmethod
     def coerce(cls, value: RagConfig | Mapping[str, Any] | None) -> RagConfig:
@@ -92,3 +116,10 @@ class Settings:
     fits: dict[str, dict[str, Any]] = field(default_factory=dict)
     ties: str = "trec"
     pools: Mapping[str, Run] = field(default_factory=dict)  #: per-run pools by run name (resolved)
+    #: AWRF's fairness group labels and given targets, read (:mod:`ctxeval._io.fairness`)
+    fair_groups: FairGroups | None = None
+    fair_targets: FairTargets | None = None
+    #: the chunk table read (RagConfig.chunks, with the documents)
+    chunks: Chunks | None = None
+    #: the span labels, when the evaluation's labels are spans (its qrels are then their chunk grades)
+    spans: SpanLabels | None = None

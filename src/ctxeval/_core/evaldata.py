@@ -13,6 +13,10 @@ fitted weights) comes through one seam: ``extras``, typed values (:mod:`.extras`
 the session builds for the measures that require them; a kernel asks ``data.extra("pool")``. An
 EvalData never changes after it is built: :meth:`with_extras` and :meth:`prefix` return new ones, and
 derived arrays are cached through :meth:`memo` (or as cached properties).
+
+Under ``ties="expected"`` the rows are in trec_eval's order and ``tie_groups`` says which of them tie
+(:mod:`.ties`); :meth:`arranged` gives the same data in another order of those rows, its side data built
+again for that order by ``side`` (set by the session) where the side data depends on the order.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ import numpy as np
 
 from .._errors import ConfigError
 from .ids import Ids
-from .segments import offsets, seg_sum
+from .segments import offsets, seg_sum, segment_rows
+from .ties import TieGroups
 
 __all__ = ["Cut", "EvalData", "Extra", "QueryAccounting", "RankedRows"]
 
@@ -73,8 +78,10 @@ class RankedRows:
 
 @dataclass(frozen=True)
 class Cut:
-    """How :meth:`EvalData.prefix` maps the old data onto the new: ``j_keep`` (mask over the judged
-    rows kept), ``rows`` (old index of every kept ranked row) and the new ``r_off``."""
+    """How :meth:`EvalData.prefix`, :meth:`EvalData.judged_only` (or :meth:`EvalData.arranged`) map the
+    old data onto the new: ``j_keep`` (mask over the judged rows kept, or the old index of every new
+    judged row), ``rows`` (old index of every kept ranked row) and the new ``r_off``. Side data indexes
+    its per-row arrays with them, so either form works."""
 
     j_keep: np.ndarray
     rows: np.ndarray
@@ -85,7 +92,7 @@ class Extra(Protocol):
     """Side data a measure requires (see :mod:`.extras`)."""
 
     def cut(self, cut: Cut) -> Extra:
-        """The same side data for the run cut to a prefix of every ranking."""
+        """The same side data for the rows the cut keeps (a prefix of every ranking, or its judged rows)."""
         ...
 
 
@@ -112,6 +119,10 @@ class EvalData:
     rows: RankedRows | None = None
     extras: Mapping[str, Any] = field(default_factory=dict)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+    #: ``ties="expected"``: the groups of tied rows (their order is the doc id rule's, one of many)
+    tie_groups: TieGroups | None = None
+    #: the side data of the measures built again for the data in another order (set by the session)
+    side: Callable[[EvalData], EvalData] | None = field(default=None, repr=False)
 
     # -- side data ----------------------------------------------------------------------------------
     def extra(self, name: str) -> Any:
@@ -131,6 +142,12 @@ class EvalData:
     def with_extras(self, **extras: Any) -> EvalData:
         """A copy with more side data (cached derived arrays carried over)."""
         out = replace(self, extras={**self.extras, **extras}, _memo=self._memo)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in out.__dict__})
+        return out
+
+    def with_side(self, side: Callable[[EvalData], EvalData]) -> EvalData:
+        """A copy whose :meth:`arranged` orders build their side data with ``side``."""
+        out = replace(self, side=side, _memo=self._memo)
         out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in out.__dict__})
         return out
 
@@ -232,30 +249,119 @@ class EvalData:
 
         return self.memo(("num_rel", rel), compute)
 
-    # -- a prefix of every ranking --------------------------------------------------------------------
-    def prefix(self, length: int) -> EvalData:
-        """Every query's ranking cut to its first ``length`` rows. The qrels side, the accounting and
-        the side data that does not depend on the run (the pool of a run that is its own pool stays
-        the *untruncated* run) are kept; per-row side data is cut the same way."""
-        n = np.minimum(np.diff(self.r_off), length)
-        off = offsets(n)
-        rows = np.arange(int(off[-1]), dtype=np.int64) - np.repeat(off[:-1] - self.r_off[:-1], n)
-        keep = self.j_rank <= length
-        seg = self.j_seg[keep]
-        j_idx = self.j_idx[keep] - self.r_off[:-1][seg] + off[:-1][seg]
-        cut = Cut(keep, rows, off)
+    # -- another order of the ranking, some queries --------------------------------------------------------------------
+    def _qrels_memo(self, judged: np.ndarray | None = None) -> dict[Any, Any]:
+        """The cached arrays that depend on the qrels alone (kept by a cut or an arrangement), and the
+        qrels row of every judged row (``j_qrow``, from the join) taken at ``judged`` (the old judged
+        rows the new data keeps, in its order)."""
+        out = {
+            k: v for k, v in self._memo.items() if k == "grade_counts" or (isinstance(k, tuple) and k[0] == "num_rel")
+        }
+        if judged is not None and "j_qrow" in self._memo:
+            out["j_qrow"] = self._memo["j_qrow"][judged]
+        return out
+
+    def arranged(self, perm: np.ndarray) -> EvalData:
+        """The same data with the rows of every query in another order: position ``p`` takes ranked row
+        ``perm[p]`` (a permutation within each query). It holds no tie groups (it is one order); its
+        side data is built again for the new order when the session gave ``side``, else follows the
+        rows (:class:`Cut` with index arrays)."""
+        inv = np.empty_like(perm)
+        inv[perm] = np.arange(perm.size, dtype=perm.dtype)
+        new_pos = inv[self.j_idx]
+        order = np.argsort(new_pos, kind="stable")
         out = replace(
             self,
-            r_off=off,
+            j_idx=new_pos[order],
+            j_grade=self.j_grade[order],
+            rows=None if self.rows is None else self.rows.take(perm),
+            extras={},
+            tie_groups=None,
+            _memo=self._qrels_memo(order),
+        )
+        out.__dict__.update({"j_seg": self.j_seg[order], "q_seg": self.q_seg, "q_pos": self.q_pos})
+        if not self.extras:
+            return out
+        if self.side is not None:
+            return self.side(out)
+        cut = Cut(order, perm, self.r_off)
+        return replace(out, extras={name: value.cut(cut) for name, value in self.extras.items()}, _memo=out._memo)
+
+    def queries(self, idx: np.ndarray) -> EvalData:
+        """The queries ``idx`` (ascending positions) alone, with their tie groups and without side data
+        (for the measures that read none)."""
+        lengths = self.n_ret[idx]
+        r_off = offsets(lengths)
+        rows = segment_rows(self.r_off[:-1][idx], lengths)
+        new_q = np.full(self.n_queries, -1, dtype=np.int64)
+        new_q[idx] = np.arange(idx.size, dtype=np.int64)
+        keep = new_q[self.j_seg] >= 0
+        seg = new_q[self.j_seg[keep]]
+        q_len = np.diff(self.q_off)[idx]
+        g = self.tie_groups
+        out = EvalData(
+            [self.qids[i] for i in idx.tolist()],
+            r_off,
+            self.j_idx[keep] - self.r_off[:-1][self.j_seg[keep]] + r_off[:-1][seg],
+            self.j_grade[keep],
+            offsets(q_len),
+            self.q_grade[segment_rows(self.q_off[:-1][idx], q_len)],
+            self.has_run[idx],
+            self.accounting,
+            self.ties,
+            self.max_grade,
+            None if self.rows is None else self.rows.take(rows),
+            tie_groups=None if g is None else TieGroups(g.start[rows], g.size[rows]),
+        )
+        out.__dict__["j_seg"] = seg
+        if "j_qrow" in self._memo:
+            out._memo["j_qrow"] = self._memo["j_qrow"][keep]
+        return out
+
+    # -- a prefix of every ranking, or any selection of its rows -------------------------------------
+    def prefix(self, length: int | np.ndarray) -> EvalData:
+        """Every query's ranking cut to its first ``length`` rows (one length for all, or one per
+        query). The qrels side, the accounting and the side data that does not depend on the run
+        (the pool of a run that is its own pool stays the *untruncated* run) are kept; per-row side
+        data is cut the same way. Refused for tied rows under ``ties="expected"`` (which rows a cut
+        keeps would depend on their order)."""
+        if self.tie_groups is not None and self.tie_groups.tied:
+            raise ConfigError(
+                "cutting rankings to a prefix is not defined for tied scores under ties='expected' (which of the "
+                "tied rows it keeps depends on their order); use ties='trec'"
+            )
+        return self.select(self.r_rank <= np.repeat(np.broadcast_to(length, (self.n_queries,)), self.n_ret))
+
+    def judged_only(self) -> EvalData:
+        """Every query's ranking without the docs the qrels do not judge (nor those judged below 0),
+        the others in the same order, ranked anew: trec_eval's ``-J``, ir_measures' ``judged_only``.
+        The qrels side is kept; per-row side data is cut the same way."""
+        return self.select(self.r_judged & (self.r_grade >= 0))
+
+    def select(self, keep: np.ndarray) -> EvalData:
+        """Every query's ranking reduced to the rows ``keep`` (a mask over the ranked rows), in rank
+        order and ranked anew 1, 2, ... (the context a budget packs: a prefix, or a prefix with rows
+        left out). Kept as :meth:`prefix` says."""
+        keep = np.asarray(keep, dtype=bool)
+        rows = np.flatnonzero(keep)
+        n = np.bincount(self.r_seg[rows], minlength=self.n_queries).astype(np.int64)
+        off = offsets(n)
+        new_row = np.cumsum(keep) - 1  # the new index of every kept row
+        j_keep = keep[self.j_idx]
+        seg = self.j_seg[j_keep]
+        j_idx = new_row[self.j_idx[j_keep]]
+        cut = Cut(j_keep, rows, off)
+        out = replace(
+            self,
+            r_off=cut.r_off,
             j_idx=j_idx,
-            j_grade=self.j_grade[keep],
+            j_grade=self.j_grade[j_keep],
             rows=None if self.rows is None else self.rows.take(rows),
             extras={name: value.cut(cut) for name, value in self.extras.items()},
-            _memo={
-                k: v
-                for k, v in self._memo.items()
-                if k == "grade_counts" or (isinstance(k, tuple) and k[0] == "num_rel")
-            },
+            _memo=self._qrels_memo(cut.j_keep),
+            tie_groups=None,
         )
-        out.__dict__.update({"j_seg": seg, "j_rank": self.j_rank[keep], "q_seg": self.q_seg, "q_pos": self.q_pos})
+        out.__dict__.update(
+            {"j_seg": seg, "j_rank": j_idx - off[:-1][seg] + 1, "q_seg": self.q_seg, "q_pos": self.q_pos}
+        )
         return out

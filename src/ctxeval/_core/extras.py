@@ -18,6 +18,7 @@ from .ids import Ids
 __all__ = [
     "UTIL_MAX",
     "UTIL_MIN",
+    "Fairness",
     "Fits",
     "Grades",
     "Groups",
@@ -358,3 +359,78 @@ class JudgedScores:
 
     def cut(self, cut: Cut) -> JudgedScores:
         return replace(self, j_score=self.j_score[cut.j_keep])
+
+
+@dataclass(frozen=True, eq=False)
+class Fairness:
+    """Fairness group labels aligned with an :class:`EvalData` (AWRF reads them); groups are coded
+    ``0 .. len(labels) - 1``.
+
+    Run side, one pair per labelled ranked row and group: ``p_row`` (ranked row, ascending), ``p_seg``,
+    ``p_rank``, ``p_group``, ``p_w`` (the doc's weight in the group; a doc's weights sum to 1). Items:
+    the same pairs over the whole rankings, never cut (``i_seg``, ``i_group``, ``i_w``: FairRankTune's
+    reading counts a group's docs among every doc the run ranked). Judged side, one pair per labelled
+    judged doc of an evaluated query and group: ``d_seg``, ``d_grade``, ``d_group``, ``d_w``, by query,
+    group and weight (so that sums do not depend on the order of the qrels' lines). Given targets:
+    ``t_seg``, ``t_group``, ``t_w`` (weights summing to 1 per query), None without a target file.
+    ``unlabelled_rows`` / ``ranked_rows``, ``unlabelled_relevant`` / ``relevant``: what the reports say."""
+
+    p_row: np.ndarray
+    p_seg: np.ndarray
+    p_rank: np.ndarray
+    p_group: np.ndarray
+    p_w: np.ndarray
+    i_seg: np.ndarray
+    i_group: np.ndarray
+    i_w: np.ndarray
+    d_seg: np.ndarray
+    d_grade: np.ndarray
+    d_group: np.ndarray
+    d_w: np.ndarray
+    t_seg: np.ndarray | None
+    t_group: np.ndarray | None
+    t_w: np.ndarray | None
+    labels: tuple[str, ...]
+    source: str
+    ranked_rows: int = 0
+    unlabelled_rows: int = 0
+    relevant: int = 0
+    unlabelled_relevant: int = 0
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.labels)
+
+    def cut(self, cut: Cut) -> Fairness:
+        if cut.rows.size == 0:
+            at, keep = np.zeros(0, dtype=np.int64), np.zeros(self.p_row.size, dtype=bool)
+        else:
+            at = np.minimum(np.searchsorted(cut.rows, self.p_row), cut.rows.size - 1)
+            keep = cut.rows[at] == self.p_row
+        return replace(
+            self,
+            p_row=at[keep] if at.size else at,
+            p_seg=self.p_seg[keep],
+            p_rank=self.p_rank[keep],
+            p_group=self.p_group[keep],
+            p_w=self.p_w[keep],
+        )
+
+    def note(self, run: str) -> str | None:
+        """What the reports say when labels are missing: ranked docs without a group (AWRF leaves them
+        out, their ranks kept) and relevant docs without one (the target of the relevant docs reads the
+        others)."""
+        parts = []
+        if self.unlabelled_rows:
+            parts.append(
+                f"{self.unlabelled_rows} of its {self.ranked_rows} ranked docs have no group label (AWRF leaves them "
+                "out and keeps the ranks of the others, as the TREC Fair Ranking track's evaluation does)"
+            )
+        if self.unlabelled_relevant:
+            parts.append(
+                f"{self.unlabelled_relevant} of the {self.relevant} relevant docs (grade > 0) of its queries have none "
+                "(the target of the relevant docs reads the others)"
+            )
+        if not parts:
+            return None
+        return f"{run}: fairness groups {self.source}: " + "; ".join(parts)

@@ -25,6 +25,7 @@ from .ids import MIX, Ids, harmonise
 from .keys import match_keys
 from .ranking import FLOAT32_MAX, SegmentOrder, score_key, segment_order, tie_memo
 from .segments import isin, map_blocks, offsets, segment_rows
+from .ties import find_groups
 
 __all__ = ["join", "judged_docs", "match_pairs", "missing_error", "pair_lookup", "positions"]
 
@@ -231,7 +232,7 @@ def join(
     """``run`` joined with ``qrels`` into per-query segments (see the module docstring); ``keep_rows``
     keeps the doc id and score of every ranked row (for side data)."""
     qids, qseg_q, seg_q, acc, has_run = _query_sets(qrels, run, missing, run_name)
-    if ties == "trec":
+    if ties in ("trec", "expected"):
         beyond = run.memo.get("beyond_float32")  # counted by the reader's scan, else here
         if beyond is None:
             beyond = _beyond_float32(run.values)
@@ -269,13 +270,16 @@ def join(
         local = moved[np.argsort(j[moved], kind="stable")]
         j[moved], grades[moved], rank0[moved], qrow[moved] = j[local], grades[local], rank0[local], qrow[local]
     q_off, q_grade, counts = _judged_grades(qrels, qseg_q, n_q)
-    rows = None
-    if keep_rows:
+    rows = groups = None
+    if keep_rows or ties == "expected":
         segs = np.flatnonzero(kept)
         segs = segs[np.argsort(seg_q[segs], kind="stable")]
         file_rows = segment_rows(lay.starts[segs], lay.lengths[segs])
         ranked = order.rows(lay.n_rows)[file_rows] if (order.perm is not None or order.tie_rows.size) else file_rows
-        rows = RankedRows(run.doc.take(ranked), run.values[ranked])
+        if keep_rows:
+            rows = RankedRows(run.doc.take(ranked), run.values[ranked])
+        if ties == "expected":
+            groups = find_groups(score_key(run.values[ranked], ties), r_off)
     data = EvalData(
         qids.tolist(),
         r_off,
@@ -288,6 +292,7 @@ def join(
         ties,
         int(qrels.values.max()) if len(qrels) else 0,
         rows,
+        tie_groups=groups,
     )
     data.__dict__.update({"j_seg": q_of, "j_rank": rank0 + 1})  # known here already
     if counts is not None:

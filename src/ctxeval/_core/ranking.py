@@ -4,7 +4,8 @@
 floats (9.x reads scores into a C ``float``: scores equal as float32 tie; a score beyond the float32
 range compares as ±inf), ties broken by doc id descending (byte-wise). ``ties="trec10"`` (trec_eval
 10.0's rule): the same with the scores compared as 64-bit floats (10.0 reads them into a ``double``).
-``ties="input"``: the order of the rows as given.
+``ties="input"``: the order of the rows as given. ``ties="expected"`` ranks as ``trec`` and keeps which
+rows tie (:mod:`.ties`): measures then take their expected value over every order of those rows.
 
 Runs are nearly always written query by query in rank order, so the order is found without sorting:
 a pass checks that every query's scores never increase; only the runs of tied scores that are not
@@ -56,7 +57,7 @@ def score_key(scores: np.ndarray, ties: str = "trec") -> np.ndarray:
 
 def tie_memo(ties: str) -> tuple[str, str] | None:
     """The key under which a reader's scan keeps the tie order of a run for ``ties`` (None: none)."""
-    return ("tie", "f32") if ties == "trec" else None
+    return ("tie", "f32") if ties in ("trec", "expected") else None
 
 
 def sort_tie_runs(t: np.ndarray, ids: Ids) -> tuple[np.ndarray, np.ndarray]:

@@ -7,6 +7,12 @@ side data it requires (``requires``: names of :class:`~ctxeval._core.evaldata.Ev
 session builds) and, for trec_eval's measures, how ``ctxeval trec_eval`` prints it
 (:class:`TrecSpec`, declared beside the kernel). Parameters equal to their default are dropped from
 the canonical name, so ``AP(rel=1)`` is ``AP``. The names are parsed by :mod:`.grammar`.
+
+Under tied scores (``ties="expected"``, :mod:`ctxeval._core.ties`) a family's value is exact in one of
+three ways, its :class:`Ties` rule (``register_ties``, beside the closed forms in :mod:`.tie_kernels`):
+a closed form, invariance (a set or a count), or the exact average of its kernel over every order of
+the ties that it can tell apart (the default: any new family is exact under ties, refused past a
+budget, never sampled).
 """
 
 from __future__ import annotations
@@ -14,11 +20,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._core.ties import order_by_key, rounds
 from .._errors import MeasureError
 
 if TYPE_CHECKING:
@@ -29,17 +36,22 @@ __all__ = [
     "Family",
     "Measure",
     "Param",
+    "Ties",
     "TrecArgs",
     "TrecSpec",
     "add_alias",
     "add_trec_param",
+    "averaged",
     "families",
     "fmt_num",
     "fmt_value",
     "lookup",
     "make",
     "register",
+    "register_ties",
     "register_trec",
+    "set_readings",
+    "tie_rule",
     "trec_specs",
     "with_trec_value",
 ]
@@ -134,6 +146,13 @@ class Family:
     needs_negatives: bool = False
     #: side data a measure needs beyond ``requires``, from its parameters (e.g. RA-nWG's novelty)
     requires_for: Callable[[Measure], frozenset[str]] | None = field(default=None, repr=False)
+    #: the kernel over span labels (the evaluation's ``spans`` side data), where it differs from the
+    #: kernel over chunk grades (:func:`set_readings`)
+    on_spans: Kernel | None = field(default=None, repr=False)
+    #: how a budget of B tokens reads it (``name@Btok``): a kernel over the EvalData and the measure
+    #: (:mod:`ctxeval._measures.budget`); None: not at a budget, ``budget_doc`` says why
+    at_budget: Kernel | None = field(default=None, repr=False)
+    budget_doc: str = ""
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -144,10 +163,13 @@ class Family:
     def signature(self) -> str:
         inner = ",".join(f"{p.name}={'N' if p.required else fmt_value(p.default)}" for p in self.params)
         out = self.name + (f"({inner})" if inner else "")
+        budget = "|@Btok" if self.at_budget is not None else ""
         if self.cutoff == "required":
-            out += "@k"
+            out += "@(k|Btok)" if budget else "@k"
         elif self.cutoff == "optional":
-            out += "[@k]"
+            out += "[@k" + budget + "]"
+        elif budget:
+            out += "[@Btok]"
         return out
 
 
@@ -162,6 +184,22 @@ def register(family: Family) -> Family:
     for alias in family.aliases:
         add_alias(alias, family.name)
     return family
+
+
+def set_readings(
+    family: str, *, on_spans: Kernel | None = None, at_budget: Kernel | None = None, budget_doc: str | None = None
+) -> None:
+    """Give a registered family its reading of span labels and / or of a token budget (declared beside
+    those kernels, so that the family's own module need not know them)."""
+    spec = REGISTRY[family]
+    changes: dict[str, Any] = {}
+    if on_spans is not None:
+        changes["on_spans"] = on_spans
+    if at_budget is not None:
+        changes["at_budget"] = at_budget
+    if budget_doc is not None:
+        changes["budget_doc"] = budget_doc
+    REGISTRY[family] = replace(spec, **changes)
 
 
 def add_alias(alias: str, family: str, **fixed: Any) -> None:
@@ -248,6 +286,8 @@ class Measure:
     family: str
     params: tuple[tuple[str, Any], ...] = ()
     cutoff: int | float | None = None
+    #: a budget of tokens (``name@Btok``) instead of a cutoff of K chunks
+    budget: int | None = None
 
     @property
     def spec(self) -> Family:
@@ -265,6 +305,8 @@ class Measure:
             out += "(" + ",".join(f"{k}={fmt_value(v)}" for k, v in self.params) + ")"
         if self.cutoff is not None:
             out += "@" + fmt_num(self.cutoff)
+        if self.budget is not None:
+            out += f"@{self.budget}tok"
         return out
 
     def __repr__(self) -> str:
@@ -276,7 +318,7 @@ class Measure:
     def __call__(self, **params: Any) -> Measure:
         merged = dict(self.params)
         merged.update(params)
-        return make(self.family, merged, self.cutoff)
+        return make(self.family, merged, self.cutoff, self.budget)
 
     @property
     def k(self) -> int:
@@ -296,15 +338,147 @@ class Measure:
     def requires(self) -> frozenset[str]:
         """The side data (EvalData extras) this measure reads."""
         spec = self.spec
-        return spec.requires | (spec.requires_for(self) if spec.requires_for is not None else frozenset())
+        out = spec.requires | (spec.requires_for(self) if spec.requires_for is not None else frozenset())
+        return out | {"chunks"} if self.budget is not None else out
+
+    @property
+    def ties(self) -> Ties:
+        """How this measure's value is made exact under tied scores (see :class:`Ties`)."""
+        return tie_rule(self.family)
 
     def compute(self, data: EvalData) -> np.ndarray:
-        """Per-query values (float64, NaN where the measure is undefined for a query)."""
-        return np.asarray(self.spec.kernel(data, self), dtype=np.float64)
+        """Per-query values (float64, NaN where the measure is undefined for a query); under
+        ``ties="expected"`` the expected value over every order of the tied rows (NaN where some order
+        leaves the measure undefined).
+        At a budget by the family's budget reading; over span labels (the data holds ``spans``) by its
+        span kernel where it has one (:meth:`kernel_for`)."""
+        kernel = self.kernel_for(data)
+        groups = data.tie_groups
+        if groups is None or not groups.tied:
+            return np.asarray(kernel(data, self), dtype=np.float64)
+        rule = self.ties
+        if rule.how == "closed" and kernel is self.spec.kernel:
+            return np.asarray(rule.kernel(data, self), dtype=np.float64)  # type: ignore[misc]
+        if rule.how == "invariant":
+            return np.asarray(kernel(data, self), dtype=np.float64)
+        return averaged(data, self)
+
+    def kernel_for(self, data: EvalData) -> Kernel:
+        """The kernel that reads ``data``: the family's budget reading at a budget, its span kernel over
+        span labels, else its kernel."""
+        spec = self.spec
+        if self.budget is not None and spec.at_budget is not None:
+            return spec.at_budget
+        if spec.on_spans is not None and data.has("spans"):
+            return spec.on_spans
+        return spec.kernel
+
+    def extremes(self, data: EvalData) -> tuple[np.ndarray, np.ndarray]:
+        """Per-query values under the best and the worst order of the tied rows: within every tie group
+        the judged docs by grade, highest first, unjudged docs last (best), or the reverse (worst);
+        for a measure where lower is better the two swap. Without tie groups, the value twice."""
+        if data.tie_groups is None or not data.tie_groups.tied:
+            v = self.compute(data)
+            return v, v
+        up_data, down_data = _extreme(data, True), _extreme(data, False)
+        up = np.asarray(self.kernel_for(up_data)(up_data, self), dtype=np.float64)
+        down = np.asarray(self.kernel_for(down_data)(down_data, self), dtype=np.float64)
+        return (up, down) if self.spec.higher_is_better else (down, up)
 
 
-def make(family: str, params: Mapping[str, Any] | None = None, cutoff: int | float | None = None) -> Measure:
-    """Build a validated measure; parameters equal to their defaults are dropped."""
+def _extreme(data: EvalData, best: bool) -> EvalData:
+    """``data`` with every tie group ordered by grade, judged docs highest first and unjudged last
+    (``best``), or the reverse; built once per EvalData."""
+
+    def arrange() -> EvalData:
+        assert data.tie_groups is not None
+        key = np.where(data.r_judged, data.r_grade.astype(np.float64), -np.inf)
+        return data.arranged(order_by_key(data.tie_groups, data.r_off, key if best else -key))
+
+    return data.memo(("tie_extreme", best, tuple(sorted(data.extras))), arrange)
+
+
+@dataclass(frozen=True)
+class Ties:
+    """How a family's value is made exact when scores tie (``ties="expected"``).
+
+    ``how``: ``closed`` (``kernel`` gives the expected value over every order of the tied rows; its
+    formula in ``form``), ``invariant`` (the value does not depend on the order of tied rows: a set or
+    a count) or ``averaged`` (the family's own kernel over every distinct order of the ties, each
+    weighed by its probability; exact, and refused past :data:`~ctxeval._core.ties.LIMIT` orders).
+    ``window="cutoff"`` (averaged): the kernel reads no rank past the measure's cutoff, so only the
+    orders of the ranks within it are told apart. Rows of equal label (judged or not, and grade) are
+    interchangeable for a family without side data; with side data every row is its own.
+    """
+
+    how: str = "averaged"
+    kernel: Kernel | None = field(default=None, repr=False)
+    form: str = ""
+    window: str = "list"
+
+    def __post_init__(self) -> None:
+        if self.how not in ("closed", "invariant", "averaged"):
+            raise ValueError(f"Ties.how must be closed, invariant or averaged, got {self.how!r}")
+        if (self.how == "closed") != (self.kernel is not None):
+            raise ValueError("a closed tie rule has a kernel, and only a closed one")
+
+
+AVERAGED = Ties()
+_TIES: dict[str, Ties] = {}
+
+
+def register_ties(family: str, rule: Ties) -> None:
+    """Declare how ``family`` is exact under tied scores (families left undeclared are averaged)."""
+    if family in _TIES:
+        raise RuntimeError(f"tie rule of {family!r} declared twice")
+    _TIES[family] = rule
+
+
+def tie_rule(family: str) -> Ties:
+    return _TIES.get(family, AVERAGED)
+
+
+#: the class of an unjudged row among the grades (below any grade a qrels file can hold)
+UNJUDGED = np.iinfo(np.int64).min
+
+
+def averaged(data: EvalData, m: Measure) -> np.ndarray:
+    """The exact mean of ``m``'s kernel over every order of the tied rows it can tell apart, each order
+    weighed by its probability (:func:`ctxeval._core.ties.rounds`); NaN where the measure is undefined
+    under some order."""
+    groups = data.tie_groups
+    assert groups is not None
+    rule = m.ties
+    sided = bool(m.requires) or (m.spec.on_spans is not None and data.has("spans"))
+    if sided:
+        classes = np.arange(data.n_rows, dtype=np.int64)
+    else:
+        classes = np.where(data.r_judged, data.r_grade, UNJUDGED)
+    window = data.n_ret
+    if rule.window == "cutoff" and m.cutoff is not None and m.spec.cutoff_kind == "int":
+        window = np.minimum(window, m.k)
+    total = np.zeros(data.n_queries)
+    subsets: dict[bytes, EvalData] = {}  # the queries a round holds, each set taken once
+    for rnd in rounds(groups, data.r_off, classes, window, f"measure {m}", subset=not sided):
+        part: EvalData = data
+        at: slice | np.ndarray = slice(None)
+        if rnd.queries is not None:
+            key = rnd.queries.tobytes()
+            if key not in subsets:
+                subsets = {key: data.queries(rnd.queries)}  # sets shrink round by round: keep the last
+            part, at = subsets[key], rnd.queries
+        arranged = part.arranged(rnd.perm)
+        v = np.asarray(m.kernel_for(arranged)(arranged, m), dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            total[at] += np.where(rnd.weight > 0, rnd.weight * v, 0.0)
+    return total
+
+
+def make(
+    family: str, params: Mapping[str, Any] | None = None, cutoff: int | float | None = None, budget: int | None = None
+) -> Measure:
+    """Build a validated measure; parameters equal to their defaults are dropped; ``budget`` (tokens)
+    replaces the cutoff (``nDCG@512tok``)."""
     spec = REGISTRY.get(family)
     if spec is None:
         raise MeasureError(f"unknown measure {family!r}; run 'ctxeval measures' for the list")
@@ -339,9 +513,17 @@ def make(family: str, params: Mapping[str, Any] | None = None, cutoff: int | flo
             if isinstance(cutoff, bool) or not isinstance(cutoff, (int, float)) or not 0.0 <= float(cutoff) <= 1.0:
                 raise MeasureError(f"measure {family}: cutoff must be a recall level in [0, 1], got {cutoff!r}")
             cutoff = float(cutoff)
-    elif spec.cutoff == "required":
+    elif spec.cutoff == "required" and budget is None:
         raise MeasureError(f"measure {family} needs a cutoff, e.g. {family}@10")
-    return Measure(family, tuple(clean), cutoff)
+    if budget is not None:
+        if cutoff is not None:
+            raise MeasureError(f"measure {family}: give a cutoff @k or a budget @Btok, not both")
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise MeasureError(f"measure {family}: a budget must be a whole number of tokens >= 1, got {budget!r}")
+        if spec.at_budget is None:
+            why = spec.budget_doc or "it has no reading at a token budget"
+            raise MeasureError(f"measure {family} cannot be cut at a budget of tokens: {why}")
+    return Measure(family, tuple(clean), cutoff, budget)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -174,8 +174,12 @@ def udcg_utilities(d: EvalData, rel: int | None, idx: np.ndarray | None = None) 
 
 def _udcg(d: EvalData, m: Measure) -> np.ndarray:
     idx, seg, _ = top_rows(d, _cut(m))
-    relevant = relevant_rows(d, m["rel"], idx)
-    u = udcg_utilities(d, m["rel"], idx)
+    return udcg_of(d, m, seg, relevant_rows(d, m["rel"], idx), udcg_utilities(d, m["rel"], idx))
+
+
+def udcg_of(d: EvalData, m: Measure, seg: np.ndarray, relevant: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """UDCG per query from the rows of C (their query ``seg``, whether each is relevant, its u(p); NaN:
+    no utility)."""
     has = ~np.isnan(u)
     contrib = np.where(relevant, m["w_rel"], m["w_irr"]) * np.where(has, u, 0.0)
     total = _total(d, seg, contrib)

@@ -1,6 +1,6 @@
 """The small safe grammar of measure names (no ``eval``)::
 
-    measure  := NAME [ "(" param ("," param)* ")" ] [ "@" CUTOFF ]
+    measure  := NAME [ "(" param ("," param)* ")" ] [ "@" CUTOFF | "@" BUDGET "tok" ]
     param    := KEY "=" value
     value    := INT | FLOAT | BOOL | STRING | QUOTED | "{" INT ":" NUMBER ("," INT ":" NUMBER)* "}"
 
@@ -176,7 +176,11 @@ def parse_measures(text: str | Measure | Iterable[str | Measure]) -> list[Measur
                 except ValueError as exc:
                     raise MeasureError(f"cannot parse measure {raw!r}: {exc}; {_HELP}") from None
             cut: int | float | None = None
-            if m.group("cut") is not None:
+            budget: int | None = None
+            tok = re.fullmatch(r"(\d+)tok", m.group("cut") or "")  # a budget of tokens: nDCG@512tok
+            if tok:
+                budget = int(tok.group(1))
+            elif m.group("cut") is not None:
                 cut_text = m.group("cut")
                 lvl = re.fullmatch(r"(.+?)-l(\d+)", cut_text)  # ranx: ndcg@10-l2
                 if lvl:
@@ -186,7 +190,7 @@ def parse_measures(text: str | Measure | Iterable[str | Measure]) -> list[Measur
                     cut = _number(cut_text)
                 except ValueError as exc:
                     raise MeasureError(f"cannot parse measure {raw!r}: {exc}; {_HELP}") from None
-            return [make(family, params, cut)]
+            return [make(family, params, cut, budget)]
     trec = _parse_trec_style(raw)
     if trec is not None:
         return trec

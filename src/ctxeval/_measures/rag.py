@@ -81,7 +81,13 @@ def weights(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _weights(d: EvalData, m: Measure) -> np.ndarray:
-    c = grade_counts(d).astype(np.float64)
+    return weights_of(grade_counts(d), m)
+
+
+def weights_of(counts: np.ndarray, m: Measure) -> np.ndarray:
+    """``float64[n_q, 6]``: the weight of each utility grade, from the count of each grade
+    (``counts[q, g]``) among a query's judged items (docs, or the evidence units of span labels)."""
+    c = counts.astype(np.float64)
     n = c.sum(axis=1, keepdims=True)
     p = div0(c, n)
     with np.errstate(divide="ignore", invalid="ignore"):

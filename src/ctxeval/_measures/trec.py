@@ -8,6 +8,7 @@ import numpy as np
 from .._core.evaldata import EvalData
 from .base import Family, Measure, Param, add_alias, add_trec_param, make, register
 from .classical import ROUNDING
+from .judged import JUDGED_ONLY, judged
 from .trec_kernels import (
     bing_values,
     eleven_pt_values,
@@ -286,9 +287,10 @@ for fam in (
         "Relative precision of the retrieved set",
         "set_relative_P = relret / min(ret, R)",
         TREC,
-        _k_set_relative_p,
-        (REL,),
+        judged(_k_set_relative_p),
+        (REL, JUDGED_ONLY),
         cutoff="none",
+        aliases=("SetRelP",),
         group="trec_eval",
         perfect_is_one=True,
     ),
@@ -297,8 +299,8 @@ for fam in (
         "Unranked average precision of the retrieved set",
         "SetAP = relret² / (ret · R) = SetP · SetR",
         TREC,
-        _k_set_map,
-        (REL,),
+        judged(_k_set_map),
+        (REL, JUDGED_ONLY),
         cutoff="none",
         aliases=("set_map",),
         group="trec_eval",

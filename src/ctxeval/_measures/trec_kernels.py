@@ -55,6 +55,7 @@ __all__ = [
     "iprec_cuts",
     "ndcg_rel_values",
     "nonrel_judged_ret_values",
+    "rbp_gains",
     "rbp_resid_values",
     "rbp_values",
     "relative_p_values",
@@ -340,12 +341,24 @@ def yaap_values(d: EvalData, rel: int) -> np.ndarray:
 def rbp_values(
     d: EvalData, p: float = 0.9, rel: int | None = None, gains: Any = None, k: int | None = None
 ) -> np.ndarray:
-    """Rank-biased precision, (1 − p) Σ gain_i p^(i−1).
+    """Rank-biased precision, (1 − p) Σ gain_i p^(i−1), the gains of :func:`rbp_gains`."""
+    n = d.n_queries
+    seg = d.j_seg
+    rg = rbp_gains(d, rel, gains)
+    keep_rows = rg != 0
+    if k is not None:
+        keep_rows &= d.j_rank <= k
+    top_rank = int(d.j_rank.max()) if d.j_rank.size else 0
+    powers = p_powers(p, top_rank)
+    terms = rg[keep_rows] * powers[d.j_rank[keep_rows] - 1]
+    return (1.0 - p) * seq_sum(terms, seg[keep_rows], n)
 
-    ``rel`` given: binary gain (judged grade >= rel). ``rel`` None (trec_eval's ``rbp``): the gain
-    table of the topic (grade 0..max judged grade, each its own gain unless ``gains`` says
-    otherwise) is rescaled to [0, 1] by (g − min) / (max − min) when it leaves [0, 1].
-    """
+
+def rbp_gains(d: EvalData, rel: int | None = None, gains: Any = None) -> np.ndarray:
+    """RBP's gain of every judged row. ``rel`` given: binary gain (judged grade >= rel). ``rel`` None
+    (trec_eval's ``rbp``): the gain table of the topic (grade 0..max judged grade, each its own gain
+    unless ``gains`` says otherwise) is rescaled to [0, 1] by (g − min) / (max − min) when it leaves
+    [0, 1]."""
     n = d.n_queries
     g = d.j_grade
     seg = d.j_seg
@@ -382,13 +395,7 @@ def rbp_values(
         # negative level given a gain (see with_trec_levels); other pool-unjudged rows keep gain 0
         in_table = (g >= 0) | np.isin(g, [lv for lv in gmap if lv < 0])
         rg = np.where(qn & in_table, scaled, rg)
-    keep_rows = rg != 0
-    if k is not None:
-        keep_rows &= d.j_rank <= k
-    top_rank = int(d.j_rank.max()) if d.j_rank.size else 0
-    powers = p_powers(p, top_rank)
-    terms = rg[keep_rows] * powers[d.j_rank[keep_rows] - 1]
-    return (1.0 - p) * seq_sum(terms, seg[keep_rows], n)
+    return rg
 
 
 def rbp_resid_values(d: EvalData, p: float = 0.9) -> np.ndarray:

@@ -26,7 +26,7 @@ def render_curves(data: dict[str, Any], fmt: str) -> str:
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["run", "measure", "k", "value"])
+        w.writerow(["run", "measure", "tokens" if data.get("axis") == "tokens" else "k", "value"])
         for s in series:
             for k, v in zip(data["ks"], s["values"]):
                 w.writerow([s["run"], s["measure"], k, "" if v is None else repr(float(v))])
@@ -43,8 +43,10 @@ def render_curves(data: dict[str, Any], fmt: str) -> str:
         highlight=False,
         markup=False,
     )
-    table = Table(title=f"metric@K ({runs[0]})" if len(runs) == 1 else "metric@K")
-    table.add_column("k", justify="right")
+    tokens = data.get("axis") == "tokens"
+    title = "metric at a budget of tokens" if tokens else "metric@K"
+    table = Table(title=f"{title} ({runs[0]})" if len(runs) == 1 else title)
+    table.add_column("tokens" if tokens else "k", justify="right")
     for h in heads:
         table.add_column(h, justify="right")
     for i, k in enumerate(data["ks"]):

@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from .._measures import families
+from .._core.ties import LIMIT
+from .._measures import Family, families
+from .._measures.base import tie_rule
 from .._measures.names import ir_measures_name
+
+
+def tie_text(fam: Family) -> str:
+    """How the family is exact under tied scores (``--ties expected``)."""
+    rule = tie_rule(fam.name)
+    if rule.how == "closed":
+        return f"closed form: {rule.form}"
+    if rule.how == "invariant":
+        return "the order of tied docs does not change it"
+    return f"the exact average of its value over every order of the ties (refused past {LIMIT:,} orders a query)"
 
 
 def measure_list(fmt: str = "text") -> str:
@@ -28,7 +40,8 @@ def measure_list(fmt: str = "text") -> str:
                 irm = ir_measures_name(f.name)
                 irm_text = f" (ir_measures: `{irm}`)" if irm else ""
                 out.append(
-                    f"| `{f.signature()}`{irm_text}{aliases} | {f.summary}: {f.formula} | {params} | {f.citation} |"
+                    f"| `{f.signature()}`{irm_text}{aliases} | {f.summary}: {f.formula}. Tied scores: {tie_text(f)} "
+                    f"| {params} | {f.citation} |"
                 )
         else:
             out.append(f"[{group}]")
@@ -40,6 +53,7 @@ def measure_list(fmt: str = "text") -> str:
                     out.append(f"      {p.name} ({'required' if p.required else f'default {p.default!r}'}): {p.doc}")
                 if f.aliases:
                     out.append(f"      aliases: {', '.join(f.aliases)}")
+                out.append(f"      tied scores: {tie_text(f)}")
                 out.append(f"      source: {f.citation}")
             out.append("")
     return "\n".join(out).lstrip("\n") + "\n"

@@ -10,6 +10,7 @@ from typing import Any
 
 from .._evaluate import Result, RunResult
 from .._measures import Measure
+from .._stats.summary import CI
 
 __all__ = ["FORMATS", "accounting_lines", "by_runs", "fmt_value", "render", "to_json"]
 
@@ -29,6 +30,32 @@ def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+def _none(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+def _extra(r: RunResult, m: Measure) -> dict[str, Any]:
+    """The interval and the best / worst tie orders of a summary, when the result holds them."""
+    out: dict[str, Any] = {}
+    if r.ci is not None:
+        iv = r.ci.get(m)
+        out["ci"] = None if iv is None else [iv[0], iv[1]]
+    if r.extremes is not None:
+        best, worst, _ = r.spread(m)
+        out["best"], out["worst"] = _none(best), _none(worst)
+    return out
+
+
+def _extra_query(r: RunResult, m: Measure, i: int) -> dict[str, Any]:
+    if r.extremes is None:
+        return {}
+    return {"best": _none(float(r.extremes[m][0][i])), "worst": _none(float(r.extremes[m][1][i]))}
+
+
+def _cell(x: float | None) -> str:
+    return "" if x is None or math.isnan(x) else repr(x)
+
+
 def render(result: Result, fmt: str, per_query: bool = False) -> str:
     if fmt == "json":
         return to_json(result.to_dict(per_query=per_query))
@@ -37,42 +64,44 @@ def render(result: Result, fmt: str, per_query: bool = False) -> str:
         for r in result.runs:
             for m in result.measures:
                 mean, valid = r.summary[m]
-                lines.append(
-                    json.dumps(
-                        {
-                            "run": r.name,
-                            "query": "all",
-                            "measure": str(m),
-                            "value": None if math.isnan(mean) else mean,
-                            "valid_queries": valid,
-                        },
-                        ensure_ascii=False,
-                    )
-                )
+                row = {"run": r.name, "query": "all", "measure": str(m), "value": _none(mean), "valid_queries": valid}
+                lines.append(json.dumps({**row, **_extra(r, m)}, ensure_ascii=False))
             if per_query:
                 for i, q in enumerate(r.qids):
                     for m in result.measures:
                         v = float(r.values[m][i])
-                        lines.append(
-                            json.dumps(
-                                {"run": r.name, "query": q, "measure": str(m), "value": None if math.isnan(v) else v},
-                                ensure_ascii=False,
-                            )
-                        )
+                        row = {"run": r.name, "query": q, "measure": str(m), "value": _none(v)}
+                        lines.append(json.dumps({**row, **_extra_query(r, m, i)}, ensure_ascii=False))
         return "\n".join(lines) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["run", "query", "measure", "value", "valid_queries"])
+        with_ci = any(r.ci is not None for r in result.runs)
+        with_ties = any(r.extremes is not None for r in result.runs)
+        w.writerow(
+            ["run", "query", "measure", "value", "valid_queries"]
+            + (["ci_low", "ci_high"] if with_ci else [])
+            + (["best", "worst"] if with_ties else [])
+        )
         for r in result.runs:
             for m in result.measures:
                 mean, valid = r.summary[m]
-                w.writerow([r.name, "all", str(m), "" if math.isnan(mean) else repr(mean), valid])
+                x = _extra(r, m)
+                iv = x.get("ci") or [None, None]
+                w.writerow(
+                    [r.name, "all", str(m), _cell(mean), valid]
+                    + ([_cell(iv[0]), _cell(iv[1])] if with_ci else [])
+                    + ([_cell(x.get("best")), _cell(x.get("worst"))] if with_ties else [])
+                )
             if per_query:
                 for i, q in enumerate(r.qids):
                     for m in result.measures:
-                        v = float(r.values[m][i])
-                        w.writerow([r.name, q, str(m), "" if math.isnan(v) else repr(v), ""])
+                        x = _extra_query(r, m, i)
+                        w.writerow(
+                            [r.name, q, str(m), _cell(float(r.values[m][i])), ""]
+                            + (["", ""] if with_ci else [])
+                            + ([_cell(x.get("best")), _cell(x.get("worst"))] if with_ties else [])
+                        )
         return buf.getvalue()
     if fmt == "table":
         return _table(result, per_query)
@@ -118,6 +147,8 @@ def _table(result: Result, per_query: bool) -> str:
     from rich.table import Table
 
     buf = io.StringIO()
+    from rich.markup import escape
+
     console = Console(
         file=buf,
         width=max(100, 20 + sum(max(len(str(m)), 8) + 3 for m in result.measures)),
@@ -144,7 +175,14 @@ def _table(result: Result, per_query: bool) -> str:
                 text += "*"
             cells.append(text)
         table.add_row(r.name, *cells)
+        if r.ci is not None:
+            table.add_row("  CI", *(escape(_interval(r.ci.get(m), m)) for m in result.measures))
     console.print(table)
+    ci = result.settings.get("ci")
+    if ci:
+        console.print(f"CI [lo, hi]: {CI(**ci).text()}", markup=False)
+    if any(r.extremes is not None for r in result.runs):
+        _tie_table(console, result)
     for line in accounting_lines(result.runs, result.measures):
         console.print(line)
     for line in result.notes:
@@ -155,12 +193,10 @@ def _table(result: Result, per_query: bool) -> str:
         console.print(line)
     if len(result.runs) > 1:
         console.print("* best value of the column (lowest for harm measures)")
+    if per_query and any(r.extremes is not None for r in result.runs):
+        _tie_queries(console, result)
     if per_query:
-        pq = Table(title="per query")
-        pq.add_column("run")
-        pq.add_column("query")
-        for m in result.measures:
-            pq.add_column(str(m), justify="right")
+        pq = _measure_table("per query", ["run", "query"], result.measures)
         for r in result.runs:
             for i, q in enumerate(r.qids):
                 pq.add_row(
@@ -170,6 +206,68 @@ def _table(result: Result, per_query: bool) -> str:
                 )
         console.print(pq)
     return buf.getvalue()
+
+
+def _measure_table(title: str, heads: list[str], measures: list[Measure]) -> Any:
+    """A rich table titled ``title``: the columns ``heads``, then one right-aligned column per measure."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for h in heads:
+        table.add_column(h)
+    for m in measures:
+        table.add_column(str(m), justify="right")
+    return table
+
+
+def _interval(iv: tuple[float, float] | None, m: Measure) -> str:
+    if iv is None:
+        return "NA"
+    count = m.spec.aggregate == "sum"
+    return f"[{fmt_value(iv[0], count=count)}, {fmt_value(iv[1], count=count)}]"
+
+
+def _tie_table(console: Any, result: Result) -> None:
+    """Under ties="expected": each run's summaries under the best and the worst order of its ties, how
+    many queries the order moves, and how many ties there are."""
+    table = _measure_table("tied scores: best and worst orders", ["run", "order"], result.measures)
+    for r in result.runs:
+        if r.extremes is None:
+            continue
+        spreads = [r.spread(m) for m in result.measures]
+        count = [m.spec.aggregate == "sum" for m in result.measures]
+        table.add_row(r.name, "best", *(fmt_value(s[0], count=c) for s, c in zip(spreads, count)))
+        table.add_row("", "worst", *(fmt_value(s[1], count=c) for s, c in zip(spreads, count)))
+        table.add_row("", "queries moved", *(str(s[2]) for s in spreads))
+    console.print(table)
+    for r in result.runs:
+        if r.ties is not None:
+            t = r.ties
+            console.print(
+                f"{r.name}: {t['tie_groups']} groups of tied scores ({t['tied_rows']} rows) in "
+                f"{t['queries_with_ties']} of {len(r.qids)} queries"
+            )
+    console.print(
+        "--ties expected: the figures above are expected values over every order of the tied scores; best / "
+        "worst: within every group of tied scores the judged docs by grade, highest first / last (for harm "
+        "measures the reverse); queries moved: where the two differ"
+    )
+
+
+def _tie_queries(console: Any, result: Result) -> None:
+    """Per query, where the order of its ties moves a measure: best / worst."""
+    table = _measure_table(
+        "per query, where the order of the ties matters: best / worst", ["run", "query"], result.measures
+    )
+    for r in result.runs:
+        moved = r.per_query_ties(result.measures)
+        for q, row in moved.items():
+            cells = []
+            for m in result.measures:
+                bw = row.get(str(m))
+                cells.append("" if bw is None else f"{fmt_value(bw[0])} / {fmt_value(bw[1])}")
+            table.add_row(r.name, q, *cells)
+    console.print(table)
 
 
 def by_runs(pairs: list[tuple[str, str]], n_runs: int) -> list[str]:

@@ -27,7 +27,7 @@ def _marker(comp: Mapping[str, Any] | None, higher_better: bool | None) -> str:
 def _summary_table(
     rep: _Report,
     runs: Sequence[Mapping[str, Any]],
-    comparisons: Mapping[tuple[str, str], Mapping[str, Any]],
+    comparisons: Mapping[tuple[str, str, str], Mapping[str, Any]],
     where: str,
 ) -> str:
     means: dict[str, list[float | None]] = {}
@@ -60,10 +60,11 @@ def _summary_table(
             v = means[m][i]
             ci = _ci(cis.get(m), f"{where}[{i}].ci[{m!r}]")
             cls = ' class="best"' if v is not None and best[m] is not None and v == best[m] else ""
-            mark = "" if name == rep.baseline else _marker(comparisons.get((name, m)), rep.direction[m])
+            mark = "" if name == rep.baseline else _marker(comparisons.get((name, m, rep.baseline)), rep.direction[m])
             ci_html = f'<span class="ci">[{_f(ci[0])}, {_f(ci[1])}]</span>' if ci is not None else ""
             cells.append(f"<td{cls}>{_f(v)}{mark}{ci_html}</td>")
-        tag = ' <span class="tag">baseline</span>' if name == rep.baseline else ""
+        bases = rep.settings.get("baselines") or [rep.baseline]
+        tag = ' <span class="tag">baseline</span>' if name in bases else ""
         rows.append(f"<tr>{_row_head(idx, name, tag)}{''.join(cells)}</tr>")
     return f'<table class="summary"><thead><tr><th scope="col">run</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
@@ -123,7 +124,8 @@ def _section_comparisons(rep: _Report) -> str:
     if not rep.comparisons:
         return ""
     rows = []
-    for (run, m), c in rep.comparisons.items():
+    named = any(c["against"] is not None for c in rep.comparisons.values())
+    for (run, m, vs), c in rep.comparisons.items():
         ci = c["ci"]
         idx = rep.index[run]
         hb = rep.direction[m] if m in rep.direction else _direction(m)
@@ -140,8 +142,9 @@ def _section_comparisons(rep: _Report) -> str:
             f"<td>{_f(c['n_queries'], 0)}</td>",
             f"<td>{_f(c['n_dropped'], 0)}</td>",
         ]
+        tail = f' <span class="tag">vs {_e(vs)}</span>' if named else ""
         rows.append(
-            f'<tr>{_row_head(idx, run)}<td class="{"m long" if len(m) > 28 else "m"}">{_e(m)}</td>{"".join(cells)}</tr>'
+            f'<tr>{_row_head(idx, run, tail)}<td class="{"m long" if len(m) > 28 else "m"}">{_e(m)}</td>{"".join(cells)}</tr>'
         )
     head = "".join(
         f'<th scope="col">{h}</th>'
@@ -161,12 +164,22 @@ def _section_comparisons(rep: _Report) -> str:
         )
     )
     return (
-        f'<section id="comparisons"><h2>Differences to the baseline ({_e(rep.baseline)})</h2>'
+        f'<section id="comparisons"><h2>{_differences_title(rep, named)}</h2>'
         f'<table class="plain"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
         '<p class="note">Paired by query over the queries both runs are evaluated on; queries where either '
         "value is NA are dropped (counted). Wins/ties/losses count queries where the run is better, equal or "
         "worse than the baseline.</p></section>"
     )
+
+
+def _differences_title(rep: _Report, named: bool) -> str:
+    if not named:
+        return f"Differences to the baseline ({_e(rep.baseline)})"
+    if rep.settings.get("pairs") == "all":
+        return "Differences between every pair of runs (the row's run minus the run after vs)"
+    bases = rep.settings.get("baselines") or [rep.baseline]
+    names = ", ".join(_e(b) for b in bases if isinstance(b, str))
+    return f"Differences to the baselines ({names}; one family of tests)"
 
 
 def _section_distraction(rep: _Report) -> str:

@@ -132,19 +132,23 @@ class _Report:
             raise _fail(where, "names no run of the report", n)
         return self.index[n]
 
-    def _comparisons(self, value: Any, where: str) -> dict[tuple[str, str], Mapping[str, Any]]:
-        out: dict[tuple[str, str], Mapping[str, Any]] = {}
+    def _comparisons(self, value: Any, where: str) -> dict[tuple[str, str, str], Mapping[str, Any]]:
+        """The comparisons by (run, measure, the run it is against: the baseline unless named)."""
+        out: dict[tuple[str, str, str], Mapping[str, Any]] = {}
         for i, c in enumerate(_list(value, where)):
             w = f"{where}[{i}]"
             c = _map(c, w, optional=False)
-            key = (_str(c.get("run"), f"{w}.run"), _str(c.get("measure"), f"{w}.measure"))
+            vs = self.baseline if c.get("against") is None else _str(c.get("against"), f"{w}.against")
+            key = (_str(c.get("run"), f"{w}.run"), _str(c.get("measure"), f"{w}.measure"), vs)
             self.run_index(key[0], f"{w}.run")
+            self.run_index(vs, f"{w}.against")
             if key in out:
-                raise _fail(w, "a second comparison of the same run and measure", list(key))
+                raise _fail(w, "a second comparison of the same runs and measure", list(key))
             sig = c.get("significant")
             if sig is not None and not isinstance(sig, bool):
                 raise _fail(f"{w}.significant", "expected true, false or null", sig)
             clean: dict[str, Any] = {k: _num(c.get(k), f"{w}.{k}") for k in _COMPARISON_NUMBERS}
             clean.update(run=key[0], measure=key[1], significant=bool(sig), ci=_ci(c.get("ci"), f"{w}.ci"))
+            clean["against"] = None if c.get("against") is None else vs
             out[key] = clean
         return out

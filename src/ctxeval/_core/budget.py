@@ -1,0 +1,66 @@
+"""The context a budget of B tokens holds: a run's ranked chunks packed in rank order.
+
+The chunks of a query's ranking enter in order while the budget allows. The rule for the first chunk
+that does not fit (its tokens exceed what is left):
+
+* ``stop`` (the default): leave it out and stop. The context is the longest prefix of the ranking
+  that fits. This is how a RAG prompt is usually packed: walk the ranked chunks, add each while the
+  running token count stays within the budget, break at the first that would exceed it (the
+  packing loop of OpenAI's cookbook "Question answering using embeddings"; LangChain's and
+  LlamaIndex's token-limited retrievers and memory buffers likewise keep a prefix). It never lets a
+  lower-ranked chunk displace what the ranker put first.
+* ``skip``: leave it out and go on: every later chunk that still fits enters (first fit). The context
+  is no longer a prefix, and a long chunk ranked high can let short lower-ranked ones in instead.
+
+(A third rule, cutting the chunk to the tokens left, is not offered: which part of a cut chunk
+holds its evidence is unknown to chunk-id labels, and a prompt cut mid-chunk is rarely what a team
+ships.) Positions in the context are 1, 2, ... in rank order, whichever rows were left out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .segments import offsets
+
+__all__ = ["OVERFLOW_RULES", "pack"]
+
+OVERFLOW_RULES = ("stop", "skip")
+
+
+def pack(r_off: np.ndarray, tokens: np.ndarray, budget: int, rule: str = "stop") -> np.ndarray:
+    """Mask over the ranked rows (queries by ``r_off``, rows in rank order): in the context of
+    ``budget`` tokens under ``rule`` (see the module docstring).
+
+    >>> off, tok = np.array([0, 4]), np.array([3, 5, 1, 1])
+    >>> pack(off, tok, 5).tolist(), pack(off, tok, 5, "skip").tolist()
+    ([True, False, False, False], [True, False, True, True])
+    """
+    tokens = np.asarray(tokens, dtype=np.int64)
+    if rule == "stop":
+        n = np.diff(r_off)
+        cum = np.cumsum(tokens)
+        cum -= np.repeat(np.r_[0, cum][r_off[:-1]], n)
+        return cum <= budget
+    if rule != "skip":
+        raise ValueError(f"overflow rule must be one of {', '.join(OVERFLOW_RULES)}, got {rule!r}")
+    n = np.diff(r_off)
+    keep = np.zeros(tokens.size, dtype=bool)
+    left = np.full(n.size, budget, dtype=np.int64)
+    for pos in range(int(n.max()) if n.size else 0):
+        q = np.flatnonzero(n > pos)
+        rows = r_off[q] + pos
+        fits = tokens[rows] <= left[q]
+        keep[rows[fits]] = True
+        left[q[fits]] -= tokens[rows[fits]]
+    return keep
+
+
+def context_sizes(keep: np.ndarray, r_off: np.ndarray) -> np.ndarray:
+    """Per query: the rows in the context."""
+    seg = np.repeat(np.arange(r_off.size - 1), np.diff(r_off))
+    return np.bincount(seg[keep], minlength=r_off.size - 1).astype(np.int64)
+
+
+def context_offsets(keep: np.ndarray, r_off: np.ndarray) -> np.ndarray:
+    return offsets(context_sizes(keep, r_off))

@@ -1,0 +1,323 @@
+"""Character spans as numpy: the atoms of a query's text, evidence units, and the side data of the
+span measures (:class:`SpanData`) and of the token budgets (:class:`ChunkData`).
+
+**Offsets.** Every position is a character offset into a document's text: a count of Unicode code
+points of the text decoded from UTF-8 (a Python ``str`` index), newlines counted as they are (one
+for ``\\n``, two for ``\\r\\n``); a span ``[start, end)`` holds ``text[start:end]`` (end exclusive).
+
+**Atoms.** For one query, every boundary of every interval in play (its evidence spans, the chunks a
+run retrieved for it, the chunks of the chunking near its evidence) cuts each document into atoms:
+maximal stretches that every interval either holds whole or not at all. A measure over characters
+(or tokens) is then a sum of atom weights: an atom weighs its characters, or the tokens a tokenizer
+counts in its text. A chunk is the contiguous run of atoms ``[lo, hi)`` it covers.
+
+**Evidence units.** A query's spans become disjoint units before anything is counted: spans of one
+document and one grade that overlap (share a character) merge into their union; where spans of
+different grades overlap, the shared characters belong to the higher grade, and the lower-grade
+span keeps the rest (touching spans stay apart). Every atom of evidence is owned by exactly one
+unit; a unit's weight W_u is the weight of the atoms it owns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .evaldata import Cut
+from .segments import offsets
+
+__all__ = [
+    "NO_GRADE",
+    "Atoms",
+    "ChunkData",
+    "SpanCeiling",
+    "SpanData",
+    "atomise",
+    "covered",
+    "first_cover",
+    "near",
+    "units",
+]
+
+#: the grade of an atom no span covers
+NO_GRADE = np.iinfo(np.int64).min
+
+
+@dataclass(frozen=True)
+class Atoms:
+    """The atoms of a set of intervals (see the module docstring): per atom its query, document,
+    start and end, sorted by (query, document, start); per interval given, its atom range [lo, hi)."""
+
+    q: np.ndarray
+    doc: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+    @property
+    def length(self) -> np.ndarray:
+        return self.end - self.start
+
+
+def atomise(q: np.ndarray, doc: np.ndarray, start: np.ndarray, end: np.ndarray) -> Atoms:
+    """Cut each (query, document) at every start and end of the intervals given (int arrays of one
+    length; ``start <= end``). Each interval's [lo, hi) is the run of atoms it covers.
+
+    >>> a = atomise(np.array([0, 0]), np.array([5, 5]), np.array([0, 4]), np.array([10, 6]))
+    >>> a.start.tolist(), a.end.tolist(), a.lo.tolist(), a.hi.tolist()
+    ([0, 4, 6], [4, 6, 10], [0, 1], [3, 2])
+    """
+    q = np.asarray(q, dtype=np.int64)
+    doc = np.asarray(doc, dtype=np.int64)
+    start = np.asarray(start, dtype=np.int64)
+    end = np.asarray(end, dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    if q.size == 0:
+        return Atoms(empty, empty, empty, empty, empty, empty)
+    n_docs = int(doc.max()) + 1
+    width = int(max(end.max(), 0)) + 1
+    if (int(q.max()) + 1) * n_docs * width < 1 << 62:  # (query, document) pairs need no numbering
+        pairs, group = None, q * n_docs + doc
+    else:
+        pairs, group = _distinct_inverse(q * n_docs + doc)
+        if pairs.size * width >= 1 << 62:
+            raise ValueError("documents too long for 64-bit positions")
+    keys, at = _distinct_inverse(np.r_[group * width + start, group * width + end])
+    g_pt, pos = np.divmod(keys, width)
+    # the atom index of a point: its index less the groups before it (each has one more point than atoms)
+    new_group = np.r_[False, g_pt[1:] != g_pt[:-1]]
+    g_rank = np.cumsum(new_group)
+    same = np.r_[~new_group[1:], False]
+    a_idx = np.flatnonzero(same)
+    atom_of_point = np.arange(keys.size, dtype=np.int64) - g_rank
+    n = start.size
+    lo, hi = atom_of_point[at[:n]], atom_of_point[at[n:]]
+    g_atom = g_pt[a_idx]
+    pair_q, pair_doc = np.divmod(g_atom if pairs is None else pairs[g_atom], n_docs)
+    return Atoms(pair_q, pair_doc, pos[a_idx], pos[a_idx + 1], lo, hi)
+
+
+def _distinct_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values of ``a`` and the index of each element among them."""
+    order = np.argsort(a)
+    s = a[order]
+    first = np.r_[True, s[1:] != s[:-1]] if s.size else np.zeros(0, dtype=bool)
+    inverse = np.empty(a.size, dtype=np.int64)
+    inverse[order] = np.cumsum(first) - 1
+    return s[first], inverse
+
+
+def near(
+    s_doc: np.ndarray, s_start: np.ndarray, s_end: np.ndarray, c_doc: np.ndarray, c_start: np.ndarray, c_end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (span, chunk) pair of one document that overlap or touch (c_start <= s_end and c_end >=
+    s_start): (span index, chunk index, whether they share a character), by span then chunk start.
+
+    >>> near(np.array([0]), np.array([5]), np.array([9]), np.array([0, 0, 0, 1]), np.array([0, 9, 12, 5]),
+    ...      np.array([5, 12, 20, 9]))
+    (array([0, 0]), array([0, 1]), array([False, False]))
+    """
+    empty = np.zeros(0, dtype=np.int64)
+    if s_doc.size == 0 or c_doc.size == 0:
+        return empty, empty, np.zeros(0, dtype=bool)
+    width = int(max(s_end.max(), c_end.max())) + 2
+    order = np.lexsort((c_start, c_doc))
+    key = c_doc[order] * width + c_start[order]
+    n_docs = int(max(c_doc.max(), s_doc.max())) + 1
+    longest = np.zeros(n_docs, dtype=np.int64)
+    np.maximum.at(longest, c_doc, c_end - c_start)
+    lo = np.searchsorted(key, s_doc * width + np.maximum(s_start - longest[s_doc], 0), side="left")
+    hi = np.searchsorted(key, s_doc * width + s_end, side="right")
+    span, at = _expand(lo, hi)
+    chunk = order[at]
+    ok = (c_doc[chunk] == s_doc[span]) & (c_end[chunk] >= s_start[span])
+    span, chunk = span[ok], chunk[ok]
+    share = np.minimum(c_end[chunk], s_end[span]) > np.maximum(c_start[chunk], s_start[span])
+    return span, chunk, share
+
+
+def _expand(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(interval index, atom index) of every atom of every interval [lo, hi)."""
+    n = np.maximum(hi - lo, 0)
+    which = np.repeat(np.arange(lo.size, dtype=np.int64), n)
+    atom = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n) + np.repeat(lo, n)
+    return which, atom
+
+
+def units(
+    n_atoms: int,
+    q: np.ndarray,
+    doc: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    grade: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The evidence units of spans (see the module docstring): per atom its grade (the highest of the
+    spans covering it, :data:`NO_GRADE` where none) and owning unit (-1: none); per unit its query
+    and grade.
+
+    >>> g, own, uq, ug = units(3, np.zeros(3, int), np.zeros(3, int), np.array([0, 2, 4]), np.array([3, 5, 6]),
+    ...                        np.array([1, 1, 2]), np.array([0, 1, 2]), np.array([2, 3, 3]))
+    >>> g.tolist(), own.tolist(), ug.tolist()  # [0,3) and [2,5) merge (grade 1); [4,6) grade 2 takes [4,5)
+    ([1, 1, 2], [0, 0, 1], [1, 2])
+    """
+    grade = np.asarray(grade, dtype=np.int64)
+    a_grade = np.full(n_atoms, NO_GRADE, dtype=np.int64)
+    a_unit = np.full(n_atoms, -1, dtype=np.int64)
+    if grade.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return a_grade, a_unit, empty, empty
+    # merge overlapping spans of one (query, document, grade): sorted by start, a span opens a new
+    # unit when it starts at or after the furthest end before it
+    order = np.lexsort((start, grade, doc, q))
+    sq, sd, sg, ss, se = q[order], doc[order], grade[order], start[order], end[order]
+    new_key = np.r_[True, (sq[1:] != sq[:-1]) | (sd[1:] != sd[:-1]) | (sg[1:] != sg[:-1])]
+    key_id = np.cumsum(new_key) - 1
+    width = int(max(se.max(), 0)) + 1
+    reach = np.maximum.accumulate(key_id * width + se) - key_id * width  # furthest end so far, per key
+    opens = new_key.copy()
+    opens[1:] |= ss[1:] >= reach[:-1]
+    unit_sorted = np.cumsum(opens) - 1
+    unit_of = np.empty_like(unit_sorted)
+    unit_of[order] = unit_sorted
+    u_q = sq[opens]
+    u_grade = sg[opens]
+    which, atom = _expand(np.asarray(lo), np.asarray(hi))
+    if atom.size:
+        g = grade[which]
+        pick = np.lexsort((-g, atom))
+        first = np.r_[True, atom[pick][1:] != atom[pick][:-1]]
+        top = pick[first]
+        a_grade[atom[top]] = g[top]
+        a_unit[atom[top]] = unit_of[which[top]]
+    return a_grade, a_unit, u_q, u_grade
+
+
+def covered(n_atoms: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Mask over the atoms: covered by at least one interval [lo, hi).
+
+    >>> covered(5, np.array([0, 3]), np.array([2, 4])).tolist()
+    [True, True, False, True, False]
+    """
+    d = np.bincount(lo, minlength=n_atoms + 1) - np.bincount(hi, minlength=n_atoms + 1)
+    return np.cumsum(d[:n_atoms]) > 0
+
+
+def first_cover(lo: np.ndarray, hi: np.ndarray, atom_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the atoms of ``atom_mask`` covered by some interval: (atom, the first interval covering it),
+    intervals given in order (rank order: the first is the best ranked).
+
+    >>> first_cover(np.array([1, 0]), np.array([3, 2]), np.ones(4, bool))
+    (array([0, 1, 2]), array([1, 0, 0]))
+    """
+    before = np.r_[0, np.cumsum(atom_mask)]  # masked atoms before each atom position
+    marked = np.flatnonzero(atom_mask)
+    m_lo, m_hi = before[lo], before[hi]
+    which, slot = _expand(m_lo, m_hi)
+    if slot.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    order = np.argsort(slot, kind="stable")  # expanded in interval order: the first is the best
+    ss = slot[order]
+    first = order[np.r_[True, ss[1:] != ss[:-1]]]
+    return marked[slot[first]], which[first]
+
+
+@dataclass(frozen=True, eq=False)
+class ChunkData:
+    """Where every ranked row's chunk lies and what it costs: ``doc`` (a document code), ``start``,
+    ``end`` (characters) and ``tokens`` (-1: unknown) per ranked row; per query (``q_off``) the judged
+    chunks' grades (``q_util``: on the 1–5 scale after the grade map in force) and tokens (-1: unknown), for the ideal at a budget; ``tokenizer`` names how tokens
+    were counted, ``overflow`` the rule for the chunk that does not fit a budget
+    (:mod:`ctxeval._core.budget`)."""
+
+    doc: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    tokens: np.ndarray
+    q_off: np.ndarray
+    q_grade: np.ndarray
+    q_util: np.ndarray
+    q_tokens: np.ndarray
+    tokenizer: str
+    overflow: str = "stop"
+    source: str = "<chunks>"
+
+    def cut(self, cut: Cut) -> ChunkData:
+        r = cut.rows
+        return replace(self, doc=self.doc[r], start=self.start[r], end=self.end[r], tokens=self.tokens[r])
+
+
+@dataclass(frozen=True, eq=False)
+class AtomData:
+    """What the span side data share: per query (``a_off``) its atoms' characters ``a_len``, tokens
+    ``a_tok`` (None: no tokenizer over the documents) and grade ``a_grade`` (the highest grade covering
+    the atom, :data:`NO_GRADE` where none)."""
+
+    a_off: np.ndarray
+    a_len: np.ndarray
+    a_tok: np.ndarray | None
+    a_grade: np.ndarray
+
+    @property
+    def n_atoms(self) -> int:
+        return int(self.a_len.size)
+
+    @property
+    def a_q(self) -> np.ndarray:
+        return np.repeat(np.arange(self.a_off.size - 1, dtype=np.int64), np.diff(self.a_off))
+
+
+@dataclass(frozen=True, eq=False)
+class SpanData(AtomData):
+    """The side data of the span measures (see the module docstring).
+
+    Atoms (:class:`AtomData`), and ``a_unit`` (the unit owning each, -1: none). Units: ``u_q``, ``u_grade``, ``u_util`` (the grade on the 1–5 scale
+    after the grade map in force), ``u_len`` and ``u_tok`` (the weight it owns). Spans as given
+    (Chroma's sums run over them): ``s_q``, ``s_grade``, ``s_lo``, ``s_hi``. Ranked rows: ``r_lo``,
+    ``r_hi``."""
+
+    a_unit: np.ndarray
+    u_q: np.ndarray
+    u_grade: np.ndarray
+    u_util: np.ndarray
+    u_len: np.ndarray
+    u_tok: np.ndarray | None
+    s_q: np.ndarray
+    s_grade: np.ndarray
+    s_lo: np.ndarray
+    s_hi: np.ndarray
+    r_lo: np.ndarray
+    r_hi: np.ndarray
+    tokenizer: str | None = None
+
+    def cut(self, cut: Cut) -> SpanData:
+        return replace(self, r_lo=self.r_lo[cut.rows], r_hi=self.r_hi[cut.rows])
+
+
+def atom_offsets(a_q: np.ndarray, n_q: int) -> np.ndarray:
+    """Per-query offsets of atoms sorted by query."""
+    return offsets(np.bincount(a_q, minlength=n_q).astype(np.int64))
+
+
+@dataclass(frozen=True, eq=False)
+class SpanCeiling(AtomData):
+    """precision_Omega's side data: atoms of each query's evidence and of the chunking's chunks that
+    overlap or touch it (``a_off``, ``a_len``, ``a_tok``, ``a_grade`` as :class:`SpanData`'s); those
+    chunks' atom ranges ``h_lo``, ``h_hi``; and per (chunk, span) pair that overlap or touch ``p_h``,
+    ``p_s`` (the span, with grade ``s_grade[p_s]``) and ``p_overlap`` (False: they only touch). It does
+    not depend on the run: a cut keeps it."""
+
+    s_grade: np.ndarray
+    h_lo: np.ndarray
+    h_hi: np.ndarray
+    p_h: np.ndarray
+    p_s: np.ndarray
+    p_overlap: np.ndarray
+
+    def cut(self, cut: Cut) -> SpanCeiling:
+        return self
