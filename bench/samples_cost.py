@@ -140,11 +140,16 @@ print(json.dumps({"cpu": u.ru_utime + u.ru_stime, "rss_mb": u.ru_maxrss / 1024, 
 """
 
 
+def _target(out: Path, name: str) -> Path:
+    """Where a generated file goes (its folder made)."""
+    out.mkdir(parents=True, exist_ok=True)
+    return out / name
+
+
 def generate_ragas(n: int, chunks: int, out: Path) -> Path:
     import string
 
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"ragas-{n}x{chunks}.jsonl"
+    path = _target(out, f"ragas-{n}x{chunks}.jsonl")
     if path.exists():
         return path
     rng = random.Random(21)
@@ -229,8 +234,7 @@ def generate_every_field(n: int, chunks: int, out: Path) -> Path:
     """Samples using every field the line reader reads (see the module docstring), fixed seed."""
     import string
 
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"every-field-{n}x{chunks}.jsonl"
+    path = _target(out, f"every-field-{n}x{chunks}.jsonl")
     if path.exists():
         return path
     rng = random.Random(34)

@@ -8,6 +8,7 @@ import importlib.util
 from pathlib import Path
 
 import ctxeval
+from ctxeval._io.samples.fields import FIELDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,8 +46,6 @@ def test_every_family_has_its_entry_with_formula_and_source() -> None:
 
 
 def test_the_sample_format_table_is_the_field_table() -> None:
-    from ctxeval._io.samples.fields import FIELDS
-
     mod = _script()
     text = mod.FORMATS_PAGE.read_text(encoding="utf-8")
     assert mod.formats_updated(text) == text, "docs/reference/formats.md is stale: run python scripts/update_docs.py"

@@ -32,6 +32,13 @@ if TYPE_CHECKING:
     from .._measures.base import Measure
 
 
+def _moved(cut: Cut, n_rows: int, *rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Ranked rows (-1: none) after ``cut`` of ``n_rows`` rows: their new index, -1 where cut away."""
+    new = np.full(n_rows, -1, dtype=np.int64)
+    new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
+    return tuple(np.where(r >= 0, new[np.maximum(r, 0)], -1) for r in rows)
+
+
 @dataclass(frozen=True, eq=False)
 class SampleLabels:
     """What a sample set says beyond its references. Per ranked row: ``cited`` (the response cites the
@@ -55,13 +62,8 @@ class SampleLabels:
     nc_level: np.ndarray
 
     def cut(self, cut: Cut) -> SampleLabels:
-        new = np.full(self.cited.size, -1, dtype=np.int64)
-        new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
-
-        def moved(rows: np.ndarray) -> np.ndarray:
-            return np.where(rows >= 0, new[np.maximum(rows, 0)], -1)
-
-        return replace(self, cited=self.cited[cut.rows], fc_row=moved(self.fc_row), nc_row=moved(self.nc_row))
+        fc_row, nc_row = _moved(cut, self.cited.size, self.fc_row, self.nc_row)
+        return replace(self, cited=self.cited[cut.rows], fc_row=fc_row, nc_row=nc_row)
 
 
 @dataclass(frozen=True)
@@ -301,10 +303,8 @@ class JudgeLabels:
     cc_supports: np.ndarray
 
     def cut(self, cut: Cut) -> JudgeLabels:
-        new = np.full(self.relevant.size, -1, dtype=np.int64)
-        new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
-        moved = np.where(self.cc_row >= 0, new[np.maximum(self.cc_row, 0)], -1)
-        return replace(self, relevant=self.relevant[cut.rows], undecided=self.undecided[cut.rows], cc_row=moved)
+        (cc_row,) = _moved(cut, self.relevant.size, self.cc_row)
+        return replace(self, relevant=self.relevant[cut.rows], undecided=self.undecided[cut.rows], cc_row=cc_row)
 
 
 @dataclass(frozen=True)

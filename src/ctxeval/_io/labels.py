@@ -249,6 +249,7 @@ class LabelKind:
 
     @property
     def provenance(self) -> Provenance | None:
+        """The judge that wrote the labels, when known (None: given labels, or a judge nobody named)."""
         return self.source.provenance
 
     @property
@@ -258,6 +259,7 @@ class LabelKind:
 
     @property
     def judged(self) -> bool:
+        """A model (or the offline heuristic) wrote the labels."""
         return self.source.judged
 
     @classmethod
