@@ -58,7 +58,7 @@ class Row:
     at_least: str | None = None  #: per chunk: the field no value of it may be below (an end, its start)
     ragas: str | None = None  #: RAGAS's name of the field, when it has one
     fast: bool = False  #: the columnar reader takes it (see :mod:`.fast`)
-    #: the value written back, when not the attribute as it is (None: nothing written)
+    #: the sample -> the value written back, when it is not the attribute as it is (None from it: not written)
     written: Callable[[Sample], Any] | None = None
     attr: str = ""  #: the :class:`Sample` attribute holding it ("": kept in ``extra``)
 
