@@ -20,6 +20,12 @@ NonLLMContextRecall): each a fresh process reading the file and scoring every sa
 (user + sys) and peak memory (max RSS), interleaved, medians; the means must agree (checked).
 ``CTXEVAL_BENCH_IDS=SetP,ContextRecall`` names the ids measures for a ctxeval without the IDBased names
 (the same values on this file).
+
+``--every-field``: the sample format itself, on a file that uses every field the line reader reads
+(chunk objects with texts, scores and other keys, RAGAS's names, grades, reference texts, facets,
+nuggets, citations, a judge's claims and relevance, labelled_by, an unknown field; 20,000 samples x 10
+chunks by default): each step in a fresh process, its CPU time (user + sys), medians: reading it line
+by line (``fast=False``), the samples as records, written as JSON lines and as CSV, the CSV read back.
 """
 
 from __future__ import annotations
@@ -134,11 +140,16 @@ print(json.dumps({"cpu": u.ru_utime + u.ru_stime, "rss_mb": u.ru_maxrss / 1024, 
 """
 
 
+def _target(out: Path, name: str) -> Path:
+    """Where a generated file goes (its folder made)."""
+    out.mkdir(parents=True, exist_ok=True)
+    return out / name
+
+
 def generate_ragas(n: int, chunks: int, out: Path) -> Path:
     import string
 
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"ragas-{n}x{chunks}.jsonl"
+    path = _target(out, f"ragas-{n}x{chunks}.jsonl")
     if path.exists():
         return path
     rng = random.Random(21)
@@ -193,13 +204,123 @@ def ragas_side_by_side(n: int, chunks: int, repeat: int) -> None:
             )
 
 
+FORMAT_WORKER = r"""
+import json, resource, sys, time
+from pathlib import Path
+import ctxeval
+step, path, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+if step == "read":
+    ctxeval.Samples.from_jsonl(path, fast=False)
+elif step == "read_csv":
+    ctxeval.Samples.from_path(out.with_suffix(".csv"))
+else:
+    s = ctxeval.Samples.from_jsonl(path, fast=False)
+    u0 = resource.getrusage(resource.RUSAGE_SELF)
+    if step == "records":
+        s.to_records()
+    elif step == "write_jsonl":
+        s.write(out.with_suffix(".jsonl"))
+    else:
+        s.write(out.with_suffix(".csv"))
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"cpu": u.ru_utime + u.ru_stime - u0.ru_utime - u0.ru_stime}))
+    sys.exit(0)
+u = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"cpu": u.ru_utime + u.ru_stime}))
+"""
+
+
+def generate_every_field(n: int, chunks: int, out: Path) -> Path:
+    """Samples using every field the line reader reads (see the module docstring), fixed seed."""
+    import string
+
+    path = _target(out, f"every-field-{n}x{chunks}.jsonl")
+    if path.exists():
+        return path
+    rng = random.Random(34)
+    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(2, 9))) for _ in range(500)]
+
+    def text(k: int) -> str:
+        return " ".join(rng.choice(words) for _ in range(k))
+
+    with path.open("w") as f:
+        for i in range(n):
+            ids = [f"c{d:05d}" for d in rng.sample(range(5000), chunks)]
+            scores = sorted((rng.uniform(0, 30) for _ in ids), reverse=True)
+            refs = rng.sample(ids, 3)
+            rec = {
+                "query_id": f"q{i:06d}",
+                "user_input": text(8),
+                "retrieved": [
+                    {"id": d, "text": text(40), "score": s, "source": f"doc{j}"}
+                    for j, (d, s) in enumerate(zip(ids, scores))
+                ],
+                "grades": {d: rng.randint(1, 3) for d in refs},
+                "reference_contexts": [text(30) for _ in range(2)],
+                "reference": text(20),
+                "answer": text(20),
+                "category": rng.choice(["a", "b", "c"]),
+                "pool": ids + [f"p{d}" for d in range(5)],
+                "facets": [{"name": text(2), "ids": refs[:2]}, {"name": text(2), "ids": refs[2:]}],
+                "citations": refs[:2],
+                "nuggets": [
+                    {
+                        "text": text(6),
+                        "importance": "vital",
+                        "supported_by": refs[:1],
+                        "partially_supported_by": refs[1:2],
+                        "undecided": [],
+                    }
+                ],
+                "claims": [{"text": text(6), "supported_by": refs[:2], "undecided": refs[2:]}],
+                "judged": {"relevant": refs[:2], "undecided": [], "tied": refs[2:]},
+                "labelled_by": [{"judge": "lexical", "model": "lexical", "heuristic": True, "task": "claims"}],
+                "latency_ms": rng.randint(10, 900),
+            }
+            f.write(json.dumps(rec) + "\n")
+    return path
+
+
+def every_field(n: int, chunks: int, repeat: int) -> None:
+    import tempfile
+
+    path = generate_every_field(n, chunks, BENCH / "data" / "samples")
+    steps = ("read", "records", "write_jsonl", "write_csv", "read_csv")
+    got: dict[str, list[float]] = {s: [] for s in steps}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "written"
+        for _ in range(repeat):  # interleaved
+            for step in steps:
+                done = subprocess.run(
+                    [sys.executable, "-c", FORMAT_WORKER, step, str(path), str(out)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                got[step].append(json.loads(done.stdout.strip().splitlines()[-1])["cpu"])
+    print(f"{n:,} samples x {chunks} chunks using every field; CPU (s), median of {repeat}, fresh processes")
+    labels = {
+        "read": "read, line by line (process)",
+        "records": "to_records()",
+        "write_jsonl": "write JSON lines",
+        "write_csv": "write CSV",
+        "read_csv": "read the CSV (process)",
+    }
+    for step in steps:
+        print(f"{labels[step]:<30} {statistics.median(got[step]):>7.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=None)
     ap.add_argument("--chunks", type=int, default=None)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--ragas", action="store_true", help="ctxeval against ragas on a RAGAS-schema file")
+    ap.add_argument("--every-field", action="store_true", help="the format's reader and writers over every field")
     args = ap.parse_args()
+    if args.every_field:
+        every_field(args.samples or 20_000, args.chunks or 10, args.repeat)
+        return
     if args.ragas:
         ragas_side_by_side(args.samples or 2000, args.chunks or 10, args.repeat)
         return

@@ -100,6 +100,12 @@ def _named(draw: st.DrawFn, names: tuple[str, ...]) -> str:
     return draw(st.sampled_from(names))
 
 
+def _places(n: int) -> st.SearchStrategy[list[tuple[Any, int, int]]]:
+    """Where ``n`` chunks lie: (document, start, end), offsets in code points, end exclusive."""
+    place = st.tuples(SAMPLE_IDS, st.integers(0, 10**6), st.integers(0, 500)).map(lambda t: (t[0], t[1], t[1] + t[2]))
+    return st.lists(place, min_size=n, max_size=n)
+
+
 @st.composite
 def sample_records(draw: st.DrawFn, i: int = 0, csv: bool = False) -> dict:
     """One valid sample object using any of the format's fields and names. ``csv``: values CSV can hold
@@ -131,6 +137,9 @@ def sample_records(draw: st.DrawFn, i: int = 0, csv: bool = False) -> dict:
         if items and draw(st.booleans()):
             for item, s in zip(items, scores):
                 item["score"] = s
+        if items and draw(st.booleans()):
+            for item, (d, start, end) in zip(items, draw(_places(n))):
+                item.update(document=d, start=start, end=end)
         rec["retrieved"] = items
     elif form == "ids":
         rec["retrieved"] = ids
@@ -143,6 +152,12 @@ def sample_records(draw: st.DrawFn, i: int = 0, csv: bool = False) -> dict:
             rec[_named(draw, ("retrieved_contexts", "contexts"))] = [t + f"#{j}" for j, t in enumerate(chunk_texts)]
         if draw(st.booleans()):
             rec["retrieved_scores"] = scores
+        if draw(st.booleans()):
+            places = draw(_places(n))
+            for name, values in zip(("retrieved_documents", "retrieved_starts", "retrieved_ends"), zip(*places)):
+                rec[name] = list(values)
+            if not places:
+                rec.update(retrieved_documents=[], retrieved_starts=[], retrieved_ends=[])
     refs = st.lists(SAMPLE_IDS, max_size=4)
     if draw(st.booleans()):
         rec[_named(draw, ("reference_ids", "reference_context_ids"))] = draw(refs)

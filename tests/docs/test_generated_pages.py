@@ -1,6 +1,6 @@
 """The site's generated pages stay in step with what they are generated from: the measure reference
 with the registry (every family has its entry, with its formula and its source), the command-line
-reference with every command's --help."""
+reference with every command's --help, the sample format's table with its field table."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import importlib.util
 from pathlib import Path
 
 import ctxeval
+from ctxeval._io.samples.fields import FIELDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,3 +43,12 @@ def test_every_family_has_its_entry_with_formula_and_source() -> None:
     for fam in ctxeval.families():
         entry = text.split(f"### {fam.name} {{#{mod.anchor(fam.name)}}}\n", 1)[1].split("\n### ", 1)[0]
         assert f"`{fam.formula}`" in entry and fam.citation.split(",")[0] in entry, fam.name
+
+
+def test_the_sample_format_table_is_the_field_table() -> None:
+    mod = _script()
+    text = mod.FORMATS_PAGE.read_text(encoding="utf-8")
+    assert mod.formats_updated(text) == text, "docs/reference/formats.md is stale: run python scripts/update_docs.py"
+    table = text.split(mod.FIELDS_START, 1)[1].split(mod.FIELDS_END, 1)[0]
+    for name in FIELDS:  # every name the reader takes is on the page
+        assert f"`{name}`" in table, name

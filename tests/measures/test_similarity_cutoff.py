@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
 import ctxeval
-from ctxeval._core.extras import Similarities
+from ctxeval._context.samples import Similarities
 from ctxeval._errors import ConfigError
 from ctxeval._measures.context import _texts
 from ctxeval._measures.grammar import parse_measure

@@ -1,7 +1,14 @@
-"""``samples``: what a sample set says beyond its references, for the measures that read it: which
-retrieved chunks the response cites (``AttributionRate``), the facets an answer needs with the
-chunks covering each (``CoverageRecall``), and the nuggets with the chunks supporting each
-(``NuggetRecall``).
+"""What a sample set says beyond its references, for the measures that read it, each value beside the
+provider that builds it (the measures read them through the protocols of :mod:`ctxeval._measures.context`,
+which say what each kernel reads; the core knows none of them):
+
+* ``samples`` (:class:`SampleLabels`): which retrieved chunks the response cites (``AttributionRate``),
+  the facets an answer needs with the chunks covering each (``CoverageRecall``), and the nuggets with
+  the chunks supporting each (``NuggetRecall``);
+* ``similarity`` and ``containment`` (:class:`Similarities`): the reference contexts matched against
+  the chunks' texts (``ContextPrecision`` / ``ContextRecall``, ``method=similarity|containment``);
+* ``judged`` (:class:`JudgeLabels`): a judge's relevance of the chunks and its claims' support
+  (``method=judge``).
 
 A run that did not come from a sample set has none of this: asking for those measures is an error
 that says where the data comes from. A chunk the response cites that the sample did not retrieve is an
@@ -17,13 +24,46 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._core.extras import JudgeLabels, SampleLabels, Similarities
 from .._errors import ConfigError, InputError
 from . import Inputs, register
 
 if TYPE_CHECKING:
-    from .._core.evaldata import EvalData
+    from .._core.evaldata import Cut, EvalData
     from .._measures.base import Measure
+
+
+def _moved(cut: Cut, n_rows: int, *rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Ranked rows (-1: none) after ``cut`` of ``n_rows`` rows: their new index, -1 where cut away."""
+    new = np.full(n_rows, -1, dtype=np.int64)
+    new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
+    return tuple(np.where(r >= 0, new[np.maximum(r, 0)], -1) for r in rows)
+
+
+@dataclass(frozen=True, eq=False)
+class SampleLabels:
+    """What a sample set says beyond its references. Per ranked row: ``cited`` (the response cites the
+    chunk); per query: ``has_citations`` / ``has_facets`` (the sample gives the field), ``f_off``
+    (offsets of its facets, numbered across queries); per (facet, chunk) pair: ``fc_facet`` and
+    ``fc_row`` (the chunk's ranked row, -1 when not retrieved). Nuggets likewise: ``has_nuggets``,
+    ``n_off``, ``n_vital`` per nugget, and per (nugget, chunk) pair ``nc_nugget``, ``nc_row`` and
+    ``nc_level`` (1.0: the chunk supports the nugget, 0.5: partially)."""
+
+    cited: np.ndarray
+    has_citations: np.ndarray
+    has_facets: np.ndarray
+    f_off: np.ndarray
+    fc_facet: np.ndarray
+    fc_row: np.ndarray
+    has_nuggets: np.ndarray
+    n_off: np.ndarray
+    n_vital: np.ndarray
+    nc_nugget: np.ndarray
+    nc_row: np.ndarray
+    nc_level: np.ndarray
+
+    def cut(self, cut: Cut) -> SampleLabels:
+        fc_row, nc_row = _moved(cut, self.cited.size, self.fc_row, self.nc_row)
+        return replace(self, cited=self.cited[cut.rows], fc_row=fc_row, nc_row=nc_row)
 
 
 @dataclass(frozen=True)
@@ -102,6 +142,32 @@ class SamplesProvider:
 
 
 register(SamplesProvider())
+
+
+@dataclass(frozen=True, eq=False)
+class Similarities:
+    """String similarity between each sample's reference contexts and its retrieved chunks: per query
+    ``has`` (the sample gives both texts) and ``ref_off`` (offsets of its reference contexts, numbered
+    across queries); per (reference, ranked row) pair ``p_ref``, ``p_row`` and ``p_sim`` (1 - normalised
+    Levenshtein distance)."""
+
+    has: np.ndarray
+    ref_off: np.ndarray
+    p_ref: np.ndarray
+    p_row: np.ndarray
+    p_sim: np.ndarray
+    n_rows: int
+    #: similarities below it were computed as 0 (rapidfuzz's ``score_cutoff``): exact for thresholds >= it
+    cutoff: float = 0.0
+
+    def cut(self, cut: Cut) -> Similarities:
+        new = np.full(self.n_rows, -1, dtype=np.int64)
+        new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
+        moved = new[self.p_row]
+        keep = moved >= 0
+        return replace(
+            self, p_ref=self.p_ref[keep], p_row=moved[keep], p_sim=self.p_sim[keep], n_rows=int(cut.rows.size)
+        )
 
 
 @dataclass(frozen=True)
@@ -218,6 +284,27 @@ def _text_pairs(data: EvalData, inputs: Inputs, what: str, pairs: Any) -> Simila
         return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
     return Similarities(has, ref_off, cat(refs, np.int64), cat(rows, np.int64), cat(sims, np.float64), len(docs))
+
+
+@dataclass(frozen=True, eq=False)
+class JudgeLabels:
+    """A judge's labels of a sample set. Per ranked row: ``relevant`` / ``undecided`` (the chunk's
+    relevance to the reference answer); per query ``has_judged`` and ``has_claims``, ``c_off``
+    (offsets of its claims, numbered across queries); per (claim, chunk) pair ``cc_claim``,
+    ``cc_row`` (-1: not retrieved) and ``cc_supports`` (True: supports, False: undecided)."""
+
+    relevant: np.ndarray
+    undecided: np.ndarray
+    has_judged: np.ndarray
+    has_claims: np.ndarray
+    c_off: np.ndarray
+    cc_claim: np.ndarray
+    cc_row: np.ndarray
+    cc_supports: np.ndarray
+
+    def cut(self, cut: Cut) -> JudgeLabels:
+        (cc_row,) = _moved(cut, self.relevant.size, self.cc_row)
+        return replace(self, relevant=self.relevant[cut.rows], undecided=self.undecided[cut.rows], cc_row=cc_row)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ __all__ = [
     "PrefGroup",
     "Preferences",
     "QueryPrefs",
-    "SampleLabels",
     "Subtopics",
     "Utilities",
 ]
@@ -164,87 +163,6 @@ class Utilities:
         if self.known is not None and self.known_pairs is not None:
             out["known pairs not retrieved"] = int(self.known_pairs - int(self.known.sum()))
         return out
-
-
-@dataclass(frozen=True, eq=False)
-class SampleLabels:
-    """What a sample set says beyond its references. Per ranked row: ``cited`` (the response cites the
-    chunk); per query: ``has_citations`` / ``has_facets`` (the sample gives the field), ``f_off``
-    (offsets of its facets, numbered across queries); per (facet, chunk) pair: ``fc_facet`` and
-    ``fc_row`` (the chunk's ranked row, -1 when not retrieved). Nuggets likewise: ``has_nuggets``,
-    ``n_off``, ``n_vital`` per nugget, and per (nugget, chunk) pair ``nc_nugget``, ``nc_row`` and
-    ``nc_level`` (1.0: the chunk supports the nugget, 0.5: partially)."""
-
-    cited: np.ndarray
-    has_citations: np.ndarray
-    has_facets: np.ndarray
-    f_off: np.ndarray
-    fc_facet: np.ndarray
-    fc_row: np.ndarray
-    has_nuggets: np.ndarray
-    n_off: np.ndarray
-    n_vital: np.ndarray
-    nc_nugget: np.ndarray
-    nc_row: np.ndarray
-    nc_level: np.ndarray
-
-    def cut(self, cut: Cut) -> SampleLabels:
-        new = np.full(self.cited.size, -1, dtype=np.int64)
-        new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
-
-        def moved(rows: np.ndarray) -> np.ndarray:
-            return np.where(rows >= 0, new[np.maximum(rows, 0)], -1)
-
-        return replace(self, cited=self.cited[cut.rows], fc_row=moved(self.fc_row), nc_row=moved(self.nc_row))
-
-
-@dataclass(frozen=True, eq=False)
-class JudgeLabels:
-    """A judge's labels of a sample set. Per ranked row: ``relevant`` / ``undecided`` (the chunk's
-    relevance to the reference answer); per query ``has_judged`` and ``has_claims``, ``c_off``
-    (offsets of its claims, numbered across queries); per (claim, chunk) pair ``cc_claim``,
-    ``cc_row`` (-1: not retrieved) and ``cc_supports`` (True: supports, False: undecided)."""
-
-    relevant: np.ndarray
-    undecided: np.ndarray
-    has_judged: np.ndarray
-    has_claims: np.ndarray
-    c_off: np.ndarray
-    cc_claim: np.ndarray
-    cc_row: np.ndarray
-    cc_supports: np.ndarray
-
-    def cut(self, cut: Cut) -> JudgeLabels:
-        new = np.full(self.relevant.size, -1, dtype=np.int64)
-        new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
-        moved = np.where(self.cc_row >= 0, new[np.maximum(self.cc_row, 0)], -1)
-        return replace(self, relevant=self.relevant[cut.rows], undecided=self.undecided[cut.rows], cc_row=moved)
-
-
-@dataclass(frozen=True, eq=False)
-class Similarities:
-    """String similarity between each sample's reference contexts and its retrieved chunks: per query
-    ``has`` (the sample gives both texts) and ``ref_off`` (offsets of its reference contexts, numbered
-    across queries); per (reference, ranked row) pair ``p_ref``, ``p_row`` and ``p_sim`` (1 - normalised
-    Levenshtein distance)."""
-
-    has: np.ndarray
-    ref_off: np.ndarray
-    p_ref: np.ndarray
-    p_row: np.ndarray
-    p_sim: np.ndarray
-    n_rows: int
-    #: similarities below it were computed as 0 (rapidfuzz's ``score_cutoff``): exact for thresholds >= it
-    cutoff: float = 0.0
-
-    def cut(self, cut: Cut) -> Similarities:
-        new = np.full(self.n_rows, -1, dtype=np.int64)
-        new[cut.rows] = np.arange(cut.rows.size, dtype=np.int64)
-        moved = new[self.p_row]
-        keep = moved >= 0
-        return replace(
-            self, p_ref=self.p_ref[keep], p_row=moved[keep], p_sim=self.p_sim[keep], n_rows=int(cut.rows.size)
-        )
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,6 +1,11 @@
-"""What a set of labels is: its kind, its scale, and who wrote it (the sidecar of judge-written files).
+"""What a set of labels is, on two axes: its scale (what a value says, :class:`Scale`) and its source
+(who wrote it, :class:`Source`: people or a data set, or a judge with its :class:`Provenance`), and
+the sidecar of judge-written files.
 
-Labels mean different things, and every command must answer within what they can say:
+Labels mean different things, and every command must answer within what they can say. The kinds, as
+they are named (``--labels``, ``LabelKind(kind, scale)``, the sidecar's ``kind``): the first four name
+a scale of labels people or a data set gave; ``judged`` names the other axis, a judge's labels on any
+scale but subtopic:
 
 * ``binary``: reference ids (RAGAS's ``reference_context_ids``, a sample's ``reference_ids``, exact-text
   reference contexts) or a 0/1 qrels declared binary. A labelled chunk is relevant (grade >= 1); every
@@ -52,11 +57,14 @@ import numpy as np
 from .._errors import ConfigError, FormatError, InputError
 
 __all__ = [
+    "GIVEN",
     "KINDS",
     "SCALES",
     "SIDECAR_SUFFIX",
     "LabelKind",
     "Provenance",
+    "Scale",
+    "Source",
     "check_sidecar",
     "contradiction",
     "of_samples",
@@ -126,9 +134,73 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class Scale:
+    """Axis one of a :class:`LabelKind`: what a label's value says (:data:`SCALES`).
+
+    >>> Scale("trec").kind, Scale("trec").meaning[:3], Scale().kind, Scale("binary").binary
+    ('graded', '0-3', 'graded', True)
+    """
+
+    #: binary, rag, trec, utility or subtopic; None: grades on a scale of their own, read as they are
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.name is not None and self.name not in SCALES:
+            raise ConfigError(f"label scale must be one of {', '.join(SCALES)}, got {self.name!r}")
+
+    @property
+    def kind(self) -> str:
+        """The kind its labels are when people or a data set gave them: ``graded`` for grades (on a
+        named scale or not), else the scale's own name."""
+        return "graded" if self.name in (None, "rag", "trec") else str(self.name)
+
+    @property
+    def binary(self) -> bool:
+        """Relevant or unlabelled: no label says a chunk is useless or harmful."""
+        return self.name == "binary"
+
+    @property
+    def meaning(self) -> str | None:
+        return SCALES.get(self.name) if self.name is not None else None
+
+    @classmethod
+    def of(cls, kind: str, scale: str | None) -> Scale:
+        """The scale a kind and a scale name say together: the scale when named, else the kind's own
+        (``binary``, ``utility``, ``subtopic``); graded and judged labels without one are read as they
+        are. The subtopic scale belongs to subtopic labels alone."""
+        if kind not in KINDS:
+            raise ConfigError(f"label kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        if scale is not None and scale not in SCALES:
+            raise ConfigError(f"label scale must be one of {', '.join(SCALES)}, got {scale!r}")
+        if scale is not None and (kind == "subtopic") != (scale == "subtopic"):
+            raise ConfigError("the subtopic scale belongs to subtopic labels alone (labels='subtopic')")
+        return cls(scale if scale is not None else (kind if kind in ("binary", "utility", "subtopic") else None))
+
+
+@dataclass(frozen=True)
+class Source:
+    """Axis two of a :class:`LabelKind`: who wrote the labels. People or a data set (``judged`` false:
+    :data:`GIVEN`), or a model or the offline heuristic (``judged``), with its :class:`Provenance`
+    when known (a sidecar gives it)."""
+
+    judged: bool = False
+    provenance: Provenance | None = None
+
+
+#: labels given by people or a data set (reference ids, qrels, grades)
+GIVEN = Source()
+
+
+@dataclass(frozen=True, init=False)
 class LabelKind:
-    """The kind of a set of labels, its scale, where that was learnt (``origin``) and, for judged
-    labels, their :class:`Provenance`. ``notes``: what a report must say about them (once).
+    """What a set of labels is, on two axes: its :class:`Scale` (what a value says) and its
+    :class:`Source` (who wrote it: people or a data set, or a judge with its :class:`Provenance`); where
+    that was learnt (``origin``); ``notes``: what a report must say about them (once).
+
+    Built from the axes (``LabelKind(values=Scale("rag"), source=Source(True, provenance))``) or, as
+    always, from a kind and a scale: ``kind`` is ``binary``, ``graded``, ``utility``, ``subtopic``
+    (people's labels on that scale) or ``judged`` (a judge's, on ``scale``), and :attr:`kind` and
+    :attr:`scale` read back the same way.
 
     >>> LabelKind.coerce("binary").describe()
     'binary (relevant (grade >= 1) or unlabelled; given)'
@@ -136,27 +208,59 @@ class LabelKind:
     ('graded', 'trec')
     >>> LabelKind.coerce("graded:rag").binary, LabelKind.coerce("binary").binary
     (False, True)
+    >>> k = LabelKind("judged", "binary", provenance=Provenance("lexical", heuristic=True))
+    >>> k.values, k.source.judged, k.kind, k.binary
+    (Scale(name='binary'), True, 'judged', True)
     """
 
-    kind: str = "graded"
-    scale: str | None = None
+    values: Scale  #: axis one: what the values say
+    source: Source  #: axis two: who wrote them
     origin: str = "given"
-    provenance: Provenance | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
 
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ConfigError(f"label kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
-        if self.scale is not None and self.scale not in SCALES:
-            raise ConfigError(f"label scale must be one of {', '.join(SCALES)}, got {self.scale!r}")
-        if self.kind == "binary" and self.scale is None:
-            object.__setattr__(self, "scale", "binary")
-        if self.kind == "utility" and self.scale is None:
-            object.__setattr__(self, "scale", "utility")
-        if (self.kind == "subtopic") != (self.scale == "subtopic") and self.scale is not None:
-            raise ConfigError("the subtopic scale belongs to subtopic labels alone (labels='subtopic')")
-        if self.kind == "subtopic":
-            object.__setattr__(self, "scale", "subtopic")
+    def __init__(
+        self,
+        kind: str = "graded",
+        scale: str | None = None,
+        origin: str = "given",
+        provenance: Provenance | None = None,
+        notes: tuple[str, ...] = (),
+        *,
+        values: Scale | None = None,
+        source: Source | None = None,
+    ) -> None:
+        object.__setattr__(self, "values", values if values is not None else Scale.of(kind, scale))
+        if source is None:
+            source = Source(kind == "judged", provenance) if kind == "judged" or provenance is not None else GIVEN
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "origin", origin)
+        object.__setattr__(self, "notes", notes)
+
+    @property
+    def kind(self) -> str:
+        """``judged`` for a judge's labels, else the scale's kind (``binary``, ``graded``, ``utility``,
+        ``subtopic``)."""
+        return "judged" if self.source.judged else self.values.kind
+
+    @property
+    def scale(self) -> str | None:
+        """The scale's name (None: grades read as they are)."""
+        return self.values.name
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """The judge that wrote the labels, when known (None: given labels, or a judge nobody named)."""
+        return self.source.provenance
+
+    @property
+    def binary(self) -> bool:
+        """Relevant or unlabelled: no label says a chunk is useless or harmful."""
+        return self.values.binary
+
+    @property
+    def judged(self) -> bool:
+        """A model (or the offline heuristic) wrote the labels."""
+        return self.source.judged
 
     @classmethod
     def coerce(cls, value: Any, origin: str = "given") -> LabelKind:
@@ -181,15 +285,6 @@ class LabelKind:
             )
         return cls(kind, scale or None, origin)
 
-    @property
-    def binary(self) -> bool:
-        """Relevant or unlabelled: no label says a chunk is useless or harmful."""
-        return self.scale == "binary"
-
-    @property
-    def judged(self) -> bool:
-        return self.kind == "judged"
-
     def with_origin(self, origin: str) -> LabelKind:
         return replace(self, origin=origin)
 
@@ -199,14 +294,14 @@ class LabelKind:
         >>> LabelKind("judged", "rag", "sidecar j.qrels.labels.json", Provenance("openai", "m", depth=2)).describe()
         'judged on the rag scale (task grade by openai / m, top 2 of each list; sidecar j.qrels.labels.json)'
         """
-        if self.kind == "judged":
+        if self.judged:
             what = "judged" + (f" on the {self.scale} scale" if self.scale else "")
             inner = [self.provenance.describe()] if self.provenance is not None else []
             return f"{what} ({'; '.join([*inner, self.origin])})"
         if self.kind == "graded":
-            scale = f" on the {self.scale} scale, {SCALES[self.scale]}" if self.scale else ""
+            scale = f" on the {self.scale} scale, {self.values.meaning}" if self.scale else ""
             return f"graded{scale} ({self.origin})"
-        return f"{self.kind} ({SCALES[self.scale or self.kind]}; {self.origin})"
+        return f"{self.kind} ({self.values.meaning}; {self.origin})"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "scale": self.scale, "origin": self.origin}
@@ -219,7 +314,8 @@ class LabelKind:
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], origin: str = "given") -> LabelKind:
         """From the sidecar's fields (``kind``, ``scale``, ``labelled_by``, ``depth``, ``pairs``,
-        ``undecided``, ``runs``, ``ties``, ``not_sent``); a :class:`ConfigError` naming the field that is wrong."""
+        ``undecided``, ``runs``, ``ties``, ``not_sent``); a :class:`ConfigError` naming the field that is wrong.
+        Every sidecar written so far reads so: the kind and the scale give the two axes."""
         kind = doc.get("kind", "graded")
         scale = doc.get("scale")
         by = doc.get("labelled_by")

@@ -82,7 +82,7 @@ From a sample set's own fields (the ``samples`` side data; NA for a sample witho
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -92,8 +92,50 @@ from .._errors import ConfigError
 from .base import Family, Measure, Param, register
 from .classical import REL, precision_sums, rel_rows
 
-if TYPE_CHECKING:  # annotations only: the side data's module is imported when it is built
-    from .._core.extras import JudgeLabels, SampleLabels, Similarities
+
+# What each kernel reads of the side data it requires, as protocols: the values themselves are built,
+# and declared, beside their providers in ctxeval._context.samples (tests/context/test_side_data_types.py
+# checks that each has what its protocol names); the core knows none of them.
+class SampleLabelsView(Protocol):
+    """``samples``: what CoverageRecall, NuggetRecall and AttributionRate read."""
+
+    cited: np.ndarray  #: per ranked row: the response cites the chunk
+    has_citations: np.ndarray  #: per query: the sample gives citations
+    has_facets: np.ndarray  #: per query: the sample gives facets
+    f_off: np.ndarray  #: per query: offsets of its facets, numbered across queries
+    fc_facet: np.ndarray  #: per (facet, chunk) pair: the facet
+    fc_row: np.ndarray  #: per (facet, chunk) pair: the chunk's ranked row (-1: not retrieved)
+    has_nuggets: np.ndarray  #: per query: the sample gives nuggets
+    n_off: np.ndarray  #: per query: offsets of its nuggets
+    n_vital: np.ndarray  #: per nugget: vital (else okay)
+    nc_nugget: np.ndarray  #: per (nugget, chunk) pair: the nugget
+    nc_row: np.ndarray  #: per (nugget, chunk) pair: the chunk's ranked row (-1: not retrieved)
+    nc_level: np.ndarray  #: per (nugget, chunk) pair: 1.0 supports, 0.5 partially
+
+
+class JudgeLabelsView(Protocol):
+    """``judged``: what ContextPrecision / ContextRecall(method=judge) read."""
+
+    relevant: np.ndarray  #: per ranked row: the judge found the chunk relevant
+    undecided: np.ndarray  #: per ranked row: the judge left the chunk without a judgment
+    has_judged: np.ndarray  #: per query: the sample gives the judge's relevance
+    has_claims: np.ndarray  #: per query: the sample gives claims
+    c_off: np.ndarray  #: per query: offsets of its claims
+    cc_claim: np.ndarray  #: per (claim, chunk) pair: the claim
+    cc_row: np.ndarray  #: per (claim, chunk) pair: the chunk's ranked row (-1: not retrieved)
+    cc_supports: np.ndarray  #: per (claim, chunk) pair: supports (else undecided)
+
+
+class SimilaritiesView(Protocol):
+    """``similarity`` / ``containment``: what ContextPrecision / ContextRecall read by text."""
+
+    has: np.ndarray  #: per query: the sample gives reference texts and chunk texts
+    ref_off: np.ndarray  #: per query: offsets of its reference contexts
+    p_ref: np.ndarray  #: per (reference, ranked row) pair: the reference
+    p_row: np.ndarray  #: per pair: the ranked row
+    p_sim: np.ndarray  #: per pair: the similarity
+    cutoff: float  #: similarities below it were computed as 0
+
 
 RAGAS = "Es, James, Espinosa-Anke & Schockaert, EACL 2024 (RAGAS); ragas 0.4 context precision / recall"
 
@@ -102,7 +144,7 @@ def _context_precision(d: EvalData, m: Measure) -> np.ndarray:
     if m["method"] in _TEXT_METHODS:
         return _similar_precision(d, m)
     if m["method"] == "judge":
-        lab: JudgeLabels = d.extra("judged")
+        lab: JudgeLabelsView = d.extra("judged")
         return _rank_precision(d, m, lab.relevant, lab.has_judged, lab.undecided)
     return _rank_weighted(d, m)
 
@@ -145,9 +187,9 @@ def _similar_precision(d: EvalData, m: Measure) -> np.ndarray:
 _TEXT_METHODS = {"similarity": "similarity", "containment": "containment"}
 
 
-def _texts(d: EvalData, m: Measure) -> tuple[Similarities, float]:
+def _texts(d: EvalData, m: Measure) -> tuple[SimilaritiesView, float]:
     """The text matches of ``m``'s method and the similarity at which they count (containment: 1)."""
-    sim: Similarities = d.extra(_TEXT_METHODS[m["method"]])
+    sim: SimilaritiesView = d.extra(_TEXT_METHODS[m["method"]])
     threshold = 1.0 if m["method"] == "containment" else m["threshold"]
     if threshold < sim.cutoff:
         raise ConfigError(
@@ -183,7 +225,7 @@ def _judged_recall(d: EvalData, m: Measure) -> np.ndarray:
     """Claims of the reference answer a chunk of the top k supports / the decided claims; a claim no
     top-k chunk supports and one the judge could not decide is undecided and left out; NA when no
     claim is decided."""
-    lab: JudgeLabels = d.extra("judged")
+    lab: JudgeLabelsView = d.extra("judged")
     n_claims = int(lab.c_off[-1])
     ok = lab.cc_row >= 0
     if m.cutoff is not None:
@@ -235,7 +277,7 @@ def _method_needs(m: Measure) -> frozenset[str]:
     return frozenset({_TEXT_METHODS.get(m["method"], "judged")})
 
 
-def _labels(d: EvalData) -> SampleLabels:
+def _labels(d: EvalData) -> SampleLabelsView:
     return d.extra("samples")
 
 

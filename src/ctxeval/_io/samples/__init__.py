@@ -5,11 +5,16 @@ reference chunks, graded ids, the reference texts, the reference answer. A *samp
 sample per query, read from JSON lines (one object per line), CSV / TSV, Parquet, a list of dicts, or
 a pandas / polars frame; each sample set is one run of a pipeline, its references the judgments.
 
-* :mod:`.schema`: the format: every field, read (:func:`~.schema.parse`) and written
-  (:func:`~.schema.record`) side by side, the edge readings, :class:`~.schema.Sample`;
+* :mod:`.fields`: the field table, :class:`~.fields.Sample` (every field's names, shape, meaning and
+  reader; the format reference is made from it), with :mod:`.shapes` (each shape's check and
+  writing), :mod:`.reader` (the checks, their errors, the edge readings) and :mod:`.chunks` (the
+  retrieved chunks, as objects or parallel lists);
+* :mod:`.schema`: a sample object read (:func:`~.schema.parse`) and written (:func:`~.schema.record`)
+  by the table;
 * :mod:`.files`: files and frames to sample objects and back (JSON lines, CSV, Parquet, frames);
 * :mod:`.sets`: :class:`~.sets.Samples`, the set: reading, writing, its notes, and its views as
   qrels, a run, a pool;
+* :mod:`.notes`: what reading a set met, said once;
 * :mod:`.across`: several sets read together: paired by query (or by question), their references
   compared, their judgments united;
 * :mod:`.fast`: the columnar reader of plain JSON-lines files (a fast path, never a second definition).
@@ -18,7 +23,8 @@ a pandas / polars frame; each sample set is one run of a pipeline, its reference
 from __future__ import annotations
 
 from .across import differing_references, mismatch_notes, pair_by_question, union_qrels
-from .schema import FIELDS, Sample, parse, record, text_id
+from .fields import FIELDS, Sample
+from .schema import parse, record, text_id
 from .sets import PLACEHOLDER, Samples
 
 __all__ = [

@@ -27,7 +27,9 @@ from typing import Any
 
 from ..._errors import ConfigError, InputError
 from ..labels import union
-from .sets import BY_POSITION, Samples, _Lazy
+from ..model import Qrels
+from .notes import BY_POSITION
+from .sets import Samples, _Lazy
 
 __all__ = ["check_references", "differing_references", "mismatch_notes", "pair_by_question", "union_qrels"]
 
@@ -168,8 +170,6 @@ def union_qrels(sets: Sequence[Samples]) -> Any:
     which must agree where they meet (a (query, chunk) pair graded differently by two sets is an error
     naming both)."""
     import polars as pl
-
-    from ..model import Qrels
 
     if len(sets) == 1:
         return sets[0].qrels()

@@ -10,6 +10,7 @@ line-by-line reader, which gives the exact error or result. The property test
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -18,34 +19,33 @@ import numpy as np
 import polars as pl
 
 from ..._errors import InputError
+from ..frames import columns_from_runs, query_array
+from ..ids import SeriesIds
+from ..model import Qrels
 from ..tables import _EDGE_SPACE_OR_NUL
-from .schema import Tally
+from .fields import FAST
+from .reader import Tally
 
 __all__ = ["Columnar", "qrels_rows", "read", "run_columns", "tally"]
 
 _GRADES = r'"grades": ?\{[^{}]*\}'  # json.dumps's spacings (default, compact); others: the line reader
 _KEYS = r'[{,] ?"[a-z_]+":'  #: the keys (all known ones are lower case); others fail the quote count
-#: field -> how its raw JSON value must look (a regex over the value's text, matched whole)
-_STRING_FIELDS = ("query_id", "question", "category")
-_LIST_FIELDS = ("retrieved_ids", "retrieved_scores", "reference_ids")
-_FIELDS = frozenset({*_STRING_FIELDS, *_LIST_FIELDS, "grades"})
-_SCHEMA = pl.Struct(
-    {
-        "query_id": pl.String,
-        "question": pl.String,
-        "category": pl.String,
-        "retrieved_ids": pl.List(pl.String),
-        "retrieved_scores": pl.List(pl.Float64),
-        "reference_ids": pl.List(pl.String),
-    }
-)
+#: the fields it takes (the field table's ``fast`` rows), by how it decodes them
+_STRING_FIELDS = tuple(r.name for r in FAST if r.column == "string")
+_LIST_FIELDS = tuple(r.name for r in FAST if r.column in ("strings", "floats"))
+_ID_LISTS = tuple(r.name for r in FAST if r.column == "strings")
+_FIELDS = frozenset(r.name for r in FAST)
+_TYPES: dict[str, Any] = {"string": pl.String, "strings": pl.List(pl.String), "floats": pl.List(pl.Float64)}
+_COLUMNS = tuple(r.name for r in FAST if r.column in _TYPES)  #: the frame's columns (grades apart)
+_SCHEMA = pl.Struct({r.name: _TYPES[r.column] for r in FAST if r.column in _TYPES})
 
 
 @dataclass(frozen=True, eq=False)
 class Columnar:
-    """A sample set as frames: ``frame`` one row per sample (query_id, question, category,
-    retrieved_ids, retrieved_scores (None: not given), reference_ids), in file order; ``grades`` one
-    row per graded chunk (s: the sample's position, query_id, doc_id, relevance)."""
+    """A sample set as frames: ``frame`` one row per sample (a column per field the reader takes but
+    grades: query_id, question, retrieved_ids, retrieved_scores (None: not given), reference_ids,
+    category), in file order; ``grades`` one row per graded chunk (s: the sample's position, query_id,
+    doc_id, relevance)."""
 
     frame: pl.DataFrame
     grades: pl.DataFrame
@@ -165,7 +165,7 @@ def read(path: Path) -> Columnar | None:
         pl.col("value").cast(pl.Int64, strict=False).alias("relevance"),
     )
     lists = pl.sum_horizontal([pl.col(f"list:{k}").cast(pl.UInt32) for k in _LIST_FIELDS])
-    string_lists = [pl.col(k).list.len().fill_null(0) for k in ("retrieved_ids", "reference_ids")]
+    string_lists = [pl.col(k).list.len().fill_null(0) for k in _ID_LISTS]
     scalars = [pl.col(k).is_not_null().cast(pl.UInt32) for k in _STRING_FIELDS]
     g = pl.col("grades_text").is_not_null().cast(pl.UInt32)
     ok = (
@@ -219,8 +219,7 @@ def read(path: Path) -> Columnar | None:
         every = pl.concat([ids.explode(), frame["reference_ids"].explode(), graded["doc_id"], qid]).drop_nulls()
         if (every.str.len_bytes() == 0).any() or every.str.contains(_EDGE_SPACE_OR_NUL).any():
             return None
-    keep = ["query_id", "question", "category", "retrieved_ids", "retrieved_scores", "reference_ids"]
-    out = Columnar(frame.select(keep), graded, plain=plain, given_grades=has_grades.to_numpy())
+    out = Columnar(frame.select(_COLUMNS), graded, plain=plain, given_grades=has_grades.to_numpy())
     try:  # its duplicate check finds a graded id given twice in a line (json.loads keeps the last)
         return replace(out, qrels=_qrels(out, str(path)))
     except InputError:
@@ -230,8 +229,6 @@ def read(path: Path) -> Columnar | None:
 def _first_line_plain(path: Path) -> bool:
     """Whether the file's first line may be one this reader takes: its keys (as JSON would give them)
     all among the fields it reads (a wrong guess only costs the decoding the check avoids)."""
-    import json
-
     try:
         with open(path, "rb") as f:
             first = f.readline(1 << 20)
@@ -247,9 +244,6 @@ def run_columns(c: Columnar) -> tuple[Any, np.ndarray, Tally]:
     kept when they rank its chunks in list order under the evaluation's rule (decreasing as float32,
     ties by id descending), else ``n .. 1``; with the scores per row in list order, how many samples
     listed scores in another order and how many listed chunks without scores (a :class:`Tally`)."""
-    from ..frames import columns_from_runs, query_array
-    from ..ids import SeriesIds
-
     f = c.frame
     lengths = f["retrieved_ids"].list.len().fill_null(0).to_numpy().astype(np.int64)
     given = f["retrieved_scores"].is_not_null().to_numpy()
@@ -298,8 +292,6 @@ def tally(c: Columnar, t: Tally) -> None:
 
 
 def _qrels(c: Columnar, source: str) -> Any:
-    from ..model import Qrels
-
     frame = qrels_rows(c)
     if frame.height == 0:
         return None

@@ -7,13 +7,17 @@ JSON: a key given twice in one object is an error (``duplicates="first"`` keeps 
 set's notes count them; Python's decoder would keep the last silently); nesting deeper than the
 decoder's recursion limit and a number of more than 4,300 digits are errors naming the line.
 
-CSV holds text: an empty cell is no value, a cell of a known list or object field is JSON (or a list
+CSV holds text: an empty cell is no value, a cell of a known list or object field (the field table's
+:data:`~.fields.JSON_CELLS`) is JSON (or a list
 as a Python literal, as RAGAS's ``to_csv`` writes it), a cell of another column is its text (or the
 JSON array or object it holds); line numbers count the header as line 1 and name a row's first line.
 """
 
 from __future__ import annotations
 
+import ast
+import csv
+import io
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -21,36 +25,19 @@ from pathlib import Path
 from typing import Any
 
 from ..._errors import EmptyInputError, FormatError, InputError
-from .schema import FIELDS, Tally
+from .fields import FIELDS, JSON_CELLS
+from .reader import Tally
 
-__all__ = ["JSON_CELLS", "csv_text", "decode_json", "frame_records", "jsonl_text", "read_csv", "read_jsonl"]
-
-#: the fields a CSV cell holds as JSON text
-JSON_CELLS = frozenset(
-    {
-        "retrieved",
-        "retrieved_ids",
-        "retrieved_context_ids",
-        "retrieved_contexts",
-        "contexts",
-        "retrieved_scores",
-        "retrieved_meta",
-        "reference_ids",
-        "reference_context_ids",
-        "reference_contexts",
-        "grades",
-        "facets",
-        "nuggets",
-        "citations",
-        "citations_undecided",
-        "citations_tied",
-        "citations_not_sent",
-        "pool",
-        "claims",
-        "judged",
-        "labelled_by",
-    }
-)
+__all__ = [
+    "JSON_CELLS",
+    "columnar_record",
+    "csv_text",
+    "decode_json",
+    "frame_records",
+    "jsonl_text",
+    "read_csv",
+    "read_jsonl",
+]
 
 
 class _DuplicateKey(Exception):
@@ -129,9 +116,6 @@ def read_jsonl(p: Path, duplicates: str, tally: Tally) -> Iterator[tuple[int, An
 
 def read_csv(p: Path, delimiter: str, duplicates: str, tally: Tally) -> list[tuple[int, Any]]:
     """A header naming the fields, one sample per row."""
-    import csv
-    import io
-
     reader = csv.reader(io.StringIO(_read_text(p, newline=""), newline=""), delimiter=delimiter, strict=True)
     try:
         header = next(reader, None)
@@ -185,8 +169,6 @@ def _csv_record(
 def _literal_list(cell: str) -> list[Any] | None:
     """A list written as a Python literal (``['a', "b's"]``: RAGAS's ``to_csv`` writes lists so) of
     strings and numbers, or None when the cell is no such literal."""
-    import ast
-
     try:
         value = ast.literal_eval(cell)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -198,13 +180,25 @@ def _literal_list(cell: str) -> list[Any] | None:
 
 def frame_records(frame: Any) -> list[dict[str, Any]]:
     """A polars or pandas frame's rows as plain objects: numpy arrays as lists, numpy scalars as
-    Python values, pandas' missing values (NaN, NA, NaT) as absent."""
+    Python values, pandas' missing values (NaN, NA, NaT) as absent, and so are polars' nulls in a
+    row or an object (a struct column gives every object every key: null where it has none, as in
+    ``grades`` of different chunks)."""
     if hasattr(frame, "to_dicts"):
-        return frame.to_dicts()
+        return [columnar_record(row) for row in frame.to_dicts()]
     return [
         {k: v for k, v in ((str(k), _plain(v)) for k, v in row.items()) if v is not None}
         for row in frame.to_dict("records")
     ]
+
+
+def columnar_record(v: Any) -> Any:
+    """A row of a columnar source (polars, Parquet) without its nulls, in it or in its objects, at any
+    depth (a list's elements stay as they are: a null id is the reader's to refuse)."""
+    if isinstance(v, dict):
+        return {k: columnar_record(x) for k, x in v.items() if x is not None}
+    if isinstance(v, list) and v and isinstance(v[0], dict):
+        return [columnar_record(x) for x in v]
+    return v
 
 
 def _plain(v: Any) -> Any:
@@ -231,9 +225,6 @@ def jsonl_text(records: Iterable[Mapping[str, Any]]) -> str:
 def csv_text(records: Sequence[Mapping[str, Any]], delimiter: str = ",") -> str:
     """Sample objects as CSV: one column per field (in order of first use), lists and objects as JSON
     text, strings as they are."""
-    import csv
-    import io
-
     columns: dict[str, None] = {}
     for r in records:
         columns.update(dict.fromkeys(r))

@@ -23,16 +23,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._errors import DependencyError, InputError
-from .schema import Sample, record, text_id
+from .fields import CHUNKS, ROWS, Sample
+from .reader import named_by
+from .schema import record
 
 __all__ = ["from_dataset", "ragas_record", "to_dataset"]
 
-#: ctxeval's name -> RAGAS's, for the fields both have
-_RAGAS_NAMES = {
-    "question": "user_input",
-    "reference_answer": "reference",
-    "reference_ids": "reference_context_ids",
-}
+#: ctxeval's name -> RAGAS's (the field table's ``ragas``), or the name itself where RAGAS has none
+_NAMES = {r.name: r.ragas or r.name for r in ROWS}
 
 
 def from_dataset(dataset: Any, source: str) -> list[dict[str, Any]]:
@@ -55,23 +53,25 @@ def from_dataset(dataset: Any, source: str) -> list[dict[str, Any]]:
 def ragas_record(s: Sample) -> dict[str, Any]:
     """A sample under RAGAS's names, with the fields RAGAS has no name for beside them (see the
     module docstring); :func:`.schema.parse` reads it back to the same sample, bar
-    ``reference_ids``, which a graded sample also gives (its chunks of grade >= 1)."""
+    ``reference_ids``, which a graded sample also gives (its chunks of grade >= 1). The chunks are
+    written as parallel lists (RAGAS has no chunk objects), the texts first, as RAGAS writes them."""
     rec = record(s)
     out: dict[str, Any] = {"query_id": rec.pop("query_id")}
     if "question" in rec:
         out["user_input"] = rec.pop("question")
     ids, texts = s.retrieved_ids, s.retrieved_texts
-    named = texts is not None and all(d == text_id(t) for d, t in zip(ids, texts))
-    rec.pop("retrieved", None), rec.pop("retrieved_ids", None), rec.pop("retrieved_contexts", None)
+    named = texts is not None and all(named_by(d, t) for d, t in zip(ids, texts))
+    for name in ("retrieved", *(c.name for c in CHUNKS)):
+        rec.pop(name, None)
+    ids_row, texts_row, *others = CHUNKS  # the ids, the texts, then the others
     if texts is not None:
-        out["retrieved_contexts"] = list(texts)
+        out[_NAMES[texts_row.name]] = list(texts)
     if not (named and ids):
-        out["retrieved_context_ids"] = list(ids)
-    if s.given_scores is not None:
-        out["retrieved_scores"] = list(s.given_scores)
-        rec.pop("retrieved_scores", None)
-    if s.retrieved_meta is not None:
-        out["retrieved_meta"] = [dict(m) for m in s.retrieved_meta]
+        out[_NAMES[ids_row.name]] = list(ids)
+    for c in others:
+        v = getattr(s, c.attr)
+        if v is not None:
+            out[_NAMES[c.name]] = [dict(x) for x in v] if c.key == "" else list(v)
     if "reference_ids" in rec:
         out["reference_context_ids"] = rec.pop("reference_ids")
     elif s.judgments_from == "grades" and s.grades is not None:

@@ -18,16 +18,20 @@ from typing import Any
 
 from ..._errors import ConfigError, EmptyInputError, FormatError, InputError
 from ..labels import of_samples
-from .schema import Sample, Tally, parse, record
+from ..model import Qrels, Run
+from ..writers import write_text
+from .fields import FAST, Sample
+from .files import csv_text, frame_records, jsonl_text, read_csv, read_jsonl
+from .notes import BY_POSITION, notes_of
+from .ragas import from_dataset, ragas_record, to_dataset
+from .reader import Tally
+from .schema import parse, record
 
-__all__ = ["PLACEHOLDER", "Samples"]
+__all__ = ["BY_POSITION", "PLACEHOLDER", "Samples"]
 
 #: the judgment that keeps a sample without references but with other labels (a judge's claims,
 #: relevance or nuggets, facets, citations) in the query set: grade 0 of a chunk no list holds
 PLACEHOLDER = "(no reference)"
-
-#: the note of a set named by position (replaced by the pairing's when it is read beside others)
-BY_POSITION = "no sample has a query_id: the samples are named line-1 .. line-{n} by position"
 
 _RETRIEVED = ("retrieved", "retrieved_ids", "retrieved_context_ids", "retrieved_contexts", "contexts")
 _QID = ("query_id", "qid", "id")
@@ -85,8 +89,6 @@ class Samples:
         (ids, scores, references, question, category) is decoded column-wise
         (a columnar fast path); ``fast=False`` reads every file line by line, the reference
         that reader is tested against."""
-        from .files import read_jsonl
-
         p = Path(path)
         stem = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.stem
         _check_duplicates(duplicates)
@@ -119,8 +121,6 @@ class Samples:
     ) -> Samples:
         """From a polars or pandas frame with one sample per row (list columns for the lists; pandas'
         missing values are absent fields)."""
-        from .files import frame_records
-
         _check_duplicates(duplicates)
         return cls._build(
             list(enumerate(frame_records(frame), start=1)), name, source, duplicates, Tally(), kind="column"
@@ -132,8 +132,6 @@ class Samples:
         or object field is a JSON text in its cell, e.g. ``["c1", "c7"]``; line numbers count the
         header as line 1), anything else JSON lines (RAGAS's ``to_jsonl`` and ``to_csv`` exports
         read as they are)."""
-        from .files import read_csv
-
         p = Path(path)
         suffix = p.suffix.lower()
         if suffix not in (".parquet", ".csv", ".tsv"):
@@ -146,7 +144,7 @@ class Samples:
             import polars as pl
 
             try:
-                rows = pl.read_parquet(p).to_dicts()
+                rows = frame_records(pl.read_parquet(p))
             except (pl.exceptions.PolarsError, OSError) as exc:
                 raise InputError(f"{p}: cannot read as parquet: {str(exc).splitlines()[0]}") from None
             records = list(enumerate(rows, start=1))
@@ -161,8 +159,6 @@ class Samples:
         """From a RAGAS ``EvaluationDataset`` or a Hugging Face ``datasets.Dataset`` (anything whose
         ``to_list()`` gives one mapping per sample; no dependency on either package): RAGAS's names
         read as the README's sample section says."""
-        from .ragas import from_dataset
-
         _check_duplicates(duplicates)
         return cls._build(list(enumerate(from_dataset(dataset, source), start=1)), name, source, duplicates, Tally())
 
@@ -191,7 +187,7 @@ class Samples:
 
         cols, scores, t = run_columns(columnar)
         tally(columnar, t)
-        return cls(_Lazy(columnar, cols, scores), name, source, tuple(_notes(source, t, generated=0, samples=())))
+        return cls(_Lazy(columnar, cols, scores), name, source, tuple(notes_of(source, t, generated=0, samples=())))
 
     @classmethod
     def _build(
@@ -238,7 +234,7 @@ class Samples:
                 f"{source}: no sample gives the retrieved chunks (retrieved, retrieved_ids or retrieved_contexts; "
                 f"RAGAS: retrieved_context_ids); the {kind}s are: {', '.join(sorted(map(str, keys))) or 'none'}"
             )
-        notes = tuple(_notes(source, tally, len(out) if generate else 0, out))
+        notes = tuple(notes_of(source, tally, len(out) if generate else 0, out))
         return cls(tuple(out), name, source, notes, by_position=bool(generate))
 
     @classmethod
@@ -255,8 +251,6 @@ class Samples:
         read) as a sample set, one sample per query of the run, its list in the evaluation's ranking
         (cut at ``depth``), the judgments as ``grades``; ``passages`` (chunk id -> text) and
         ``questions`` (query id -> text) fill in the texts."""
-        from ..model import Qrels, Run
-
         r = Run.coerce(run)
         q = Qrels.coerce(qrels).to_dict()
         rows = r.ranked_rows()
@@ -286,8 +280,6 @@ class Samples:
         """Each sample as the JSON object it reads back from: ``schema="ctxeval"`` the format's names,
         ``"ragas"`` RAGAS's names with ctxeval's other fields beside them; nothing is lost either way."""
         if schema == "ragas":
-            from .ragas import ragas_record
-
             return [ragas_record(s) for s in self.samples]
         if schema != "ctxeval":
             raise ConfigError(f"schema must be 'ctxeval' or 'ragas', got {schema!r}")
@@ -297,11 +289,13 @@ class Samples:
         """Write the set to ``path`` (atomically) by its suffix: ``.csv`` / ``.tsv`` (lists and objects as
         JSON text in their cells), anything else JSON lines; ``schema="ragas"`` under RAGAS's names
         (``EvaluationDataset.from_jsonl`` reads the JSON lines)."""
-        from ..writers import write_text
-        from .files import csv_text, jsonl_text
-
         p = Path(path)
         suffix = p.suffix.lower()
+        if suffix == ".parquet":
+            raise ConfigError(
+                f"{p}: ctxeval writes sample sets as JSON lines, CSV or TSV; for Parquet, write its records with "
+                "polars: polars.DataFrame(samples.to_records()).write_parquet(path) (read back as they were)"
+            )
         recs = self.to_records(schema)
         text = csv_text(recs, "\t" if suffix == ".tsv" else ",") if suffix in (".csv", ".tsv") else jsonl_text(recs)
         write_text(p, text)
@@ -310,16 +304,12 @@ class Samples:
         """The set as a RAGAS ``EvaluationDataset`` (needs ragas). Its samples hold RAGAS's fields only
         (question, texts, ids, references, response, reference answer): query ids, scores, grades and
         labels stay in :meth:`write` ``(path, schema="ragas")``."""
-        from .ragas import to_dataset
-
         return to_dataset(self.to_records("ragas"))
 
     # --- conversions --------------------------------------------------------------------------------
     def qrels(self) -> Any:
         """The judgments: each sample's grades, or its reference ids at grade 1 (samples without
         either have no judgments, and so are left out of every measure, as unjudged queries are)."""
-        from ..model import Qrels
-
         if isinstance(self.samples, _Lazy) and self.samples.columnar.qrels is not None:
             return self.samples.columnar.qrels.with_labels(self.labels)
         cols, _, _ = Qrels._of_frame(self.qrels_frame(), self.source, "error")
@@ -355,8 +345,6 @@ class Samples:
         where no sample retrieved anything is a run without rows."""
         import polars as pl
 
-        from ..model import Run
-
         if isinstance(self.samples, _Lazy):
             return Run(self.samples.run_cols, name or self.name, self.source, samples=self)
         have = [s for s in self.samples if s.retrieved_ids]
@@ -379,8 +367,6 @@ class Samples:
         order), or None when no sample gives one. A sample without a pool list is its own pool (its
         retrieved chunks), as a run without a pool is."""
         import polars as pl
-
-        from ..model import Run
 
         if isinstance(self.samples, _Lazy) or not any(s.pool is not None for s in self.samples):
             return None  # the columnar reader reads no pool field
@@ -406,6 +392,32 @@ class Samples:
     def query_texts(self) -> dict[str, str]:
         return {s.query_id: s.question for s in self.samples if s.question is not None}
 
+    def locations(self) -> dict[str, tuple[str, int, int]]:
+        """Where each retrieved chunk lies: ``{chunk id: (document, start, end)}`` (offsets in Unicode
+        code points, end exclusive), from the samples that give ``retrieved_documents``,
+        ``retrieved_starts`` and ``retrieved_ends`` (or a ``retrieved`` object's ``document``, ``start``
+        and ``end``); {} when none does. A chunk placed differently by two samples is an error naming
+        both. No measure reads them yet: this is the chunk table they make.
+
+        >>> Samples.from_records([{"query_id": "q1", "retrieved": [
+        ...     {"id": "c1", "document": "d1", "start": 0, "end": 120},
+        ...     {"id": "c2", "document": "d1", "start": 100, "end": 220}]}]).locations()
+        {'c1': ('d1', 0, 120), 'c2': ('d1', 100, 220)}
+        """
+        out: dict[str, tuple[str, int, int]] = {}
+        where: dict[str, str] = {}
+        for s in self.samples:
+            if s.retrieved_documents is None or s.retrieved_starts is None or s.retrieved_ends is None:
+                continue
+            for d, *place in zip(s.retrieved_ids, s.retrieved_documents, s.retrieved_starts, s.retrieved_ends):
+                if out.setdefault(d, tuple(place)) != tuple(place):  # type: ignore[arg-type]
+                    raise InputError(
+                        f"{self.source}: chunk {d!r} lies at {out[d]} in query {where[d]!r} but at {tuple(place)} in "
+                        f"query {s.query_id!r}: a chunk has one place (document, start, end)"
+                    )
+                where.setdefault(d, s.query_id)
+        return out
+
 
 def _check_duplicates(duplicates: str) -> None:
     if duplicates not in ("error", "first"):
@@ -414,114 +426,6 @@ def _check_duplicates(duplicates: str) -> None:
 
 def _has_labels(s: Sample) -> bool:
     return any(x is not None for x in (s.claims, s.judged, s.nuggets, s.facets, s.citations))
-
-
-def _unjudged(samples: Sequence[Sample]) -> tuple[int, dict[str, int]] | None:
-    """The samples whose judge labels list chunks without a judgment, and those lists' sizes by why
-    (undecided, tied, not sent), over claims, nuggets and the judged field."""
-    from .schema import OPEN
-
-    counts = dict.fromkeys(OPEN, 0)
-    n = 0
-    for s in samples:
-        lists = [*(c[2:] for c in s.claims or ()), *(g[4:] for g in s.nuggets or ())]
-        if s.judged is not None:
-            lists.append(s.judged[1:])
-        got = False
-        for opens in lists:
-            for k, ids in zip(OPEN, opens):
-                counts[k] += len(ids)
-                got = got or bool(ids)
-        n += got
-    return (n, counts) if n else None
-
-
-def _notes(source: str, t: Tally, generated: int, samples: Sequence[Sample]) -> list[str]:
-    notes = []
-    if generated:
-        notes.append(f"{source}: {BY_POSITION.format(n=generated)}")
-    if t.reordered:
-        notes.append(
-            f"{source}: {t.reordered} samples list scores that would rank their chunks in another order than "
-            "the list's (compared as float32, ties by id, as the ranking does): ranked by list order "
-            "(scores n .. 1), their scores are not used"
-        )
-    if t.unscored:
-        notes.append(
-            f"{source}: {t.unscored} samples give no scores: scored n .. 1 by list order, so relative-score "
-            "rules (hard negatives, calibrate's tau) read ranks there"
-        )
-    heuristic = sorted(
-        {f"{x.get('task')} by {x.get('judge')}" for s in samples for x in s.labelled_by if x.get("heuristic")}
-    )
-    if heuristic:
-        n = sum(any(x.get("heuristic") for x in s.labelled_by) for s in samples)
-        notes.append(
-            f"{source}: {n} samples carry labels from a heuristic, not a model ({'; '.join(heuristic)}): "
-            "measures reading them are a first look, not a verdict"
-        )
-    open_ = _unjudged(samples)
-    if open_:
-        n, counts = open_
-        why = ", ".join(f"{c} {k.replace('_', ' ')}" for k, c in counts.items() if c)
-        notes.append(
-            f"{source}: {n} samples list chunks a judge left without a judgment ({why}): a measure reading those "
-            "labels is NA where one is in its top k (never guessed); --retry-undecided (or a larger --max-cost) "
-            "asks them again"
-        )
-    if t.text_named:
-        notes.append(
-            f"{source}: {t.text_named} samples give chunk texts without ids: each chunk is named by a hash of "
-            "its text (t + 16 hex digits), so the same text is the same chunk across runs"
-        )
-    if t.text_refs:
-        notes.append(
-            f"{source}: {t.text_refs} samples give reference_contexts but no reference_ids or grades: a retrieved "
-            "chunk is relevant (grade 1) when its text equals a reference context exactly; "
-            "ContextPrecision/ContextRecall(method=similarity) match by string similarity instead"
-        )
-    if t.excerpts > t.exact_refs:  # references cut from chunks: containment credits them (module docstring)
-        notes.append(
-            f"{source}: {t.excerpts} reference contexts equal no retrieved text but are contained in one (an "
-            "excerpt of a chunk): exact text matching, in force without reference ids or grades, reads them as "
-            "not retrieved; ContextRecall/ContextPrecision(method=containment) match a chunk that holds the "
-            "reference's text (method=similarity compares whole texts: an excerpt is far from its chunk)"
-        )
-    if t.empty_retrieved:
-        notes.append(
-            f"{source}: {t.empty_retrieved} samples retrieved nothing: each is a query the run lacks, scored 0 "
-            "by every measure and method under missing='zero' (the default), never left out of a mean"
-        )
-    if t.empty_refs:
-        notes.append(
-            f"{source}: {t.empty_refs} samples give an empty reference list (no reference id, grade or non-empty "
-            "reference context): nothing is relevant there, so they are left out of every measure, as unjudged "
-            "queries are"
-        )
-    if t.empty_texts:
-        notes.append(
-            f"{source}: {t.empty_texts} chunk texts or reference contexts are empty: an empty text matches nothing, "
-            "exactly or by similarity (an empty reference context is no reference)"
-        )
-    if t.surrogates:
-        notes.append(
-            f"{source}: {t.surrogates} texts hold a lone surrogate (half of a UTF-16 pair, e.g. a JSON \\ud800 "
-            "escape): each replaced by U+FFFD"
-        )
-    if t.duplicate_keys:
-        notes.append(
-            f"{source}: {t.duplicate_keys} keys given twice in one object: the first kept (duplicates='first')"
-        )
-    if t.duplicate_chunks:
-        notes.append(
-            f"{source}: {t.duplicate_chunks} chunks given twice in one retrieved list: the first kept "
-            "(duplicates='first')"
-        )
-    if t.unknown:
-        shown = ", ".join(f"{k} ({n})" for k, n in sorted(t.unknown.items())[:8])
-        more = f" and {len(t.unknown) - 8} more" if len(t.unknown) > 8 else ""
-        notes.append(f"{source}: fields no measure reads, kept as they are (samples giving each): {shown}{more}")
-    return notes
 
 
 def _labels_of(st: Samples) -> Any:
@@ -537,6 +441,10 @@ def _labels_of(st: Samples) -> Any:
     values = {g for s in st.samples if s.judgments_from == "grades" for g in (s.grades or {}).values()}
     counts = (where.count("grades"), where.count("reference_ids"), where.count("reference_contexts"))
     return of_samples(st.source, *counts, values)
+
+
+#: the columnar reader's fields a sample takes as read (the others make its run and its judgments)
+_AS_READ = tuple(r for r in FAST if r.column == "string" and r.attr != "query_id")
 
 
 class _Lazy(Sequence[Sample]):
@@ -564,15 +472,14 @@ class _Lazy(Sequence[Sample]):
                 given = tuple(rec["retrieved_scores"]) if rec["retrieved_scores"] is not None else None
                 out.append(
                     Sample(
-                        rec["query_id"],
-                        tuple(rec["retrieved_ids"] or ()),
-                        tuple(scores[at : at + n]),
-                        question=rec["question"],
+                        query_id=rec["query_id"],
+                        retrieved_ids=tuple(rec["retrieved_ids"] or ()),
+                        retrieved_scores=tuple(scores[at : at + n]),
                         grades=(graded or refs) or None,
-                        category=rec["category"],
                         reference_ids=ref_ids,
                         judgments_from="grades" if graded else ("reference_ids" if refs else None),
                         given_scores=given,
+                        **{r.attr: rec[r.name] for r in _AS_READ},
                     )
                 )
                 at += n
