@@ -7,6 +7,8 @@ from typing import Any
 import click
 
 from .options import (
+    engine_from,
+    engine_options,
     one_run_from,
     policies_from,
     policy_options,
@@ -59,6 +61,7 @@ _OBJECTIVE_HELP = (
 @utility_options
 @rag_options()
 @policy_options(ties=False)
+@engine_options
 def command(
     qrels: str,
     run: str | None,
@@ -98,6 +101,7 @@ def command(
         policies=policies_from(kw),
         rag=rag_from(kw),
         irrelevant_cost=irrelevant_cost,
+        engine=engine_from(kw),
     )
     text = cal.to_json()
     if not cal.beats_fixed_k and not force:

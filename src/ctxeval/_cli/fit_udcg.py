@@ -7,7 +7,17 @@ from typing import Any
 
 import click
 
-from .options import output_option, policies_from, policy_options, rag_from, rag_options, utility_from, utility_options
+from .options import (
+    engine_from,
+    engine_options,
+    output_option,
+    policies_from,
+    policy_options,
+    rag_from,
+    rag_options,
+    utility_from,
+    utility_options,
+)
 
 
 @click.command("fit-udcg")
@@ -32,6 +42,7 @@ from .options import output_option, policies_from, policy_options, rag_from, rag
 @rag_options(pool=False, groups=False)
 @policy_options()
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@engine_options
 @output_option("udcg_fit.json", "where to write the fitted weights (JSON)")
 def command(
     qrels: str,
@@ -67,6 +78,7 @@ def command(
         utility=utility_from(kw),
         policies=policies_from(kw),
         rag=rag_from(kw),
+        engine=engine_from(kw),
     )
     write_text(Path(output), result.fit_json())
     result.report["output"] = output

@@ -354,14 +354,18 @@ class Measure:
         span kernel where it has one (:meth:`kernel_for`)."""
         kernel = self.kernel_for(data)
         groups = data.tie_groups
-        if groups is None or not groups.tied:
-            return np.asarray(kernel(data, self), dtype=np.float64)
+        plain = np.asarray(kernel(data, self), dtype=np.float64)
         rule = self.ties
+        if groups is None or not groups.tied or rule.how == "invariant":
+            return plain
         if rule.how == "closed" and kernel is self.spec.kernel:
-            return np.asarray(rule.kernel(data, self), dtype=np.float64)  # type: ignore[misc]
-        if rule.how == "invariant":
-            return np.asarray(kernel(data, self), dtype=np.float64)
-        return averaged(data, self)
+            exact = np.asarray(rule.kernel(data, self), dtype=np.float64)  # type: ignore[misc]
+        else:
+            exact = averaged(data, self)
+        # a query without tied rows has its one order's value, whatever the other queries hold: the
+        # same bits however the queries are batched (streaming chunks, Spark partitions)
+        tied = np.bincount(data.r_seg[groups.size > 1], minlength=data.n_queries) > 0
+        return np.where(tied, exact, plain)
 
     def kernel_for(self, data: EvalData) -> Kernel:
         """The kernel that reads ``data``: the family's budget reading at a budget, its span kernel over
