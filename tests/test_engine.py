@@ -1,6 +1,7 @@
 """One ``engine=`` on the verbs that evaluate: ``evaluate`` and ``metric_at_k`` give the same values,
-query accounting and run names on the local and the stream engine (Spark's side is in test_spark.py);
-``compare`` refuses the stream engine in one line; bad engine settings are one-line errors."""
+query accounting and run names on the local and the stream engine (Spark's side is in test_spark.py;
+every verb on every engine in test_engine_matrix.py); the stream engine reads run files, one at a
+time, and refuses frames and dicts in one line; bad engine settings are one-line errors."""
 
 from __future__ import annotations
 
@@ -48,18 +49,23 @@ def test_metric_at_k_on_the_stream_engine(files: tuple[str, str]) -> None:
     assert local["series"][0]["values"] == pytest.approx([1 / 3, (1 / 2 + 1 / 2) / 3, (2 / 3 + 1 / 3) / 3])
 
 
-def test_stream_takes_one_run_file(files: tuple[str, str]) -> None:
+def test_stream_takes_run_files_one_at_a_time(files: tuple[str, str]) -> None:
     qrels, run = files
-    with pytest.raises(ctxeval.ConfigError, match="the stream engine evaluates one run file"):
-        ctxeval.evaluate(qrels, [run, run], ["AP"], engine="stream")
+    both = ctxeval.evaluate(qrels, [run, run], ["AP"], engine="stream")
+    assert both.to_dict() == ctxeval.evaluate(qrels, [run, run], ["AP"]).to_dict() | {"settings": both.settings}
+    assert [r.name for r in both.runs] == ["bm25", "bm25#2"]
     with pytest.raises(ctxeval.ConfigError, match="the stream engine evaluates one run file"):
         ctxeval.evaluate(qrels, {"q1": {"a": 1.0}}, ["AP"], engine="stream")
 
 
-def test_compare_refuses_the_stream_engine(files: tuple[str, str]) -> None:
+def test_compare_on_the_stream_engine_equals_local(files: tuple[str, str]) -> None:
+    """(compare refused the stream engine before engines became providers under the session)"""
     qrels, run = files
-    with pytest.raises(ctxeval.ConfigError, match="compare holds every run's per-query values"):
-        ctxeval.compare(qrels, [run, run], ["AP"], engine="stream")
+    kw = {"stats": {"permutations": 200, "resamples": 200}, "sections": {"curves_k": 0}}
+    local = ctxeval.compare(qrels, [run, run], ["AP"], **kw).to_dict()
+    streamed = ctxeval.compare(qrels, [run, run], ["AP"], engine="stream", **kw).to_dict()
+    streamed["settings"].pop("streamed")
+    assert streamed == local
 
 
 @pytest.mark.parametrize(

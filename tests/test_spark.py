@@ -21,7 +21,8 @@ if shutil.which("java") is None:  # pragma: no cover
         "no Java runtime: the Spark engine needs Java 17 (apt install openjdk-17-jre-headless)", allow_module_level=True
     )
 
-from ctxeval._spark import evaluate_spark, spark_session
+from ctxeval._aliases import evaluate_spark
+from ctxeval._engines.spark.runtime import spark_session
 
 pytestmark = pytest.mark.slow  # a JVM starts: 30-140 s on a busy 2-core machine
 

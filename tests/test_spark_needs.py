@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import ctxeval
-from ctxeval._spark import check_spark_needs
+from ctxeval._engines.spark.runtime import check_spark_needs
 
 
 def _cli(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import ctxeval
 from ctxeval import FormatError
-from ctxeval._stream import evaluate_stream
+from ctxeval._aliases import evaluate_stream
 
 MEASURES = ["AP", "nDCG@10", "P@5", "RR", "ERR(gmax=3)@5", "recall@10", "RA-nWG@5", "ContextPrecision", "num_ret"]
 
@@ -88,9 +88,9 @@ def test_an_ungrouped_run_names_the_line_and_sort_first_fixes_it(tmp_path: Path)
 
 
 def test_sort_first_out_of_core_when_the_run_does_not_fit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ctxeval._stream as stream
+    import ctxeval._engines.stream as stream
 
-    monkeypatch.setattr(stream, "_available_memory", lambda: 10)  # 10 bytes free: sorted out of core
+    monkeypatch.setattr(stream, "available_memory", lambda: 10)  # 10 bytes free: sorted out of core
     (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
     (tmp_path / "run").write_text("q1 Q0 a 1 2.0 s\nq2 Q0 b 1 2.0 s\nq1 Q0 c 2 1.0 s\n")
     want = ctxeval.evaluate(str(tmp_path / "qrels"), str(tmp_path / "run"), ["AP", "num_ret"])

@@ -27,6 +27,7 @@ from ._errors import (
 from ._version import __version__
 
 if _typing.TYPE_CHECKING:
+    from ._aliases import evaluate_spark, evaluate_stream
     from ._calibrate.calibrate import Calibration, calibrate
     from ._compare.settings import Sections, Stats, Strata
     from ._context.settings import RagConfig
@@ -35,8 +36,8 @@ if _typing.TYPE_CHECKING:
     from ._curve import Curves, metric_at_k
     from ._diagnose import Diagnosis, diagnose
     from ._distraction import DistractionTable, distraction_table
-    from ._engine import Engine, evaluate
-    from ._evaluate import Result, RunResult
+    from ._engines.base import Engine
+    from ._evaluate import Result, RunResult, evaluate
     from ._fit_udcg import FitResult, fit_udcg
     from ._gate.baseline import Baseline
     from ._gate.gate import power, snapshot
@@ -56,9 +57,7 @@ if _typing.TYPE_CHECKING:
     from ._render.gate import GateReport, gate
     from ._render.report import Report, compare
     from ._selector import ContextSelector
-    from ._spark import evaluate_spark
     from ._stats.summary import CI
-    from ._stream import evaluate_stream
 
 # public name -> the private module defining it (imported on first access)
 _LAZY = {
@@ -91,10 +90,10 @@ _LAZY = {
     "fit_udcg": "._fit_udcg",
     "Result": "._evaluate",
     "RunResult": "._evaluate",
-    "evaluate": "._engine",
-    "Engine": "._engine",
-    "evaluate_stream": "._stream",
-    "evaluate_spark": "._spark",
+    "evaluate": "._evaluate",
+    "Engine": "._engines.base",
+    "evaluate_stream": "._aliases",
+    "evaluate_spark": "._aliases",
     "Family": "._measures",
     "Measure": "._measures",
     "families": "._measures",

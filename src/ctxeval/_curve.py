@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ._errors import ConfigError, MeasureError
-from ._evaluate import Result, aggregate
+from ._evaluate import Result, aggregate, evaluate
 from ._measures import Measure, make, parse_measure
 from ._show import html_table, pandas, pyplot, short
 
@@ -263,10 +263,8 @@ def metric_at_k(
         raise ConfigError("metric_at_k needs at least one measure family")
     k_list, tokens = parse_axis(k)
     curves = curve_measures(fams, k_list, tokens)
-    from ._engine import evaluate as on_engine
-
     ms = [m for ms in curves.values() for m in ms]
-    result = on_engine(qrels, runs, ms, samples=samples, policies=policies, rag=rag, utility=utility, engine=engine)
+    result = evaluate(qrels, runs, ms, samples=samples, policies=policies, rag=rag, utility=utility, engine=engine)
     out = Curves(curves_from_result(result, curves, k_list))
     if tokens:
         out["axis"] = "tokens"  # the points are budgets of tokens (the settings name the tokenizer)

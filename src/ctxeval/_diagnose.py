@@ -48,10 +48,12 @@ from ._core.evaldata import EvalData, QueryAccounting
 from ._core.extras import UTIL_MAX, Pool
 from ._core.join import judged_docs, match_pairs
 from ._core.signtest import sign_test
+from ._engines.base import provider
+from ._engines.blocks import Block
 from ._errors import ConfigError
-from ._measures import make
+from ._measures import Measure, make
 from ._policies import Policies
-from ._session import depth_note, one_run_inputs, open_session
+from ._session import depth_note, list_depths, one_run_inputs, open_session
 from ._show import html_table, pandas
 
 __all__ = [
@@ -315,6 +317,7 @@ def diagnose(
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
     worst: int = 10,
+    engine: Any = "local",
 ) -> Diagnosis:
     """Classify every query as a retrieval failure, a selection failure or healthy (see the module).
 
@@ -341,13 +344,14 @@ def diagnose(
             raise ConfigError("give the pool once: as pool= or as rag.pool")
         rcfg = replace(rcfg, pool=pool)
     measures = [make("RA-nWG", None, k), make("PROC", None, k), make("%PROC", None, k), make("N-Recall5", None, k)]
-    qrels, run, input_notes, sets = one_run_inputs("diagnose", qrels, run, samples, policies)
-    session, (rn,) = open_session(qrels, [run], measures, policies=policies, rag=rcfg, samples=sets)
-    data = session.prepare(rn, measures, keep_rows=True)
-    ra, proc, pct, nr5 = (m.compute(data) for m in measures)
+    eng = provider(engine)
+    qrels, run, input_notes, sets = one_run_inputs("diagnose", qrels, run, samples, policies, eng)
+    session, (rn,) = open_session(qrels, [run], measures, policies=policies, rag=rcfg, samples=sets, engine=eng)
+    mapped = session.blocks(rn, measures, _Queries(tuple(measures), k), keep_rows=True)
+    block = mapped.block
+    ra, proc, pct, nr5 = (block.values[m] for m in measures)
     verdict = classify(proc, pct, proc_threshold, pct_threshold)
-    missed = _missed_gold(data, session, k)
-    possible = selection_possible(data, k)
+    missed, possible = block.items["missed"], block.values["possible"]
     rows = [
         QueryDiagnosis(
             q,
@@ -356,10 +360,10 @@ def diagnose(
             float(proc[i]),
             float(pct[i]),
             float(nr5[i]),
-            missed.get(i, ()),
+            missed[i],
             bool(possible[i]),
         )
-        for i, q in enumerate(data.qids)
+        for i, q in enumerate(block.qids)
     ]
     pool_run = session.pool_for(rn)
     gm = session.rag.grade_map
@@ -375,22 +379,52 @@ def diagnose(
         "duplicates": session.policies.duplicates,
         "top_grade": top_grade(gm),
     }
-    report = data.extra("pool").report() if pool_run is not None else None
+    report = block.totals.get("pool") if pool_run is not None else None
     notes = list(input_notes)
     note = depth_note(
-        rn.name,
-        data,
+        mapped.name,
+        block.values["depth"],
         k,
         "the whole list lies inside the top k, so %PROC is 1 by construction and no query can be a selection "
         "failure: choose a k within the run's depth",
     )
     if note:
         notes.append(note)
+    opened = len(session.notes)
     session.label_notes(measures, scale_read=True)
-    notes += session.notes
+    notes += [*session.notes[:opened], *mapped.notes, *session.notes[opened:]]
     return Diagnosis(
-        rn.name, k, float(proc_threshold), float(pct_threshold), rows, settings, data.accounting, report, worst, notes
+        mapped.name,
+        k,
+        float(proc_threshold),
+        float(pct_threshold),
+        rows,
+        settings,
+        mapped.accounting,
+        report,
+        worst,
+        notes,
     )
+
+
+@dataclass(frozen=True)
+class _Queries:
+    """diagnose's block function (:mod:`ctxeval._engines.blocks`): per query the measures at k, whether
+    a selection failure could occur and the top-grade docs missing from the top k; the pool's counts."""
+
+    measures: tuple[Measure, ...]
+    k: int
+
+    def __call__(self, session: Any, data: EvalData) -> Block:
+        block = Block(list(data.qids), values={m: m.compute(data) for m in self.measures})
+        block.values["depth"] = list_depths(data)
+        block.values["possible"] = selection_possible(data, self.k)
+        missed = _missed_gold(data, session, self.k)
+        block.items["missed"] = [missed.get(i, ()) for i in range(data.n_queries)]
+        pool: Pool = data.extra("pool")
+        if not pool.own:
+            block.totals["pool"] = pool.report()
+        return block
 
 
 def selection_possible(data: EvalData, k: int) -> np.ndarray:

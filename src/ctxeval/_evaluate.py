@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -11,28 +11,21 @@ import numpy as np
 
 from ._context.grades import level_note, relevance_note
 from ._context.settings import RagConfig
+from ._engines.base import provider
+from ._engines.blocks import sized_counts
 from ._errors import ConfigError
 from ._io.model import Qrels
-from ._measures import Measure, make, parse_measures
+from ._measures import Measure, parse_measures
+from ._names import merge_notes, naming_notes, once, unique_names
 from ._policies import Policies
-from ._session import (
-    Session,
-    depth_note,
-    merge_notes,
-    naming_notes,
-    once,
-    open_session,
-    resolve_inputs,
-    sample_sets,
-    unique_names,
-)
+from ._session import Session, depth_note, open_session, resolve_inputs, sample_sets
 from ._show import fmt, html_table, pandas, short, text_table
 from ._stats.summary import CI, summary_intervals
+from ._values import Values, judged_labels, map_runs, values_fn, with_judged
 
 if TYPE_CHECKING:
     from ._context.utility import UtilityConfig
     from ._core.evaldata import QueryAccounting
-    from ._io.model import Run
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -285,17 +278,6 @@ class Result:
         return pd.concat(frames, ignore_index=True)
 
 
-def with_judged(measures: list[Measure]) -> list[Measure]:
-    """The measures plus ``Judged@K`` (``Judged@Btok``) for every K (budget) of a RAG measure, reported beside them."""
-    out = list(measures)
-    for m in measures:
-        if m.spec.group == "rag" and (m.cutoff is not None or m.budget is not None):
-            j = make("Judged", None, m.cutoff, m.budget)
-            if j not in out:
-                out.append(j)
-    return out
-
-
 def default_measures(qrels: Any, runs: list[Any], rag: Any = None) -> tuple[list[str], str]:
     """The measures a sample set gets when none are asked for, and a note saying which and why: the
     context measures that fit the kind of its references and the depth of its lists (d, the longest),
@@ -341,8 +323,13 @@ def evaluate(
     utility: UtilityConfig | Mapping[str, Any] | None = None,
     ci: CI | Mapping[str, Any] | str | bool | None = None,
     chunks: Any = None,
+    engine: Any = "local",
 ) -> Result:
     """Evaluate one or more runs.
+
+    ``engine`` (an :class:`~ctxeval.Engine`, its name or a mapping of its fields): ``local`` (the
+    default, every run read whole), ``stream`` (each run file read in chunks of whole queries, for runs
+    larger than memory) or ``spark``; each gives the same values (the scale guide).
 
     ``qrels`` and each run may be a path, a dict-of-dicts, a pandas/polars frame or a
     :class:`Qrels`/:class:`Run`. ``policies`` (a :class:`~ctxeval.Policies`) sets the ranking rule
@@ -400,24 +387,29 @@ def evaluate(
     >>> [res.runs[0].mean(m) for m in ("SpanRecall@1", "SpanPrecision@2", "SpanRecall@3tok")], res.settings["tokenizer"]
     ([1.0, 0.5, 1.0], 'words-v1')
     """
+    eng = provider(engine)
+    cfg = CI.coerce(ci)  # validated before anything is read
     rag = with_chunks(rag, chunks)
     if samples is not None and qrels is None and runs is None:
-        apart = _apart(samples, measures, policies, rag, utility)
+        eng.refuse(Policies.coerce(policies), None, (), True)
+        apart = _apart(samples, measures, policies, rag, utility, eng)
         if apart is not None:
-            return apart
-    qrels, runs, notes, sets = resolve_inputs("evaluate", qrels, runs, samples, policies)
+            return with_intervals(apart, cfg)
+    qrels, runs, notes, sets = resolve_inputs("evaluate", qrels, runs, samples, policies, eng)
     if measures is None:
         measures = list(DEFAULT_MEASURES)
         if sets:
             measures, why = default_measures(qrels, runs, rag)
             notes = [*notes, why]
-    session, run_objs = open_session(qrels, runs, measures, policies=policies, rag=rag, utility=utility, samples=sets)
+    session, run_objs = open_session(
+        qrels, runs, measures, policies=policies, rag=rag, utility=utility, samples=sets, engine=eng
+    )
     if not run_objs:
         raise ConfigError("evaluate needs at least one run")
     result = evaluate_runs(session, run_objs, session.measures)
     judged = judged_notes(session, result.runs, result.measures)
     result.notes[:] = once([*notes, *result.notes, *judged], [r.name for r in result.runs])
-    return with_intervals(result, ci)
+    return with_intervals(result, cfg)
 
 
 def with_intervals(result: Result, ci: CI | Mapping[str, Any] | str | bool | None) -> Result:
@@ -445,7 +437,7 @@ def with_chunks(rag: RagConfig | Mapping[str, Any] | None, chunks: Any) -> RagCo
     return replace(cfg, chunks=chunks)
 
 
-def _apart(samples: Any, measures: Any, policies: Any, rag: Any, utility: Any) -> Result | None:
+def _apart(samples: Any, measures: Any, policies: Any, rag: Any, utility: Any, engine: Any) -> Result | None:
     """Sample sets that give some query different references, each evaluated against its own (with
     a note that their figures do not compare), or None when they agree (see
     :mod:`ctxeval._io.samples.across`)."""
@@ -458,7 +450,10 @@ def _apart(samples: Any, measures: Any, policies: Any, rag: Any, utility: Any) -
     if measures is None:  # the measures that fit every set, chosen once
         measures, why = default_measures(*samples_inputs_of(sets), rag)
         paired = [*paired, why]
-    parts = [evaluate(samples=[st], measures=measures, policies=policies, rag=rag, utility=utility) for st in sets]
+    parts = [
+        evaluate(samples=[st], measures=measures, policies=policies, rag=rag, utility=utility, engine=engine)
+        for st in sets
+    ]
     n, first = diff
     note = (
         f"{first}{f' (and {n - 1} more queries)' if n > 1 else ''}: each set is scored against its own references, "
@@ -493,31 +488,33 @@ def judged_notes(session: Session, runs: Iterable[RunResult], measures: Iterable
     return labelled_notes(kinds, [(r.name, r.labelled or {}) for r in runs], list(measures))
 
 
-def judged_labels(session: Session) -> dict[str, Any]:
-    """The judged labels in force in ``session``, by what they label (``labels``, ``utilities``)."""
-    from ._context.labels import judged_kinds
-
-    # the default utility settings hold no LLM labels (and need not be imported to say so)
-    llm = session.utility.llm_labels if session.settings.utility is not None else None
-    return judged_kinds(None if session.qrels.plain else session.qrels.labels, llm)
-
-
-def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]) -> Result:
+def evaluate_runs(
+    session: Session,
+    run_objs: list[Any],
+    measures: list[Measure],
+    *,
+    names: list[str] | None = None,
+    tick: Callable[[], Any] | None = None,
+) -> Result:
     """:func:`evaluate` on a session: every run, every measure (with ``Judged@K`` beside RAG
-    measures), the side data they need built once per run."""
-    ms = list(measures)
-    rag_ms = any(m.spec.group == "rag" for m in ms)
-    if rag_ms:
-        ms = with_judged(ms)
-    need_u = any("utility" in m.requires for m in ms)
-    # the deepest rank a measure of utilities reads (None: whole lists); unlabelled hard negatives are counted there
-    cuts = [m.cutoff for m in ms if "utility" in m.requires]
-    deepest = None if not cuts or None in cuts else max(float(c) for c in cuts if c is not None)
-    u_depth = math.ceil(deepest) if deepest is not None and math.isfinite(deepest) else None
-    results = []
-    names = unique_names(run_objs)
-    notes = naming_notes(run_objs, names)
+    measures), the side data they need built once per run, on the session's engine. Runs are named
+    by the one rule of every engine, made distinct (``names`` instead, when given); ``tick`` is
+    called as each run is done."""
+    fn = values_fn(session, measures)
+    return reduce_runs(session, map_runs(session, run_objs, fn, tick), fn, measures, names)
+
+
+def reduce_runs(
+    session: Session, mapped: list[Any], fn: Values, measures: list[Measure], names: list[str] | None = None
+) -> Result:
+    """The :class:`Result` of runs mapped by :func:`map_runs`: per-query values, the accounting and
+    the notes, the runs named by ``names`` (default: their names made distinct)."""
+    ms = list(fn.measures)
+    rag_ms = any(m.spec.group == "rag" for m in measures)
+    need_u, u_depth = fn.utility, fn.u_depth
     rates = sorted({m.k for m in ms if m.family == "DistractorRate" and m.cutoff is not None})
+    names = unique_names(mapped) if names is None else names
+    notes = naming_notes(mapped, names)
     level = level_note(
         measures,
         lambda: session.grades,
@@ -530,54 +527,45 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
     if nothing:
         notes.append(nothing)
     session.label_notes(ms)
-    kinds = judged_labels(session)
-    labelled = None
     unlabelled: dict[str, dict[str, int]] = {}
     at: int | None = None
-    for run, name in zip(run_objs, names):
-        data = session.prepare(run, ms)
+    results = []
+    for run, name in zip(mapped, names):
+        block = run.block
         for k in rates:
-            note = depth_note(name, data, k, f"DistractorRate@{k} is the share of the passages given (min(k, depth))")
+            note = depth_note(
+                name, block.values["depth"], k, f"DistractorRate@{k} is the share of the passages given (min(k, depth))"
+            )
             if note:
                 notes.append(note)
-        ucounts = data.extra("utility").counts() if need_u else None
+        ucounts = None
         if need_u:
-            from ._context.utility import flag_counts, flag_note  # here: they pull in side files
-            from ._core.segments import top_rows
+            from ._context.utility import flag_note
 
-            counts = flag_counts(data.extra("utility"), data.r_judged)
-            read = top_rows(data.r_off, u_depth)[0] if u_depth is not None else None
-            unlabelled[name] = flag_counts(data.extra("utility"), data.r_judged, read)
+            ucounts = sized_counts(block.totals["utility"])
+            unlabelled[name] = block.totals["unlabelled"]
             if unlabelled[name]["unlabelled"] and at is None:
                 at = len(notes)  # said once for all runs, where the first run's note would stand
-            note = flag_note(name, counts, session.utility.rules)
+            note = flag_note(name, block.totals["flags"], session.utility.rules)
             if note:
                 notes.append(note)
-        values = {m: m.compute(data) for m in ms}
-        extremes = ties = None
-        if data.tie_groups is not None:
-            extremes = {m: m.extremes(data) for m in ms}
-            g = data.tie_groups
-            held = np.bincount(data.r_seg[g.size > 1], minlength=data.n_queries) > 0
-            ties = {"tie_groups": g.groups(data.r_off), "tied_rows": g.tied, "queries_with_ties": int(held.sum())}
-        if kinds:
-            from ._context.labels import labelled_shares
-
-            labelled = labelled_shares(kinds, data, ms)
-        pool_report = data.extra("pool").report() if session.pool_for(run) is not None else None
+        extremes = None
+        if "ties" in block.totals:
+            extremes = {m: (block.values[("best", m)], block.values[("worst", m)]) for m in ms}
+        labelled = {key[1]: v for key, v in block.values.items() if isinstance(key, tuple) and key[0] == "labelled"}
         results.append(
             RunResult(
                 name,
                 run.source,
-                data.qids,
-                values,
-                data.accounting,
+                block.qids,
+                {m: block.values[m] for m in ms},
+                run.accounting,
                 run.dropped_duplicates,
-                pool=pool_report,
+                pool=block.totals.get("pool"),
                 utility=ucounts,
                 extremes=extremes,
-                ties=ties,
-                labelled=labelled,
+                ties=block.totals.get("ties"),
+                labelled=labelled or None,
             )
         )
     if at is not None:
@@ -589,4 +577,6 @@ def evaluate_runs(session: Session, run_objs: list[Run], measures: list[Measure]
         settings["pool"] = session.pool_settings()
     if need_u:
         settings["utility"] = session.utility.describe()
-    return Result(ms, results, settings, notes + [n for n in session.notes if n not in notes])
+    settings.update(session.engine.describe())
+    said = [*session.notes, *(n for r in mapped for n in r.notes)]
+    return Result(ms, results, settings, notes + [n for n in dict.fromkeys(said) if n not in notes])

@@ -29,12 +29,16 @@ import numpy as np
 from ._context.grades import check_scale
 from ._context.settings import RagConfig
 from ._context.utility import UtilityConfig
+from ._engines.base import provider
+from ._engines.blocks import Block
 from ._errors import ConfigError
+from ._io.model import Run
 from ._io.side import read_answers
-from ._measures import make
+from ._measures import Measure, make
 from ._measures.distraction import sigmoid
+from ._names import unique_names
 from ._policies import Policies
-from ._session import open_session, resolve_inputs, unique_names
+from ._session import open_session, resolve_inputs
 from ._show import fmt, html_table, pandas
 
 __all__ = ["FitResult", "auc", "features", "fit_udcg", "logistic_fit", "point_biserial"]
@@ -181,6 +185,37 @@ def _nan_none(x: float) -> float | None:
     return None if x is None or math.isnan(x) else float(x)
 
 
+def _answered(names: list[str], ans: Any) -> list[str]:
+    """The runs the answers name, when they name every run of ``names`` (else a ConfigError)."""
+    missing_runs = [n for n in names if n not in ans.runs]
+    if missing_runs:
+        raise ConfigError(f"{ans.source}: no answers for run(s) {missing_runs}; its run column holds {ans.runs}")
+    return list(ans.runs)
+
+
+@dataclass(frozen=True)
+class _Features:
+    """fit_udcg's block function (:mod:`ctxeval._engines.blocks`): per query its features (u⁺ and u⁻
+    at ranks 1..k, :func:`features`) and the fixed measures it is compared with; ``off_scale`` counts
+    the blocks whose grades lie off the 1-5 scale RA-nWG reads (it is then not compared)."""
+
+    measures: tuple[tuple[str, Measure], ...]
+    k: int
+
+    def __call__(self, session: Any, data: Any) -> Block:
+        block = Block(list(data.qids), values={"X": features(data.r_off, data.extra("utility").u_direct, self.k)})
+        for key, m in self.measures:
+            if key == "RA-nWG":
+                try:
+                    check_scale(data, [m])
+                except ConfigError:
+                    block.totals["off_scale"] = 1
+                    block.values[key] = np.full(data.n_queries, np.nan)
+                    continue
+            block.values[key] = m.compute(data)
+        return block
+
+
 def fit_udcg(
     qrels: Any = None,
     runs: Any = None,
@@ -194,60 +229,63 @@ def fit_udcg(
     utility: UtilityConfig | Mapping[str, Any] | None = None,
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
+    engine: Any = "local",
 ) -> FitResult:
     """Fit the positional UDCG's α, β, b to answer correctness; compare it held-out with UDCG@k, nDCG@k
     and RA-nWG@k (see the module docstring). Runs are matched to the answers' ``run`` column by name;
     ``samples`` (instead of ``qrels`` and ``runs``): sample sets, named as the answers name them
-    (``{"bm25": "bm25.jsonl", ...}``)."""
+    (``{"bm25": "bm25.jsonl", ...}``); ``engine``: where the features are computed, as for
+    :func:`ctxeval.evaluate`."""
     if answers is None:
         raise ConfigError("fit_udcg needs answers: a file or frame of (query id, run, correct)")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise ConfigError(f"folds must be a whole number >= 2, got {folds!r}")
-    qrels, runs, input_notes, sets = resolve_inputs("fit-udcg", qrels, runs, samples, policies)
-    session, run_objs = open_session(qrels, runs, policies=policies, rag=rag, utility=utility, samples=sets)
+    eng = provider(engine)
+    qrels, runs, input_notes, sets = resolve_inputs("fit-udcg", qrels, runs, samples, policies, eng)
+    measures = {"UDCG": make("UDCG", None, k), "nDCG": make("nDCG", None, k), "RA-nWG": make("RA-nWG", None, k)}
+    session, run_objs = open_session(
+        qrels, runs, policies=policies, rag=rag, utility=utility, samples=sets, engine=eng, extras=["utility", "grades"]
+    )
     if not run_objs:
         raise ConfigError("fit-udcg needs at least one run")
     ans = read_answers(answers)
     ans_src = ans.source
     config = session.utility
-    names = unique_names(run_objs)
-    known_runs = ans.runs
-    missing_runs = [n for n in names if n not in known_runs]
-    if missing_runs:
-        raise ConfigError(f"{ans_src}: no answers for run(s) {missing_runs}; its run column holds {known_runs}")
+    if all(isinstance(r, Run) for r in run_objs):  # named before they are read: runs without answers fail now
+        _answered(unique_names(run_objs), ans)
+    fn = _Features(tuple(measures.items()), k)
+    ms = [measures["UDCG"], measures["nDCG"]]
+    mapped = [session.blocks(run, ms, fn, keep_rows=True, extras=["grades"]) for run in run_objs]
+    names = unique_names(mapped)
+    known_runs = _answered(names, ans)
     notes: list[str] = []
-    measures = {"UDCG": make("UDCG", None, k), "nDCG": make("nDCG", None, k), "RA-nWG": make("RA-nWG", None, k)}
     X_parts: list[np.ndarray] = []
     y_parts: list[np.ndarray] = []
     q_parts: list[list[str]] = []
     base_parts: dict[str, list[np.ndarray]] = {name: [] for name in measures}
     ragnwg_ok = True
-    for run, name in zip(run_objs, names):
-        data = session.prepare(run, [measures["UDCG"], measures["nDCG"]], keep_rows=True, extras=["grades"])
-        X = features(data.r_off, data.extra("utility").u_direct, k)
+    for run, name in zip(mapped, names):
+        block = run.block
         lookup = {q: y for (r, q), y in ans.correct.items() if r == name}
-        have = np.array([q in lookup for q in data.qids], dtype=bool)
+        have = np.array([q in lookup for q in block.qids], dtype=bool)
         if (~have).any():
             notes.append(f"{name}: {int((~have).sum())} evaluated queries have no answer row (left out)")
-        extra = len(set(lookup) - set(data.qids))
+        extra = len(set(lookup) - set(block.qids))
         if extra:
             notes.append(
                 f"{name}: {extra} answer rows name queries that are not evaluated (not in the qrels or the run; left out)"
             )
-        X_parts.append(X[have])
-        y_parts.append(np.array([lookup[q] for q, h in zip(data.qids, have) if h], dtype=np.float64))
-        q_parts.append([q for q, h in zip(data.qids, have) if h])
-        for key, m in measures.items():
-            if key == "RA-nWG":
-                try:
-                    check_scale(data, [m])
-                except ConfigError:
-                    ragnwg_ok = False
-                    base_parts[key].append(np.full(int(have.sum()), np.nan))
-                    continue
-            base_parts[key].append(m.compute(data)[have])
+        X_parts.append(block.values["X"][have])
+        y_parts.append(np.array([lookup[q] for q, h in zip(block.qids, have) if h], dtype=np.float64))
+        q_parts.append([q for q, h in zip(block.qids, have) if h])
+        for key in measures:
+            if key == "RA-nWG" and block.totals.get("off_scale"):
+                ragnwg_ok = False
+                base_parts[key].append(np.full(int(have.sum()), np.nan))
+                continue
+            base_parts[key].append(block.values[key][have])
     other = sorted(set(known_runs) - set(names))
     if other:
         notes.append(f"answers for runs not given ({', '.join(other)}) are ignored")
@@ -318,7 +356,7 @@ def fit_udcg(
         "held_out": held,
         "fit": {"alpha": fit["alpha"], "beta": fit["beta"], "bias": fit["bias"]},
         "utility": config.describe(),
-        "notes": input_notes + notes + session.notes,
+        "notes": input_notes + notes + list(dict.fromkeys([*session.notes, *(n for r in mapped for n in r.notes)])),
         "output": None,
     }
     return FitResult(fit, report)

@@ -14,36 +14,38 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._context.settings import RagConfig, Settings
-from ._core.evaldata import EvalData, QueryAccounting
+from ._core.evaldata import EvalData
 from ._core.join import join
 from ._core.segments import distinct
-from ._errors import ConfigError, QueryMismatchError
+from ._engines.base import Job, Provider, provider
+from ._engines.blocks import BlockFn, Mapped, overlap_check
+from ._engines.local import LocalEngine
+from ._errors import ConfigError
 from ._io.model import Qrels, Run
 from ._measures import Measure, make, parse_measures
+from ._names import merge_notes
 from ._policies import Policies
 
 if TYPE_CHECKING:
     from ._context.utility import UtilityConfig
-    from ._core.evaldata import EvalData, QueryAccounting
+    from ._core.evaldata import EvalData
 
 __all__ = [
     "Session",
     "coerce_utility",
     "measure_list",
-    "merge_notes",
-    "naming_notes",
     "one_run_inputs",
     "open_session",
     "prepare",
     "resolve_inputs",
     "sample_sets",
     "samples_inputs",
-    "unique_names",
+    "side_data",
 ]
 
 _OVERLAP_QRELS_BYTES = 2 << 20  # below this, a second thread costs more than it saves
@@ -63,83 +65,14 @@ def measure_list(measures: Iterable[str | Measure] | str | Measure) -> list[Meas
     return out
 
 
-class Named(Protocol):
-    """What naming reads of a run: its name (given, else its tag, else its file) and its source."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def source(self) -> str: ...
-
-
-def unique_names(runs: Sequence[Named]) -> list[str]:
-    """Run names made distinct: runs that share a name (often a tag such as ``rank`` used by every
-    run of a system) take their file names instead when those differ (:func:`naming_notes` says so);
-    whatever still repeats gets ``#2``, ``#3`` ..."""
-    names = [r.name for r in runs]
-    out = list(names)
-    for name in dict.fromkeys(names):
-        at = [i for i, x in enumerate(names) if x == name]
-        stems = [_file_stem(runs[i]) for i in at]
-        others = set(names) - {name}
-        if len(at) > 1 and all(stems) and len(set(stems)) == len(stems) and not set(stems) & others:
-            for i, stem in zip(at, stems):
-                out[i] = stem  # type: ignore[assignment]
-    seen: dict[str, int] = {}
-    final = []
-    for n in out:
-        k = seen.get(n, 0) + 1
-        seen[n] = k
-        final.append(n if k == 1 else f"{n}#{k}")
-    return final
-
-
-def naming_notes(runs: Sequence[Named], names: Sequence[str]) -> list[str]:
-    """What :func:`unique_names` did, for the report."""
-    notes = []
-    for name in dict.fromkeys(r.name for r in runs):
-        renamed = [n for r, n in zip(runs, names) if r.name == name and n != name]
-        if renamed:
-            shared = sum(r.name == name for r in runs)
-            how = "named by their files" if all("#" not in n for n in renamed) else "numbered"
-            notes.append(f"{shared} runs share the name {name!r} (their tag): {how} instead ({', '.join(renamed)})")
-    return notes
-
-
-#: an overlap below this share of the run's or of the qrels' queries is noted
-SMALL_OVERLAP = 0.1
-
-
-def overlap_check(name: str, acc: QueryAccounting, source: str | None = None) -> str | None:
-    """A :class:`QueryMismatchError` when the run and the qrels share no query (almost always the
-    wrong file: under ``missing="zero"`` every measure would read 0); a note naming the counts when
-    they share less than :data:`SMALL_OVERLAP` of the run's or of the qrels' queries; else None."""
-    shared = acc.evaluated
-    in_run = shared + acc.unjudged
-    judged = shared + acc.missing
-    if shared == 0:
-        run_ids = ", ".join(repr(q) for q in acc.unjudged_ids[:3])
-        qrels_ids = ", ".join(repr(q) for q in acc.missing_ids[:3])
-        raise QueryMismatchError(
-            f"{source + ': ' if source else ''}run {name!r} shares no query with the qrels (the run's {in_run} queries, e.g. {run_ids or 'none'}; "
-            f"the qrels' {judged}, e.g. {qrels_ids or 'none'}): probably the wrong file; "
-            "--overlap any (overlap='any') scores it anyway"
-        )
-    if shared < SMALL_OVERLAP * in_run or shared < SMALL_OVERLAP * judged:
-        return (
-            f"{name}: the run and the qrels share only {shared} of their queries (the run has {in_run}, "
-            f"the qrels {judged}): check that the files belong together"
-        )
-    return None
-
-
-def depth_note(name: str, data: EvalData, k: int, consequence: str) -> str | None:
-    """A note when ``k`` exceeds the depth of the run's ranked list on most of its queries (more than
-    half of those the run retrieved for), naming the counts and the median depth; None otherwise.
+def depth_note(name: str, depth: np.ndarray, k: int, consequence: str) -> str | None:
+    """A note when ``k`` exceeds the depth of the run's ranked list (``depth``: the length of every
+    list the run gives, :func:`list_depths`) on most of its queries (more than half of those the run
+    retrieved for), naming the counts and the median depth; None otherwise.
 
     ``consequence`` says what that does to the numbers that follow (e.g. that a rate is taken over the
     passages actually given)."""
-    depth = data.n_ret[data.has_run]
+    depth = depth[~np.isnan(depth)]
     short = int((depth < k).sum())
     if depth.size == 0 or 2 * short <= depth.size:
         return None
@@ -149,14 +82,27 @@ def depth_note(name: str, data: EvalData, k: int, consequence: str) -> str | Non
     )
 
 
-def _file_stem(run: Named) -> str | None:
-    src = run.source
-    if not src or not os.path.isfile(src):
-        return None
-    base = os.path.basename(src)
-    if base.lower().endswith(".gz"):
-        base = base[:-3]
-    return os.path.splitext(base)[0] or base
+def list_depths(data: EvalData) -> np.ndarray:
+    """Per query, the length of the run's list; NaN where the run gives none (a judged query it lacks)."""
+    return np.where(data.has_run, data.n_ret, np.nan)
+
+
+def side_data(measures: Iterable[Measure], rag: RagConfig, spans: bool = False) -> set[str]:
+    """The side data ``measures`` require, and what the RAG settings ask for (``spans``: the labels
+    are span labels)."""
+    ms = list(measures)
+    out: set[str] = set()
+    for m in ms:
+        out |= m.requires
+    if rag.grade_map is not None:
+        out.add("grades")
+    if rag.pool is not None or rag.pools is not None or rag.pool_depth is not None:
+        out.add("pool")
+    if rag.groups is not None:
+        out.add("groups")
+    if spans and any(m.spec.on_spans is not None for m in ms):
+        out.add("spans")
+    return out
 
 
 def coerce_utility(value: UtilityConfig | Mapping[str, Any] | None) -> UtilityConfig:
@@ -199,21 +145,21 @@ def _large_file(obj: Any, size: int) -> bool:
         return False  # the reader reports it
 
 
-def _read(
-    qrels: Any, runs: list[Any], duplicates: str, columns: Any = None, labels: Any = None
-) -> tuple[Qrels, list[Run]]:
-    """The qrels and the runs; a large qrels file is read on a second thread while the runs are read
-    (the parsers release the GIL and leave part of a core idle). The qrels' error comes first.
-    ``labels``: what the qrels are, when that decides how they are read (subtopic qrels)."""
+def _read(qrels: Any, runs: list[Any], pol: Policies, labels: Any, engine: Provider) -> tuple[Qrels, list[Any]]:
+    """The qrels and the runs (as ``engine`` holds them: read, or a handle); a large qrels file is read
+    on a second thread while the runs are read (the parsers release the GIL and leave part of a core
+    idle). The qrels' error comes first. ``labels``: what the qrels are, when that decides how they
+    are read (subtopic qrels)."""
+    duplicates, columns = pol.duplicates, pol.columns
     if not _large_file(qrels, _OVERLAP_QRELS_BYTES):
         qr = Qrels.coerce(qrels, duplicates=duplicates, columns=columns, labels=labels)
-        return qr, [Run.coerce(r, duplicates=duplicates, columns=columns) for r in runs]
+        return qr, engine.read(runs, pol)
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates, columns=columns, labels=labels)
         try:
-            read = [Run.coerce(r, duplicates=duplicates, columns=columns) for r in runs]
+            read = engine.read(runs, pol)
         except BaseException:
             pending.result()  # a qrels error wins, as in sequential order
             raise
@@ -230,6 +176,8 @@ class Session:
     measures: list[Measure] = field(default_factory=list)
     #: what reading the runs found that the reports should say (a small query overlap), once per run
     notes: list[str] = field(default_factory=list)
+    #: where per-query values are computed (:mod:`ctxeval._engines`), chosen when the session opens
+    engine: Provider = field(default_factory=LocalEngine)
 
     @property
     def rag(self) -> RagConfig:
@@ -270,19 +218,7 @@ class Session:
 
     def needs(self, measures: Iterable[Measure]) -> set[str]:
         """The side data ``measures`` require, and what the RAG settings ask for."""
-        out: set[str] = set()
-        for m in measures:
-            out |= m.requires
-        rag = self.rag
-        if rag.grade_map is not None:
-            out.add("grades")
-        if rag.pool is not None or rag.pools is not None or rag.pool_depth is not None:
-            out.add("pool")
-        if rag.groups is not None:
-            out.add("groups")
-        if self.settings.spans is not None and any(m.spec.on_spans is not None for m in measures):
-            out.add("spans")
-        return out
+        return side_data(measures, self.rag, self.settings.spans is not None)
 
     def prepare(
         self,
@@ -291,9 +227,13 @@ class Session:
         *,
         keep_rows: bool = False,
         extras: Iterable[str] = (),
+        notes: list[str] | None = None,
     ) -> EvalData:
         """``run`` joined with the qrels, with the side data of ``measures`` (default: the session's)
-        and ``extras`` built; ``keep_rows`` keeps every ranked row's doc id and score."""
+        and ``extras`` built; ``keep_rows`` keeps every ranked row's doc id and score. What the run's
+        reading found to say (a small query overlap, fairness groups it lacks) goes to ``notes``
+        (default: the session's)."""
+        said = self.notes if notes is None else notes
         ms = list(self.measures if measures is None else measures)
         names = self.needs(ms) | set(extras)
         if names:
@@ -306,8 +246,8 @@ class Session:
         # file there but a set whose samples with references retrieved nothing (scored as such)
         if p.overlap == "require" and (run.samples is None or data.accounting.evaluated):
             note = overlap_check(run.name, data.accounting, run.source)
-            if note and note not in self.notes:
-                self.notes.append(note)
+            if note and note not in said:
+                said.append(note)
         if names:
             from ._context import Inputs, build
             from ._context.grades import check_scale
@@ -323,9 +263,34 @@ class Session:
                 data = data.with_side(lambda arranged: build(arranged, names, inputs))
             if data.has("fairness"):
                 note = data.extra("fairness").note(run.name)
-                if note and note not in self.notes:
-                    self.notes.append(note)
+                if note and note not in said:
+                    said.append(note)
         return data
+
+    def blocks(
+        self,
+        run: Any,
+        measures: Iterable[Measure],
+        fn: BlockFn,
+        *,
+        keep_rows: bool = False,
+        extras: Iterable[str] = (),
+    ) -> Mapped:
+        """``fn(session, data)`` over the blocks of whole queries of ``run`` (``data`` prepared as
+        :meth:`prepare` prepares it), on the session's engine, merged in query-id order
+        (:mod:`ctxeval._engines.blocks`); the engine refuses side data it cannot build."""
+        ms = tuple(measures)
+        if self.engine.capabilities.side_data is not None:
+            from ._context import closure
+
+            self.engine.refuse(self.policies, self.rag, closure(self.needs(ms) | set(extras)), False)
+        return self.engine.blocks(self, run, Job(ms, fn, keep_rows, tuple(extras)))
+
+    def on(self, qrels: Qrels, pool: Run | None = None) -> Session:
+        """The same session over other judgments (a block's queries) and, when given, another pool:
+        what an engine prepares a block with."""
+        settings = self.settings if pool is None else replace(self.settings, pool=pool)
+        return replace(self, qrels=qrels, settings=settings, notes=[])
 
     def describe(self) -> dict[str, Any]:
         """The settings every report prints."""
@@ -400,17 +365,24 @@ def open_session(
     rag: RagConfig | Mapping[str, Any] | None = None,
     utility: UtilityConfig | Mapping[str, Any] | None = None,
     samples: Sequence[Any] = (),
-) -> tuple[Session, list[Run]]:
+    engine: Any = None,
+    extras: Iterable[str] = (),
+) -> tuple[Session, list[Any]]:
     """Validate everything, then read the qrels and the runs (see the module docstring). ``runs`` may
     be one run or a list; an empty list reads the qrels alone. ``samples``: the sample sets the runs
     came from, in the same order (their facets and citations serve the measures that read them); a
-    run read from a sample set (:meth:`Samples.run`) brings its own."""
+    run read from a sample set (:meth:`Samples.run`) brings its own. ``engine`` (see
+    :mod:`ctxeval._engines`) holds the runs its way and is refused, before anything is read, what it
+    cannot do for these settings, ``measures`` and the side data ``extras`` a verb will ask for."""
     pol = Policies.coerce(policies)
     ms = measure_list(measures) if (measures if not isinstance(measures, (str, Measure)) else [measures]) else []
     rcfg = RagConfig.coerce(rag)
     run_list = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     ms, fits = _resolve_fits(ms)
     ucfg = coerce_utility(utility) if utility is not None else None
+    eng = provider(engine)
+    _refuse(eng, pol, rcfg, ms, extras, bool(samples), False)
+    eng.check()
     from ._context.spans import span_inputs, span_notes
 
     qrels, chunks, spans = span_inputs(qrels, rcfg, ms)
@@ -418,7 +390,7 @@ def open_session(
     if subtopic is None and rcfg.labels is None and isinstance(qrels, (str, os.PathLike)):
         # a diversity measure reads subtopic qrels: a qrels file given for one is read as such
         subtopic = "subtopic" if any("subtopics" in m.requires for m in ms) else None
-    qr, read = _read(qrels, run_list, pol.duplicates, pol.columns, subtopic)
+    qr, read = _read(qrels, run_list, pol, subtopic, eng)
     from ._context.labels import resolve as resolve_labels
 
     qr, rcfg = resolve_labels(qr, rcfg)
@@ -444,7 +416,24 @@ def open_session(
     single = qr.subtopics.note() if qr.subtopics is not None else None
     notes = [single] if single else []
     notes += span_notes(chunks, spans, ms, rcfg)
-    return Session(qr, pol, settings, ms, notes=notes), read
+    _refuse(eng, pol, rcfg, ms, extras, bool(samples), spans is not None)  # a sample set's pools, now read
+    return Session(qr, pol, settings, ms, notes=notes, engine=eng), read
+
+
+def _refuse(
+    eng: Provider, pol: Policies, rcfg: RagConfig, ms: list[Measure], extras: Iterable[str], samples: bool, spans: bool
+) -> None:
+    """What ``eng`` cannot do for these settings, refused in one line (see :class:`Provider`)."""
+    names: set[str] = set()
+    if eng.capabilities.side_data is not None:
+        from ._context import closure
+
+        wanted = side_data(ms, rcfg, spans) | set(extras)
+        wanted |= {
+            name for name, given in (("chunks", rcfg.chunks), ("fairness", rcfg.fair_groups)) if given is not None
+        }
+        names = set(closure(wanted))
+    eng.refuse(pol, rcfg, names, samples)
 
 
 def _fairness(rcfg: RagConfig) -> tuple[Any, Any]:
@@ -506,16 +495,19 @@ def prepare(
 
 
 def resolve_inputs(
-    verb: str, qrels: Any, runs: Any, samples: Any, policies: Any
+    verb: str, qrels: Any, runs: Any, samples: Any, policies: Any, engine: Provider | None = None
 ) -> tuple[Any, Any, list[str], list[Any]]:
     """A verb's inputs: ``qrels`` and ``runs``, or ``samples`` (see :func:`samples_inputs`), never
-    both; returns (qrels, runs, notes, sample sets)."""
+    both; returns (qrels, runs, notes, sample sets). An ``engine`` that evaluates no sample sets
+    refuses them before they are read."""
     if samples is not None:
         if qrels is not None or runs is not None:
             raise ConfigError("give either samples or qrels and runs, not both")
         p = Policies.coerce(policies)
         if p.columns:
             raise ConfigError(COLUMNS_WITH_SAMPLES)
+        if engine is not None:
+            engine.refuse(p, None, (), True)
         return samples_inputs(samples, p.duplicates)
     if qrels is None or runs is None:
         raise ConfigError(f"{verb} needs qrels and runs, or samples")
@@ -531,13 +523,13 @@ COLUMNS_WITH_SAMPLES = (
 
 
 def one_run_inputs(
-    verb: str, qrels: Any, run: Any, samples: Any, policies: Any
+    verb: str, qrels: Any, run: Any, samples: Any, policies: Any, engine: Provider | None = None
 ) -> tuple[Any, Any, list[str], list[Any]]:
     """The inputs of a verb that reads one run: ``qrels`` and ``run``, or one sample set (``samples``);
     returns (qrels, run, notes, sample sets)."""
     if samples is None and (qrels is None or run is None):
         raise ConfigError(f"{verb} needs qrels and a run, or one sample set (samples=...)")
-    qr, runs, notes, sets = resolve_inputs(verb, qrels, run, samples, policies)
+    qr, runs, notes, sets = resolve_inputs(verb, qrels, run, samples, policies, engine)
     if samples is not None and len(runs) != 1:
         raise ConfigError(f"{verb} reads one run: give one sample set, not {len(runs)}")
     return qr, runs[0] if samples is not None else run, notes, sets
@@ -582,52 +574,3 @@ def sample_sets(samples: Any, duplicates: str = "error") -> list[Any]:
             st = replace(st, name=name)
         sets.append(st)
     return sets
-
-
-def once(notes: Sequence[str], names: Iterable[str]) -> list[str]:
-    """A command's notes, each said once: exact repeats dropped, and notes that open with one of
-    ``names`` (runs, files) and say the same of several merged into one line naming them (see
-    :func:`merge_notes`).
-
-    >>> once(["bm25: k=10 exceeds the depth", "dense: k=10 exceeds the depth", "labels: binary", "labels: binary"],
-    ...      ["bm25", "dense"])
-    ['2 runs (bm25, dense): k=10 exceeds the depth', 'labels: binary']
-    """
-    return merge_notes([[n] for n in dict.fromkeys(notes)], "runs", frozenset(names))
-
-
-def merge_notes(
-    per_input: Sequence[Sequence[str]], what: str = "sample sets", names: frozenset[str] | None = None
-) -> list[str]:
-    """The notes of several inputs, each said once: a note repeated by several inputs apart from the
-    input's name at its start (``FILE: ...``) becomes one line naming them; when they differ only in
-    the count that opens the note, the line gives each input's count.
-
-    >>> merge_notes([["a.jsonl: 3 samples give no scores"], ["b.jsonl: 5 samples give no scores"], ["b.jsonl: x"]])
-    ['2 sample sets: 3 (a.jsonl), 5 (b.jsonl) samples give no scores', 'b.jsonl: x']
-    >>> merge_notes([["a.jsonl: no sample has a query_id"], ["b.jsonl: no sample has a query_id"]])
-    ['2 sample sets (a.jsonl, b.jsonl): no sample has a query_id']
-    """
-    by_rest: dict[str, list[tuple[str, str, str]]] = {}
-    for notes in per_input:
-        for n in notes:
-            src, sep, rest = n.partition(": ")
-            if names is not None and src not in names:
-                src, sep, rest = "", "", n
-            count, blank, tail = rest.partition(" ")
-            counted = bool(sep) and count.isdigit() and bool(blank)
-            key = ("#" + tail if counted else rest) if sep else n
-            by_rest.setdefault(key, []).append((src if sep else "", count if counted else "", n))
-    out: list[str] = []
-    for key, said in by_rest.items():
-        srcs = list(dict.fromkeys(s for s, _, _ in said))
-        counts = list(dict.fromkeys(c for _, c, _ in said))
-        if len(said) == 1 or not all(srcs) or len(srcs) < len(said):
-            out.extend(dict.fromkeys(n for _, _, n in said))
-        elif len(counts) == 1:
-            text = f"{counts[0]} {key[1:]}" if counts[0] else key
-            out.append(f"{len(srcs)} {what} ({', '.join(srcs)}): {text}")
-        else:
-            each = ", ".join(f"{c} ({s})" for s, c, _ in said)
-            out.append(f"{len(srcs)} {what}: {each} {key[1:]}")
-    return out

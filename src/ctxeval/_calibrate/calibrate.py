@@ -8,7 +8,7 @@ document.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,8 @@ from .._core.evaldata import EvalData
 from .._core.extras import Utilities
 from .._core.relscore import relative_scores
 from .._core.segments import top_rows
+from .._engines.base import provider
+from .._engines.blocks import Block
 from .._errors import ConfigError, MeasureError
 from .._measures import Measure, parse_measure
 from .._policies import Policies
@@ -67,7 +69,9 @@ def cost_line(cost: float) -> str:
     )
 
 
-def _input_notes(session: Any, data: EvalData, cfg: UtilityConfig, measure: Measure | None) -> list[str]:
+def _input_notes(
+    session: Any, acc: Any, utils: Iterable[float] | None, cfg: UtilityConfig, measure: Measure | None
+) -> list[str]:
     """What the inputs make of the objective: the kind of the labels (binary labels give the utility
     objective no cost to weigh), judged queries the run lacks, and a utility map under which nothing
     is relevant while judged passages are distractors."""
@@ -83,7 +87,6 @@ def _input_notes(session: Any, data: EvalData, cfg: UtilityConfig, measure: Meas
             "known to be irrelevant, so it bears no irrelevant cost either). For a K that weighs distractors, get "
             f"labels that say which chunks distract: {HOW_TO_JUDGE}"
         )
-    acc = data.accounting
     total = acc.evaluated + acc.missing
     if acc.missing and 2 * acc.missing > total:
         how = "scored 0" if acc.missing_policy == "zero" else "left out"
@@ -92,9 +95,9 @@ def _input_notes(session: Any, data: EvalData, cfg: UtilityConfig, measure: Meas
             f"{acc.missing_policy}): the policy rests on the {acc.evaluated} {'query' if acc.evaluated == 1 else 'queries'} the run answers; check that the "
             "run and the qrels belong together"
         )
-    if measure is None and data.has("grades"):
+    if measure is None and utils is not None:
         umap = cfg.map
-        util = [umap.get(int(g)) for g in np.unique(np.asarray(data.extra("grades").q_util)).tolist()]
+        util = [umap.get(int(g)) for g in sorted(utils)]
         said = any("every relevant passage counts as one" in n for n in notes)
         if not said and util and not any((u or 0.0) > 0 for u in util) and any((u or 0.0) < 0 for u in util):
             notes.append(
@@ -219,6 +222,7 @@ def calibrate(
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
     irrelevant_cost: float = IRRELEVANT_COST,
+    engine: Any = "local",
 ) -> Calibration:
     """Fit a runtime policy (K_max, τ) on ``run`` against ``qrels`` (the README's "Runtime policy" section).
 
@@ -229,7 +233,8 @@ def calibrate(
     ``policies`` and ``rag`` are as for :func:`ctxeval.evaluate`; the ranking is always trec_eval's
     (``ties="trec"``), the one :class:`ctxeval.ContextSelector` applies. ``samples`` (instead of
     ``qrels`` and ``run``): one sample set; on its reference ids (binary labels) no label says which
-    chunks distract, and the notes say so and how to get labels that do.
+    chunks distract, and the notes say so and how to get labels that do. ``engine``: where the
+    prefixes are computed, as for :func:`ctxeval.evaluate`.
 
     ``irrelevant_cost`` (utility objective): what a passage the labels say adds nothing costs (utility
     0: judged irrelevant or useless, unjudged on graded labels, an LLM utility below the distractor
@@ -273,35 +278,46 @@ def calibrate(
     pol = Policies.coerce(policies)
     if pol.ties != "trec":
         raise ConfigError("calibrate ranks as ContextSelector does, by trec_eval's rule: ties must be 'trec'")
-    qrels, run, input_notes, sets = one_run_inputs("calibrate", qrels, run, samples, pol)
+    eng = provider(engine)
+    qrels, run, input_notes, sets = one_run_inputs("calibrate", qrels, run, samples, pol, eng)
     session, (rn,) = open_session(
-        qrels, [run], [measure] if measure is not None else [], policies=pol, rag=rag, utility=utility, samples=sets
+        qrels,
+        [run],
+        [measure] if measure is not None else [],
+        policies=pol,
+        rag=rag,
+        utility=utility,
+        samples=sets,
+        engine=eng,
+        extras=["utility"] if measure is None else [],
     )
     if measure is not None:
         measure = session.measures[0]
     cfg = session.utility
     qr = session.qrels
     used_utilities = measure is None or "utility" in measure.requires
-    data = session.prepare(
-        rn, [measure] if measure is not None else [], keep_rows=True, extras=["utility"] if measure is None else []
+    mapped = session.blocks(
+        rn,
+        [measure] if measure is not None else [],
+        _Prefixes(measure, k, cost),
+        keep_rows=True,
+        extras=["utility"] if measure is None else [],
     )
-    if data.n_queries == 0:
-        raise ConfigError(f"run {rn.name!r} and the qrels share no query; nothing to calibrate")
-    rel = relative_scores(data.r_off, data.r_score)
-    lead = lead_lengths(data.r_off, rel, k, TAUS)
+    block = mapped.block
+    if not block.qids:
+        raise ConfigError(f"run {mapped.name!r} and the qrels share no query; nothing to calibrate")
+    values, lead = block.values["C"], block.values["lead"]
     flagged = None
     if measure is None:
-        values = prefix_utility(data.r_off, with_cost(data.extra("utility"), cost), k)
         sign = 1.0
-        read = top_rows(data.r_off, k)[0]
-        flagged = unlabelled_note(rn.name, flag_counts(data.extra("utility"), data.r_judged, read), k)
+        flagged = unlabelled_note(mapped.name, block.totals["flags"], k)
     else:
-        values = prefix_measure(data, measure, k)
         sign = 1.0 if measure.spec.higher_is_better else -1.0
     result = fit(values, lead, folds=folds, seed=seed, sign=sign)
     decided = cfg.llm is not None or cfg.known is not None or cfg.rules.unlabelled
     found = checks(result, lead, sign, cost_free=measure is None and qr.labels.binary and not decided)
-    notes = [*input_notes, *_input_notes(session, data, cfg, measure), *found.notes]
+    utils = block.totals.get("grades")
+    notes = [*input_notes, *_input_notes(session, mapped.accounting, utils, cfg, measure), *found.notes]
     if flagged:
         notes.insert(len(input_notes), flagged)
     rcfg = session.rag
@@ -326,10 +342,10 @@ def calibrate(
         "irrelevant_cost": cost if measure is None else None,
         "data": {
             "qrels": qr.source,
-            "run": rn.source,
-            "run_name": rn.name,
-            "queries": data.accounting.to_dict(),
-            "dropped_duplicates": {"qrels": qr.dropped_duplicates, "run": rn.dropped_duplicates},
+            "run": mapped.source,
+            "run_name": mapped.name,
+            "queries": mapped.accounting.to_dict(),
+            "dropped_duplicates": {"qrels": qr.dropped_duplicates, "run": mapped.dropped_duplicates},
             "grade_map": gm.describe() if gm is not None else None,
             "pool": None
             if pool_run is None and rcfg.pool_depth is None
@@ -338,4 +354,28 @@ def calibrate(
         },
         "ctxeval_version": __version__,
     }
-    return Calibration(policy, result, list(data.qids), values, lead, found)
+    return Calibration(policy, result, list(block.qids), values, lead, found)
+
+
+@dataclass(frozen=True)
+class _Prefixes:
+    """calibrate's block function (:mod:`ctxeval._engines.blocks`): per query the objective of every
+    prefix length (``C``) and the leading passages at each τ (``lead``); the utility objective's
+    flagged hard negatives in the top k and the grades' utilities of the judged passages."""
+
+    measure: Measure | None
+    k: int
+    cost: float
+
+    def __call__(self, session: Any, data: EvalData) -> Block:
+        rel = relative_scores(data.r_off, data.r_score)
+        block = Block(list(data.qids), values={"lead": lead_lengths(data.r_off, rel, self.k, TAUS)})
+        if self.measure is None:
+            u = data.extra("utility")
+            block.values["C"] = prefix_utility(data.r_off, with_cost(u, self.cost), self.k)
+            block.totals["flags"] = flag_counts(u, data.r_judged, top_rows(data.r_off, self.k)[0])
+            if data.has("grades"):
+                block.totals["grades"] = frozenset(np.unique(np.asarray(data.extra("grades").q_util)).tolist())
+        else:
+            block.values["C"] = prefix_measure(data, self.measure, self.k)
+        return block

@@ -8,6 +8,8 @@ import click
 
 from .options import (
     File,
+    engine_from,
+    engine_options,
     one_run_from,
     policies_from,
     policy_options,
@@ -60,6 +62,7 @@ _OBJECTIVE_HELP = (
 @utility_options
 @rag_options()
 @policy_options(ties=False)
+@engine_options
 def command(
     qrels: str,
     run: str | None,
@@ -99,6 +102,7 @@ def command(
         policies=policies_from(kw),
         rag=rag_from(kw),
         irrelevant_cost=irrelevant_cost,
+        engine=engine_from(kw),
     )
     text = cal.to_json()
     if not cal.beats_fixed_k and not force:

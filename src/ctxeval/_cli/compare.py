@@ -12,6 +12,8 @@ from .options import (
     File,
     at_level,
     emit,
+    engine_from,
+    engine_options,
     output_option,
     policies_from,
     policy_options,
@@ -153,15 +155,7 @@ def _progress_wanted(quiet: bool) -> bool:
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("-q", "--quiet", is_flag=True, help="no progress display")
-@click.option(
-    "--engine",
-    type=click.Choice(["local", "spark"]),
-    default="local",
-    show_default=True,
-    help="spark: each run's per-query values computed on Spark (pip install 'ctxeval[spark]'); the statistics "
-    "run on the collected values",
-)
-@click.option("--spark-master", default=None, help="with --engine spark: the master URL (default local[*])")
+@engine_options
 @policy_options()
 @rag_options()
 @output_option()
@@ -191,8 +185,6 @@ def command(
     curve_k: str | None,
     fmt: str,
     quiet: bool,
-    engine: str,
-    spark_master: str | None,
     output: str | None,
     **kw: Any,
 ) -> None:
@@ -235,7 +227,7 @@ def command(
             policies=policies_from(kw),
             rag=rag_from(kw),
             utility=utility_from(kw),
-            engine={"name": engine, "master": spark_master},
+            engine=engine_from(kw),
         )
     to_file = bool(output and output != "-")
     text = {

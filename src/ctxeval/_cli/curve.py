@@ -9,6 +9,8 @@ import click
 from .options import (
     File,
     emit,
+    engine_from,
+    engine_options,
     output_option,
     policies_from,
     policy_options,
@@ -41,6 +43,7 @@ from .options import (
     help="cutoffs: 1:50, 1:50:5, 1,5,10, or K for 1..K; ending in tok, budgets of tokens (256:4096:256tok, with --chunks)",
 )
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@engine_options
 @policy_options()
 @rag_options()
 @output_option()
@@ -66,5 +69,6 @@ def command(
         policies=policies_from(kw),
         rag=rag_from(kw),
         utility=utility_from(kw),
+        engine=engine_from(kw),
     )
     emit(render_curves(data, fmt), output)

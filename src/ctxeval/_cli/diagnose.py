@@ -9,6 +9,8 @@ import click
 from .options import (
     File,
     emit,
+    engine_from,
+    engine_options,
     one_run_from,
     output_option,
     policies_from,
@@ -45,6 +47,7 @@ from .options import (
     "--worst", type=click.IntRange(min=0), default=10, show_default=True, help="how many worst queries to list"
 )
 @click.option("--per-query", is_flag=True, help="list every query in the table (JSON always has them all)")
+@engine_options
 @policy_options()
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @output_option()
@@ -77,5 +80,6 @@ def command(
         policies=policies_from(kw),
         rag=rag_from(kw),
         worst=worst,
+        engine=engine_from(kw),
     )
     emit(render(result, fmt, per_query=per_query), output)

@@ -9,6 +9,8 @@ import click
 from .options import (
     File,
     emit,
+    engine_from,
+    engine_options,
     output_option,
     policies_from,
     policy_options,
@@ -60,6 +62,7 @@ from .options import (
 @rag_options(pool=False, groups=False)
 @policy_options()
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@engine_options
 @output_option()
 def command(
     qrels: str,
@@ -89,11 +92,11 @@ def command(
         **verb_inputs(qrels, runs, samples),
         utility=utility_from(kw),
         rel=rel,
-        safe=safe,
-        risky=risky,
+        thresholds=(safe, risky),
         worst=worst,
         discount=discount,
         policies=policies_from(kw),
         rag=rag_from(kw),
+        engine=engine_from(kw),
     )
     emit(render_distraction(table, fmt), output)

@@ -10,6 +10,8 @@ from .options import (
     File,
     at_level,
     emit,
+    engine_from,
+    engine_options,
     output_option,
     policies_from,
     policy_options,
@@ -18,7 +20,6 @@ from .options import (
     rel_option,
     resampling_options,
     samples_option,
-    stderr_progress,
     utility_from,
     utility_options,
     verb_inputs,
@@ -48,36 +49,7 @@ def _measure_help() -> str:
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv", "jsonl"]), default="table", show_default=True
 )
-@click.option(
-    "--stream",
-    is_flag=True,
-    help="the same as --engine stream: read the (one) run in chunks of whole queries. Pays only for a run "
-    "whose in-memory reading (about 0.6x its text, 2.5x with measures that keep every ranked row) does not "
-    "fit in memory; below that the default engine is "
-    "faster for the same values. The run must be grouped by query (see --sort-first)",
-)
-@click.option(
-    "--chunk-mb",
-    type=click.IntRange(min=1),
-    default=None,
-    help="with --stream: the chunk size [default: an eighth of the run's text, 1-64 MiB, which keeps the peak "
-    "memory below the default engine's]",
-)
-@click.option(
-    "--sort-first",
-    is_flag=True,
-    help="with --stream: group an unsorted run by query first (read whole when it fits in memory, else sorted "
-    "out of core)",
-)
-@click.option(
-    "--engine",
-    type=click.Choice(["local", "stream", "spark"]),
-    default="local",
-    show_default=True,
-    help="local: in this process; stream: see --stream; spark: on Spark (pip install 'ctxeval[spark]'; needs "
-    "Java 17), the same kernels per query group",
-)
-@click.option("--spark-master", default=None, help="with --engine spark: the master URL (default local[*])")
+@engine_options
 @click.option(
     "--ci",
     "ci",
@@ -108,11 +80,6 @@ def command(
     per_query: bool,
     fmt: str,
     output: str | None,
-    stream: bool,
-    chunk_mb: int | None,
-    sort_first: bool,
-    engine: str,
-    spark_master: str | None,
     ci: bool,
     ci_method: str,
     confidence: float,
@@ -127,27 +94,18 @@ def command(
     Distraction-aware measures (dDCG@K, ndDCG@K, UDCG@K, DistractorRate@K, DistractorHarm@K) read
     per-passage utilities set by --utility-map, --distractors, --utilities and --distractor-rules.
     """
-    from .._engine import evaluate
     from .._errors import ConfigError
-    from .._evaluate import DEFAULT_MEASURES, with_intervals
-    from .._io.model import split_named
+    from .._evaluate import evaluate
     from .._render.text import render
     from .._stats.summary import CI
 
+    engine = engine_from(kw)
     if spans:
         from .._io.spans import SpanLabels
 
-        if samples or engine != "local" or stream:
-            raise ConfigError(
-                "--spans reads QRELS as span labels for the local engine, not with --samples or another engine"
-            )
+        if samples:
+            raise ConfigError("--spans reads QRELS as span labels, not with --samples")
         qrels = SpanLabels.from_file(qrels)  # type: ignore[assignment]
-    if stream or sort_first or chunk_mb is not None:
-        if engine == "spark":
-            raise ConfigError("--stream, --chunk-mb and --sort-first are the stream engine's, not Spark's")
-        engine = "stream"
-    if spark_master is not None and engine != "spark":
-        raise ConfigError("--spark-master is for --engine spark")
     given = click.get_current_context().get_parameter_source
     if not ci and any(
         given(name) == click.core.ParameterSource.COMMANDLINE
@@ -158,35 +116,13 @@ def command(
     measure_names = at_level(
         list(measures) or None, rel
     )  # None: the defaults that fit the input (sample sets: by their labels)
-    if engine == "spark":
-        from .._spark import evaluate_spark
-
-        if not runs and not samples:
-            raise ConfigError("--engine spark evaluates QRELS RUN [RUN ...] or --samples FILE [FILE ...]")
-        files = [qrels, *runs] if samples else list(runs)
-        named = [split_named(r) for r in files]
-        result, _ = evaluate_spark(
-            None if samples else qrels,
-            [p for _, p in named],
-            measure_names or list(DEFAULT_MEASURES),
-            names=[n for n, _ in named],
-            policies=policies_from(kw),
-            rag=rag_from(kw),
-            utility=utility_from(kw),
-            master=spark_master,
-            progress=stderr_progress(),
-        )
-        result = with_intervals(result, interval)
-    else:
-        if engine == "stream" and (samples or len(runs) != 1):
-            raise ConfigError("--stream evaluates one run file: QRELS RUN (not sample sets)")
-        result = evaluate(
-            measures=measure_names,
-            **verb_inputs(qrels, runs, samples),
-            policies=policies_from(kw),
-            rag=rag_from(kw),
-            utility=utility_from(kw),
-            engine={"name": engine, "chunk_mb": chunk_mb, "sort_first": sort_first} if engine == "stream" else engine,
-            ci=interval,
-        )
+    result = evaluate(
+        measures=measure_names,
+        **verb_inputs(qrels, runs, samples),
+        policies=policies_from(kw),
+        rag=rag_from(kw),
+        utility=utility_from(kw),
+        engine=engine,
+        ci=interval,
+    )
     emit(render(result, fmt, per_query), output)

@@ -9,6 +9,8 @@ import click
 
 from .options import (
     File,
+    engine_from,
+    engine_options,
     output_option,
     policies_from,
     policy_options,
@@ -39,6 +41,7 @@ from .options import (
 @rag_options(pool=False, groups=False)
 @policy_options()
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@engine_options
 @output_option("udcg_fit.json", "where to write the fitted weights (JSON)")
 def command(
     qrels: str,
@@ -74,6 +77,7 @@ def command(
         utility=utility_from(kw),
         policies=policies_from(kw),
         rag=rag_from(kw),
+        engine=engine_from(kw),
     )
     write_text(Path(output), result.fit_json())
     result.report["output"] = output

@@ -11,6 +11,8 @@ from .options import (
     File,
     at_level,
     emit,
+    engine_from,
+    engine_options,
     one_run_from,
     output_option,
     policies_from,
@@ -38,6 +40,7 @@ def _measures(values: tuple[str, ...]) -> list[str] | None:
 @rel_option
 @click.option("--human", type=File("qrels"), default=None,
               help="people's labels on a subset of the queries, when QRELS are a judge's (the gate's intervals then include the judge's error)")  # fmt: skip
+@engine_options
 @policy_options()
 @rag_options()
 @utility_options
@@ -67,6 +70,7 @@ def snapshot_command(
         policies=policies_from(kw),
         rag=rag_from(kw),
         utility=utility_from(kw),
+        engine=engine_from(kw),
     )
     emit(base.to_json(), output)
     if output and output != "-":
@@ -101,6 +105,7 @@ def snapshot_command(
     help="also print GitHub annotations after the report: ::error for a significant drop or an untested measure, "
     "::warning for an inconclusive one, ::notice for one that holds",
 )
+@engine_options
 @policy_options()
 @rag_options()
 @utility_options
@@ -143,6 +148,7 @@ def gate_command(
         policies=policies_from(kw),
         rag=rag_from(kw),
         utility=utility_from(kw),
+        engine=engine_from(kw),
     )
     text = {
         "markdown": report.to_markdown,
@@ -178,6 +184,7 @@ def gate_command(
 @click.option("--correlation", type=click.FloatRange(-1.0, 1.0, max_open=True), default=0.7, show_default=True,
               help="without a candidate RUN: the assumed per-query correlation of baseline and candidate")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@engine_options
 @policy_options()
 @rag_options()
 @utility_options
@@ -206,8 +213,9 @@ def power_command(
     if qrels is not None:
         inputs = one_run_from(qrels, run, samples)
     plans = power(
-        baseline, **inputs, drop=drop, max_drop=",".join(max_drop) or None, alpha=alpha, power=target,
-        correlation=correlation, policies=policies_from(kw), rag=rag_from(kw), utility=utility_from(kw),
+        baseline, **inputs, drop=drop, max_drop=",".join(max_drop) or None, alpha=alpha,
+        plan={"power": target, "correlation": correlation}, policies=policies_from(kw), rag=rag_from(kw),
+        utility=utility_from(kw), engine=engine_from(kw),
     )  # fmt: skip
     if fmt == "json":
         emit(json.dumps([p.to_dict() for p in plans], indent=2) + "\n", output)

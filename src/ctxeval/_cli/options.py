@@ -416,6 +416,63 @@ def verb_inputs(qrels: str, runs: tuple[str, ...], samples: bool) -> dict[str, A
     return {"qrels": qrels, "runs": list(runs)}
 
 
+def engine_options(f: F) -> F:
+    """Where per-query values are computed: ``--engine`` (with ``--spark-master``), or ``--stream``
+    (with ``--chunk-mb`` and ``--sort-first``)."""
+    return _apply(
+        f,
+        [
+            click.option(
+                "--engine",
+                type=click.Choice(["local", "stream", "spark"]),
+                default="local",
+                show_default=True,
+                help="where per-query values are computed, each engine giving the same output: local (this process), "
+                "stream (see --stream), spark (pip install 'ctxeval[spark]'; needs Java 17; the same kernels per "
+                "partition of queries)",
+            ),
+            click.option(
+                "--stream",
+                is_flag=True,
+                help="the same as --engine stream: each run file read in chunks of whole queries. Pays only for a run "
+                "whose in-memory reading (about 0.6x its text, 2.5x with measures that keep every ranked row) does not "
+                "fit in memory; below that the default engine is faster for the same output. A run must be grouped "
+                "by query (see --sort-first)",
+            ),
+            click.option(
+                "--chunk-mb",
+                type=click.IntRange(min=1),
+                default=None,
+                help="with --stream: the chunk size [default: an eighth of the run's text, 1-64 MiB, which keeps the "
+                "peak memory below the default engine's]",
+            ),
+            click.option(
+                "--sort-first",
+                is_flag=True,
+                help="with --stream: group an unsorted run by query first (read whole when it fits in memory, else "
+                "sorted out of core)",
+            ),
+            click.option("--spark-master", default=None, help="with --engine spark: the master URL (default local[*])"),
+        ],
+    )
+
+
+def engine_from(kw: dict[str, Any]) -> Any:
+    """The engine of :func:`engine_options` (removed from ``kw``), Spark's start told on stderr;
+    ``--chunk-mb`` or ``--sort-first`` alone choose the stream engine."""
+    from .._engines.base import Engine, provider
+    from .._errors import ConfigError
+
+    name, stream, master = kw.pop("engine"), kw.pop("stream"), kw.pop("spark_master")
+    chunk_mb, sort_first = kw.pop("chunk_mb"), kw.pop("sort_first")
+    if stream or ((chunk_mb is not None or sort_first) and name == "local"):
+        if name not in ("local", "stream"):
+            raise ConfigError(f"--stream is the stream engine, not --engine {name}: give one")
+        name = "stream"
+    settings = Engine(name, master, chunk_mb, sort_first)
+    return provider(settings, progress=stderr_progress()) if name == "spark" else provider(settings)
+
+
 def stderr_progress() -> Callable[[str, bool], None]:
     """Progress of a slow start (an engine's JVM) on stderr, each line prefixed ``ctxeval:``; counts
     (``update=True``) rewrite one line on a terminal and are left out of a log."""

@@ -40,7 +40,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -51,20 +51,28 @@ from .._curve import curve_family, curves_from_result, parse_ks, pr_from_result,
 from .._curve import curve_measures as _curve_measures
 from .._diagnose import PCT_THRESHOLD, PROC_THRESHOLD, VERDICTS, classify
 from .._distraction import distraction_table
-from .._engine import Engine
+from .._engines.base import Engine, provider
 from .._errors import ConfigError, MeasureError
-from .._evaluate import DEFAULT_MEASURES, Result, default_measures, evaluate_runs, judged_notes
+from .._evaluate import (
+    DEFAULT_MEASURES,
+    Result,
+    default_measures,
+    evaluate_runs,
+    judged_notes,
+    map_runs,
+    reduce_runs,
+    values_fn,
+)
+from .._io.model import Run
 from .._measures import Measure, make
+from .._names import naming_notes, once, unique_names
 from .._policies import Policies
-from .._session import Session, measure_list, naming_notes, once, open_session, resolve_inputs, unique_names
+from .._session import Session, measure_list, open_session, resolve_inputs
 from .blocks import TIE_TOL, block
 from .model import Report, Stratum
 from .progress import Progress
 from .settings import TEST_NAMES, Sections, Stats, Strata
 from .strata import BUILTIN, StratumSet, load_strata, num_rel_strata, query_length_strata, read_query_texts
-
-if TYPE_CHECKING:
-    from .._io.model import Run
 
 __all__ = ["compare"]
 
@@ -213,12 +221,12 @@ def _plan(session: Session, user: list[Measure], sec: Sections, num_rel_level: i
 
 
 def _apart(
-    session: Session, run_objs: list[Run], names: list[str], measures: list[Measure], what: str, notes: list[str]
+    session: Session, runs: list[Any], names: list[str], measures: list[Measure], what: str, notes: list[str]
 ) -> Result | None:
     """``measures`` of every run, evaluated apart from the tables: None, with a note saying why, when
     they cannot be (the data they serve is then left out)."""
     try:
-        parts = [evaluate_runs(session, [run.with_name(name)], measures) for run, name in zip(run_objs, names)]
+        parts = [evaluate_runs(session, [run.with_name(name)], measures) for run, name in zip(runs, names)]
     except ConfigError as exc:
         notes.append(f"{what} left out: {exc}")
         return None
@@ -226,32 +234,25 @@ def _apart(
 
 
 def _evaluate_all(
-    session: Session, run_objs: list[Run], names: list[str], plan: _Plan, spark: Any, tick: Any
-) -> tuple[Result, Result | None, Result | None, list[str]]:
-    """Every run's per-query values of the plan's measures (on Spark when ``spark`` holds the
-    arguments of :func:`ctxeval.evaluate_spark`), the PROC data, the precision-recall curve's data,
-    and the notes of all of them."""
-    parts = []
-    for i, (run, name) in enumerate(zip(run_objs, names)):
-        if spark is not None:
-            from .._spark import evaluate_spark
-
-            qrels, raw_runs, kw = spark
-            part, _ = evaluate_spark(qrels, [raw_runs[i]], plan.all_measures, names=[name], **kw)
-            parts.append(part)
-        else:
-            parts.append(evaluate_runs(session, [run.with_name(name)], plan.all_measures))
-        if tick:
-            tick()
+    session: Session, run_objs: list[Any], plan: _Plan, tick: Any
+) -> tuple[Result, Result | None, Result | None, list[str], list[str]]:
+    """Every run's per-query values of the plan's measures (on the session's engine, each run named
+    by the rule of every engine, made distinct), the PROC data, the precision-recall curve's data,
+    the notes of all of them and what the naming did."""
+    fn = values_fn(session, plan.all_measures)
+    mapped = map_runs(session, run_objs, fn, tick)
+    names = unique_names(mapped)
+    parts = [reduce_runs(session, [m], fn, plan.all_measures, [n]) for m, n in zip(mapped, names)]
     result = Result(parts[0].measures, [p.runs[0] for p in parts], parts[0].settings)
     notes = list(dict.fromkeys(n for p in parts for n in p.notes))
+    runs = [m.run for m in mapped]
     proc_result = result if (plan.proc_ms and plan.rag_ms) else None
     if plan.proc_ms and not plan.rag_ms:
-        proc_result = _apart(session, run_objs, names, plan.proc_ms, "PROC / %PROC data", notes)
+        proc_result = _apart(session, runs, names, plan.proc_ms, "PROC / %PROC data", notes)
     pr_result: Result | None = result
     if plan.pr_apart:
-        pr_result = _apart(session, run_objs, names, pr_measures(plan.pr_rel), "the precision-recall curve", notes)
-    return result, proc_result, pr_result, notes
+        pr_result = _apart(session, runs, names, pr_measures(plan.pr_rel), "the precision-recall curve", notes)
+    return result, proc_result, pr_result, notes, naming_notes(mapped, names)
 
 
 def _cube(result: Result, measures: list[Measure]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -402,9 +403,9 @@ def compare(
     data and the distraction table (of :func:`ctxeval.distraction_table`; ``utility`` serves it and
     the distraction-aware measures). ``policies`` and ``rag`` are as for :func:`evaluate`; ``measures=None``: as for :func:`evaluate` (sample sets get the
     measures that fit their references).
-    ``engine="spark"`` (or ``{"name": "spark", "master": ...}``) computes each run's per-query values
-    on Spark (runs and qrels as paths Spark reads); the statistics then run on the collected values, as
-    always.
+    ``engine`` (``"local"``, ``"stream"``, ``"spark"``, a mapping or an :class:`~ctxeval.Engine`, as for
+    :func:`ctxeval.evaluate`) computes each run's per-query values; the statistics then run on them, as
+    always, so every engine gives the same report.
 
     >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     >>> base = {"q1": {"x": 2, "a": 1}, "q2": {"x": 2, "b": 1}, "q3": {"c": 1}}
@@ -414,8 +415,8 @@ def compare(
     >>> round(c.mean, 3), round(c.baseline_mean, 3), (c.wins, c.ties, c.losses)
     (1.0, 0.667, (2, 1, 0))
     """
-    cfg, st, sec, eng = Stats.coerce(stats), Strata.coerce(strata), Sections.coerce(sections), Engine.coerce(engine)
-    qrels, runs, sample_notes, sample_sets = resolve_inputs("compare", qrels, runs, samples, policies)
+    cfg, st, sec, eng = Stats.coerce(stats), Strata.coerce(strata), Sections.coerce(sections), provider(engine)
+    qrels, runs, sample_notes, sample_sets = resolve_inputs("compare", qrels, runs, samples, policies, eng)
     if measures is None:  # sample sets: the measures that fit their references (evaluate's defaults)
         measures = list(DEFAULT_MEASURES)
         if sample_sets:
@@ -425,37 +426,29 @@ def compare(
     if st.by is None and sample_sets:  # the samples' own categories stratify the report
         cats = {q: c for s in sample_sets for q, c in s.categories().items()}
         st = replace(st, by=cats or None)
-    if eng.name == "stream":
-        raise ConfigError(
-            "compare holds every run's per-query values side by side and reads its runs whole: use the local or "
-            "spark engine (evaluate and metric_at_k stream one run)"
-        )
-    if eng.name == "spark" and sample_sets:
-        raise ConfigError("compare on Spark reads qrels and run files (or Spark DataFrames), not sample sets")
     session, run_objs = open_session(
-        qrels, runs, user, policies=policies, rag=rag, utility=utility, samples=sample_sets
+        qrels, runs, user, policies=policies, rag=rag, utility=utility, samples=sample_sets, engine=eng
     )
     if not run_objs:
         raise ConfigError("compare needs at least one run")
     user = session.measures
-    names = unique_names(run_objs)
-    bases = _baselines(baseline, names, cfg)
-    base = bases[0]
+    if all(isinstance(r, Run) for r in run_objs):  # named before they are evaluated: a wrong baseline fails now
+        _baselines(baseline, unique_names(run_objs), cfg)
     plan = _plan(session, user, sec, st.num_rel_level)
-    spark = None
-    if eng.name == "spark":
-        raw = list(runs) if isinstance(runs, (list, tuple)) else [runs]
-        kw = {"policies": policies, "rag": rag, "utility": utility, "master": eng.master}
-        spark = (qrels, raw, kw)
 
     notes: list[str] = [plan.curve_note] if plan.curve_note else []
-    notes += sample_notes + naming_notes(run_objs, names)
+    notes += sample_notes
     if len(run_objs) == 1:
         notes.append("only one run: nothing to compare with the baseline (give two or more runs for paired tests)")
     with Progress() as bar:
-        result, proc_result, pr_result, eval_notes = _evaluate_all(
-            session, run_objs, names, plan, spark, bar.task("evaluating runs", len(run_objs))
+        result, proc_result, pr_result, eval_notes, naming = _evaluate_all(
+            session, run_objs, plan, bar.task("evaluating runs", len(run_objs))
         )
+        names = [r.name for r in result.runs]
+        bases = _baselines(baseline, names, cfg)
+        base = bases[0]
+        at = int(bool(plan.curve_note)) + len(sample_notes)
+        notes[at:at] = naming
         notes += [n for n in eval_notes if n not in notes]
         notes += judged_notes(session, result.runs, user)  # the measures asked for, not the curves' depths
         union, values, present = _cube(result, user)
@@ -506,5 +499,6 @@ def compare(
             utility=session.utility,
             policies=session.policies,
             rag=RagConfig(grade_map=session.rag.grade_map),
+            engine=session.engine,
         )
     return report

@@ -164,6 +164,21 @@ class Utilities:
             out["known pairs not retrieved"] = int(self.known_pairs - int(self.known.sum()))
         return out
 
+    def block_counts(self) -> dict[str, Any]:
+        """:meth:`counts` as one block of a run's queries holds them: each file's pairs that match no
+        ranked row are kept as minus those that match a row of the block, the file's size beside, so
+        that the blocks add up (:func:`ctxeval._engines.blocks.sized_counts` gives the run's :meth:`counts`)."""
+        out = self.counts()
+        sizes = []
+        for key, pairs in (
+            ("LLM pairs not retrieved", self.llm_pairs),
+            ("known pairs not retrieved", self.known_pairs),
+        ):
+            if key in out and pairs is not None:
+                out[key] -= int(pairs)
+                sizes.append((key, int(pairs)))
+        return {"counts": out, "sizes": frozenset(sizes)}
+
 
 @dataclass(frozen=True, eq=False)
 class Fits:

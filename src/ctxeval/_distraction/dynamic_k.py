@@ -17,7 +17,7 @@ import numpy as np
 
 from .._core.segments import seg_reduce, within_ranks
 
-__all__ = ["dynamic_k_summary", "optimal_k"]
+__all__ = ["dynamic_k_parts", "dynamic_k_summary", "optimal_k", "summary_of"]
 
 
 def _cumulative(
@@ -30,12 +30,30 @@ def _cumulative(
     w = u / np.log2(rank + 1.0) if discount else u.copy()
     if max_k is not None:
         w[rank > max_k] = 0.0
-    c = np.cumsum(w)
-    base = np.zeros(r_off.size - 1)
-    inner = r_off[:-1] > 0
-    base[inner] = c[r_off[:-1][inner] - 1]
-    c -= np.repeat(base, np.diff(r_off))
-    return w, rank, c
+    return w, rank, prefix_sums(r_off, rank, w)
+
+
+def prefix_sums(r_off: np.ndarray, rank: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Within-query prefix sums of ``w``, each query's summed on its own from its first row, rank by
+    rank: the same bits however the queries are batched (a running sum over all queries, less the sum
+    before each query, would carry the other queries' rounding into every query's sums).
+
+    >>> prefix_sums(np.array([0, 2, 3]), np.array([1, 2, 1]), np.array([0.1, 0.2, 0.3])).tolist()
+    [0.1, 0.30000000000000004, 0.3]
+    """
+    out = np.empty_like(w)
+    if w.size == 0:
+        return out
+    seg = np.repeat(np.arange(r_off.size - 1, dtype=np.int64), np.diff(r_off))
+    order = np.argsort(rank, kind="stable")  # rank 1 of every query, then rank 2, ...
+    bounds = np.r_[0, np.cumsum(np.bincount(rank)[1:])]
+    running = np.zeros(r_off.size - 1)
+    for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        rows = order[start:end]
+        at = seg[rows]  # one row of each of these queries
+        running[at] += w[rows]
+        out[rows] = running[at]
+    return out
 
 
 _TOL = 1e-9
@@ -73,6 +91,17 @@ def optimal_k(r_off: np.ndarray, u: np.ndarray, discount: bool = False, max_k: i
     return _optimal_from(r_off, rank, cs)[0]
 
 
+def dynamic_k_parts(
+    r_off: np.ndarray, u: np.ndarray, discount: bool = False, max_k: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What :func:`dynamic_k_summary` reads of a block of whole queries: per query the optimal k and
+    U at it, per row the gain w (u or its discounted value; 0 beyond ``max_k``)."""
+    r_off = np.asarray(r_off, dtype=np.int64)
+    w, rank, cs = _cumulative(r_off, u, discount, max_k)
+    ks, at_opt = _optimal_from(r_off, rank, cs)
+    return ks, at_opt, w
+
+
 def dynamic_k_summary(
     r_off: np.ndarray, u: np.ndarray, discount: bool = False, max_k: int | None = None
 ) -> dict[str, Any]:
@@ -85,6 +114,13 @@ def dynamic_k_summary(
     (1.5, 1.5, [0, 1, 1], 1, 1.0)
     """
     r_off = np.asarray(r_off, dtype=np.int64)
+    return summary_of(r_off, *dynamic_k_parts(r_off, u, discount, max_k), discount, max_k)
+
+
+def summary_of(
+    r_off: np.ndarray, ks: np.ndarray, at_opt: np.ndarray, w: np.ndarray, discount: bool, max_k: int | None
+) -> dict[str, Any]:
+    """:func:`dynamic_k_summary` from its parts (:func:`dynamic_k_parts`) of the queries in ``r_off``'s order."""
     n_q = r_off.size - 1
     if n_q == 0:
         return {
@@ -98,8 +134,7 @@ def dynamic_k_summary(
             "mean_utility_at_best_fixed_k": None,
             "mean_utility_at_optimal_k": None,
         }
-    w, rank, cs = _cumulative(r_off, u, discount, max_k)
-    ks, at_opt = _optimal_from(r_off, rank, cs)
+    rank = within_ranks(r_off)
     longest = int(np.diff(r_off).max()) if n_q else 0
     top = longest if max_k is None else min(max_k, longest)
     per_k = np.bincount(rank, weights=w, minlength=top + 1)[: top + 1] if w.size else np.zeros(top + 1)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,14 +29,17 @@ from .._context.settings import RagConfig
 from .._context.utility import UtilityConfig, flag_counts, flag_note
 from .._core.extras import WHY_KNOWN, WHY_LLM, WHY_RANK, WHY_SCORE, Utilities
 from .._core.segments import ratio
+from .._engines.base import provider
+from .._engines.blocks import Block, Ragged, sized_counts
 from .._errors import ConfigError
 from .._io.model import Qrels
 from .._measures import Measure, make
 from .._measures.distraction import ideal_ddcg, top_rows, unknown_queries
+from .._names import once, unique_names
 from .._policies import Policies
-from .._session import depth_note, once, open_session, resolve_inputs, unique_names
+from .._session import depth_note, list_depths, open_session, resolve_inputs
 from .._show import fmt, html_table, pandas
-from .dynamic_k import dynamic_k_summary
+from .dynamic_k import dynamic_k_parts, summary_of
 
 __all__ = ["RISKY", "SAFE", "VERDICTS", "DistractionTable", "auto_rel", "distraction_table", "safety_verdict"]
 
@@ -190,6 +194,73 @@ def _why_text(
     return f"label: grade {grade} has utility {label:g}" if grade is not None else "label"
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """distraction_table's block function (:mod:`ctxeval._engines.blocks`): per query the measures,
+    the hidden harm and whether the top k holds chunks nobody labelled, the optimal k and each row's
+    gain; per block the counts and its ``worst`` distractors."""
+
+    measures: tuple[tuple[str, Measure], ...]
+    k: int
+    worst: int
+    discount: bool
+
+    def __call__(self, session: Any, data: Any) -> Block:
+        k, config = self.k, session.utility
+        urows: Utilities = data.extra("utility")
+        block = Block(list(data.qids), values={key: m.compute(data) for key, m in self.measures})
+        block.values["depth"] = list_depths(data)
+        ks, at_opt, w = dynamic_k_parts(data.r_off, urows.u, discount=self.discount)
+        block.values["optimal_k"], block.values["at_optimal_k"] = ks, at_opt
+        block.rows["gain"] = Ragged(data.n_ret, w)
+        tidx, tseg, trank = top_rows(data, k)
+        block.values["hidden"] = hidden_harm(data, urows, tidx, tseg, trank, k)
+        unknown = unknown_queries(data, k)
+        if unknown is not None:
+            block.values["unknown"] = unknown
+        block.totals["in_list"] = flag_counts(urows, data.r_judged)
+        block.totals["in_top"] = flag_counts(urows, data.r_judged, tidx)
+        block.totals["utility"] = urows.block_counts()
+        neg = urows.u[tidx] < 0
+        idx, qseg, nrank = tidx[neg], tseg[neg], trank[neg]
+        rows = data.rows
+        if rows is None:
+            raise ConfigError("the distraction table needs the run's ranked rows (keep_rows)")
+        docs = (
+            np.array([d.encode("utf-8") for d in rows.doc.to_list(idx)], dtype=object)
+            if idx.size
+            else np.zeros(0, dtype=object)
+        )
+        order = np.lexsort((docs, qseg, nrank, urows.u[idx]))
+        found = []
+        for at in order[: self.worst].tolist():
+            j = int(idx[at])
+            g = int(data.r_grade[j]) if data.r_judged[j] else None
+            llm = None if urows.llm_u is None or math.isnan(urows.llm_u[j]) else float(urows.llm_u[j])
+            known = bool(urows.known[j]) if urows.known is not None else False
+            query = data.qids[int(data.r_seg[j])]
+            row = {
+                "query": query,
+                "doc": docs[at].decode("utf-8"),
+                "rank": int(data.r_rank[j]),
+                "utility": float(urows.u[j]),
+                "why": _why_text(
+                    int(urows.why[j]),
+                    g,
+                    float(urows.rel[j]),
+                    int(data.r_rank[j]),
+                    llm,
+                    known,
+                    float(urows.label[j]),
+                    config,
+                ),
+                "grade": g,
+            }
+            found.append(((row["utility"], row["rank"], query.encode("utf-8"), docs[at]), row))
+        block.totals["worst"] = found
+        return block
+
+
 def distraction_table(
     qrels: Any = None,
     runs: Any = None,
@@ -198,12 +269,12 @@ def distraction_table(
     samples: Any = None,
     utility: UtilityConfig | Mapping[str, Any] | None = None,
     rel: int | None = None,
-    safe: float = SAFE,
-    risky: float = RISKY,
+    thresholds: tuple[float, float] | Mapping[str, float] = (SAFE, RISKY),
     worst: int = 5,
     discount: bool = False,
     policies: Policies | Mapping[str, Any] | None = None,
     rag: RagConfig | Mapping[str, Any] | None = None,
+    engine: Any = "local",
 ) -> DistractionTable:
     """One row per run: rank measures next to the distraction-aware ones, the safety verdict, the
     optimal k and the worst distractors. Returns the ``distraction`` object of the report contract
@@ -215,6 +286,7 @@ def distraction_table(
     utility is >= the configuration's ``llm_threshold`` (default 0.5), else its utility is 0; UDCG
     reads the LLM utilities as given. ``rel`` (for RR and R@k; also passed to UDCG when given)
     defaults to the smallest grade whose utility is positive. ``rag.grade_map`` maps the grades first.
+    ``thresholds``: the verdict's (safe, risky) rates (a pair, or ``{"safe": ..., "risky": ...}``).
     ``hidden_harm`` is the mean of :func:`hidden_harm` over the queries where ndDCG@k is defined: what
     the distractors in the top k cost, as a share of the ideal. Every row says how many queries its means cover (``queries``: with
     ``missing="zero"`` the judged queries absent from the run count, with an empty list), how the
@@ -223,15 +295,19 @@ def distraction_table(
     (``utility_counts``); the text table prints the same. The optimal k is computed over the whole ranked list (``discount``: U(k) with
     log2 discounts). ``samples`` (instead of ``qrels`` and ``runs``): sample sets, as for
     :func:`ctxeval.evaluate`; on their reference ids (binary labels) the verdict needs labels that
-    say which chunks distract, and says so (``verdict_reason``) where they are missing.
+    say which chunks distract, and says so (``verdict_reason``) where they are missing. ``engine``:
+    where the rows are computed, as for :func:`ctxeval.evaluate`.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k must be a whole number >= 1, got {k!r}")
     if isinstance(worst, bool) or not isinstance(worst, int) or worst < 0:
         raise ConfigError(f"worst must be a whole number >= 0, got {worst!r}")
-    _check_thresholds(safe, risky)
-    qrels, runs, input_notes, sets = resolve_inputs("distraction", qrels, runs, samples, policies)
-    session, run_objs = open_session(qrels, runs, policies=policies, rag=rag, utility=utility, samples=sets)
+    safe, risky = _thresholds(thresholds)
+    eng = provider(engine)
+    qrels, runs, input_notes, sets = resolve_inputs("distraction", qrels, runs, samples, policies, eng)
+    session, run_objs = open_session(
+        qrels, runs, policies=policies, rag=rag, utility=utility, samples=sets, engine=eng, extras=["utility"]
+    )
     if not run_objs:
         raise ConfigError("distraction needs at least one run")
     qr = session.qrels
@@ -267,71 +343,35 @@ def distraction_table(
         notes.append(
             f"UDCG reads the LLM utilities as given; the threshold {config.llm_threshold:g} only decides which irrelevant passages count as distractors"
         )
+    fn = _Rows(tuple(ms.items()), k, worst, discount)
+    mapped = [session.blocks(run, list(ms.values()), fn, keep_rows=True) for run in run_objs]
     rows_out = []
-    for run, name in zip(run_objs, unique_names(run_objs)):
-        data = session.prepare(run, list(ms.values()), keep_rows=True)
+    for run, name in zip(mapped, unique_names(mapped)):
+        block = run.block
         note = depth_note(
             name,
-            data,
+            block.values["depth"],
             k,
             f"DistractorRate@{k} and the verdict are over the passages given (min(k, depth)), not k slots",
         )
         if note:
             notes.append(note)
-        urows: Utilities = data.extra("utility")
-        values = {key: m.compute(data) for key, m in ms.items()}
+        values = {key: block.values[key] for key in ms}
         rate = _mean(values["DistractorRate"])
-        dyn = dynamic_k_summary(data.r_off, urows.u, discount=discount)
-        tidx, tseg, trank = top_rows(data, k)
-        hidden = hidden_harm(data, urows, tidx, tseg, trank, k)
-        unknown = unknown_queries(data, k)
+        gain = block.rows["gain"]
+        dyn = summary_of(gain.off, block.values["optimal_k"], block.values["at_optimal_k"], gain.flat, discount, None)
+        hidden = block.values["hidden"]
+        unknown = block.values.get("unknown")
         n_unknown = int(unknown.sum()) if unknown is not None else 0
         if unknown is not None:
             hidden = np.where(unknown, np.nan, hidden)
         both = ~np.isnan(hidden)
         gap: float | None = float(np.mean(hidden[both])) if both.any() else math.nan
-        in_list = flag_counts(urows, data.r_judged)
-        in_top = flag_counts(urows, data.r_judged, tidx)
+        in_list, in_top = block.totals["in_list"], block.totals["in_top"]
         note = flag_note(name, in_list, config.rules)
         if note:
             notes.append(note)
-        neg = urows.u[tidx] < 0
-        idx, qseg, nrank = tidx[neg], tseg[neg], trank[neg]
-        rows = data.rows
-        if rows is None:
-            raise ConfigError("the distraction table needs the run's ranked rows (keep_rows)")
-        docs = (
-            np.array([d.encode("utf-8") for d in rows.doc.to_list(idx)], dtype=object)
-            if idx.size
-            else np.zeros(0, dtype=object)
-        )
-        order = np.lexsort((docs, qseg, nrank, urows.u[idx]))
-        worst_rows = []
-        grades = data.r_grade
-        judged = data.r_judged
-        for j in idx[order[:worst]].tolist():
-            g = int(grades[j]) if judged[j] else None
-            llm = None if urows.llm_u is None or math.isnan(urows.llm_u[j]) else float(urows.llm_u[j])
-            known = bool(urows.known[j]) if urows.known is not None else False
-            worst_rows.append(
-                {
-                    "query": data.qids[int(data.r_seg[j])],
-                    "doc": data.rows.doc.to_list(np.array([j]))[0],  # type: ignore[union-attr]
-                    "rank": int(data.r_rank[j]),
-                    "utility": float(urows.u[j]),
-                    "why": _why_text(
-                        int(urows.why[j]),
-                        g,
-                        float(urows.rel[j]),
-                        int(data.r_rank[j]),
-                        llm,
-                        known,
-                        float(urows.label[j]),
-                        config,
-                    ),
-                    "grade": g,
-                }
-            )
+        worst_rows = [row for _, row in sorted(block.totals["worst"], key=lambda x: x[0])[:worst]]
         means = {key: _num(_mean(v)) for key, v in values.items()}
         if n_unknown:  # no verdict: no figure of harm either (a mean over the other queries reads as "none")
             means["DistractorRate"] = means["DistractorHarm"] = gap = None
@@ -352,11 +392,11 @@ def distraction_table(
                 },
                 "hidden_harm": None if gap is None else _num(gap),
                 "worst_distractors": worst_rows,
-                "queries": int(data.n_queries),
-                "accounting": data.accounting.to_dict(),
+                "queries": len(block.qids),
+                "accounting": run.accounting.to_dict(),
                 "dropped_duplicates": int(run.dropped_duplicates),
                 "valid": {str(ms["ndDCG"]): int((~np.isnan(values["ndDCG"])).sum()), "hidden harm": int(both.sum())},
-                "utility_counts": urows.counts(),
+                "utility_counts": sized_counts(block.totals["utility"]),
                 "hard_negatives": {
                     "top_k": {key: in_top[key] for key in ("judged", "unlabelled")},
                     "whole_list": in_list,
@@ -364,7 +404,8 @@ def distraction_table(
             }
         )
         if n_unknown:
-            rows_out[-1]["verdict_reason"] = _no_verdict(n_unknown, data.n_queries, k)
+            rows_out[-1]["verdict_reason"] = _no_verdict(n_unknown, len(block.qids), k)
+    said = [*session.notes, *(n for r in mapped for n in r.notes)]
     return DistractionTable(
         {
             "k": k,
@@ -379,7 +420,22 @@ def distraction_table(
             "grade_map": gm.describe() if gm is not None else None,
             "qrels_dropped_duplicates": int(qr.dropped_duplicates),
             "discount": bool(discount),
-            "notes": once(notes + session.notes, [str(r["run"]) for r in rows_out]),
+            "notes": once(notes + list(dict.fromkeys(said)), [str(r["run"]) for r in rows_out]),
             "rows": rows_out,
         }
     )
+
+
+def _thresholds(value: tuple[float, float] | Mapping[str, float]) -> tuple[float, float]:
+    """The verdict's (safe, risky) rates from a pair or a mapping, checked."""
+    if isinstance(value, Mapping):
+        unknown = set(value) - {"safe", "risky"}
+        if unknown:
+            raise ConfigError(f"verdict thresholds are safe and risky, got {sorted(unknown)}")
+        safe, risky = value.get("safe", SAFE), value.get("risky", RISKY)
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        safe, risky = value
+    else:
+        raise ConfigError(f"verdict thresholds are a pair (safe, risky) or a mapping, got {value!r}")
+    _check_thresholds(safe, risky)
+    return safe, risky

@@ -49,7 +49,7 @@ VERSION = 1
 #: evaluate's settings that name files or count input rows: not part of what a baseline must match
 #: how far a stored value may stray beyond its measure's range (floating-point rounding) before it is refused
 _SLACK = 1e-9
-_PLACES = ("qrels", "qrels_dropped_duplicates", "runs", "engine", "master")
+_PLACES = ("qrels", "qrels_dropped_duplicates", "runs", "engine", "master", "streamed")
 
 
 def labels_fingerprint(qrels: Any) -> dict[str, Any]:

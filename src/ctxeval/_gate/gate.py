@@ -26,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from .._engine import evaluate
+from .._engines.base import provider
 from .._errors import ConfigError
+from .._evaluate import evaluate
 from .._io.model import Qrels, split_named
 from .._io.samples import Samples, pair_by_question, union_qrels
 from .._measures import parse_measure
@@ -40,7 +41,7 @@ from .._stats.ppi import ppi_mean
 from .._stats.special import t_cdf
 from .baseline import Baseline, differences, labels_fingerprint, settings_fingerprint
 from .model import METHOD, GateResult, GateRow, PowerPlan
-from .settings import GateSettings, parse_max_drop
+from .settings import GateSettings, PowerSettings, parse_max_drop
 
 __all__ = ["gate", "power", "snapshot"]
 
@@ -54,6 +55,7 @@ def _evaluated(
     if samples is not None:
         if qrels is not None or run is not None:
             raise ConfigError(f"{verb}: give either one sample set or QRELS and RUN, not both")
+        kw["engine"].refuse(pol, None, (), True)
         sets = sample_sets(samples, pol.duplicates)
         if len(sets) != 1:
             raise ConfigError(f"{verb} reads one run: give one sample set, not {len(sets)}")
@@ -142,7 +144,7 @@ def snapshot(
     >>> b.queries, b.values["RR"].tolist(), b.labels["judgments"]
     (['q1', 'q2'], [1.0, 0.0], 2)
     """
-    kw = {"policies": policies, "rag": rag, "utility": utility, "engine": engine}
+    kw = {"policies": policies, "rag": rag, "utility": utility, "engine": provider(engine)}
     q, rr, result, st = _evaluated("snapshot", qrels, run, measures, samples, kw)
     names = [str(m) for m in result.measures]
     values = {str(m): np.asarray(rr.values[m], dtype=np.float64) for m in result.measures}
@@ -234,7 +236,7 @@ def gate(
     settings = GateSettings.resolve(max_drop, alpha, base.measures)
     for m in settings.measures:
         base.check(m, parse_measure(m).spec.bounds)
-    kw = {"policies": policies, "rag": rag, "utility": utility, "engine": engine}
+    kw = {"policies": policies, "rag": rag, "utility": utility, "engine": provider(engine)}
     q, rr, result, _ = _evaluated("gate", qrels, run, list(settings.measures), samples, kw, base)
     labels = labels_fingerprint(q)
     human_vals = _same_inputs(base, labels, result.settings, human, (run, samples, settings.measures, kw))
@@ -433,29 +435,28 @@ def power(
     drop: float = 0.02,
     max_drop: Any = None,
     alpha: float = 0.05,
-    power: float = 0.8,
-    correlation: float = 0.7,
+    plan: PowerSettings | Mapping[str, Any] | None = None,
     policies: Policies | Mapping[str, Any] | None = None,
     rag: Any = None,
     utility: Any = None,
+    engine: Any = "local",
 ) -> list[PowerPlan]:
     """Plan a gate: per measure, the queries needed to catch a true drop ``drop`` (beyond the tolerated
-    ``max_drop``) with probability ``power`` at level ``alpha`` (divided by the number of measures, as
-    Holm's first step), and the smallest drop the baseline's queries catch. The standard deviation of the
-    per-query changes is observed between the baseline and a candidate ``run`` (with its ``qrels``, or
-    one sample set as ``samples``); without one it is assumed from the baseline's own:
-    sd·√(2(1 − correlation)).
+    ``max_drop``) with probability ``plan.power`` (default 0.8) at level ``alpha`` (divided by the
+    number of measures, as Holm's first step), and the smallest drop the baseline's queries catch. The
+    standard deviation of the per-query changes is observed between the baseline and a candidate
+    ``run`` (with its ``qrels``, or one sample set as ``samples``, evaluated on ``engine``); without one
+    it is assumed from the baseline's own: sd·√(2(1 − ``plan.correlation``)) (default 0.7).
     """
     base = baseline if isinstance(baseline, Baseline) else Baseline.read(baseline)
     margins = parse_max_drop(max_drop, base.measures)  # alpha may reach 1 here: a plan, not a gate
-    for name, v in (("alpha", alpha), ("power", power)):
-        if not isinstance(v, (int, float)) or not 0.0 < v < 1.0:
-            raise ConfigError(f"{name} must be a number strictly between 0 and 1, got {v!r}")
-    if not -1.0 <= correlation < 1.0:
-        raise ConfigError(f"correlation must be in [-1, 1), got {correlation!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 < alpha < 1.0:
+        raise ConfigError(f"alpha must be a number strictly between 0 and 1, got {alpha!r}")
+    assumed = PowerSettings.coerce(plan)
+    power, correlation = assumed.power, assumed.correlation
     cand = None
     if run is not None or samples is not None:
-        kw = {"policies": policies, "rag": rag, "utility": utility}
+        kw = {"policies": policies, "rag": rag, "utility": utility, "engine": provider(engine)}
         rep = gate(base, qrels, run, samples=samples, max_drop=margins, alpha=alpha, **kw)
         cand = rep.candidate
         _, rr, _, _ = _evaluated("power", qrels, run, list(margins), samples, kw, base)

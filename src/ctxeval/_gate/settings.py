@@ -18,8 +18,9 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._measures import parse_measure
+from .._policies import coerce_settings
 
-__all__ = ["DEFAULT_DETECT", "PLAN_POWER", "GateSettings", "parse_max_drop"]
+__all__ = ["DEFAULT_DETECT", "PLAN_POWER", "GateSettings", "PowerSettings", "parse_max_drop"]
 
 #: the power at which the report says what a query set can tell
 PLAN_POWER = 0.8
@@ -58,6 +59,35 @@ class GateSettings:
     def detect_for(self, margin: float) -> float:
         """The drop a set should be able to catch: twice the tolerated one, or ``default_detect``."""
         return 2.0 * margin if margin > 0 else self.default_detect
+
+
+@dataclass(frozen=True)
+class PowerSettings:
+    """What a power plan assumes beyond the drop and the level: ``power``, the probability with which
+    the gate must catch the drop, and ``correlation``, the per-query correlation of the baseline and a
+    candidate, assumed when no candidate run gives the spread of the changes.
+
+    >>> PowerSettings.coerce({"power": 0.9}).correlation
+    0.7
+    >>> PowerSettings(power=1.0)
+    Traceback (most recent call last):
+    ctxeval.ConfigError: power must be a number strictly between 0 and 1, got 1.0
+    """
+
+    power: float = PLAN_POWER
+    correlation: float = 0.7
+
+    def __post_init__(self) -> None:
+        p, r = self.power, self.correlation
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < p < 1.0:
+            raise ConfigError(f"power must be a number strictly between 0 and 1, got {p!r}")
+        if isinstance(r, bool) or not isinstance(r, (int, float)) or not -1.0 <= r < 1.0:
+            raise ConfigError(f"correlation must be in [-1, 1), got {r!r}")
+
+    @classmethod
+    def coerce(cls, value: PowerSettings | Mapping[str, Any] | None) -> PowerSettings:
+        """A :class:`PowerSettings` from itself, a mapping of its fields, or None (the defaults)."""
+        return coerce_settings(cls, value, "power settings")
 
 
 def parse_max_drop(value: Any, measures: list[str]) -> dict[str, float]:

@@ -9,7 +9,7 @@ order, for users.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -170,6 +170,20 @@ class Qrels(_Rows):
         out = Qrels(self.columns, self.source, dropped_duplicates=self.dropped_duplicates, labels=labels)
         out.subtopics = self.subtopics
         return out
+
+    def on(self, columns: Columns) -> Qrels:
+        """Other judgments (a block of these judgments' queries, read elsewhere) as the same kind of
+        labels, from the same source: what an engine joins a block of a run with."""
+        out = Qrels(columns, self.source, labels=self._labels, subtopics=self.subtopics)
+        out._origin = self._origin
+        return out
+
+    def queries(self, qids: Iterable[str]) -> Qrels:
+        """These judgments of the queries ``qids`` alone (see :meth:`on`)."""
+        heads = self.columns.layout.heads
+        keep = np.isin(heads, np.asarray(list(qids), dtype=str))
+        rows = np.flatnonzero(np.repeat(keep, self.columns.layout.lengths))
+        return self.on(self.columns.take(rows))
 
     # construction ---------------------------------------------------------------------------------
     @classmethod

@@ -42,7 +42,7 @@ from .text import accounting_lines
 if TYPE_CHECKING:
     from .._context.settings import RagConfig
     from .._context.utility import UtilityConfig
-    from .._engine import Engine
+    from .._engines.base import Engine
     from .._policies import Policies
 
 __all__ = ["Report", "compare", "latex_escape", "markdown_escape", "to_latex", "to_markdown", "to_table"]

@@ -1,0 +1,1 @@
+"""The Spark engine: :mod:`.engine` (the provider and its plan), :mod:`.runtime` (Spark itself)."""
