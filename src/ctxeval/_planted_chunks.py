@@ -32,13 +32,69 @@ QUESTIONS = 40
 DOC_TOKENS = 2400
 FACT_TOKENS = 24
 _SENTENCE = 13  # 12 filler words and a period
-_FILLER = (
-    "river stone market winter garden copper lantern harbor meadow violin orchard pebble candle forest window "
-    "saddle marble thunder velvet anchor basket cellar dollar engine fabric gravel hollow island jacket kettle "
-    "ladder mirror needle oyster parcel quarry ribbon shovel tunnel valley wagon yellow zipper barrel carpet "
-    "desert feather ginger hammer insect jungle kitten lemon magnet napkin olive pepper quiver rocket silver"
-).split()
-_SYLLABLES = "ka ro ve li mu sa no te pi ga zu fe do bi ru xo".split()
+_FILLER = [
+    "river",
+    "stone",
+    "market",
+    "winter",
+    "garden",
+    "copper",
+    "lantern",
+    "harbor",
+    "meadow",
+    "violin",
+    "orchard",
+    "pebble",
+    "candle",
+    "forest",
+    "window",
+    "saddle",
+    "marble",
+    "thunder",
+    "velvet",
+    "anchor",
+    "basket",
+    "cellar",
+    "dollar",
+    "engine",
+    "fabric",
+    "gravel",
+    "hollow",
+    "island",
+    "jacket",
+    "kettle",
+    "ladder",
+    "mirror",
+    "needle",
+    "oyster",
+    "parcel",
+    "quarry",
+    "ribbon",
+    "shovel",
+    "tunnel",
+    "valley",
+    "wagon",
+    "yellow",
+    "zipper",
+    "barrel",
+    "carpet",
+    "desert",
+    "feather",
+    "ginger",
+    "hammer",
+    "insect",
+    "jungle",
+    "kitten",
+    "lemon",
+    "magnet",
+    "napkin",
+    "olive",
+    "pepper",
+    "quiver",
+    "rocket",
+    "silver",
+]
+_SYLLABLES = ["ka", "ro", "ve", "li", "mu", "sa", "no", "te", "pi", "ga", "zu", "fe", "do", "bi", "ru", "xo"]
 
 
 def _word(rng: random.Random, used: set[str]) -> str:

@@ -6,6 +6,7 @@ clean venvs (tests/extras)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -50,7 +51,10 @@ def test_wrong_offsets_are_located_and_counted_and_lost_texts_named() -> None:
 
     t = chunk_corpus(chunker, {"d": "good word"}, name="mine")
     assert t.ids.tolist() == ["d#0", "d#1"] and t.start.tolist() == [0, 5]
-    assert t.notes[0] == "chunker mine: 3 chunks of 1 documents, placed 1 by offsets, 1 by search, the chunker's offsets wrong (exact)"
+    assert (
+        t.notes[0]
+        == "chunker mine: 3 chunks of 1 documents, placed 1 by offsets, 1 by search, the chunker's offsets wrong (exact)"
+    )
     assert t.unplaced == ("d#2",) and "1 chunk texts not found in their documents, left out (d#2)" in t.notes[1]
 
 
@@ -65,7 +69,7 @@ def test_token_windows_cover_every_token_with_their_overlap(size: int, overlap: 
     lasts = [next(i for i, (_, b) in enumerate(tokens) if b == e) for _, e in windows]
     assert firsts[0] == 0 and lasts[-1] == len(tokens) - 1
     assert all(1 <= last - first + 1 <= size for first, last in zip(firsts, lasts))
-    assert all(b - a == size - overlap for a, b in zip(firsts, firsts[1:]))
+    assert all(b - a == size - overlap for a, b in itertools.pairwise(firsts))
     assert all(lasts[i] - firsts[i + 1] + 1 == overlap for i in range(len(windows) - 1))
 
 
@@ -107,7 +111,7 @@ def test_semchunk_offsets() -> None:
     semchunk = pytest.importorskip("semchunk")
     chunker = semchunk.chunkerify(lambda s: len(WORD.findall(s)), 12)
     t = chunk_corpus(chunker, DOCS)
-    texts, offsets = chunker(TEXT, offsets=True)
+    _texts, offsets = chunker(TEXT, offsets=True)
     coffee = [i for i, d in enumerate(t.doc.tolist()) if d == "coffee"]
     assert [(int(t.start[i]), int(t.end[i])) for i in coffee] == [tuple(o) for o in offsets]
     assert "by offsets" in t.notes[0]
@@ -132,7 +136,10 @@ def test_a_chunk_table_is_checked_against_the_documents() -> None:
         ("langchain:NoSuchSplitter(chunk_size=3)", "has no class 'NoSuchSplitter'"),
         ("langchain:RecursiveCharacterTextSplitter(chunk_size=x)", "the value of chunk_size is not a Python literal"),
         ("langchain:RecursiveCharacterTextSplitter(3)", r"expected Class\(keyword=value, ...\)"),
-        ("langchain:RecursiveCharacterTextSplitter(chunk_size=10, chunk_overlap=50)", "ValueError: Got a larger chunk overlap"),
+        (
+            "langchain:RecursiveCharacterTextSplitter(chunk_size=10, chunk_overlap=50)",
+            "ValueError: Got a larger chunk overlap",
+        ),
         ("python:no_such_module_x:f", "cannot import 'f' from 'no_such_module_x'"),
     ],
 )

@@ -12,11 +12,28 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from judge_server import Reply, Server, chat, fenced
 
 from ctxeval._cli import cli
+from judge_server import Reply, Server, chat, fenced
 
-WORDS = "amber basil cedar delta ember fjord grove heron iris juniper kelp lotus maple nectar opal pine".split()
+WORDS = [
+    "amber",
+    "basil",
+    "cedar",
+    "delta",
+    "ember",
+    "fjord",
+    "grove",
+    "heron",
+    "iris",
+    "juniper",
+    "kelp",
+    "lotus",
+    "maple",
+    "nectar",
+    "opal",
+    "pine",
+]
 DOCS = {f"d{i}": " ".join(f"{WORDS[(i * 5 + j % 5) % len(WORDS)]}-{j}" for j in range(60)) + "." for i in range(3)}
 QUESTIONS = {"q1": "amber cedar ember", "q2": "grove iris kelp"}
 
@@ -80,7 +97,16 @@ def test_a_rechunked_judged_corpus_asks_the_judge_nothing_about_judged_text(tmp_
     a_chunks, a_run = _files(tmp_path, "a", 4)
     b_chunks, b_run = _files(tmp_path, "b", 6, overlap=7)  # other boundaries, overlapping windows
     with Server(_grade) as srv:
-        first = _judge(tmp_path, a_run, a_chunks, srv.url, "--spans-out", str(tmp_path / "a.spans"), "-o", str(tmp_path / "a.qrels"))
+        first = _judge(
+            tmp_path,
+            a_run,
+            a_chunks,
+            srv.url,
+            "--spans-out",
+            str(tmp_path / "a.spans"),
+            "-o",
+            str(tmp_path / "a.qrels"),
+        )
         assert first.exit_code == 0, first.output
         asked_a = len(srv.requests)
         assert asked_a == 2 * 12  # every chunk of a for both questions: nothing judged before
@@ -116,7 +142,10 @@ def test_only_text_no_judgment_covers_is_asked(tmp_path: Path) -> None:
     keep = {c for c, (_, s, _) in _chunk_table(a_chunks).items() if c.endswith(("-0", "-1"))}
     a_run.write_text("".join(ln for ln in a_run.read_text().splitlines(keepends=True) if ln.split()[2] in keep))
     with Server(_grade) as srv:
-        assert _judge(tmp_path, a_run, a_chunks, srv.url, "--spans-out", str(tmp_path / "a.spans"), "-o", "-").exit_code == 0
+        assert (
+            _judge(tmp_path, a_run, a_chunks, srv.url, "--spans-out", str(tmp_path / "a.spans"), "-o", "-").exit_code
+            == 0
+        )
         before = len(srv.requests)
         res = _judge(tmp_path, b_run, b_chunks, srv.url, "--spans", str(tmp_path / "a.spans"),
                      "--spans-out", str(tmp_path / "b.spans"), "-o", str(tmp_path / "b.qrels"))  # fmt: skip
@@ -129,7 +158,7 @@ def test_only_text_no_judgment_covers_is_asked(tmp_path: Path) -> None:
     expected = []
     for q, text in QUESTIONS.items():
         covered = {(d, i) for lq, d, s, e, _ in labels if lq == q for i in range(s, e)}
-        for c, (d, s, e) in table.items():
+        for _c, (d, s, e) in table.items():
             free = [i for i in range(s, e) if (d, i) not in covered]
             runs, cur = [], []
             for i in free:
@@ -159,6 +188,8 @@ def test_the_lexical_judge_runs_the_same_flow_offline(tmp_path: Path) -> None:
 
 
 def test_spans_without_chunks_is_an_error(tmp_path: Path) -> None:
-    docs, queries = _common(tmp_path)
-    res = CliRunner().invoke(cli, ["judge", "grade", "x.run", "--queries", str(queries), "--spans", "a.spans", "--judge", "lexical"])
+    _docs, queries = _common(tmp_path)
+    res = CliRunner().invoke(
+        cli, ["judge", "grade", "x.run", "--queries", str(queries), "--spans", "a.spans", "--judge", "lexical"]
+    )
     assert res.exit_code == 2 and "--spans and --spans-out place the pooled chunks by their chunk table" in res.stderr

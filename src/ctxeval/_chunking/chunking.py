@@ -169,7 +169,9 @@ def chunking(
         if retriever is None:
             run, empty = bm25_run(name, table, texts, tokens, grid[-1], k)
             if empty:
-                notes.append(f"{name}: {empty} of {len(texts)} questions share no term with any chunk (nothing retrieved)")
+                notes.append(
+                    f"{name}: {empty} of {len(texts)} questions share no term with any chunk (nothing retrieved)"
+                )
         else:
             depth, cut = depth_for(tokens, grid[-1], k)
             if cut:

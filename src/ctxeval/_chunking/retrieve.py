@@ -40,7 +40,9 @@ def _ranked(name: str, table: Chunks, ranked: Mapping[str, np.ndarray]) -> Run:
     return Run.coerce({q: d for q, d in run.items() if d}, name=name)
 
 
-def bm25_run(name: str, table: Chunks, questions: Mapping[str, str], tokens: np.ndarray, budget: int, k: int) -> tuple[Run, int]:
+def bm25_run(
+    name: str, table: Chunks, questions: Mapping[str, str], tokens: np.ndarray, budget: int, k: int
+) -> tuple[Run, int]:
     """The BM25 run of ``table`` (see the module docstring) and how many questions found nothing."""
     index = BM25(table.chunk_texts())
     ranked = {}
@@ -75,7 +77,9 @@ def collected_run(
 
     samples = collect(make(table), [{"query_id": q, "question": t} for q, t in questions.items()], k=depth, name=name)
     index = {str(c): i for i, c in enumerate(table.ids.tolist())}
-    places = {(d, s, e): i for i, (d, s, e) in enumerate(zip(table.doc.tolist(), table.start.tolist(), table.end.tolist()))}
+    places = {
+        (d, s, e): i for i, (d, s, e) in enumerate(zip(table.doc.tolist(), table.start.tolist(), table.end.tolist()))
+    }
     texts: dict[str, int] = {}
     for i, t in enumerate(table.chunk_texts()):
         texts.setdefault(t, i)
@@ -101,7 +105,12 @@ def collected_run(
 
 
 def _match(
-    cid: str, meta: Mapping[str, Any], text: str | None, index: dict[str, int], places: dict[Any, int], texts: dict[str, int]
+    cid: str,
+    meta: Mapping[str, Any],
+    text: str | None,
+    index: dict[str, int],
+    places: dict[Any, int],
+    texts: dict[str, int],
 ) -> int | None:
     if cid in index:
         return index[cid]

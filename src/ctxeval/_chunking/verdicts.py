@@ -66,7 +66,17 @@ def verdicts(
             out.append(Verdict(b, best, best, second, diff, padj, text))
             continue
         other, diff, p, padj, w, t, l_ = lost
-        out.append(Verdict(b, None, best, other, diff, padj, f"cannot tell at {b} tokens: " + _why(best, other, m, lost, family, cfg)))
+        out.append(
+            Verdict(
+                b,
+                None,
+                best,
+                other,
+                diff,
+                padj,
+                f"cannot tell at {b} tokens: " + _why(best, other, m, lost, family, cfg),
+            )
+        )
     return out
 
 

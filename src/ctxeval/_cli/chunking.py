@@ -53,8 +53,12 @@ def _chunkers(values: tuple[str, ...]) -> dict[str, str]:
     show_default=True,
     help="the curve's budgets in tokens: 256,512,1024 or 256:4096:256",
 )
-@click.option("--budget", type=click.IntRange(min=1), default=None, help="the budget the answer is about (default: each)")
-@click.option("-m", "--measure", default="SpanRecall", show_default=True, help="the measure family compared at each budget")
+@click.option(
+    "--budget", type=click.IntRange(min=1), default=None, help="the budget the answer is about (default: each)"
+)
+@click.option(
+    "-m", "--measure", default="SpanRecall", show_default=True, help="the measure family compared at each budget"
+)
 @click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="K of the equal-K view")
 @click.option(
     "--tokenizer",
@@ -62,9 +66,7 @@ def _chunkers(values: tuple[str, ...]) -> dict[str, str]:
     help="what counts tokens: words-v1 (offline, the default) or tiktoken:<encoding>; the report names it",
 )
 @click.option("--test", type=click.Choice(list(TESTS)), default="randomization", show_default=True)
-@click.option(
-    "--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05, show_default=True
-)
+@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05, show_default=True)
 @click.option("--correction", type=click.Choice(list(CORRECTIONS)), default="holm", show_default=True)
 @click.option("--permutations", type=click.IntRange(min=1), default=10000, show_default=True)
 @resampling_options(
@@ -91,7 +93,9 @@ def command(
     from .._compare.settings import Stats
     from .._render.chunking import chunking
 
-    stats = Stats(**{n: kw[n] for n in ("test", "alpha", "correction", "permutations", "resamples", "seed", "confidence")})
+    stats = Stats(
+        **{n: kw[n] for n in ("test", "alpha", "correction", "permutations", "resamples", "seed", "confidence")}
+    )
     report = chunking(
         documents, labels, _chunkers(chunkers), questions=questions, budgets=budgets, budget=budget,
         measure=measure, k=k, tokenizer=tokenizer, stats=stats,

@@ -193,7 +193,9 @@ class _Windows:
     def __call__(self, text: str) -> list[tuple[int, int]]:
         step = self.size - self.overlap
         if self.unit == "chars":
-            return [(i, min(i + self.size, len(text))) for i in range(0, max(len(text) - self.overlap, 1), step) if text]
+            return [
+                (i, min(i + self.size, len(text))) for i in range(0, max(len(text) - self.overlap, 1), step) if text
+            ]
         bounds = [m.span() for m in _WORDS.finditer(text)]
         out = []
         for i in range(0, len(bounds), step):
@@ -235,7 +237,9 @@ def chunk_corpus(chunker: Any, documents: Any, *, name: str | None = None, token
     if not records:
         raise ConfigError(f"chunker {label}: no chunk from {len(docs)} documents")
     out = Chunks.from_records(records, documents=docs, source=label)
-    return replace(out, notes=tuple(_notes(label, len(records) + len(lost), len(docs), counts, lost)), unplaced=tuple(lost))
+    return replace(
+        out, notes=tuple(_notes(label, len(records) + len(lost), len(docs), counts, lost)), unplaced=tuple(lost)
+    )
 
 
 def _label(chunker: Any) -> str:

@@ -34,7 +34,15 @@ class ChunkingReport(ChunkingModel):
         return cls(**{f: getattr(model, f) for f in model.__dataclass_fields__})
 
     def _table(self) -> tuple[list[str], list[list[str]]]:
-        head = ["chunker", "chunks", "tokens/chunk", "P_Omega", *(f"@{b}tok" for b in self.budgets), f"@{self.k}", f"tokens@{self.k}"]
+        head = [
+            "chunker",
+            "chunks",
+            "tokens/chunk",
+            "P_Omega",
+            *(f"@{b}tok" for b in self.budgets),
+            f"@{self.k}",
+            f"tokens@{self.k}",
+        ]
         winners = {v.budget: v.winner for v in self.verdicts}
         rows = []
         for c in self.chunkers:
@@ -47,7 +55,9 @@ class ChunkingReport(ChunkingModel):
     def to_text(self) -> str:
         head, rows = self._table()
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-        line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
+        line = lambda cells: "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        )  # noqa: E731
         st = self.settings
         out = [
             f"Which chunker at which budget: {self.measure}@Btok over {st.get('questions')} questions, "
