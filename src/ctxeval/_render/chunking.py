@@ -55,9 +55,10 @@ class ChunkingReport(ChunkingModel):
     def to_text(self) -> str:
         head, rows = self._table()
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-        line = lambda cells: "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
-        )  # noqa: E731
+
+        def line(cells: list[str]) -> str:
+            return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
         st = self.settings
         out = [
             f"Which chunker at which budget: {self.measure}@Btok over {st.get('questions')} questions, "
@@ -89,7 +90,10 @@ class ChunkingReport(ChunkingModel):
 
     def to_markdown(self) -> str:
         head, rows = self._table()
-        esc = lambda s: s.replace("|", "\\|").replace("*", "\\*")  # noqa: E731
+
+        def esc(s: str) -> str:
+            return s.replace("|", "\\|").replace("*", "\\*")
+
         out = [f"**{esc(self.answer)}**", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
         out += ["", *(f"- {esc(v.text)}" for v in self.verdicts), "", f"Equal K: {esc(self.at_k)}"]
