@@ -30,7 +30,12 @@ _OBJECTIVE_HELP = (
 @samples_option
 @click.option("--objective", default="utility", show_default=True, help=_OBJECTIVE_HELP)
 @click.option(
-    "-k", "k", type=click.IntRange(min=1), default=50, show_default=True, help="largest K_max tried (K_max = 1..k)"
+    "-k",
+    "k",
+    default="50",
+    show_default=True,
+    help="largest K_max tried (K_max = 1..k), or budgets of tokens (256:4096:256tok, 512,1024tok, or 4096tok: 32 "
+    "steps up to it) with --chunks: the policy is then 'pass B tokens' (and tau)",
 )
 @click.option(
     "--folds", type=click.IntRange(min=2), default=5, show_default=True, help="k-fold cross-validation over queries"
@@ -64,7 +69,7 @@ def command(
     run: str | None,
     samples: bool,
     objective: str,
-    k: int,
+    k: str,
     folds: int,
     seed: int,
     output: str | None,
@@ -91,7 +96,7 @@ def command(
     cal = calibrate(
         **one_run_from(qrels, run, samples),
         objective=objective,
-        k=k,
+        k=int(k) if k.strip().isdigit() else k,
         folds=folds,
         seed=seed,
         utility=utility_from(kw),
@@ -103,9 +108,10 @@ def command(
     if not cal.beats_fixed_k and not force:
         click.echo("\n".join(calibration_lines(cal)))
         fixed = cal.policy["checks"]["recommended_fixed_k"]
+        use = f"pass {fixed} tokens" if cal.budget is not None else f"use the top {fixed} passages"
         click.echo(
-            f"ctxeval: policy not written: it does not beat the best fixed K on held-out queries; use the top "
-            f"{fixed} passages, or --force to write the policy anyway",
+            f"ctxeval: policy not written: it does not beat the best fixed {'budget' if cal.budget else 'K'} on "
+            f"held-out queries; {use}, or --force to write the policy anyway",
             err=True,
         )
         raise SystemExit(1)
