@@ -45,7 +45,8 @@ def test_equal_lengths_give_the_k_grid(data: tuple[dict, dict, dict[str, int]], 
     np.testing.assert_array_equal(by_b.fit.grid, by_k.fit.grid)
     assert by_b.budget == by_k.k_max * length and by_b.tau == by_k.tau
     assert by_b.policy["in_sample"] == {
-        **by_k.policy["in_sample"], "best_fixed_k": by_k.policy["in_sample"]["best_fixed_k"] * length
+        **by_k.policy["in_sample"],
+        "best_fixed_k": by_k.policy["in_sample"]["best_fixed_k"] * length,
     }
 
 
