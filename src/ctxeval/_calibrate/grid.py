@@ -396,7 +396,7 @@ def checks(f: Fit, lead: np.ndarray, sign: float = 1.0, cost_free: bool = False)
     if not beats:
         shown = "undefined" if gain is None else f"{gain:.4f}"
         use = (
-            f"a fixed budget of {f.best_fixed_k} tokens"
+            f"budget of {f.best_fixed_k} tokens"
             if tokens
             else f"K={f.best_fixed_k} (the top {f.best_fixed_k} passages)"
         )

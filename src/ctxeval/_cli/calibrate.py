@@ -38,6 +38,11 @@ _OBJECTIVE_HELP = (
     "steps up to it) with --chunks: the policy is then 'pass B tokens' (and tau)",
 )
 @click.option(
+    "--spans",
+    is_flag=True,
+    help="QRELS is a file of span labels (qid 0 doc_id start end grade, or JSONL/CSV/Parquet); needs --chunks",
+)
+@click.option(
     "--folds", type=click.IntRange(min=2), default=5, show_default=True, help="k-fold cross-validation over queries"
 )
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the fold assignment")
@@ -70,6 +75,7 @@ def command(
     samples: bool,
     objective: str,
     k: str,
+    spans: bool,
     folds: int,
     seed: int,
     output: str | None,
@@ -90,11 +96,19 @@ def command(
     hard-negative threshold of the rules; the policy's tau is searched on the grid).
     """
     from .._calibrate import calibrate
+    from .._errors import ConfigError
     from .._io.writers import write_text
     from .._render.calibrate import calibration_lines
 
+    inputs = one_run_from(qrels, run, samples)
+    if spans:
+        from .._io.spans import SpanLabels
+
+        if samples:
+            raise ConfigError("--spans reads QRELS as span labels, not a sample set")
+        inputs["qrels"] = SpanLabels.from_file(qrels)
     cal = calibrate(
-        **one_run_from(qrels, run, samples),
+        **inputs,
         objective=objective,
         k=int(k) if k.strip().isdigit() else k,
         folds=folds,
