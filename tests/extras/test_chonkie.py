@@ -10,8 +10,8 @@ import pytest
 if not os.environ.get("CTXEVAL_EXTRA"):
     pytest.importorskip("chonkie", reason="needs chonkie (ctxeval[chonkie])")
 
-import chonkie  # noqa: E402
-from chunking_check import offsets_read, verb_runs  # noqa: E402
+import chonkie
+from chunking_check import offsets_read, verb_runs
 
 
 def test_recursive_and_token_chunkers_give_their_offsets() -> None:

@@ -12,8 +12,8 @@ import pytest
 if not os.environ.get("CTXEVAL_EXTRA"):
     pytest.importorskip("semchunk", reason="needs semchunk (ctxeval[semchunk])")
 
-import semchunk  # noqa: E402
-from chunking_check import offsets_read, verb_runs  # noqa: E402
+import semchunk
+from chunking_check import offsets_read, verb_runs
 
 
 def _words(text: str) -> int:
