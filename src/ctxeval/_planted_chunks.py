@@ -123,7 +123,9 @@ def chunking_corpus(seed: int = 0) -> tuple[dict[str, str], list[dict[str, objec
     used: set[str] = set(_FILLER)
     # multiples of 64 that lie 24 or 32 tokens past a multiple of 40, not straddling token 2,000
     starts = [s for s in range(64, DOC_TOKENS - FACT_TOKENS, 64) if s % 40 in (24, 32) and not s < 2000 < s + 24]
-    docs, questions, spans = {}, [], []
+    docs: dict[str, str] = {}
+    questions: list[dict[str, object]] = []
+    spans: list[dict[str, object]] = []
     for i in range(QUESTIONS):
         at = rng.choice(starts)
         w1, w2 = _word(rng, used), _word(rng, used)

@@ -19,7 +19,9 @@ def test_recursive_and_token_chunkers_give_their_offsets() -> None:
     table = offsets_read(own)
     first = [i for i, d in enumerate(table.doc.tolist()) if d == table.doc[0]]
     docs_text = table.documents[str(table.doc[0])]  # type: ignore[index]
-    assert [(int(table.start[i]), int(table.end[i])) for i in first] == [(c.start_index, c.end_index) for c in own(docs_text)]
+    assert [(int(table.start[i]), int(table.end[i])) for i in first] == [
+        (c.start_index, c.end_index) for c in own(docs_text)
+    ]
     offsets_read(chonkie.TokenChunker(chunk_size=300, chunk_overlap=30))  # character tokens: offline
     offsets_read("chonkie:SentenceChunker(chunk_size=300)")
 

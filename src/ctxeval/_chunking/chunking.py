@@ -242,7 +242,8 @@ def _tokens_at_k(run: Any, table: Chunks, tokens: np.ndarray, k: int, n_question
     rows = table.rows_of(run.columns.doc)
     ranked = run.ranked_rows()
     qs = run.columns.query_of_rows()[ranked]
-    total, seen = 0.0, {}
+    total = 0.0
+    seen: dict[str, int] = {}
     for q, r in zip(qs.tolist(), rows[ranked].tolist()):
         n = seen.get(q, 0)
         if n < k:

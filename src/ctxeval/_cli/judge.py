@@ -99,18 +99,16 @@ def _pairs_command(kind: Labeling) -> click.Command:
 def span_options(f: Any) -> Any:
     """Judge once, re-chunk freely (:mod:`ctxeval._judge.reuse`): the runs' chunks placed by a chunk table,
     earlier judgments read as span labels, the new ones written as span labels."""
-    for flag, kw, text in reversed(
-        [
-            ("--chunks", {"type": click.Path(dir_okay=False)}, "the runs' chunk table (chunk_id, doc_id, start, end): "
-             "the pooled chunks' texts come from it and the documents, and their judgments become span labels"),
-            ("--documents", {"type": click.Path()}, "the documents' texts (a folder, or JSON lines of doc_id and text)"),
-            ("--spans", {"type": click.Path(dir_okay=False)}, "span labels of earlier judgments (a chunking judged "
-             "before): the judge is asked only about text they do not cover"),
-            ("--spans-out", {"type": click.Path(dir_okay=False)}, "write the span labels after this run (the earlier "
-             "ones and the new judgments) here"),
-        ]
-    ):  # fmt: skip
-        f = click.option(flag, default=None, help=text, **kw)(f)
+    opts = [
+        ("--chunks", False, "the runs' chunk table (chunk_id, doc_id, start, end): the pooled chunks' texts come "
+         "from it and the documents, and their judgments become span labels"),
+        ("--documents", True, "the documents' texts (a folder, or JSON lines of doc_id and text)"),
+        ("--spans", False, "span labels of earlier judgments (a chunking judged before): the judge is asked only "
+         "about text they do not cover"),
+        ("--spans-out", False, "write the span labels after this run (the earlier ones and the new judgments) here"),
+    ]  # fmt: skip
+    for flag, folder, text in reversed(opts):
+        f = click.option(flag, type=click.Path(dir_okay=folder), default=None, help=text)(f)
     return f
 
 

@@ -116,10 +116,11 @@ def chunks_of_samples(samples: Any, documents: Any = None) -> Chunks:
     for s in samples.samples:
         for cid, meta in zip(s.retrieved_ids, s.retrieved_meta or [{}] * len(s.retrieved_ids)):
             m = meta or {}
-            place = (m.get("document"), m.get("start"), m.get("end"))
-            if not (isinstance(place[0], str) and isinstance(place[1], int) and isinstance(place[2], int)):
+            d, a, b = m.get("document"), m.get("start"), m.get("end")
+            if not (isinstance(d, str) and isinstance(a, int) and isinstance(b, int)):
                 missing += 1
                 continue
+            place = (d, a, b)
             if places.setdefault(cid, place) != place:
                 raise ConfigError(f"{samples.source}: chunk {cid!r} lies at {places[cid]} and at {place}")
     if not places:
