@@ -21,7 +21,6 @@ compare.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -31,6 +30,7 @@ import numpy as np
 from .._compare.compare import compare
 from .._compare.settings import Sections, Stats
 from .._context.settings import RagConfig
+from .._core.budget import number_list
 from .._engine import evaluate
 from .._errors import ConfigError, MeasureError
 from .._io.chunkers import chunk_corpus
@@ -62,15 +62,10 @@ def parse_budgets(spec: Any) -> list[int]:
     if isinstance(spec, int):
         out = [spec]
     elif isinstance(spec, str):
-        text = spec.strip().removesuffix("tok")
-        m = re.fullmatch(r"(\d+):(\d+)(?::(\d+))?", text)
-        if m:
-            lo, hi, step = int(m[1]), int(m[2]), int(m[3] or 1)
-            out = list(range(lo, hi + 1, step)) if step >= 1 else []
-        elif re.fullmatch(r"\d+(\s*,\s*\d+)*", text):
-            out = [int(x) for x in text.split(",")]
-        else:
+        found = number_list(spec.strip().removesuffix("tok"))
+        if found is None:
             raise ConfigError(f"budgets must look like 512, 256,512,1024 or 256:4096:256, got {spec!r}")
+        out = found
     elif isinstance(spec, Iterable):
         out = list(spec)
         if not all(isinstance(b, int) and not isinstance(b, bool) for b in out):

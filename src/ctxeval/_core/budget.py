@@ -25,7 +25,7 @@ import numpy as np
 
 from .segments import offsets
 
-__all__ = ["OVERFLOW_RULES", "budget_caps", "budget_grid", "pack"]
+__all__ = ["OVERFLOW_RULES", "budget_caps", "budget_grid", "number_list", "pack"]
 
 OVERFLOW_RULES = ("stop", "skip")
 
@@ -85,6 +85,21 @@ def budget_caps(r_off: np.ndarray, tokens: np.ndarray, budgets: list[int]) -> np
     return out
 
 
+def number_list(text: str) -> list[int] | None:
+    """``"a:b"`` / ``"a:b:step"`` (a to b inclusive) or ``"a,b,c"`` as whole numbers; None for anything else.
+
+    >>> number_list("2:8:3"), number_list("5, 1"), number_list("x")
+    ([2, 5, 8], [5, 1], None)
+    """
+    m = re.fullmatch(r"(\d+):(\d+)(?::(\d+))?", text.strip())
+    if m:
+        lo, hi, step = int(m[1]), int(m[2]), int(m[3] or 1)
+        return list(range(lo, hi + 1, step)) if step >= 1 else []
+    if re.fullmatch(r"\d+(\s*,\s*\d+)*", text.strip()):
+        return [int(x) for x in text.split(",")]
+    return None
+
+
 def budget_grid(spec: str) -> list[int] | None:
     """The budgets of a policy's grid from a spec ending in ``tok``: ``"256:4096:256tok"`` (from, to,
     step), ``"512,1024,2048tok"``, or ``"4096tok"`` (32 equal steps up to it); None for a spec without
@@ -97,19 +112,13 @@ def budget_grid(spec: str) -> list[int] | None:
     if not text.endswith("tok"):
         return None
     text = text[: -len("tok")].strip()
-    m = re.fullmatch(r"(\d+):(\d+)(?::(\d+))?", text)
-    if m:
-        lo, hi, step = int(m[1]), int(m[2]), int(m[3] or 1)
-        out = list(range(lo, hi + 1, step)) if step >= 1 else []
-    elif re.fullmatch(r"\d+(\s*,\s*\d+)+", text):
-        out = [int(x) for x in text.split(",")]
-    elif text.isdigit():
+    if text.isdigit():
         top = int(text)
         step = max(1, -(-top // 32))
         out = list(range(step, top + 1, step))
         out = out if out and out[-1] == top else [*out, top]
     else:
-        out = []
+        out = number_list(text) or []
     if not out or min(out) < 1:
         raise ValueError(f"budgets look like 4096tok, 512,1024,2048tok or 256:4096:256tok, got {spec!r}")
     return sorted(set(out))
