@@ -147,7 +147,7 @@ def parse_spec(spec: str, tokenizer: Any = None) -> Any:
     try:
         return cls(**kwargs)
     except Exception as exc:  # the framework's own check of its arguments
-        raise ConfigError(f"chunker {spec}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}") from None
+        raise ConfigError(f"chunker {spec}: {type(exc).__name__}: {str(exc).split(chr(10))[0][:200]}") from None
 
 
 def _window_numbers(spec: str, rest: str) -> tuple[int, int]:
