@@ -132,7 +132,12 @@ def chunking(
     mapping). ``labels``: span labels (:class:`~ctxeval.SpanLabels`, a file of them, or Chroma's
     ``questions_df.csv``); ``questions``: the question texts when the labels do not carry them (a
     mapping, a ``qid<TAB>text`` file or JSON lines). ``chunkers``: ``{name: chunker}`` (or a list of
-    specs); a chunker is anything :func:`ctxeval._io.chunkers.chunk_corpus` takes. ``retriever``: None
+    specs); a chunker is a LangChain text splitter, a LlamaIndex node parser, a chonkie or semchunk chunker,
+    a Haystack ``DocumentSplitter``, a function ``str -> list`` of ``(start, end)`` pairs or texts, a
+    chunk table (:class:`~ctxeval.Chunks` or its file) or a spec (``tokens:256/32``,
+    ``langchain:RecursiveCharacterTextSplitter(chunk_size=1000)``, ``chonkie:RecursiveChunker()``,
+    ``semchunk:512``: the command line's ``--chunker``); offsets are read from the framework, else
+    located by search (counted in the notes). ``retriever``: None
     for BM25, or a function given a chunker's :class:`~ctxeval.Chunks` and returning a retriever
     :func:`ctxeval.collect` runs. ``budgets``: the curve's budgets in tokens; ``budget``: the one the
     answer is about (default: each of ``budgets``). ``measure``: the family compared at each budget;

@@ -88,10 +88,11 @@ def collect(
 
     Each chunk keeps its place, ``document``, ``start``, ``end`` (characters), read from the framework's
     metadata (LangChain ``start_index`` from a splitter's ``add_start_index=True``, LlamaIndex
-    ``start_char_idx`` / ``end_char_idx``, Haystack's ``split_idx_start``: :mod:`ctxeval._io.places`);
+    ``start_char_idx`` / ``end_char_idx``, Haystack's ``split_idx_start``; the document from ``source`` or
+    ``doc_id``, a LlamaIndex node's ``ref_doc_id``, Haystack's ``source_id``);
     with ``documents`` (a mapping, a folder or JSON lines) each place is checked against the text and
     a chunk without one is located by search, each way counted in the set's notes. The places make the
-    chunk table span labels and budgets read (:func:`ctxeval._io.places.chunks_of_samples`).
+    chunk table span labels and budgets read.
 
     >>> docs = {"d1": "Arabica grows best at high altitude.", "d2": "Robusta tolerates heat."}
     >>> def search(question, k):  # any function works; a framework retriever is passed the same way

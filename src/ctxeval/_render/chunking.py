@@ -26,8 +26,11 @@ def _f(x: float | None, digits: int = 4) -> str:
 
 
 class ChunkingReport(ChunkingModel):
-    """What :func:`ctxeval.chunking` found (see :mod:`ctxeval._chunking.model`), with its formats:
-    ``str()`` (the terminal table), :meth:`to_markdown`, :meth:`to_json`, :meth:`to_html`, :meth:`plot`."""
+    """What :func:`ctxeval.chunking` found: ``answer`` (the headline), ``verdicts`` (per budget: the
+    chunker that beats every other significantly, or "cannot tell" and why), ``chunkers`` (chunks, mean
+    tokens, precision_Omega, the means over the budgets, the equal-K view), ``at_k``, ``comparisons``,
+    ``settings``, ``notes``; with its formats: ``str()`` (the terminal table), :meth:`to_markdown`,
+    :meth:`to_json`, :meth:`to_html`, :meth:`plot`."""
 
     @classmethod
     def of(cls, model: ChunkingModel) -> ChunkingReport:
