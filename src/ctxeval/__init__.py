@@ -54,6 +54,7 @@ if _typing.TYPE_CHECKING:
     from ._judge.verbs import agreement
     from ._measures import Family, Measure, families, parse_measure, parse_measures
     from ._policies import Policies
+    from ._render.chunking import ChunkingReport, chunking
     from ._render.gate import GateReport, gate
     from ._render.report import Report, compare
     from ._selector import ContextSelector
@@ -106,6 +107,8 @@ _LAZY = {
     "DistractionTable": "._distraction",
     "FitResult": "._fit_udcg",
     "compare": "._render.report",
+    "chunking": "._render.chunking",
+    "ChunkingReport": "._render.chunking",
     "Report": "._render.report",
     "metric_at_k": "._curve",
     "agreement": "._judge.verbs",
@@ -131,6 +134,7 @@ __all__ = [
     "CI",
     "Baseline",
     "Calibration",
+    "ChunkingReport",
     "Chunks",
     "ConfigError",
     "ContextSelector",
@@ -175,6 +179,7 @@ __all__ = [
     "__version__",
     "agreement",
     "calibrate",
+    "chunking",
     "collect",
     "compare",
     "diagnose",

@@ -12,7 +12,11 @@ The policy (written by ``ctxeval calibrate``, see :mod:`ctxeval._calibrate`):
    (:func:`ctxeval._core.relscore.relative_scores`: ``(s - s_min) / (s_max - s_min)``, 1.0 everywhere
    when all scores are equal; the same under any increasing affine change of the scores). Pass the
    candidate list of the depth you calibrated on: ``s_min`` is the list's lowest score;
-3. keep the candidates in rank order while their relative score is ≥ τ, at most ``K_max`` of them.
+3. keep the candidates in rank order while their relative score is ≥ τ, at most ``K_max`` of them;
+4. with a budget of B tokens (a policy "pass 1,500 tokens", ``budget_tokens`` in the policy,
+   ``policy_format`` 3): keep them in that order while their tokens (given per candidate, counted by
+   the tokenizer the policy names) add up to at most B, and stop at the first that would exceed it
+   (the ``stop`` rule of :mod:`ctxeval._core.budget`, the rule ``calibrate`` evaluated).
 
 Because a relative score never increases down the ranking, step 3 is "drop those with relative
 score < τ, keep at most K_max". The one exception is scores that tie as float32 but differ as
@@ -47,11 +51,13 @@ from ._core.ranking import RANKING_RULE, score_key
 from ._core.relscore import RELATIVE_SCORE_RULE, relative_scores_one
 from ._errors import ConfigError, FormatError, InputError
 
-__all__ = ["POLICY_FORMAT", "RANKING_RULE", "RELATIVE_SCORE_RULE", "ContextSelector"]
+__all__ = ["BUDGET_FORMAT", "POLICY_FORMAT", "RANKING_RULE", "RELATIVE_SCORE_RULE", "ContextSelector"]
 
 #: the version of the policy JSON layout; ``from_dict`` rejects other versions. 2: the relative score
-#: is min-max within the candidate list (1 used s / s_max when every score was > 0)
+#: is min-max within the candidate list (1 used s / s_max when every score was > 0); 3: a policy with a
+#: budget of tokens (``budget_tokens``), which a reader of format 2 would ignore, so it is refused there
 POLICY_FORMAT = 2
+BUDGET_FORMAT = 3
 
 
 class ContextSelector:
@@ -67,18 +73,26 @@ class ContextSelector:
     [1, 2]
     >>> sel.select([], [])
     []
+    >>> ContextSelector(k_max=10, tau=0.0, budget=1500).select(["a", "b", "c"], [3, 2, 1], tokens=[900, 700, 100])
+    ['a']
     """
 
-    __slots__ = ("k_max", "policy", "tau")
+    __slots__ = ("budget", "k_max", "policy", "tau")
 
-    def __init__(self, k_max: int, tau: float, *, policy: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, k_max: int, tau: float, *, budget: int | None = None, policy: Mapping[str, Any] | None = None
+    ) -> None:
         if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
             raise ConfigError(f"policy: k_max must be a whole number >= 1, got {k_max!r}")
         number = not isinstance(tau, bool) and isinstance(tau, (int, float, np.floating))
         if not number or not math.isfinite(float(tau)) or not 0.0 <= float(tau) <= 1.0:
             raise ConfigError(f"policy: tau must be a number in [0, 1] (a relative score), got {tau!r}")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1):
+            raise ConfigError(f"policy: budget_tokens must be a whole number >= 1, got {budget!r}")
         self.k_max = int(k_max)
         self.tau = float(tau)
+        #: the budget of tokens (None: no budget)
+        self.budget = None if budget is None else int(budget)
         #: the whole policy document it was loaded from (objective, cross-validation figures...), or {}
         self.policy: dict[str, Any] = dict(policy) if policy is not None else {}
 
@@ -94,12 +108,16 @@ class ContextSelector:
                 "policy_format 1 was written by an earlier ctxeval whose relative score was s / s_max; its tau "
                 f"means something else under this version's rule ({RELATIVE_SCORE_RULE}): run 'ctxeval calibrate' again"
             )
-        if fmt != POLICY_FORMAT:
-            raise ConfigError(f"policy_format must be {POLICY_FORMAT} (written by 'ctxeval calibrate'), got {fmt!r}")
-        for key in ("k_max", "tau"):
+        if fmt not in (POLICY_FORMAT, BUDGET_FORMAT):
+            raise ConfigError(
+                f"policy_format must be {POLICY_FORMAT} or {BUDGET_FORMAT} (written by 'ctxeval calibrate'), got {fmt!r}"
+            )
+        for key in ("k_max", "tau", *(("budget_tokens",) if fmt == BUDGET_FORMAT else ())):
             if key not in d:
                 raise ConfigError(f"the policy has no {key!r}")
-        return cls(d["k_max"], d["tau"], policy=d)
+        if fmt == POLICY_FORMAT and d.get("budget_tokens") is not None:
+            raise ConfigError(f"a policy with budget_tokens is policy_format {BUDGET_FORMAT}, got {fmt!r}")
+        return cls(d["k_max"], d["tau"], budget=d.get("budget_tokens"), policy=d)
 
     @classmethod
     def from_json(cls, path: str | os.PathLike[str]) -> ContextSelector:
@@ -127,9 +145,13 @@ class ContextSelector:
             raise ConfigError(f"{p}: {exc}") from None
 
     # --- selection ---------------------------------------------------------------------------------
-    def select_indices(self, ids: Sequence[Any], scores: Sequence[float] | np.ndarray) -> np.ndarray:
-        """Positions (into ``ids``/``scores``) of the selected candidates, in rank order (``int64``)."""
+    def select_indices(
+        self, ids: Sequence[Any], scores: Sequence[float] | np.ndarray, tokens: Sequence[int] | None = None
+    ) -> np.ndarray:
+        """Positions (into ``ids``/``scores``) of the selected candidates, in rank order (``int64``);
+        ``tokens``: each candidate's tokens, needed by a policy with a budget."""
         s = _scores(ids, scores)
+        toks = _tokens(tokens, s.size, self.budget)
         n = s.size
         if n == 0:
             return np.zeros(0, dtype=np.int64)
@@ -142,27 +164,39 @@ class ContextSelector:
         rel = relative_scores_one(s, top)
         below = np.flatnonzero(rel < self.tau)
         chosen = top[: int(below[0])] if below.size else top
+        if toks is not None and self.budget is not None:
+            over = np.flatnonzero(np.cumsum(toks[chosen]) > self.budget)
+            chosen = chosen[: int(over[0])] if over.size else chosen
         _check_distinct(ids, chosen)
         return chosen
 
-    def select(self, ids: Sequence[Any], scores: Sequence[float] | np.ndarray) -> list[Any]:
+    def select(
+        self, ids: Sequence[Any], scores: Sequence[float] | np.ndarray, tokens: Sequence[int] | None = None
+    ) -> list[Any]:
         """The selected ids, in rank order."""
-        return [ids[i] for i in self.select_indices(ids, scores).tolist()]
+        return [ids[i] for i in self.select_indices(ids, scores, tokens).tolist()]
 
     def to_dict(self) -> dict[str, Any]:
         """The policy document (``from_dict(sel.to_dict())`` gives an equal selector)."""
         out = dict(self.policy)
-        out.update({"policy_format": POLICY_FORMAT, "k_max": self.k_max, "tau": self.tau})
+        fmt = POLICY_FORMAT if self.budget is None else BUDGET_FORMAT
+        out.update({"policy_format": fmt, "k_max": self.k_max, "tau": self.tau})
+        if self.budget is not None:
+            out["budget_tokens"] = self.budget
         return out
 
+    def _key(self) -> tuple[int, float, int | None]:
+        return self.k_max, self.tau, self.budget
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ContextSelector) and (self.k_max, self.tau) == (other.k_max, other.tau)
+        return isinstance(other, ContextSelector) and self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash((self.k_max, self.tau))
+        return hash(self._key())
 
     def __repr__(self) -> str:
-        return f"ContextSelector(k_max={self.k_max}, tau={self.tau!r})"
+        budget = "" if self.budget is None else f", budget={self.budget}"
+        return f"ContextSelector(k_max={self.k_max}, tau={self.tau!r}{budget})"
 
 
 def _scores(ids: Sequence[Any], scores: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -187,6 +221,27 @@ def _scores(ids: Sequence[Any], scores: Sequence[float] | np.ndarray) -> np.ndar
             + (f" ({bad} non-finite scores in all)" if bad > 1 else "")
         )
     return s
+
+
+def _tokens(tokens: Sequence[int] | None, n: int, budget: int | None) -> np.ndarray | None:
+    """Each candidate's tokens (whole numbers >= 0, one per candidate); required by a budget."""
+    if tokens is None:
+        if budget is not None:
+            raise InputError(
+                f"this policy passes at most {budget} tokens: give each candidate's tokens (tokens=[...], counted by "
+                "the tokenizer the policy names)"
+            )
+        return None
+    try:
+        t = np.asarray(tokens, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError("tokens must be whole numbers (one per candidate)") from None
+    if t.ndim != 1 or t.size != n:
+        raise InputError(f"got {t.size} token counts for {n} candidates; give one per candidate")
+    if t.size and (not np.isfinite(t).all() or (t < 0).any() or (t != np.round(t)).any()):
+        i = int(np.flatnonzero(~np.isfinite(t) | (t < 0) | (t != np.round(t)))[0])
+        raise InputError(f"tokens must be whole numbers >= 0: candidate {i} has {tokens[i]!r}")
+    return t.astype(np.int64)
 
 
 def _check_distinct(ids: Sequence[Any], chosen: np.ndarray) -> None:

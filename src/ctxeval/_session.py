@@ -241,7 +241,12 @@ class Session:
 
         rows = keep_rows or (bool(names) and needs_rows(names))
         p = self.policies
-        data = join(self.qrels.columns, run.columns, ties=p.ties, missing=p.missing, run_name=run.name, keep_rows=rows)
+        st, qrels = self.settings, self.qrels
+        if st.chunk_tables:
+            from ._context.spans import run_view
+
+            st, qrels = run_view(st, qrels, run.name, ms)
+        data = join(qrels.columns, run.columns, ties=p.ties, missing=p.missing, run_name=run.name, keep_rows=rows)
         # a sample set's run and judgments come from the same samples: sharing no query is no wrong
         # file there but a set whose samples with references retrieved nothing (scored as such)
         if p.overlap == "require" and (run.samples is None or data.accounting.evaluated):
@@ -252,10 +257,9 @@ class Session:
             from ._context import Inputs, build
             from ._context.grades import check_scale
 
-            st = self.settings
             if st.pools:
                 st = replace(st, pool=self.pool_for(run))
-            inputs = Inputs(self.qrels, run, st, tuple(ms))
+            inputs = Inputs(qrels, run, st, tuple(ms))
             data = build(data, names, inputs)
             if data.has("grades"):
                 check_scale(data, ms)
@@ -312,7 +316,7 @@ class Session:
         fair, target = self.settings.fair_groups, self.settings.fair_targets
         if fair is not None:
             out["fairness"] = {"groups": fair.source, "target": target.source if target is not None else None}
-        if self.settings.chunks is not None:
+        if self.settings.chunks is not None or self.settings.chunk_tables:
             out.update(self.budget_settings())
         return out
 
@@ -322,6 +326,8 @@ class Session:
         st = self.settings
         table = st.chunks
         out: dict[str, Any] = {"chunks": table.source if table is not None else None}
+        if st.chunk_tables:
+            out["chunks_per_run"] = {name: t.source for name, t in st.chunk_tables.items()}
         if st.spans is not None:
             out["span_labels"] = st.spans.source
         from ._context.spans import tokenizer_of
@@ -395,7 +401,12 @@ def open_session(
 
     qr, rcfg = resolve_labels(qr, rcfg)
     pool = Run.coerce(rcfg.pool, duplicates=pol.duplicates) if rcfg.pool is not None else None
-    pools = _resolve_pools(rcfg.pools, read, pol.duplicates)
+    pools = {n: Run.coerce(v, duplicates=pol.duplicates) for n, v in runs_named(rcfg.pools, read, "pool").items()}
+    tables = {}
+    if rcfg.chunk_tables:
+        from ._context.spans import run_tables
+
+        tables = run_tables(runs_named(rcfg.chunk_tables, read, "chunk table"), rcfg, spans)
     origin = [st if st is not None else r.samples for r, st in zip_longest(read, samples[: len(read)])]
     if pool is None:  # a sample set's own pool lists serve its run unless the settings name one
         for r, st in zip(read, origin):
@@ -412,10 +423,22 @@ def open_session(
 
         groups = read_groups(rcfg.groups)
     read = [r if st is None or r.samples is st else r.with_samples(st) for r, st in zip(read, origin)]
-    settings = Settings(rcfg, pool, groups, ucfg, fits, pol.ties, pools, *_fairness(rcfg), chunks=chunks, spans=spans)
+    settings = Settings(
+        rcfg,
+        pool,
+        groups,
+        ucfg,
+        fits,
+        pol.ties,
+        pools,
+        *_fairness(rcfg),
+        chunks=chunks,
+        chunk_tables=tables,
+        spans=spans,
+    )
     single = qr.subtopics.note() if qr.subtopics is not None else None
     notes = [single] if single else []
-    notes += span_notes(chunks, spans, ms, rcfg)
+    notes += span_notes(chunks, spans, ms, rcfg, tables)
     _refuse(eng, pol, rcfg, ms, extras, bool(samples), spans is not None)  # a sample set's pools, now read
     return Session(qr, pol, settings, ms, notes=notes, engine=eng), read
 
@@ -430,7 +453,9 @@ def _refuse(
 
         wanted = side_data(ms, rcfg, spans) | set(extras)
         wanted |= {
-            name for name, given in (("chunks", rcfg.chunks), ("fairness", rcfg.fair_groups)) if given is not None
+            name
+            for name, given in (("chunks", rcfg.chunks or rcfg.chunk_tables or None), ("fairness", rcfg.fair_groups))
+            if given is not None
         }
         names = set(closure(wanted))
     eng.refuse(pol, rcfg, names, samples)
@@ -451,13 +476,14 @@ def _fairness(rcfg: RagConfig) -> tuple[Any, Any]:
     return groups, read_fair_targets(rcfg.fair_target, groups) if rcfg.fair_target is not None else None
 
 
-def _resolve_pools(pools: Mapping[str, Any] | None, runs: list[Run], duplicates: str) -> dict[str, Run]:
-    """``RagConfig.pools`` keyed by the name of the run each key names (its name, its file path, or its
-    file name with or without extension); a key naming no run, or several, is an error."""
-    if not pools:
+def runs_named(values: Mapping[str, Any] | None, runs: list[Run], what: str) -> dict[str, Any]:
+    """Per-run settings (``RagConfig.pools``, ``chunk_tables``) keyed by the name of the run each key
+    names (its name, its file path, or its file name with or without extension); a key naming no run,
+    or several, is an error."""
+    if not values:
         return {}
-    out: dict[str, Run] = {}
-    for key, value in pools.items():
+    out: dict[str, Any] = {}
+    for key, value in values.items():
         hits = [
             r
             for r in runs
@@ -465,10 +491,10 @@ def _resolve_pools(pools: Mapping[str, Any] | None, runs: list[Run], duplicates:
         ]
         names = ", ".join(repr(r.name) for r in runs)
         if not hits:
-            raise ConfigError(f"pool {key}=...: no run is named {key!r} (the runs: {names})")
+            raise ConfigError(f"{what} {key}=...: no run is named {key!r} (the runs: {names})")
         if len({r.name for r in hits}) > 1:
-            raise ConfigError(f"pool {key}=...: {key!r} names several runs ({', '.join(r.name for r in hits)})")
-        out[hits[0].name] = Run.coerce(value, duplicates=duplicates)
+            raise ConfigError(f"{what} {key}=...: {key!r} names several runs ({', '.join(r.name for r in hits)})")
+        out[hits[0].name] = value
     return out
 
 

@@ -12,7 +12,7 @@ from ctxeval._cli import _COMMANDS, cli
 
 EXPECTED = [
     "evaluate", "demo", "measures", "diagnose", "trec_eval", "calibrate", "distraction",
-    "fit-udcg", "compare", "curve", "judge", "pool", "agreement", "snapshot", "gate", "power",
+    "fit-udcg", "compare", "chunking", "curve", "judge", "pool", "agreement", "snapshot", "gate", "power",
     "labels",
 ]  # fmt: skip
 

@@ -67,3 +67,15 @@ def test_a_pipeline_bm25_then_a_ranker_gets_the_question_and_k_at_its_end(tmp_pa
         own = pipe.run({"bm25": {"query": q["question"]}, "rank": {"top_k": 2}})["rank"]["documents"]
         assert list(sample.retrieved_scores) == [d.score for d in own]
     assert pipe.get_component("rank").top_k == 4  # k went in with the question, the component is unchanged
+
+
+def test_document_splitter_gives_split_idx_start_to_chunking() -> None:
+    """Haystack's DocumentSplitter (by words: offline), by object and by name: meta["split_idx_start"]
+    is the chunk's start, its content's length its end."""
+    from chunking_check import offsets_read, verb_runs
+    from haystack.components.preprocessors import DocumentSplitter
+
+    splitter = DocumentSplitter(split_by="word", split_length=60, split_overlap=10)
+    offsets_read(splitter)
+    offsets_read("haystack:DocumentSplitter(split_by='word', split_length=60)")
+    verb_runs(splitter, "haystack")

@@ -94,3 +94,15 @@ def test_a_runnable_chain_is_invoked_and_cut_at_k(tmp_path: Path) -> None:
     for sample, q in zip(s.samples, corpus.questions()):
         assert list(sample.retrieved_ids) == [d.id for d in reversed(bm25.invoke(q["question"]))][:3]
     assert bm25.k == 4
+
+
+def test_text_splitters_give_their_start_index_to_chunking() -> None:
+    """langchain-text-splitters (in the extra): start_index of add_start_index=True is each chunk's place,
+    by object and by name; the verb runs end to end offline."""
+    from chunking_check import offsets_read, verb_runs
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    splitter = RecursiveCharacterTextSplitter(chunk_size=400, chunk_overlap=40, add_start_index=True)
+    offsets_read(splitter)
+    offsets_read("langchain:RecursiveCharacterTextSplitter(chunk_size=400, chunk_overlap=40)")
+    verb_runs(splitter, "langchain")

@@ -58,3 +58,33 @@ def test_random_node_ids_are_noted_and_id_key_reads_the_ids_from_metadata(tmp_pa
     kept = ctxeval.collect(retriever, files["questions"], k=2, id_key="doc_id")
     assert ctxeval.evaluate(samples=kept, measures=["RR"]).runs[0].mean("RR") == 1.0
     assert not any("no question retrieved" in n for n in kept.notes)
+
+
+def test_node_parsers_give_start_and_end_char_idx_to_chunking() -> None:
+    """LlamaIndex's SentenceSplitter (its tokenizer given: offline) and, by name, TokenTextSplitter (the
+    spec gives it words-v1's tokens): the nodes' start_char_idx / end_char_idx are the chunks' places."""
+    from chunking_check import offsets_read, verb_runs
+    from llama_index.core.node_parser import SentenceSplitter
+
+    splitter = SentenceSplitter(chunk_size=128, chunk_overlap=16, tokenizer=str.split)
+    offsets_read(splitter)
+    offsets_read("llamaindex:TokenTextSplitter(chunk_size=128, chunk_overlap=16)")
+    verb_runs(splitter, "llamaindex")
+
+
+def test_collect_keeps_the_nodes_places() -> None:
+    from chunking_check import corpus
+    from llama_index.core import Document
+    from llama_index.core.node_parser import SentenceSplitter
+
+    docs, _, texts = corpus(4)
+    nodes = SentenceSplitter(chunk_size=128, chunk_overlap=0, tokenizer=str.split).get_nodes_from_documents(
+        [Document(text=t, id_=d) for d, t in docs.items()]
+    )
+    s = ctxeval.collect(BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=3), texts, k=3, documents=docs)
+    by_id = {n.node_id: n for n in nodes}
+    for sample in s.samples:
+        for cid, meta in zip(sample.retrieved_ids, sample.retrieved_meta or ()):
+            n = by_id[cid]
+            assert (meta["document"], meta["start"], meta["end"]) == (n.ref_doc_id, n.start_char_idx, n.end_char_idx)
+    assert any("by the framework's offsets" in n and "search" not in n for n in s.notes)

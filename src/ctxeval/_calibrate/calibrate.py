@@ -16,6 +16,7 @@ import numpy as np
 
 from .._context.settings import RagConfig
 from .._context.utility import UtilityConfig, flag_counts, unlabelled_note
+from .._core.budget import budget_caps, budget_grid
 from .._core.evaldata import EvalData
 from .._core.extras import Utilities
 from .._core.relscore import relative_scores
@@ -25,7 +26,7 @@ from .._engines.blocks import Block
 from .._errors import ConfigError, MeasureError
 from .._measures import Measure, parse_measure
 from .._policies import Policies
-from .._selector import POLICY_FORMAT, RANKING_RULE, RELATIVE_SCORE_RULE, ContextSelector
+from .._selector import BUDGET_FORMAT, POLICY_FORMAT, RANKING_RULE, RELATIVE_SCORE_RULE, ContextSelector
 from .._session import one_run_inputs, open_session
 from .._show import fmt, html_table, pandas, pyplot
 from .._version import __version__
@@ -154,15 +155,24 @@ class Calibration:
     def tau(self) -> float:
         return float(self.policy["tau"])
 
+    @property
+    def budget(self) -> int | None:
+        """The policy's budget of tokens (None: a policy over K_max alone)."""
+        b = self.policy.get("budget_tokens")
+        return None if b is None else int(b)
+
     def selector(self) -> ContextSelector:
         return ContextSelector.from_dict(self.policy)
 
     def __repr__(self) -> str:
         ins = self.policy["in_sample"]
         rec = self.policy["checks"].get("recommended_fixed_k")
-        use = f"use the fixed K={rec}" if rec is not None and not self.beats_fixed_k else "beats the best fixed K"
+        unit = "K" if self.budget is None else "budget"
+        fixed = f"K={rec}" if self.budget is None else f"budget of {rec} tokens"
+        use = f"use the fixed {fixed}" if rec is not None and not self.beats_fixed_k else f"beats the best fixed {unit}"
+        budget = "" if self.budget is None else f"budget={self.budget}, "
         return (
-            f"Calibration(k_max={self.k_max}, tau={self.tau:g}, objective {self.policy['objective']} "
+            f"Calibration({budget}k_max={self.k_max}, tau={self.tau:g}, objective {self.policy['objective']} "
             f"{fmt(ins['objective'])} in sample; {use}; {len(self.notes)} notes)"
         )
 
@@ -209,13 +219,43 @@ class Calibration:
         return json.dumps(self.policy, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+#: how a policy with a budget of tokens ends the selection (the stop rule, as calibrate evaluated it)
+BUDGET_RULE = (
+    "then keep them while their tokens add up to at most budget_tokens, stopping at the first that would exceed it"
+)
+
+
+def _budgets(k: Any) -> list[int] | None:
+    """The budgets of a spec ending in ``tok`` (``"256:4096:256tok"``), else None (K_max = 1..k)."""
+    if not isinstance(k, str):
+        return None
+    try:
+        out = budget_grid(k)
+    except ValueError as exc:
+        raise ConfigError(f"k: {exc}") from None
+    if out is None:
+        raise ConfigError(f"k must be a whole number, or budgets of tokens such as 256:4096:256tok, got {k!r}")
+    return out
+
+
+def _budget_entries(budget: int, session: Any) -> dict[str, Any]:
+    """What a budget policy says beside its budget: the tokenizer the serving side must count with."""
+    from .._context.spans import tokenizer_of
+
+    return {
+        "budget_tokens": int(budget),
+        "tokenizer": tokenizer_of(session.settings.chunks, session.rag),
+        "overflow": "stop",
+    }
+
+
 def calibrate(
     qrels: Any = None,
     run: Any = None,
     *,
     samples: Any = None,
     objective: str | Measure = "utility",
-    k: int = 50,
+    k: int | str = 50,
     folds: int = 5,
     seed: int = 0,
     utility: UtilityConfig | Mapping[str, Any] | None = None,
@@ -227,7 +267,12 @@ def calibrate(
     """Fit a runtime policy (K_max, τ) on ``run`` against ``qrels`` (the README's "Runtime policy" section).
 
     ``objective``: ``"utility"`` (total utility of the selected set) or a measure name; ``k``: the
-    largest K_max tried; ``folds``, ``seed``: the cross-validation. The per-passage utilities come from
+    largest K_max tried, or budgets of tokens (``"256:4096:256tok"``, ``"512,1024,2048tok"``, or
+    ``"4096tok"``: 32 equal steps up to it) with a chunk table in ``rag`` (its tokens, or the tokenizer
+    over its texts): the policy is then (budget, τ), "pass B tokens": keep the candidates in rank order
+    while rel ≥ τ and their tokens fit B, stopping at the first that does not (``policy_format`` 3,
+    naming the tokenizer; :class:`ctxeval.ContextSelector` applies it given each candidate's tokens);
+    ``folds``, ``seed``: the cross-validation. The per-passage utilities come from
     ``utility`` (a :class:`~ctxeval.UtilityConfig`, as for :func:`ctxeval.evaluate`; its ``tau`` is
     the rules' hard-negative threshold, the policy's τ is searched on the grid :data:`TAUS`).
     ``policies`` and ``rag`` are as for :func:`ctxeval.evaluate`; the ranking is always trec_eval's
@@ -255,9 +300,9 @@ def calibrate(
     >>> cal.k_max, cal.tau, cal.policy["in_sample"]["objective"]
     (2, 0.5, 1.5)
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+    budgets = _budgets(k)
+    if budgets is None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
         raise ConfigError(f"k (the largest K_max tried) must be a whole number >= 1, got {k!r}")
-    k = int(k)
     if (
         isinstance(irrelevant_cost, bool)
         or not isinstance(irrelevant_cost, (int, float))
@@ -296,12 +341,19 @@ def calibrate(
     cfg = session.utility
     qr = session.qrels
     used_utilities = measure is None or "utility" in measure.requires
+    extras = ["utility"] if measure is None else []
+    caps = None
+    if budgets is not None:  # a budget of tokens: each budget allows each query the prefix that fits it
+        capped = session.blocks(rn, [], _Caps(tuple(budgets)), keep_rows=True, extras=["chunks"])
+        caps = capped.block.values["caps"]
+        k = max(1, int(caps[:, -1].max())) if caps.size else 1
+    k = int(k)
     mapped = session.blocks(
         rn,
         [measure] if measure is not None else [],
         _Prefixes(measure, k, cost),
         keep_rows=True,
-        extras=["utility"] if measure is None else [],
+        extras=extras,
     )
     block = mapped.block
     if not block.qids:
@@ -313,7 +365,7 @@ def calibrate(
         flagged = unlabelled_note(mapped.name, block.totals["flags"], k)
     else:
         sign = 1.0 if measure.spec.higher_is_better else -1.0
-    result = fit(values, lead, folds=folds, seed=seed, sign=sign)
+    result = fit(values, lead, folds=folds, seed=seed, sign=sign, caps=caps, axis=budgets)
     decided = cfg.llm is not None or cfg.known is not None or cfg.rules.unlabelled
     found = checks(result, lead, sign, cost_free=measure is None and qr.labels.binary and not decided)
     utils = block.totals.get("grades")
@@ -325,15 +377,19 @@ def calibrate(
     pool_run = session.pool_for(rn)
     groups = session.settings.groups
     policy = {
-        "policy_format": POLICY_FORMAT,
-        "k_max": result.k_max,
+        "policy_format": POLICY_FORMAT if budgets is None else BUDGET_FORMAT,
+        "k_max": result.k_max if budgets is None else k,
         "tau": result.tau,
+        **({} if budgets is None else _budget_entries(result.k_max, session)),
         "objective": "utility" if measure is None else str(measure),
         "objective_direction": "maximise" if sign > 0 else "minimise",
-        "rule": POLICY_RULE,
+        "rule": POLICY_RULE if budgets is None else f"{POLICY_RULE}; {BUDGET_RULE}",
         "ranking": RANKING_RULE,
         "relative_score": RELATIVE_SCORE_RULE,
-        "grid": {"k_max": [1, k], "tau": list(TAUS)},
+        # with budgets, the grid's first axis is the budget: best_fixed_k / recommended_fixed_k hold budgets
+        "grid": {"k_max": [1, k], "tau": list(TAUS)}
+        if budgets is None
+        else {"budget_tokens": budgets, "tau": list(TAUS), "fixed_k_is": "a budget of tokens"},
         "in_sample": result.in_sample,
         "cross_validation": result.cross_validation,
         "checks": found.to_dict(),
@@ -355,6 +411,18 @@ def calibrate(
         "ctxeval_version": __version__,
     }
     return Calibration(policy, result, list(block.qids), values, lead, found)
+
+
+@dataclass(frozen=True)
+class _Caps:
+    """calibrate's first block function at a budget of tokens: per query, for each budget, the most
+    leading chunks that fit it (:func:`budget_caps`), which sets the deepest prefix the fit reads."""
+
+    budgets: tuple[int, ...]
+
+    def __call__(self, session: Any, data: EvalData) -> Block:
+        caps = budget_caps(data.r_off, data.extra("chunks").tokens, list(self.budgets))
+        return Block(list(data.qids), values={"caps": caps})
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -150,14 +150,18 @@ def assign_folds(n_queries: int, folds: int, seed: int) -> np.ndarray:
     return out
 
 
-def grid_sums(values: np.ndarray, lead: np.ndarray, fold: np.ndarray, folds: int) -> tuple[np.ndarray, np.ndarray]:
+def grid_sums(
+    values: np.ndarray, lead: np.ndarray, fold: np.ndarray, folds: int, caps: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Per fold, the sum and the count of the defined (non-NaN) objective values of every policy.
 
     ``values``: ``C[n_q, K + 1]`` (objective of each prefix length), ``lead``: ``[n_q, n_tau]`` from
     :func:`lead_lengths`, ``fold``: ``int64[n_q]`` in 0..folds-1, every fold non-empty. Returns
     ``S, N`` of shape ``[folds, K, n_tau]``: cell ``[f, K_max - 1, j]`` sums ``C[q, min(K_max, lead[q, j])]``
     over the queries q of fold f. Rows are added in a fixed order (query order within each fold), so
-    equal inputs give equal bits.
+    equal inputs give equal bits. ``caps`` (``int64[n_q, n_axis]``): the prefix length each point of
+    the axis allows each query (a budget of tokens: :func:`ctxeval._core.budget.budget_caps`) in
+    place of K_max = 1..K; the cells are then ``[f, axis point, j]``.
     """
     k = values.shape[1] - 1
     n_t = lead.shape[1]
@@ -166,11 +170,12 @@ def grid_sums(values: np.ndarray, lead: np.ndarray, fold: np.ndarray, folds: int
     if np.unique(fold).size != folds:
         raise ConfigError("every fold needs at least one query")
     vs, ls = values[order], lead[order]
-    ks = np.arange(1, k + 1, dtype=np.int64)
-    S = np.empty((folds, k, n_t), dtype=np.float64)
-    N = np.empty((folds, k, n_t), dtype=np.int64)
+    cs = np.arange(1, k + 1, dtype=np.int64)[None, :] if caps is None else np.asarray(caps, dtype=np.int64)[order]
+    n_a = cs.shape[1]
+    S = np.empty((folds, n_a, n_t), dtype=np.float64)
+    N = np.empty((folds, n_a, n_t), dtype=np.int64)
     for j in range(n_t):
-        g = np.take_along_axis(vs, np.minimum(ks[None, :], ls[:, j : j + 1]), axis=1)
+        g = np.take_along_axis(vs, np.minimum(cs, ls[:, j : j + 1]), axis=1)
         ok = ~np.isnan(g)
         S[:, :, j] = np.add.reduceat(np.where(ok, g, 0.0), starts, axis=0)
         N[:, :, j] = np.add.reduceat(ok.astype(np.int64), starts, axis=0)
@@ -216,6 +221,17 @@ class Fit:
     cross_validation: dict[str, Any]
     taus: tuple[float, ...] = TAUS
     fold: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    #: the first axis of the grid: K_max = 1..K, or budgets of tokens (``unit="tokens"``)
+    axis: tuple[int, ...] = ()
+    unit: str = "K"
+    #: the prefix length each axis point allows each query (budgets); None: K_max itself
+    caps: np.ndarray | None = field(default=None, repr=False)
+
+    def selected(self, point: int, tau_index: int, lead: np.ndarray) -> np.ndarray:
+        """How many passages the policy (axis point, τ) keeps on every query."""
+        i = self.axis.index(point)
+        cap = self.caps[:, i] if self.caps is not None else point
+        return np.minimum(cap, lead[:, tau_index])
 
 
 def fit(
@@ -226,11 +242,15 @@ def fit(
     seed: int = 0,
     sign: float = 1.0,
     taus: Sequence[float] = TAUS,
+    caps: np.ndarray | None = None,
+    axis: Sequence[int] | None = None,
 ) -> Fit:
     """Choose the policy on all queries, and cross-validate the choice (see the module docstring).
 
     ``values``: ``C[n_q, K + 1]``; ``lead``: ``[n_q, len(taus)]`` with ``taus[0] == 0`` (so that
-    column 0 holds the fixed-K policies); ``sign``: +1 to maximise, -1 to minimise.
+    column 0 holds the fixed-K policies); ``sign``: +1 to maximise, -1 to minimise. ``caps`` and
+    ``axis``: a budget axis (the budgets of tokens, and the prefix length each allows each query) in
+    place of K_max = 1..K; the fit's ``k_max`` and ``best_fixed_k`` are then budgets.
     """
     values = np.asarray(values, dtype=np.float64)
     lead = np.asarray(lead, dtype=np.int64)
@@ -240,8 +260,10 @@ def fit(
         raise ConfigError(f"the largest K must be >= 1, got {k}")
     if not taus or taus[0] != 0.0:
         raise ConfigError("the tau grid must start at 0 (the fixed-K policies)")
+    points = tuple(range(1, k + 1)) if caps is None else tuple(int(b) for b in axis or ())
+    cap = (lambda i: i + 1) if caps is None else (lambda i: caps[:, i])
     fold = assign_folds(n_q, folds, seed)
-    S, N = grid_sums(values, lead, fold, folds)
+    S, N = grid_sums(values, lead, fold, folds, caps)
     s_all, n_all = S.sum(axis=0), N.sum(axis=0)
     grid = ratio(s_all, n_all)
     best = _best(grid, sign)
@@ -253,10 +275,10 @@ def fit(
         "n_queries": int(n_q),
         "valid_queries": int(n_all[ki, tj]),
         "objective": _num(grid[ki, tj]),
-        "mean_selected": float(np.minimum(ki + 1, lead[:, tj]).mean()) if n_q else 0.0,
-        "best_fixed_k": fixed + 1,
+        "mean_selected": float(np.minimum(cap(ki), lead[:, tj]).mean()) if n_q else 0.0,
+        "best_fixed_k": points[fixed],
         "objective_at_best_fixed_k": _num(grid[fixed, 0]),
-        "mean_selected_at_best_fixed_k": float(np.minimum(fixed + 1, lead[:, 0]).mean()) if n_q else 0.0,
+        "mean_selected_at_best_fixed_k": float(np.minimum(cap(fixed), lead[:, 0]).mean()) if n_q else 0.0,
         "gain": _num(sign * (grid[ki, tj] - grid[fixed, 0])),
     }
     per_fold = []
@@ -275,8 +297,8 @@ def fit(
             per_fold.append(entry)
             continue
         fk, ft = b
-        sel = float(np.minimum(fk + 1, lead[members, ft]).sum())
-        sel0 = float(np.minimum(b0 + 1, lead[members, 0]).sum())
+        sel = float(np.minimum(cap(fk), lead[:, ft])[members].sum())
+        sel0 = float(np.minimum(cap(b0), lead[:, 0])[members].sum())
         tot["s"] += float(S[f, fk, ft])
         tot["n"] += int(N[f, fk, ft])
         tot["s0"] += float(S[f, b0, 0])
@@ -285,9 +307,9 @@ def fit(
         tot["sel0"] += sel0
         entry.update(
             {
-                "k_max": fk + 1,
+                "k_max": points[fk],
                 "tau": float(taus[ft]),
-                "best_fixed_k": b0 + 1,
+                "best_fixed_k": points[b0],
                 "objective": _num(S[f, fk, ft] / N[f, fk, ft]) if N[f, fk, ft] else None,
                 "objective_at_best_fixed_k": _num(S[f, b0, 0] / N[f, b0, 0]) if N[f, b0, 0] else None,
             }
@@ -305,7 +327,11 @@ def fit(
         "gain": _num(sign * (cv_obj - cv_fixed)),
         "per_fold": per_fold,
     }
-    return Fit(ki + 1, float(taus[tj]), grid, n_all, fixed + 1, in_sample, cross_validation, tuple(taus), fold)
+    unit = "K" if caps is None else "tokens"
+    return Fit(
+        points[ki], float(taus[tj]), grid, n_all, points[fixed], in_sample, cross_validation, tuple(taus), fold,
+        points, unit, None if caps is None else np.asarray(caps, dtype=np.int64),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -339,33 +365,43 @@ def checks(f: Fit, lead: np.ndarray, sign: float = 1.0, cost_free: bool = False)
     >>> c.at_edge, c.tau_changes_selection, c.beats_best_fixed_k, c.recommended_fixed_k
     (True, False, False, 3)
     """
-    k = f.grid.shape[0]
+    points = f.axis or tuple(range(1, f.grid.shape[0] + 1))
+    last = points[-1]
     col = np.where(np.isnan(f.grid[:, 0]), -np.inf, sign * f.grid[:, 0])
     finite = col[np.isfinite(col)]
-    best_fixed = col[f.best_fixed_k - 1]
+    best_fixed = col[points.index(f.best_fixed_k)]
     spread = float(finite.max() - finite.min()) if finite.size else 0.0
-    edge_fixed = not cost_free and bool(col[k - 1] >= best_fixed - EDGE_SHARE * spread)
-    at_edge = f.k_max == k or f.best_fixed_k == k or edge_fixed
+    edge_fixed = not cost_free and bool(col[-1] >= best_fixed - EDGE_SHARE * spread)
+    at_edge = f.k_max == last or f.best_fixed_k == last or edge_fixed
     tj = f.taus.index(f.tau)
-    chosen = np.minimum(f.k_max, lead[:, tj])
-    changes = bool(np.any(chosen != np.minimum(f.k_max, lead[:, 0])))
+    fit_ = replace(f, axis=points)
+    changes = bool(np.any(fit_.selected(f.k_max, tj, lead) != fit_.selected(f.k_max, 0, lead)))
     gain = f.cross_validation.get("gain")
     beats = gain is not None and gain > 0
+    tokens = f.unit == "tokens"
     notes = []
     if at_edge:
         notes.append(
-            f"the optimum lies on the grid's edge: {k} passages, the most tried (-k {k}), do as well as any fewer, "
-            "so more passages keep helping or cost nothing; try a larger -k before trusting K_max"
+            f"the optimum lies on the grid's edge: a budget of {last} tokens, the largest tried, does as well as any "
+            "smaller, so more context keeps helping or costs nothing; try larger budgets before trusting the budget"
+            if tokens
+            else f"the optimum lies on the grid's edge: {last} passages, the most tried (-k {last}), do as well as any "
+            "fewer, so more passages keep helping or cost nothing; try a larger -k before trusting K_max"
         )
     if not changes:
+        fixed = f"a fixed budget of {f.k_max} tokens" if tokens else f"the fixed K={f.k_max}"
         notes.append(
-            f"the threshold tau={f.tau:g} changes nothing: on every query it keeps what tau=0 keeps, "
-            f"so the policy is the fixed K={f.k_max}"
+            f"the threshold tau={f.tau:g} changes nothing: on every query it keeps what tau=0 keeps, so the policy is {fixed}"
         )
     if not beats:
         shown = "undefined" if gain is None else f"{gain:.4f}"
+        use = (
+            f"budget of {f.best_fixed_k} tokens"
+            if tokens
+            else f"K={f.best_fixed_k} (the top {f.best_fixed_k} passages)"
+        )
         notes.append(
-            f"the policy does not beat the best fixed K on held-out queries (gain {shown}): use the fixed "
-            f"K={f.best_fixed_k} (the top {f.best_fixed_k} passages); the policy file is written only with --force"
+            f"the policy does not beat the best fixed {'budget' if tokens else 'K'} on held-out queries (gain "
+            f"{shown}): use the fixed {use}; the policy file is written only with --force"
         )
     return Checks(at_edge, changes, beats, None if beats else f.best_fixed_k, tuple(notes))

@@ -57,6 +57,7 @@ _COMMANDS = {
     "distraction": ("distraction", "command"),
     "fit-udcg": ("fit_udcg", "command"),
     "compare": ("compare", "command"),
+    "chunking": ("chunking", "command"),
     "curve": ("curve", "command"),
     "judge": ("judge", "command"),
     "pool": ("pool", "command"),

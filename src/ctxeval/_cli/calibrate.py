@@ -33,7 +33,17 @@ _OBJECTIVE_HELP = (
 @samples_option
 @click.option("--objective", default="utility", show_default=True, help=_OBJECTIVE_HELP)
 @click.option(
-    "-k", "k", type=click.IntRange(min=1), default=50, show_default=True, help="largest K_max tried (K_max = 1..k)"
+    "-k",
+    "k",
+    default="50",
+    show_default=True,
+    help="largest K_max tried (K_max = 1..k), or budgets of tokens (256:4096:256tok, 512,1024tok, or 4096tok: 32 "
+    "steps up to it) with --chunks: the policy is then 'pass B tokens' (and tau)",
+)
+@click.option(
+    "--spans",
+    is_flag=True,
+    help="QRELS is a file of span labels (qid 0 doc_id start end grade, or JSONL/CSV/Parquet); needs --chunks",
 )
 @click.option(
     "--folds", type=click.IntRange(min=2), default=5, show_default=True, help="k-fold cross-validation over queries"
@@ -68,7 +78,8 @@ def command(
     run: str | None,
     samples: bool,
     objective: str,
-    k: int,
+    k: str,
+    spans: bool,
     folds: int,
     seed: int,
     output: str | None,
@@ -89,13 +100,21 @@ def command(
     hard-negative threshold of the rules; the policy's tau is searched on the grid).
     """
     from .._calibrate import calibrate
+    from .._errors import ConfigError
     from .._io.writers import write_text
     from .._render.calibrate import calibration_lines
 
+    inputs = one_run_from(qrels, run, samples)
+    if spans:
+        from .._io.spans import SpanLabels
+
+        if samples:
+            raise ConfigError("--spans reads QRELS as span labels, not a sample set")
+        inputs["qrels"] = SpanLabels.from_file(qrels)
     cal = calibrate(
-        **one_run_from(qrels, run, samples),
+        **inputs,
         objective=objective,
-        k=k,
+        k=int(k) if k.strip().isdigit() else k,
         folds=folds,
         seed=seed,
         utility=utility_from(kw),
@@ -108,9 +127,10 @@ def command(
     if not cal.beats_fixed_k and not force:
         click.echo("\n".join(calibration_lines(cal)))
         fixed = cal.policy["checks"]["recommended_fixed_k"]
+        use = f"pass {fixed} tokens" if cal.budget is not None else f"use the top {fixed} passages"
         click.echo(
-            f"ctxeval: policy not written: it does not beat the best fixed K on held-out queries; use the top "
-            f"{fixed} passages, or --force to write the policy anyway",
+            f"ctxeval: policy not written: it does not beat the best fixed {'budget' if cal.budget else 'K'} on "
+            f"held-out queries; {use}, or --force to write the policy anyway",
             err=True,
         )
         raise SystemExit(1)

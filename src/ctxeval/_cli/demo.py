@@ -31,10 +31,26 @@ from .options import File
     default=None,
     help="instead: write the RAG guide's two sample sets (bm25.jsonl, dense.jsonl) into this folder",
 )
-def command(html_path: str, policy_path: str, samples_dir: str | None) -> None:
+@click.option(
+    "--chunking",
+    "chunking_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="instead: write the chunking guide's corpus (docs/, questions.jsonl, spans.jsonl) into this folder",
+)
+def command(html_path: str, policy_path: str, samples_dir: str | None, chunking_dir: str | None) -> None:
     """Run the main job on the bundled example data set, print a readable report, and write the HTML
     report of the comparison and the best runtime policy. With --samples DIR: write the RAG guide's
-    sample sets instead (two pipelines over a corpus of 40 questions whose truth is planted)."""
+    sample sets instead (two pipelines over a corpus of 40 questions whose truth is planted). With
+    --chunking DIR: the chunking guide's corpus (40 documents, a fact at a known span in each)."""
+    if chunking_dir is not None:
+        from pathlib import Path
+
+        from .._planted_chunks import write_chunking_corpus
+
+        written = write_chunking_corpus(Path(chunking_dir))
+        click.echo(f"wrote {', '.join(str(p) for p in written)} (the chunking guide's corpus)")
+        return
     if samples_dir is not None:
         from pathlib import Path
 

@@ -58,6 +58,15 @@ def _pairs_command(kind: Labeling) -> click.Command:
             k: kw.pop(k) for k in ("until_decided", "measure", "max_drop", "effect", "alpha", "seed") if k in kw
         }
         task = kind.tasks[kind.scales[scale]]
+        spans = {k: kw.pop(k, None) for k in ("chunks", "documents", "spans", "spans_out")}
+        if spans["chunks"] is not None:
+            if samples or passages or until.get("until_decided"):
+                raise ConfigError("--chunks judges RUN [RUN ...] with --queries (the texts come from the chunks), "
+                                  "without --samples, --passages or --until-decided")  # fmt: skip
+            guard_paths(kw, output, [*runs, queries, *spans.values()])
+            return _by_spans(kind, kw, task, scale, runs, queries, depth, dry, output, spans)
+        if spans["spans"] is not None or spans["spans_out"] is not None:
+            raise ConfigError("--spans and --spans-out place the pooled chunks by their chunk table: give --chunks")
         guard_paths(kw, output, [*runs, samples, queries, passages])
         judge = None if dry else make_judge(kw)
         items = items_of(runs, samples, queries, passages, depth)
@@ -79,11 +88,69 @@ def _pairs_command(kind: Labeling) -> click.Command:
     f = judge_options(f)
     if kind.decides:
         f = until_options(f)
+        f = span_options(f)
     if len(kind.scales) > 1:
         f = click.option(
             "--scale", type=click.Choice(list(kind.scales)), default=default, show_default=True, help=kind.scale_help
         )(f)
     return command.command(kind.name, help=kind.help)(input_options(f))
+
+
+def span_options(f: Any) -> Any:
+    """Judge once, re-chunk freely (:mod:`ctxeval._judge.reuse`): the runs' chunks placed by a chunk table,
+    earlier judgments read as span labels, the new ones written as span labels."""
+    opts = [
+        ("--chunks", False, "the runs' chunk table (chunk_id, doc_id, start, end): the pooled chunks' texts come "
+         "from it and the documents, and their judgments become span labels"),
+        ("--documents", True, "the documents' texts (a folder, or JSON lines of doc_id and text)"),
+        ("--spans", False, "span labels of earlier judgments (a chunking judged before): the judge is asked only "
+         "about text they do not cover"),
+        ("--spans-out", False, "write the span labels after this run (the earlier ones and the new judgments) here"),
+    ]  # fmt: skip
+    for flag, folder, text in reversed(opts):
+        f = click.option(flag, type=click.Path(dir_okay=folder), default=None, help=text)(f)
+    return f
+
+
+def _by_spans(
+    kind: Labeling, kw: dict[str, Any], task: Any, scale: str, runs: tuple[str, ...], queries: str | None,
+    depth: int | None, dry: bool, output: str | None, spans: dict[str, Any],
+) -> None:  # fmt: skip
+    """Judge the runs' pool where earlier span labels do not cover it; grade every pooled chunk by the labels."""
+    from .._io.chunks import Chunks
+    from .._io.side import read_query_texts
+    from .._io.spans import SpanLabels
+    from .._judge.items import judgment_pool
+    from .._judge.reuse import plan_reuse, scale_check
+
+    if not runs or not queries:
+        raise ConfigError("--chunks judges RUN [RUN ...] --queries QUERIES")
+    if spans["documents"] is None:
+        raise ConfigError("--chunks needs --documents (the chunks' texts are the documents' at their offsets)")
+    table = Chunks.coerce(spans["chunks"], spans["documents"])
+    earlier = SpanLabels.from_file(spans["spans"]) if spans["spans"] is not None else None
+    if earlier is not None:
+        scale_check(earlier, scale)
+    pairs, _ = judgment_pool(runs, depth or 20)
+    plan = plan_reuse(pairs, read_query_texts(queries)[0], table, earlier)
+    click.echo(plan.line(), err=True)
+    judge = None if dry else make_judge(kw)
+    if judge is None:
+        return dry_run(kw, task, plan.asks)
+    extra: dict[str, Any] = {"reuse": plan.counts(), **({"scale": scale} if len(kind.scales) > 1 else {})}
+    with reported(kw), cache_of(kw, write=True) as cache:
+        got, tally = kind.collect(judge, plan.asks, cache, options_of(kw), scale) if plan.asks else ([], None)
+    extra["not_decided"] = list_open(got)
+    merged, graded = plan.labels(got, table)
+    text = "".join(f"{q} 0 {c} {g}\n" for q, c, g in graded)
+    prov = sidecar(output, judge, kw, task, scale, depth or 20, got, runs)
+    if tally is None:  # nothing to ask: every pooled chunk was judged before
+        from .._judge.runner import Tally
+
+        tally = Tally(judge.describe, judge.heuristic, kind.name)
+    settle(kw, [tally], text, output, kind.noun, extra, prov)
+    if spans["spans_out"] is not None:
+        merged.write(spans["spans_out"])
 
 
 def _until_decided(

@@ -61,6 +61,11 @@ class RagConfig:
     #: the chunk table: chunk id -> (doc_id, start, end[, text, tokens]) (a Chunks, a path, a mapping,
     #: a frame): places a run's chunks for span labels, and gives their tokens for budgets (@Btok)
     chunks: Any = None
+    #: per-run chunk tables, ``{run name: table}`` (named as ``pools`` are): each run's chunks are
+    #: placed by its own chunking (runs not named there use ``chunks``). Span labels are read as each
+    #: run's chunk grades by its own table, and the ideal at a budget over chunk-id labels packs the
+    #: judged chunks of the run's own table (those of other chunkings are no candidates for it)
+    chunk_tables: Mapping[str, Any] | None = None
     #: the documents' texts (a mapping, a folder, a JSON-lines file): token counts of chunks without
     #: a text, and the span measures counted in tokens
     documents: Any = None
@@ -83,6 +88,12 @@ class RagConfig:
             if not isinstance(self.pools, Mapping) or not all(isinstance(k, str) and k for k in self.pools):
                 raise ConfigError("pools must map run names to pools, e.g. {'rerank': 'bm25.run'}")
             object.__setattr__(self, "pools", dict(self.pools) or None)
+        if self.chunk_tables is not None:
+            if not isinstance(self.chunk_tables, Mapping) or not all(
+                isinstance(k, str) and k for k in self.chunk_tables
+            ):
+                raise ConfigError("chunk_tables must map run names to chunk tables, e.g. {'bm25-512': 'chunks.jsonl'}")
+            object.__setattr__(self, "chunk_tables", dict(self.chunk_tables) or None)
         if not isinstance(self.allow_outside_pool, bool):
             raise ConfigError(f"allow_outside_pool must be true or false, got {self.allow_outside_pool!r}")
         if self.overflow not in OVERFLOW_RULES:
@@ -121,5 +132,7 @@ class Settings:
     fair_targets: FairTargets | None = None
     #: the chunk table read (RagConfig.chunks, with the documents)
     chunks: Chunks | None = None
+    #: per-run chunk tables by run name (RagConfig.chunk_tables, read, with the documents)
+    chunk_tables: Mapping[str, Chunks] = field(default_factory=dict)
     #: the span labels, when the evaluation's labels are spans (its qrels are then their chunk grades)
     spans: SpanLabels | None = None

@@ -18,7 +18,8 @@ set's, a framework's metadata through ``ctxeval.collect``) is a table built from
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -34,10 +35,21 @@ from . import Inputs, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
+    from .._io.model import Qrels
     from .._measures import Measure
-    from .settings import RagConfig
+    from .settings import RagConfig, Settings
 
-__all__ = ["CeilingProvider", "ChunksProvider", "SpansProvider", "placed", "span_inputs", "span_notes", "tokenizer_of"]
+__all__ = [
+    "CeilingProvider",
+    "ChunksProvider",
+    "SpansProvider",
+    "placed",
+    "run_tables",
+    "run_view",
+    "span_inputs",
+    "span_notes",
+    "tokenizer_of",
+]
 
 
 def _table(inputs: Inputs, why: str) -> Chunks:
@@ -87,6 +99,9 @@ class ChunksProvider:
         order = np.argsort(qpos, kind="stable")
         qpos, qrows = qpos[order], qrows[order]
         judged = table.rows_of(inputs.qrels.columns.doc.take(qrows))
+        if inputs.run.name in inputs.settings.chunk_tables:  # other chunkings' judged chunks: no candidates
+            mine = judged >= 0
+            qpos, qrows, judged = qpos[mine], qrows[mine], judged[mine]
         q_tokens = np.full(judged.size, -1, dtype=np.int64)
         known = judged >= 0
         if known.any():
@@ -283,23 +298,58 @@ register(CeilingProvider())
 
 def span_inputs(qrels: Any, rcfg: RagConfig, measures: list[Measure]) -> tuple[Any, Any, Any]:
     """Span labels given as the labels are read as chunk grades by the chunk table (which they then
-    need; when every measure is a span measure, the queries alone); returns (the labels to read, the
-    chunk table or None, the span labels or None)."""
-    if rcfg.chunks is None and rcfg.documents is not None:
+    need; when every measure is a span measure, or every run has a table of its own, the queries
+    alone: :func:`run_view` reads each run's); returns (the labels to read, the chunk table or None,
+    the span labels or None)."""
+    if rcfg.chunks is None and rcfg.chunk_tables is None and rcfg.documents is not None:
         raise ConfigError("documents serve a chunk table: give chunks=... (RagConfig(chunks=...)) too")
     chunks = Chunks.coerce(rcfg.chunks, rcfg.documents) if rcfg.chunks is not None else None
     if not isinstance(qrels, SpanLabels):
         return qrels, chunks, None
-    if chunks is None:
+    if chunks is None and rcfg.chunk_tables is None:
         raise ConfigError(
             f"span labels ({qrels.source}) score a run's chunks by where they lie: give a chunk table "
             "(chunks=... or RagConfig(chunks=...): chunk id -> doc_id, start, end)"
         )
-    if chunks.documents is not None:
+    if chunks is not None and chunks.documents is not None:
         qrels.check(chunks.documents)
-    if any(m.spec.group != "spans" for m in measures):
+    if chunks is not None and _reads_grades(measures):
         return qrels.chunk_grades(chunks), chunks, qrels
     return qrels.chunk_grades(None), chunks, qrels
+
+
+def _reads_grades(measures: Any) -> bool:
+    return any(m.spec.group != "spans" for m in measures)
+
+
+def run_tables(named: Mapping[str, Any], rcfg: RagConfig, spans: SpanLabels | None) -> dict[str, Chunks]:
+    """The per-run chunk tables (``RagConfig.chunk_tables`` keyed by the run each names), read with
+    the documents; the span labels checked against the documents of each."""
+    out = {}
+    for name, value in named.items():
+        table = Chunks.coerce(value, rcfg.documents)
+        if spans is not None and table.documents is not None:
+            spans.check(table.documents)
+        out[name] = table
+    return out
+
+
+def run_view(settings: Settings, qrels: Qrels, run_name: str, measures: Any) -> tuple[Settings, Qrels]:
+    """What one run is evaluated with: its own chunk table in place of the shared one, and, with span
+    labels, the labels read as chunk grades by that table (each run's grades from its own chunking;
+    built once per table)."""
+    table = settings.chunk_tables.get(run_name)
+    if table is None:
+        return settings, qrels
+    out = replace(settings, chunks=table)
+    spans = settings.spans
+    if spans is None or not _reads_grades(measures):
+        return out, qrels
+    key = ("chunk_grades", spans)  # the labels themselves (identity): an id could be reused
+    grades = table._cache.get(key)
+    if grades is None:
+        grades = table._cache[key] = spans.chunk_grades(table)
+    return out, grades
 
 
 def tokenizer_of(chunks: Any, rcfg: RagConfig) -> str:
@@ -310,20 +360,25 @@ def tokenizer_of(chunks: Any, rcfg: RagConfig) -> str:
     return Tokenizer.coerce(rcfg.tokenizer).name
 
 
-def span_notes(chunks: Any, spans: Any, measures: list[Measure], rcfg: RagConfig) -> list[str]:
-    """What the reports must say about span labels and chunk tables: how they were built, and which
-    measures read the span labels as chunk grades."""
-    out = [*(spans.notes if spans is not None else ()), *(chunks.notes if chunks is not None else ())]
+def span_notes(
+    chunks: Any, spans: Any, measures: list[Measure], rcfg: RagConfig, tables: Mapping[str, Chunks] | None = None
+) -> list[str]:
+    """What the reports must say about span labels and chunk tables (the shared one and the per-run
+    ``tables``): how they were built, and which measures read the span labels as chunk grades."""
+    every = ([chunks] if chunks is not None else []) + list((tables or {}).values())
+    out = [*(spans.notes if spans is not None else ()), *(n for t in every for n in t.notes)]
     budgets = [str(m) for m in measures if m.budget is not None]
-    if budgets and chunks is not None:
+    if budgets and every:
+        counted = ", ".join(dict.fromkeys(tokenizer_of(t, rcfg) for t in every))
         out.append(
-            f"{', '.join(budgets)}: tokens counted by {tokenizer_of(chunks, rcfg)}; a chunk that does not fit the budget: {rcfg.overflow}"
+            f"{', '.join(budgets)}: tokens counted by {counted}; a chunk that does not fit the budget: {rcfg.overflow}"
         )
     if spans is not None:
         as_grades = [str(m) for m in measures if not {"spans", "ceiling"} & m.requires and m.spec.on_spans is None]
         if as_grades:
+            whose = f"a chunk of {chunks.source}" if not tables else "a chunk of a run's chunk table"
             out.append(
-                f"{', '.join(as_grades)} read the span labels as chunk grades: a chunk of {chunks.source} is judged "
+                f"{', '.join(as_grades)} read the span labels as chunk grades: {whose} is judged "
                 "at the highest grade of the evidence it shares a character with"
             )
     return out

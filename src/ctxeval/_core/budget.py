@@ -19,11 +19,13 @@ ships.) Positions in the context are 1, 2, ... in rank order, whichever rows wer
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .segments import offsets
 
-__all__ = ["OVERFLOW_RULES", "pack"]
+__all__ = ["OVERFLOW_RULES", "budget_caps", "budget_grid", "number_list", "pack"]
 
 OVERFLOW_RULES = ("stop", "skip")
 
@@ -64,3 +66,59 @@ def context_sizes(keep: np.ndarray, r_off: np.ndarray) -> np.ndarray:
 
 def context_offsets(keep: np.ndarray, r_off: np.ndarray) -> np.ndarray:
     return offsets(context_sizes(keep, r_off))
+
+
+def budget_caps(r_off: np.ndarray, tokens: np.ndarray, budgets: list[int]) -> np.ndarray:
+    """``int64[n_q, len(budgets)]``: how many leading rows of each query fit each budget under the
+    ``stop`` rule (the context :func:`pack` gives is that prefix).
+
+    >>> budget_caps(np.array([0, 3, 4]), np.array([3, 5, 1, 9]), [4, 8, 9]).tolist()
+    [[1, 2, 3], [0, 0, 1]]
+    """
+    n = np.diff(r_off)
+    seg = np.repeat(np.arange(n.size), n)
+    cum = np.cumsum(np.asarray(tokens, dtype=np.int64))
+    cum -= np.repeat(np.r_[0, cum][r_off[:-1]], n)
+    out = np.empty((n.size, len(budgets)), dtype=np.int64)
+    for j, b in enumerate(budgets):
+        out[:, j] = np.bincount(seg[cum <= b], minlength=n.size)
+    return out
+
+
+def number_list(text: str) -> list[int] | None:
+    """``"a:b"`` / ``"a:b:step"`` (a to b inclusive) or ``"a,b,c"`` as whole numbers; None for anything else.
+
+    >>> number_list("2:8:3"), number_list("5, 1"), number_list("x")
+    ([2, 5, 8], [5, 1], None)
+    """
+    m = re.fullmatch(r"(\d+):(\d+)(?::(\d+))?", text.strip())
+    if m:
+        lo, hi, step = int(m[1]), int(m[2]), int(m[3] or 1)
+        return list(range(lo, hi + 1, step)) if step >= 1 else []
+    if re.fullmatch(r"\d+(\s*,\s*\d+)*", text.strip()):
+        return [int(x) for x in text.split(",")]
+    return None
+
+
+def budget_grid(spec: str) -> list[int] | None:
+    """The budgets of a policy's grid from a spec ending in ``tok``: ``"256:4096:256tok"`` (from, to,
+    step), ``"512,1024,2048tok"``, or ``"4096tok"`` (32 equal steps up to it); None for a spec without
+    ``tok`` (a number of passages).
+
+    >>> budget_grid("256:1024:256tok"), budget_grid("64tok")[:3], budget_grid("20")
+    ([256, 512, 768, 1024], [2, 4, 6], None)
+    """
+    text = spec.strip()
+    if not text.endswith("tok"):
+        return None
+    text = text[: -len("tok")].strip()
+    if text.isdigit():
+        top = int(text)
+        step = max(1, -(-top // 32))
+        out = list(range(step, top + 1, step))
+        out = out if out and out[-1] == top else [*out, top]
+    else:
+        out = number_list(text) or []
+    if not out or min(out) < 1:
+        raise ValueError(f"budgets look like 4096tok, 512,1024,2048tok or 256:4096:256tok, got {spec!r}")
+    return sorted(set(out))

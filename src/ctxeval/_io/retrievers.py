@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, DependencyError, FormatError, InputError
+from .locate import read_documents
+from .places import Placer, framework_place
 from .samples import Samples
 from .tables import split_lines
 
@@ -66,6 +68,7 @@ def collect(
     score_key: str | None = None,
     concurrency: int = 1,
     duplicates: str = "error",
+    documents: Any = None,
 ) -> Samples:
     """Run ``retriever`` on every question and keep the top ``k`` chunks (ids, texts, scores,
     metadata) as a :class:`~ctxeval.Samples`, one sample per question, ready to evaluate.
@@ -82,6 +85,14 @@ def collect(
     qrels as grades). ``name`` names the run (default: the retriever's class). ``concurrency``: questions
     asked at once (threads; the order of the samples is the questions' whatever it is). ``duplicates``:
     a chunk returned twice for one question is an error, or ``"first"`` keeps the first.
+
+    Each chunk keeps its place, ``document``, ``start``, ``end`` (characters), read from the framework's
+    metadata (LangChain ``start_index`` from a splitter's ``add_start_index=True``, LlamaIndex
+    ``start_char_idx`` / ``end_char_idx``, Haystack's ``split_idx_start``; the document from ``source`` or
+    ``doc_id``, a LlamaIndex node's ``ref_doc_id``, Haystack's ``source_id``);
+    with ``documents`` (a mapping, a folder or JSON lines) each place is checked against the text and
+    a chunk without one is located by search, each way counted in the set's notes. The places make the
+    chunk table span labels and budgets read.
 
     >>> docs = {"d1": "Arabica grows best at high altitude.", "d2": "Robusta tolerates heat."}
     >>> def search(question, k):  # any function works; a framework retriever is passed the same way
@@ -103,13 +114,16 @@ def collect(
     records = _questions(questions)
     search, k_set = _searcher(retriever, k)
     found = _run_all(search, records, concurrency)
+    placer = Placer(read_documents(documents) if documents is not None else None, source)
     short = 0
     for pos, (rec, items) in enumerate(zip(records, found), start=1):
         chunks = _listed(items, source, pos)
         short += len(chunks) < k
-        rec["retrieved"] = [_chunk(it, source, pos, i, id_key, score_key) for i, it in enumerate(chunks[:k], start=1)]
+        rec["retrieved"] = [
+            _chunk(it, source, pos, i, id_key, score_key, placer) for i, it in enumerate(chunks[:k], start=1)
+        ]
     samples = Samples.from_records(records, name=label, source=source, duplicates=duplicates)
-    notes = list(samples.notes)
+    notes = list(samples.notes) + placer.notes()
     if short:
         why = "" if k_set else f" (collect cannot set this retriever's own limit: set it to {k} or more)"
         notes.append(f"{source}: {short} of {len(records)} questions got fewer than k={k} chunks{why}")
@@ -393,11 +407,15 @@ def _listed(items: Any, source: str, pos: int) -> list[Any]:
     return list(items)
 
 
-def _chunk(item: Any, source: str, pos: int, i: int, id_key: str | None, score_key: str | None) -> dict[str, Any]:
-    """``{"id", "text", "score", "metadata"}`` of one returned item (see the module docstring)."""
+def _chunk(
+    item: Any, source: str, pos: int, i: int, id_key: str | None, score_key: str | None, placer: Placer
+) -> dict[str, Any]:
+    """``{"id", "text", "score", "metadata"}`` of one returned item (see the module docstring), with its
+    ``document``, ``start`` and ``end`` where it has a place."""
     score: Any = None
     if isinstance(item, tuple) and len(item) == 2 and not isinstance(item[0], (str, int)):
         item, score = item  # (document, score), as vector stores return them
+    raw = item
     fw = _framework(item)
     if isinstance(item, Mapping):
         cid, text, meta = item.get("id"), item.get("text"), item.get("metadata")
@@ -439,6 +457,10 @@ def _chunk(item: Any, source: str, pos: int, i: int, id_key: str | None, score_k
     out: dict[str, Any] = {"id": None if cid in (None, "") else str(cid), "text": text, "score": score}
     if meta:
         out["metadata"] = meta
+    own = {**meta, **item} if isinstance(item, Mapping) else meta
+    place = placer.place(framework_place(fw, raw, own, text), text, out["id"] or f"retrieved[{i}] of question {pos}")
+    if place is not None:
+        out["document"], out["start"], out["end"] = place
     return out
 
 

@@ -439,8 +439,9 @@ def read_strata(source: Any) -> tuple[dict[str, list[str]], str]:
 
 def read_query_texts(source: Any) -> tuple[dict[str, str], str]:
     """Query texts from a mapping, a ``qid<TAB>text`` file or a JSON-lines file (``.jsonl``, or a
-    first record starting with ``{``), or ``irds:<id>`` (an ir_datasets dataset's queries)."""
-    return read_texts(source)
+    first record starting with ``{``: ``qid`` / ``query_id`` / ``id`` and ``text`` / ``query`` /
+    ``question``), or ``irds:<id>`` (an ir_datasets dataset's queries)."""
+    return read_texts(source, "query texts", ("qid", "query_id", "id"), ("text", "query", "question"))
 
 
 def read_passages(source: Any) -> tuple[Mapping[str, str], str]:

@@ -17,7 +17,8 @@ Formats (``docs/reference/formats.md``):
   (or ``qid``, ``query``), ``doc_id`` (or ``document``, ``corpus_id``, ...), ``start`` (or
   ``start_index``, ``start_char``), ``end`` (or ``end_index``, ``end_char``) and optionally ``grade``
   (or ``relevance``; default 1);
-* Chroma's ``questions_df.csv`` (:meth:`SpanLabels.from_chroma`), read as it is.
+* Chroma's ``questions_df.csv`` (:meth:`SpanLabels.from_chroma`), read as it is (a CSV file with its
+  header, ``question``, ``references``, ``corpus_id``, is read so by :meth:`SpanLabels.from_file`).
 
 Rows are kept sorted by (query, document, start, end), whatever their input order; a span given
 twice with one grade counts once (noted), with two grades is an error naming both.
@@ -228,6 +229,8 @@ class SpanLabels:
         fmt = format or table_format(path) or "trec"
         if fmt != "trec":
             found, names, name = records(path, fmt)
+            if fmt == "csv" and {"question", "references", "corpus_id"} <= set(names) and "start" not in names:
+                return cls.from_chroma(path, labels=labels)  # Chroma's questions_df.csv, known by its header
             return cls._of_records(found, names, name, labels)
         from .side import text_lines
 

@@ -43,19 +43,21 @@ def _section_curves(rep: _Report, plot: _Plotter, ids: _Ids) -> str:
         by_measure.setdefault(m, []).append((idx, y))
     figs = []
     used: set[int] = set()
+    tokens = curves.get("axis") == "tokens"
     for m, lines in by_measure.items():
         fig = plot.figure(3.6, 2.5)
         ax = fig.add_subplot()
         for idx, y in lines:
             used.add(idx)
             ax.plot(x, y, marker="o" if len(x) <= 20 else None, markersize=2.5, linewidth=1.4, **_style(idx))
-        ax.set_xlabel("K")
+        ax.set_xlabel("budget (tokens)" if tokens else "K")
         ax.set_ylabel("mean")
         fid = ids.next()
-        figs.append(_figure_html(plot.svg(fig, fid), fid, f"{_e(m)}@K"))
+        figs.append(_figure_html(plot.svg(fig, fid), fid, f"{_e(m)}@{'Btok' if tokens else 'K'}"))
+    what = "budget of B tokens" if tokens else "cut-off K"
     return (
-        '<section id="curves"><h2>Metric@K curves</h2>'
-        '<p class="note">The mean of each measure at every cut-off K (gaps: no query defines it).</p>'
+        f'<section id="curves"><h2>Metric@{"budget" if tokens else "K"} curves</h2>'
+        f'<p class="note">The mean of each measure at every {what} (gaps: no query defines it).</p>'
         f'{_legend(rep, sorted(used))}<div class="grid">{"".join(figs)}</div></section>'
     )
 

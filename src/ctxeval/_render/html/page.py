@@ -49,7 +49,7 @@ from .cells import PALETTE, _e, _Ids
 from .figures import _section_curves, _section_per_query, _section_pr, _section_proc
 from .plots import _RC, _Plotter
 from .tables import _section_comparisons, _section_distraction, _section_settings, _section_strata, _section_summary
-from .validate import _Report
+from .validate import _list, _Report, _str
 
 #: The page's Content-Security-Policy: nothing may load or run; inline styles and data: images only.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -104,6 +104,15 @@ footer{margin-top:40px;color:var(--muted);font-size:12px}
 )
 
 
+def _section_decision(rep: _Report) -> str:
+    """The answer of a verb that decides (``decision``: lines of text, the first the headline), first."""
+    lines = [_str(x, f"decision[{i}]") for i, x in enumerate(_list(rep.raw.get("decision"), "decision"))]
+    if not lines:
+        return ""
+    rest = "".join(f"<li>{_e(x)}</li>" for x in lines[1:])
+    return f'<section id="decision"><h2>Answer</h2><p><b>{_e(lines[0])}</b></p><ul>{rest}</ul></section>'
+
+
 def render_html(report: Mapping[str, Any]) -> str:
     """Render a comparison report dict (contract C, ``Report.to_dict()``) as one self-contained HTML page.
 
@@ -120,6 +129,7 @@ def render_html(report: Mapping[str, Any]) -> str:
         mpl.rcdefaults()  # the user's matplotlibrc must not change the page
         mpl.rcParams.update(_RC)
         sections = [
+            _section_decision(rep),
             _section_summary(rep),
             _section_comparisons(rep),
             _section_curves(rep, plot, ids),
@@ -131,6 +141,7 @@ def render_html(report: Mapping[str, Any]) -> str:
             _section_settings(rep),
         ]
     titles = {
+        "decision": "Answer",
         "summary": "Summary",
         "comparisons": "Differences",
         "curves": "Metric@K",
