@@ -23,6 +23,7 @@ import numpy as np
 
 from .._core.ids import ArrayIds
 from .._core.join import match_pairs
+from .._core.segments import distinct
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError
 from .locate import chroma_find, find_text, read_documents
 from .records import columns_of, integer, records, table_format, text_id
@@ -142,6 +143,14 @@ class Chunks:
         own = self._cache.get("ids")
         if own is None:
             own = self._cache["ids"] = ArrayIds.from_strings(self.ids.tolist())
+        return own
+
+    def doc_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The table's distinct document ids (sorted) and each chunk's position among them (built once)."""
+        own = self._cache.get("doc_codes")
+        if own is None:
+            names = distinct(self.doc)
+            own = self._cache["doc_codes"] = (names, np.searchsorted(names, self.doc))
         return own
 
     def rows_of(self, ids: Ids) -> np.ndarray:
