@@ -135,6 +135,31 @@ def _sorted(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[order], order
 
 
+def _lexsort(keys: tuple[np.ndarray, ...]) -> np.ndarray:
+    """``np.lexsort(keys)`` (the last key primary, ties in index order), by one vectorised sort of
+    the keys packed with the index into an int64 when their ranges fit its 63 bits.
+
+    >>> _lexsort((np.array([3, 1, 2, 1]), np.array([0, 1, 0, 1]))).tolist()
+    [2, 0, 1, 3]
+    """
+    n = keys[0].size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    lows = [int(k.min()) for k in keys]
+    widths = [_bits(int(k.max()) - lo + 1) for k, lo in zip(keys, lows)]
+    ibits = _bits(n)
+    if sum(widths) + ibits > 63:
+        return np.lexsort(keys)
+    packed = np.zeros(n, dtype=np.int64)
+    for k, lo, b in zip(reversed(keys), reversed(lows), reversed(widths)):
+        packed <<= b
+        packed |= k - lo
+    packed <<= ibits
+    packed |= np.arange(n, dtype=np.int64)
+    packed.sort()
+    return packed & ((1 << ibits) - 1)
+
+
 def _distinct_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct values of ``a`` (int64) and the index of each element among them.
 
@@ -213,7 +238,7 @@ def units(
         return a_grade, a_unit, empty, empty
     # merge overlapping spans of one (query, document, grade): sorted by start, a span opens a new
     # unit when it starts at or after the furthest end before it
-    order = np.lexsort((start, grade, doc, q))
+    order = _lexsort((start, grade, doc, q))
     sq, sd, sg, ss, se = q[order], doc[order], grade[order], start[order], end[order]
     new_key = np.r_[True, (sq[1:] != sq[:-1]) | (sd[1:] != sd[:-1]) | (sg[1:] != sg[:-1])]
     key_id = np.cumsum(new_key) - 1
@@ -229,7 +254,7 @@ def units(
     which, atom = _expand(np.asarray(lo), np.asarray(hi))
     if atom.size:
         g = grade[which]
-        pick = np.lexsort((-g, atom))
+        pick = _lexsort((-g, atom))
         first = np.r_[True, atom[pick][1:] != atom[pick][:-1]]
         top = pick[first]
         a_grade[atom[top]] = g[top]
