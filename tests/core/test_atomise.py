@@ -22,6 +22,7 @@ def plain_atoms(q: list[int], doc: list[int], start: list[int], end: list[int]) 
     for qq, d, s, e in zip(q, doc, start, end):
         cuts.setdefault((qq, d), set()).update((s, e))
     atoms = [(g[0], g[1], a, b) for g in sorted(cuts) for a, b in zip(sorted(cuts[g]), sorted(cuts[g])[1:])]
+
     def before(g: tuple[int, int], x: int) -> int:  # the atoms before point x of group g
         return sum(1 for a in atoms if a[:2] < g or (a[:2] == g and a[2] < x))
 
