@@ -131,7 +131,8 @@ def _parts(d: EvalData, m: Measure) -> dict[str, np.ndarray]:
     def compute() -> dict[str, np.ndarray]:
         s = span_data(d)
         w = _weights(s, m)
-        rows = _context(d, m)
+        in_ctx = _context(d, m)
+        rows: np.ndarray | slice = slice(None) if in_ctx.all() else in_ctx  # every row: no copies
         lo, hi = s.r_lo[rows], s.r_hi[rows]
         cov = covered(s.n_atoms, lo, hi)
         ev = s.a_grade >= m["rel"]
