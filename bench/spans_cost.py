@@ -46,21 +46,28 @@ N_DOCS, DOC_LEN, WINDOW, STRIDE = 100, 300_000, 1_000, 800  # Chroma's five corp
 
 
 def measured(fn, repeat: int = 1):
-    """(seconds, peak bytes, result): the best wall time of ``repeat`` untraced runs, and tracemalloc's
-    peak over one more run. Never both at once: tracing slows every Python-level allocation (the
-    plain readings' lists, tuples and floats) several fold, numpy's few large buffers hardly at all,
-    so a time taken under tracemalloc flatters the vectorised side (the span rows' plain reading
-    took 4.2 s traced against 0.3-0.45 s untraced)."""
-    best = math.inf
+    """(wall seconds, CPU seconds, peak bytes, result): the best wall and CPU times of ``repeat``
+    untraced runs, and tracemalloc's peak over one more run. Never both at once: tracing slows every
+    Python-level allocation (the plain readings' lists, tuples and floats) several fold, numpy's few
+    large buffers hardly at all, so a time taken under tracemalloc flatters the vectorised side (the
+    span rows' plain reading took 4.2 s traced against 0.3-0.45 s untraced). The ratios are of CPU
+    times (this process's; one thread either way), which a loaded machine moves less than wall times."""
+    wall = cpu = math.inf
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         out = fn()
-        best = min(best, time.perf_counter() - t)
+        wall, cpu = min(wall, time.perf_counter() - t), min(cpu, time.process_time() - c)
     tracemalloc.start()
     fn()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return best, peak, out
+    return wall, cpu, peak, out
+
+
+def row(name: str, t: tuple, plain: tuple | None, per: float = 1.0, unit: float = 1.0) -> None:
+    """One printed row: wall and CPU time (per ``per`` items, scaled by ``unit``), peak MiB, x plain (CPU)."""
+    ratio = 1.0 if plain is None else (plain[1] / plain[4]) / (t[1] / per)
+    print(f"{name:34}{unit * t[0] / per:>10.3f}{unit * t[1] / per:>10.3f}{t[2] / 2**20:>10.1f}{ratio:>9.1f}")
 
 
 def synthetic(n_q: int, k: int, seed: int = 7) -> tuple[list, dict, dict]:
@@ -210,7 +217,8 @@ def span_scoring(args: argparse.Namespace) -> None:
         return ctxeval.evaluate(spans, run_obj, ms, chunks=chunks).runs[0]
 
     with_ctxeval()  # imports and first-call caches out of the timing
-    t_ce, m_ce, res = measured(with_ctxeval, args.repeat)
+    ce = (*measured(with_ctxeval, args.repeat), 1)
+    res = ce[3]
     from ctxeval._session import open_session
 
     session, (r,) = open_session(spans, [run_obj], ms, rag={"chunks": chunks})
@@ -218,11 +226,11 @@ def span_scoring(args: argparse.Namespace) -> None:
     measures = session.measures
     # the kernels on the prepared side data, each run with an empty memo (a shared one would return
     # the first run's sums)
-    t_k, m_k, _ = measured(lambda: [m.compute(replace(data, _memo={})) for m in measures], args.repeat)
-    t_py, m_py, plain = measured(lambda: chroma_plain(labels, table, run), args.repeat)
-    t_py3, m_py3, _ = measured(lambda: chroma_plain(labels, table, run, omega=False), args.repeat)
-    ms3 = ms[:3]
-    t_ce3, m_ce3, _ = measured(lambda: ctxeval.evaluate(spans, run_obj, ms3, chunks=chunks), args.repeat)
+    kern = measured(lambda: [m.compute(replace(data, _memo={})) for m in measures], args.repeat)
+    py = (*measured(lambda: chroma_plain(labels, table, run), args.repeat), 1)
+    plain = py[3]
+    py3 = (*measured(lambda: chroma_plain(labels, table, run, omega=False), args.repeat), 1)
+    ce3 = measured(lambda: ctxeval.evaluate(spans, run_obj, ms[:3], chunks=chunks), args.repeat)
     worst = max(
         abs(res.per_query(m)[q] - plain[q][f])
         for m, f in zip(ms, ("recall", "precision", "iou", "precision_omega"))
@@ -232,14 +240,13 @@ def span_scoring(args: argparse.Namespace) -> None:
         f"span scoring: {args.questions:,} questions x {args.chunks} chunks, {len(table):,} chunks in {N_DOCS} documents "
         f"(recall, precision, IoU, precision_Omega; largest difference {worst:.1e})"
     )
-    print(f"{'':32}{'time s':>10}{'peak MiB':>10}{'x plain':>9}")
-    print(f"{'ctxeval.evaluate (mode=chroma)':32}{t_ce:>10.3f}{m_ce / 2**20:>10.1f}{t_py / t_ce:>9.1f}")
-    print(f"{'ctxeval kernels, side data built':32}{t_k:>10.3f}{m_k / 2**20:>10.1f}{t_py / t_k:>9.1f}")
-    print(f"{'plain Python (Chroma definition)':32}{t_py:>10.3f}{m_py / 2**20:>10.1f}{1:>9.1f}")
+    print(f"{'':34}{'wall s':>10}{'CPU s':>10}{'peak MiB':>10}{'x plain':>9}")
+    row("ctxeval.evaluate (mode=chroma)", ce, py)
+    row("ctxeval kernels, side data built", kern, py)
+    row("plain Python (Chroma definition)", py, None)
     print("recall, precision and IoU alone (no precision_Omega, whose plain reading scans the document's chunks):")
-    print(f"{'ctxeval.evaluate (mode=chroma)':32}{t_ce3:>10.3f}{m_ce3 / 2**20:>10.1f}{t_py3 / t_ce3:>9.1f}")
-    print(f"{'plain Python (Chroma definition)':32}{t_py3:>10.3f}{m_py3 / 2**20:>10.1f}{1:>9.1f}")
-
+    row("ctxeval.evaluate (mode=chroma)", ce3, py3)
+    row("plain Python (Chroma definition)", py3, None)
 
 
 def ideal(args: argparse.Namespace) -> None:
@@ -249,29 +256,27 @@ def ideal(args: argparse.Namespace) -> None:
     weights = rng.integers(50, 401, size=nq * n)
     off = np.arange(nq + 1) * n
     disc = 1.0 / np.log2(np.arange(2, n + 2))
-    t_o, m_o, ordered = measured(lambda: ordered_optimum(off, gains, weights, args.budget, disc))
-    t_s, m_s, sets = measured(lambda: set_optimum(off, gains, weights, args.budget))
+    o = measured(lambda: ordered_optimum(off, gains, weights, args.budget, disc))
+    st = measured(lambda: set_optimum(off, gains, weights, args.budget))
     k = args.plain_queries
-    t_po, m_po, p_o = measured(
+    po = measured(
         lambda: [
             ideal_plain(gains[i * n : (i + 1) * n], weights[i * n : (i + 1) * n], args.budget, True) for i in range(k)
         ]
     )
-    t_ps, m_ps, p_s = measured(
+    ps = measured(
         lambda: [
             ideal_plain(gains[i * n : (i + 1) * n], weights[i * n : (i + 1) * n], args.budget, False) for i in range(k)
         ]
     )
-    assert np.allclose(ordered[:k], p_o)
-    assert np.allclose(sets[:k], p_s)
+    assert np.allclose(o[3][:k], po[3])
+    assert np.allclose(st[3][:k], ps[3])
     print(f"\nideal at B = {args.budget:,} tokens over {n} candidate chunks (50-400 tokens, grades 0-3), per query")
-    print(f"{'':32}{'ms/query':>10}{'peak MiB':>10}{'x plain':>9}")
-    print(f"{'ctxeval ordered (IDCG@B)':32}{1e3 * t_o / nq:>10.2f}{m_o / 2**20:>10.1f}{(t_po / k) / (t_o / nq):>9.1f}")
-    print(f"{'plain Python ordered DP':32}{1e3 * t_po / k:>10.2f}{m_po / 2**20:>10.1f}{1:>9.1f}")
-    print(
-        f"{'ctxeval set (0/1 knapsack)':32}{1e3 * t_s / nq:>10.2f}{m_s / 2**20:>10.1f}{(t_ps / k) / (t_s / nq):>9.1f}"
-    )
-    print(f"{'plain Python set DP':32}{1e3 * t_ps / k:>10.2f}{m_ps / 2**20:>10.1f}{1:>9.1f}")
+    print(f"{'':34}{'wall ms':>10}{'CPU ms':>10}{'peak MiB':>10}{'x plain':>9}")
+    row("ctxeval ordered (IDCG@B)", o, (*po, k), nq, 1e3)
+    row("plain Python ordered DP", po, None, k, 1e3)
+    row("ctxeval set (0/1 knapsack)", st, (*ps, k), nq, 1e3)
+    row("plain Python set DP", ps, None, k, 1e3)
     print(f"(ctxeval: {nq} queries in one call; plain: {k} queries)")
 
 
