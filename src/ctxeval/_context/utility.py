@@ -67,7 +67,7 @@ from .._core.join import judged_docs, pair_lookup
 from .._core.relscore import RELATIVE_SCORE_RULE, relative_scores
 from .._errors import ConfigError
 from .._io.side import Pairs, read_distractors, read_utilities
-from . import Inputs, register
+from . import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
@@ -645,11 +645,9 @@ def _ideal(
     return pos_off, util[order]
 
 
-@dataclass(frozen=True)
-class UtilityProvider:
-    name: str = "utility"
-    after: tuple[str, ...] = ("grades",)
-    needs_rows: bool = True
+class UtilityProvider(SideData):
+    name = "utility"
+    after = ("grades",)
 
     def build(self, data: EvalData, inputs: Inputs) -> Utilities:
         return row_utilities(data, inputs.settings.utility, inputs.qrels, inputs.settings.rag.grade_map)
