@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from .._compare.settings import CORRECTIONS, TESTS
-from .options import emit, output_option, resampling_options
+from .options import File, emit, output_option, resampling_options
 
 FORMATS = ("table", "markdown", "json", "html")
 
@@ -29,7 +29,7 @@ def _chunkers(values: tuple[str, ...]) -> dict[str, str]:
 
 @click.command("chunking")
 @click.argument("documents", type=click.Path(exists=True))
-@click.argument("labels", type=click.Path(dir_okay=False))
+@click.argument("labels", type=File("span labels"))
 @click.option(
     "--chunker",
     "chunkers",
@@ -42,7 +42,7 @@ def _chunkers(values: tuple[str, ...]) -> dict[str, str]:
 )
 @click.option(
     "--questions",
-    type=click.Path(dir_okay=False),
+    type=File("questions"),
     default=None,
     help="question texts (qid<TAB>text lines, or JSON lines of query_id and question); default: the labels' own "
     "(Chroma's questions_df.csv)",

@@ -107,8 +107,14 @@ def span_options(f: Any) -> Any:
          "about text they do not cover"),
         ("--spans-out", False, "write the span labels after this run (the earlier ones and the new judgments) here"),
     ]  # fmt: skip
-    for flag, folder, text in reversed(opts):
-        f = click.option(flag, type=click.Path(dir_okay=folder), default=None, help=text)(f)
+    types = {
+        "--chunks": File("chunk table"),
+        "--documents": click.Path(),  # a folder of files, or JSON lines
+        "--spans": File("span labels"),
+        "--spans-out": File("span labels", writable=True),
+    }
+    for flag, _, text in reversed(opts):
+        f = click.option(flag, type=types[flag], default=None, help=text)(f)
     return f
 
 
