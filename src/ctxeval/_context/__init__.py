@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from .._errors import ConfigError
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .._measures.base import Measure
     from .settings import Settings
 
-__all__ = ["PROVIDERS", "Inputs", "Provider", "build", "closure", "needs_rows", "register"]
+__all__ = ["PROVIDERS", "Inputs", "Provider", "SideData", "build", "closure", "needs_rows", "register"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,19 @@ class Provider(Protocol):
         ...
 
     def build(self, data: EvalData, inputs: Inputs) -> Any: ...
+
+
+class SideData:
+    """The base of the built-in providers: a stateless, immutable value whose class names its extra
+    (``name``), the extras it reads (``after``: none unless it says) and whether it reads the run's
+    ranked rows (``needs_rows``: yes unless it says); a subclass adds ``build``."""
+
+    name: ClassVar[str]
+    after: ClassVar[tuple[str, ...]] = ()
+    needs_rows: ClassVar[bool] = True
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
 
 
 PROVIDERS: dict[str, Provider] = {}

@@ -4,7 +4,6 @@ aligned with the joined run and with the judged docs of every evaluated query, a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -13,7 +12,7 @@ from .._core.extras import Fairness
 from .._core.join import judged_docs, match_pairs
 from .._core.segments import segment_rows
 from .._errors import ConfigError
-from . import Inputs, register
+from . import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
@@ -76,11 +75,8 @@ def _shared_labels(groups: FairGroups, targets: FairTargets | None) -> tuple[tup
     return groups.labels + tuple(extra), np.array([code[lab] for lab in targets.labels], dtype=np.int64)
 
 
-@dataclass(frozen=True)
-class FairnessProvider:
-    name: str = "fairness"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = True
+class FairnessProvider(SideData):
+    name = "fairness"
 
     def build(self, data: EvalData, inputs: Inputs) -> Fairness:
         st = inputs.settings
