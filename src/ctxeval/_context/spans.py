@@ -139,6 +139,12 @@ class Evidence(NamedTuple):
 
 
 def _evidence(data: EvalData, inputs: Inputs, wanted: str) -> Evidence:
+    """The evidence of ``data``'s queries, built once for the span and the ceiling side data (a value
+    of the queries and the labels, not of the ranking: shared by every order of tied rows)."""
+    return data.fixed(("span_evidence",), lambda: _read_evidence(data, inputs, wanted))
+
+
+def _read_evidence(data: EvalData, inputs: Inputs, wanted: str) -> Evidence:
     spans = inputs.settings.spans
     if spans is None:
         raise ConfigError(

@@ -193,8 +193,13 @@ def near(
     n_docs = int(max(c_doc.max(), s_doc.max())) + 1
     longest = np.zeros(n_docs, dtype=np.int64)
     np.maximum.at(longest, c_doc, c_end - c_start)
-    lo = np.searchsorted(key, s_doc * width + np.maximum(s_start - longest[s_doc], 0), side="left")
-    hi = np.searchsorted(key, s_doc * width + s_end, side="right")
+    # the spans searched in the order of their keys (a search near the last one found: ~3x faster
+    # than in the spans' own order), the bounds put back in theirs
+    first = s_doc * width + np.maximum(s_start - longest[s_doc], 0)
+    by = np.argsort(first)
+    lo, hi = np.empty_like(first), np.empty_like(first)
+    lo[by] = np.searchsorted(key, first[by], side="left")
+    hi[by] = np.searchsorted(key, (s_doc * width + s_end)[by], side="right")
     span, at = _expand(lo, hi)
     chunk = order[at]
     ok = (c_doc[chunk] == s_doc[span]) & (c_end[chunk] >= s_start[span])
