@@ -35,6 +35,7 @@ __all__ = [
     "SpanData",
     "atomise",
     "covered",
+    "expand",
     "first_cover",
     "near",
     "units",
@@ -219,7 +220,7 @@ def near(
     lo, hi = np.empty_like(first), np.empty_like(first)
     lo[by] = np.searchsorted(key, first[by], side="left")
     hi[by] = np.searchsorted(key, (s_doc * width + s_end)[by], side="right")
-    span, at = _expand(lo, hi)
+    span, at = expand(lo, hi)
     chunk = order[at]
     ok = (c_doc[chunk] == s_doc[span]) & (c_end[chunk] >= s_start[span])
     span, chunk = span[ok], chunk[ok]
@@ -227,8 +228,12 @@ def near(
     return span, chunk, share
 
 
-def _expand(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(interval index, atom index) of every atom of every interval [lo, hi)."""
+def expand(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(interval index, atom index) of every atom of every interval [lo, hi).
+
+    >>> [x.tolist() for x in expand(np.array([4, 0, 7]), np.array([6, 0, 8]))]
+    [[0, 0, 2], [4, 5, 7]]
+    """
     n = np.maximum(hi - lo, 0)
     which = np.repeat(np.arange(lo.size, dtype=np.int64), n)
     atom = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n) + np.repeat(lo, n)
@@ -275,7 +280,7 @@ def units(
     unit_of[order] = unit_sorted
     u_q = sq[opens]
     u_grade = sg[opens]
-    which, atom = _expand(np.asarray(lo), np.asarray(hi))
+    which, atom = expand(np.asarray(lo), np.asarray(hi))
     if atom.size:
         g = grade[which]
         pick = _lexsort((-g, atom))
@@ -306,7 +311,7 @@ def first_cover(lo: np.ndarray, hi: np.ndarray, atom_mask: np.ndarray) -> tuple[
     before = np.r_[0, np.cumsum(atom_mask)]  # masked atoms before each atom position
     marked = np.flatnonzero(atom_mask)
     m_lo, m_hi = before[lo], before[hi]
-    which, slot = _expand(m_lo, m_hi)
+    which, slot = expand(m_lo, m_hi)
     if slot.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty

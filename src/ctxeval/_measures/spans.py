@@ -65,7 +65,7 @@ import numpy as np
 
 from .._core.evaldata import EvalData
 from .._core.segments import distinct, div0, ratio
-from .._core.spans import covered, first_cover
+from .._core.spans import covered, expand, first_cover
 from .._errors import ConfigError
 from .base import Family, Measure, Param, register, set_readings
 from .classical import GAINS, _gain_of
@@ -126,7 +126,10 @@ def _per_query(d: EvalData, s: SpanData, mask: np.ndarray, w: np.ndarray) -> np.
 
 
 def _parts(d: EvalData, m: Measure) -> dict[str, np.ndarray]:
-    """Per query: |R ∩ C| and, exact, |R|, |C|, |R ∪ C|, or, chroma, Chroma's list sums."""
+    """Per query: |R ∩ C| and, exact, |R|, |C|, |R ∪ C|, or, chroma, Chroma's list sums.
+
+    Sums over the evidence read its atoms alone (a small share of the atoms); every weight (characters,
+    tokens) is a whole number, so sums in any order and |R ∪ C| = |R| + |C| - |R ∩ C| are exact."""
 
     def compute() -> dict[str, np.ndarray]:
         s = span_data(d)
@@ -135,26 +138,34 @@ def _parts(d: EvalData, m: Measure) -> dict[str, np.ndarray]:
         rows: np.ndarray | slice = slice(None) if in_ctx.all() else in_ctx  # every row: no copies
         lo, hi = s.r_lo[rows], s.r_hi[rows]
         cov = covered(s.n_atoms, lo, hi)
-        ev = s.a_grade >= m["rel"]
-        out = {"inter": _per_query(d, s, cov & ev, w)}
-        if m["mode"] != "chroma":
-            out["ref"] = _per_query(d, s, ev, w)
-            out["ctx"] = _per_query(d, s, cov, w)
-            out["union"] = _per_query(d, s, cov | ev, w)
-            return out
-        cw = np.r_[0.0, np.cumsum(w)]
-        ccw = np.r_[0.0, np.cumsum(np.where(cov, w, 0.0))]
-        ref_spans = s.s_grade >= m["rel"]
-        sq = s.s_q[ref_spans]
-        slo, shi = s.s_lo[ref_spans], s.s_hi[ref_spans]
+        ev, ev_q = d.memo(("span_evidence_atoms", m["rel"]), lambda: _evidence_atoms(s, m["rel"]))
         n = d.n_queries
-        out["sum_ref"] = np.bincount(sq, weights=cw[shi] - cw[slo], minlength=n).astype(np.float64)
-        out["unused"] = out["sum_ref"] - np.bincount(sq, weights=ccw[shi] - ccw[slo], minlength=n)
+        w_ev = w[ev]
+        out = {"inter": np.bincount(ev_q, weights=np.where(cov[ev], w_ev, 0.0), minlength=n).astype(np.float64)}
+        if m["mode"] != "chroma":
+            out["ref"] = np.bincount(ev_q, weights=w_ev, minlength=n).astype(np.float64)
+            out["ctx"] = _per_query(d, s, cov, w)
+            out["union"] = out["ref"] + out["ctx"] - out["inter"]
+            return out
+        ref_spans = np.flatnonzero(s.s_grade >= m["rel"])
+        span, atom = expand(s.s_lo[ref_spans], s.s_hi[ref_spans])  # every (span, atom) pair, spans as a list
+        sq, sw = s.s_q[ref_spans[span]], w[atom]
+        out["sum_ref"] = np.bincount(sq, weights=sw, minlength=n).astype(np.float64)
+        out["unused"] = out["sum_ref"] - np.bincount(sq, weights=np.where(cov[atom], sw, 0.0), minlength=n)
+        cw = np.empty(w.size + 1)
+        cw[0] = 0.0
+        np.cumsum(w, out=cw[1:])
         out["sum_ret"] = np.bincount(d.r_seg[rows], weights=cw[hi] - cw[lo], minlength=n).astype(np.float64)
         return out
 
     key = ("span_parts", m["unit"], m["mode"], m["rel"], None if m.cutoff is None else m.k)
     return d.memo(key, compute)
+
+
+def _evidence_atoms(s: SpanData, rel: int) -> tuple[np.ndarray, np.ndarray]:
+    """The atoms of evidence of grade >= ``rel`` and the query of each."""
+    ev = np.flatnonzero(s.a_grade >= rel)
+    return ev, np.searchsorted(s.a_off, ev, side="right") - 1
 
 
 def _recall(d: EvalData, m: Measure) -> np.ndarray:
