@@ -184,10 +184,15 @@ def _atomised(ev: Evidence, q: np.ndarray, rows: np.ndarray, inputs: Inputs, wan
     table = ev.table
     n_s = ev.q.size
     atoms = atomise(
-        np.r_[ev.q, q],
-        np.r_[ev.doc, ev.t_doc[rows]],
-        np.r_[ev.start, table.start[rows]],
-        np.r_[ev.end, table.end[rows]],
+        *(
+            _stacked(a, b, r)
+            for a, b, r in (
+                (ev.q, q, None),
+                (ev.doc, ev.t_doc, rows),
+                (ev.start, table.start, rows),
+                (ev.end, table.end, rows),
+            )
+        )
     )
     a_grade, a_unit, u_q, u_grade = units(
         atoms.q.size, ev.q, ev.doc, ev.start, ev.end, ev.grade, atoms.lo[:n_s], atoms.hi[:n_s]
@@ -197,6 +202,19 @@ def _atomised(ev: Evidence, q: np.ndarray, rows: np.ndarray, inputs: Inputs, wan
         readers = _names(inputs.measures, _reads_tokens)
         a_tok, name = _atom_tokens(atoms, ev.doc_names, table, inputs.settings.rag.tokenizer, readers)
     return Atomised(atoms, a_grade, a_unit, u_q, u_grade, a_tok, name)
+
+
+def _stacked(evidence: np.ndarray, chunks: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    """The evidence's values, then the chunks' (``chunks[rows]``, or ``chunks`` when ``rows`` is
+    None), written into one int64 array (no gathered and concatenated copies)."""
+    n_s = evidence.size
+    out = np.empty(n_s + (chunks if rows is None else rows).size, dtype=np.int64)
+    out[:n_s] = evidence
+    if rows is None:
+        out[n_s:] = chunks
+    else:
+        np.take(chunks, rows, out=out[n_s:], mode="clip")  # rows are the table's: "raise" would buffer a copy
+    return out
 
 
 class SpansProvider(SideData):

@@ -194,9 +194,10 @@ def _omega(d: EvalData, m: Measure) -> np.ndarray:
     ev = c.a_grade >= m["rel"]
     aq = c.a_q
     n = d.n_queries
+    # the atoms left out weigh 0 (whole-number weights: the same sums as gathering the others)
     return div0(
-        np.bincount(aq[cov & ev], weights=w[cov & ev], minlength=n).astype(np.float64),
-        np.bincount(aq[cov | ev], weights=w[cov | ev], minlength=n).astype(np.float64),
+        np.bincount(aq, weights=np.where(cov & ev, w, 0.0), minlength=n).astype(np.float64),
+        np.bincount(aq, weights=np.where(cov | ev, w, 0.0), minlength=n).astype(np.float64),
     )
 
 
