@@ -13,7 +13,7 @@ from .._core.extras import Fairness
 from .._core.join import judged_docs, match_pairs
 from .._core.segments import segment_rows
 from .._errors import ConfigError
-from . import Inputs, register
+from .registry import Inputs, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._core.extras import Fits
-from . import Inputs, register
+from .registry import Inputs, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData

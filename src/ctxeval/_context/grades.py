@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._errors import ConfigError
-from . import Inputs, register
+from .registry import Inputs, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from .._core.extras import JudgedScores
 from .._errors import ConfigError
-from . import Inputs, register
+from .registry import Inputs, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData

@@ -12,7 +12,7 @@ from .._core.extras import Subtopics
 from .._core.join import match_pairs, positions
 from .._core.segments import segment_rows
 from .._errors import ConfigError
-from . import Inputs, register
+from .registry import Inputs, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData

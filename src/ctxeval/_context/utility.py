@@ -67,7 +67,7 @@ from .._core.join import judged_docs, pair_lookup
 from .._core.relscore import RELATIVE_SCORE_RULE, relative_scores
 from .._errors import ConfigError
 from .._io.side import Pairs, read_distractors, read_utilities
-from . import Inputs, register
+from .registry import Inputs, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
