@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -86,8 +87,6 @@ def demo_report(html: str | Path | None = None, policy: str | Path | None = None
 def _judge_section(qrels: Path) -> list[str]:
     """Section 8: labels from a judge (the offline lexical heuristic here), and the agreement
     statistics that decide whether they may replace people's."""
-    import tempfile
-
     from ._judge.cache import Cache
     from ._judge.client import LexicalJudge
     from ._judge.labels import JudgeOptions, grades, items_from_runs

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import zip_longest
@@ -154,7 +155,6 @@ def _read(qrels: Any, runs: list[Any], pol: Policies, labels: Any, engine: Provi
     if not _large_file(qrels, _OVERLAP_QRELS_BYTES):
         qr = Qrels.coerce(qrels, duplicates=duplicates, columns=columns, labels=labels)
         return qr, engine.read(runs, pol)
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates, columns=columns, labels=labels)

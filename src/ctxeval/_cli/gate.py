@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -199,8 +200,6 @@ def power_command(
     one sample set with --samples), else assumed from the baseline's own (--correlation). A bootstrap check of the formula is printed
     beside it.
     """
-    import json
-
     from .._errors import ConfigError
     from .._gate.gate import power
     from .._render.gate import power_lines

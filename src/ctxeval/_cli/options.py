@@ -5,6 +5,7 @@ parsed values into the validated settings value the verbs take."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -508,7 +509,6 @@ def at_level(names: list[str] | None, rel: int | None) -> list[str] | None:
     (``-l N``); the defaults when none are named."""
     if rel is None:
         return names
-    import re
 
     from .._evaluate import DEFAULT_MEASURES
     from .._measures import parse_measures

@@ -33,6 +33,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from importlib import import_module, metadata
 from pathlib import Path
 from typing import Any
@@ -392,7 +393,6 @@ def _run_all(search: Search, records: list[dict[str, Any]], concurrency: int) ->
     jobs = list(enumerate(records, start=1))
     if concurrency == 1 or len(jobs) == 1:
         return [one(j) for j in jobs]
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         return list(pool.map(one, jobs))

@@ -18,10 +18,11 @@ budget or over span labels, the best and worst orders are the highest and lowest
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .._core.evaldata import EvalData
-from .._core.extras import Fairness
 from .._core.segments import count_before, div0, ratio
 from .._core.ties import log_choose
 from .base import Measure, Ties, averaged, register_ties
@@ -31,6 +32,9 @@ from .tie_orders import combine, grade_classes
 from .trec import _k_gm_bpref, _k_gm_map
 from .trec_kernels import rbp_gains
 from .trec_support import num_rel, p_powers, rel_rows, trunc_long
+
+if TYPE_CHECKING:
+    from .._core.extras import Fairness  # a type only: the small runs' path does not load the extras
 
 __all__: list[str] = []
 
