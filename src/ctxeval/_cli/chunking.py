@@ -8,14 +8,13 @@ from typing import Any
 import click
 
 from .._compare.settings import CORRECTIONS, TESTS
+from .._errors import ConfigError
 from .options import emit, output_option, resampling_options
 
 FORMATS = ("table", "markdown", "json", "html")
 
 
 def _chunkers(values: tuple[str, ...]) -> dict[str, str]:
-    from .._errors import ConfigError
-
     out: dict[str, str] = {}
     for v in values:
         name, sep, spec = v.partition("=")

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from .._errors import ConfigError
 from .options import (
     File,
     at_level,
@@ -200,7 +201,6 @@ def power_command(
     one sample set with --samples), else assumed from the baseline's own (--correlation). A bootstrap check of the formula is printed
     beside it.
     """
-    from .._errors import ConfigError
     from .._gate.gate import power
     from .._render.gate import power_lines
 

@@ -13,6 +13,7 @@ from .._core.extras import Fairness
 from .._core.join import judged_docs, match_pairs
 from .._core.segments import segment_rows
 from .._errors import ConfigError
+from .._io.fairness import ALL_QUERIES
 from .registry import Inputs, register
 
 if TYPE_CHECKING:
@@ -47,8 +48,6 @@ def _pairs(groups: FairGroups, ids: Ids) -> tuple[np.ndarray, np.ndarray, int]:
 def _targets(targets: FairTargets, qids: list[str], code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The target pairs of every evaluated query: its own lines, else those of ``*``; an error naming
     the queries that have neither."""
-    from .._io.fairness import ALL_QUERIES
-
     where = {q: i for i, q in enumerate(targets.qids)}
     fallback = where.get(ALL_QUERIES)
     lacking = [q for q in qids if q not in where and fallback is None]

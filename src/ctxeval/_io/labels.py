@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, FormatError, InputError
+from .writers import write_text
 
 __all__ = [
     "GIVEN",
@@ -386,8 +387,6 @@ def write_sidecar(path: str | os.PathLike[str], labels: LabelKind) -> Path:
     >>> back.kind, back.scale, back.provenance.depth, back.provenance.heuristic
     ('judged', 'rag', 2, True)
     """
-    from .writers import write_text
-
     target = Path(path)
     if not target.is_file():
         raise InputError(f"{target}: no such file (write the labels before their sidecar)")

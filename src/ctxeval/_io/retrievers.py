@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, DependencyError, FormatError, InputError
+from .irds import question_records
 from .locate import read_documents
 from .places import Placer, framework_place
 from .samples import Samples
@@ -140,8 +141,6 @@ def _questions(questions: Any) -> list[dict[str, Any]]:
     where = "questions"
     if isinstance(questions, (str, os.PathLike)):
         if isinstance(questions, str) and questions.startswith("irds:"):
-            from .irds import question_records
-
             rows: list[Any] = question_records(questions)
             where = questions
         else:
