@@ -103,7 +103,8 @@ def test_every_file_parameter_is_a_file_and_refuses_a_directory_in_one_line(file
     folders excepted), and each of them refuses a directory with the readers' one-line error."""
     from ctxeval import CtxevalError
 
-    folders = {"samples_dir", "documents"}  # demo --samples DIR; --documents: a folder of files, or JSON lines
+    # demo --samples DIR and --chunking DIR, chunking --save DIR; documents: a folder of files, or JSON lines
+    folders = {"samples_dir", "chunking_dir", "save_dir", "documents"}
     seen = 0
     for name, command in _commands():
         for p in command.params:

@@ -84,7 +84,9 @@ def test_collect_keeps_the_nodes_places() -> None:
     s = ctxeval.collect(BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=3), texts, k=3, documents=docs)
     by_id = {n.node_id: n for n in nodes}
     for sample in s.samples:
-        for cid, meta in zip(sample.retrieved_ids, sample.retrieved_meta or ()):
+        assert sample.retrieved_documents is not None and sample.retrieved_starts and sample.retrieved_ends
+        places = zip(sample.retrieved_ids, sample.retrieved_documents, sample.retrieved_starts, sample.retrieved_ends)
+        for cid, *place in places:
             n = by_id[cid]
-            assert (meta["document"], meta["start"], meta["end"]) == (n.ref_doc_id, n.start_char_idx, n.end_char_idx)
+            assert tuple(place) == (n.ref_doc_id, n.start_char_idx, n.end_char_idx)
     assert any("by the framework's offsets" in n and "search" not in n for n in s.notes)

@@ -39,9 +39,11 @@ def test_langchain_start_index_becomes_each_chunks_place() -> None:
     s = ctxeval.collect(retriever, {"q1": "where does arabica grow", "q2": "robusta heat"}, k=3, documents=DOCS)
     by_id = {d.id: d for d in docs}
     for sample in s.samples:
-        for cid, meta in zip(sample.retrieved_ids, sample.retrieved_meta or ()):
+        assert sample.retrieved_documents is not None and sample.retrieved_starts and sample.retrieved_ends
+        places = zip(sample.retrieved_ids, sample.retrieved_documents, sample.retrieved_starts, sample.retrieved_ends)
+        for cid, *place in places:
             d = by_id[cid]
-            assert (meta["document"], meta["start"], meta["end"]) == (
+            assert tuple(place) == (
                 d.metadata["source"],
                 d.metadata["start_index"],
                 d.metadata["start_index"] + len(d.page_content),
@@ -59,7 +61,7 @@ def test_without_start_index_chunks_are_located_by_search() -> None:
     by_id = {d.id: d.page_content for d in docs}
     assert all(DOCS[d][a:b] == by_id[c] for c, d, a, b in table.frame.iter_rows())
     bare = ctxeval.collect(retriever, {"q1": "where does arabica grow"}, k=2)  # no place, no documents: none
-    assert all("document" not in m for m in bare.samples[0].retrieved_meta or ())
+    assert bare.samples[0].retrieved_documents is None and bare.samples[0].retrieved_starts is None
 
 
 def test_span_labels_score_a_collected_run_through_its_places() -> None:

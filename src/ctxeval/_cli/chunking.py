@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from .._compare.settings import CORRECTIONS, TESTS
+from .._compare.settings import CORRECTIONS, TESTS, Stats
 from .._errors import ConfigError
-from .options import emit, output_option, resampling_options
+from .options import File, emit, output_option, resampling_options
 
 FORMATS = ("table", "markdown", "json", "html")
 
@@ -28,7 +28,7 @@ def _chunkers(values: tuple[str, ...]) -> dict[str, str]:
 
 @click.command("chunking")
 @click.argument("documents", type=click.Path(exists=True))
-@click.argument("labels", type=click.Path(dir_okay=False))
+@click.argument("labels", type=File("span labels"))
 @click.option(
     "--chunker",
     "chunkers",
@@ -41,7 +41,7 @@ def _chunkers(values: tuple[str, ...]) -> dict[str, str]:
 )
 @click.option(
     "--questions",
-    type=click.Path(dir_okay=False),
+    type=File("questions"),
     default=None,
     help="question texts (qid<TAB>text lines, or JSON lines of query_id and question); default: the labels' own "
     "(Chroma's questions_df.csv)",
@@ -89,7 +89,6 @@ def command(
     query_id doc_id start end grade, or Chroma's questions_df.csv), and the measure is compared at equal
     token budgets (paired tests over every pair of chunkers, Holm): the answer names the chunker that
     wins at each budget, or says why it cannot tell; precision_Omega beside each chunker."""
-    from .._compare.settings import Stats
     from .._render.chunking import chunking
 
     stats = Stats(

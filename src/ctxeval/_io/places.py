@@ -113,13 +113,11 @@ def chunks_of_samples(samples: Any, documents: Any = None) -> Chunks:
     places: dict[str, tuple[str, int, int]] = {}
     missing = 0
     for s in samples.samples:
-        for cid, meta in zip(s.retrieved_ids, s.retrieved_meta or [{}] * len(s.retrieved_ids)):
-            m = meta or {}
-            d, a, b = m.get("document"), m.get("start"), m.get("end")
-            if not (isinstance(d, str) and isinstance(a, int) and isinstance(b, int)):
-                missing += 1
-                continue
-            place = (d, a, b)
+        if s.retrieved_documents is None or s.retrieved_starts is None or s.retrieved_ends is None:
+            missing += len(s.retrieved_ids)
+            continue
+        for cid, *where in zip(s.retrieved_ids, s.retrieved_documents, s.retrieved_starts, s.retrieved_ends):
+            place = (str(where[0]), int(where[1]), int(where[2]))
             if places.setdefault(cid, place) != place:
                 raise ConfigError(f"{samples.source}: chunk {cid!r} lies at {places[cid]} and at {place}")
     if not places:

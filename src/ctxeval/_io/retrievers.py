@@ -117,15 +117,25 @@ def collect(
     search, k_set = _searcher(retriever, k)
     found = _run_all(search, records, concurrency)
     placer = Placer(read_documents(documents) if documents is not None else None, source)
-    short = 0
+    short = unplaced = 0
     for pos, (rec, items) in enumerate(zip(records, found), start=1):
         chunks = _listed(items, source, pos)
         short += len(chunks) < k
-        rec["retrieved"] = [
-            _chunk(it, source, pos, i, id_key, score_key, placer) for i, it in enumerate(chunks[:k], start=1)
-        ]
+        got = [_chunk(it, source, pos, i, id_key, score_key, placer) for i, it in enumerate(chunks[:k], start=1)]
+        placed = sum("document" in c for c in got)
+        if 0 < placed < len(got):  # a question's chunks carry their places all or none (the sample format)
+            unplaced += placed
+            for c in got:
+                for key in ("document", "start", "end"):
+                    c.pop(key, None)
+        rec["retrieved"] = got
     samples = Samples.from_records(records, name=label, source=source, duplicates=duplicates)
     notes = list(samples.notes) + placer.notes()
+    if unplaced:
+        notes.append(
+            f"{source}: {unplaced} placed chunks kept no place: another chunk of the same question was found in no "
+            "document (a question's chunks carry their places all or none)"
+        )
     if short:
         why = "" if k_set else f" (collect cannot set this retriever's own limit: set it to {k} or more)"
         notes.append(f"{source}: {short} of {len(records)} questions got fewer than k={k} chunks{why}")

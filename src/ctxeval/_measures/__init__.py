@@ -6,6 +6,10 @@ and FairRankTune's), spans; then the readings of span labels and token budgets (
 Kernels read the core only (:mod:`ctxeval._core`): an ``EvalData`` and the measure's parameters.
 """
 
+import importlib as _importlib
+import pkgutil as _pkgutil
+import sys as _sys
+
 # isort: off
 from . import classical as classical
 from . import accuracy as accuracy
@@ -27,6 +31,12 @@ from . import budget as budget
 # isort: on
 from .base import REGISTRY, Family, Measure, Param, TrecArgs, TrecSpec, families, make, register, trec_specs
 from .grammar import parse_measure, parse_measures
+
+# a module added to this package registers its families after the built-in ones (docs/development.md,
+# "Add a measure"): every module not imported above, in the order of its name
+for _info in sorted(_pkgutil.iter_modules(__path__), key=lambda i: i.name):
+    if f"{__name__}.{_info.name}" not in _sys.modules:
+        _importlib.import_module(f"{__name__}.{_info.name}")
 
 __all__ = [
     "REGISTRY",

@@ -34,7 +34,7 @@ from .trec_kernels import rbp_gains
 from .trec_support import num_rel, p_powers, rel_rows, trunc_long
 
 if TYPE_CHECKING:
-    from .._core.extras import Fairness  # a type only: the small runs' path does not load the extras
+    from .._core.extras import Fairness  # side data: a small run imports none of it
 
 __all__: list[str] = []
 
