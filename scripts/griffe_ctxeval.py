@@ -65,12 +65,18 @@ class CtxevalDocstrings(griffe.Extension):
         for name in sorted(PUBLIC - {"__version__"}):
             live = getattr(ctxeval, name)
             # the name's definition, as Python sees it (``ctxeval.calibrate`` is the function, not the
-            # module ``_calibrate/calibrate.py`` that reading the imports may find first)
-            path = f"{live.__module__}.{live.__qualname__}"
+            # module ``_calibrate/calibrate.py`` that reading the imports may find first); a verb made by
+            # ``_render.reporting`` is its model's definition, returning the report
+            made = inspect.unwrap(live)
+            path = f"{made.__module__}.{made.__qualname__}"
             if pkg[name].path != path:
                 pkg.set_member(name, griffe.Alias(name, path, parent=pkg))
             obj = pkg[name]
             target = obj.final_target if isinstance(obj, griffe.Alias) else obj
+            if made is not live:
+                report = inspect.signature(live).return_annotation
+                where = pkg[live.__module__.removeprefix("ctxeval.")]
+                target.returns = griffe.ExprName(report if isinstance(report, str) else report.__name__, where)
             doc = inspect.getdoc(live) or ""
             self._set(target, doc)
             if isinstance(target, griffe.Class):

@@ -31,11 +31,17 @@ def test_every_attribute_is_a_row_or_worked_out() -> None:
 
 
 def test_what_was_listed_by_hand_is_what_the_table_gives() -> None:
-    assert JSON_CELLS == HAND_CELLS | ADDED
-    assert fast._FIELDS == HAND_FAST
+    """Every name once listed by hand is read as before (a field added later is a row of the table,
+    reached by the strategy of tests/io/test_sample_format.py: no list here to keep up)."""
+    assert HAND_CELLS | ADDED <= JSON_CELLS
+    assert HAND_FAST <= fast._FIELDS
     scalars = {"qid", "id", "user_input", "reference_answer", "reference", "ground_truth", "response", "answer"}
     by_hand = HAND_CELLS | HAND_FAST | ADDED | scalars | {"claims_status", "nuggets_status"}
-    assert by_hand == FIELDS
+    assert by_hand <= FIELDS
+    later = {
+        n for r in ROWS for n in r.names
+    } - by_hand  # the rows added since the table: cells and fast fields as declared
+    assert later >= JSON_CELLS - HAND_CELLS - ADDED and later >= fast._FIELDS - HAND_FAST
 
 
 def test_each_row_is_written_under_its_name() -> None:

@@ -132,7 +132,10 @@ def test_cwl_equals_cwl_eval_on_generated_queries() -> None:
 
 @pytest.mark.slow
 def test_cwl_equals_cwl_eval_on_ten_thousand_queries() -> None:
-    assert sum(_check_batch(seed, 500) for seed in range(100, 120)) == 10_000
+    # depths 1 to 80 (cwl_eval's Python loops over 1,000 ranks took most of this test's 200 s: the fast
+    # tier's seed 0 reads 1,000 deep)
+    seeds = [s for s in range(100, 125) if s % 7][:20]
+    assert sum(_check_batch(seed, 500) for seed in seeds) == 10_000
 
 
 IRM_NAMES = ["INST(T=3.0,max_rel=3)", "INSQ(T=2.0,max_rel=3)", "BPM(T=2.0,max_rel=3)@10", "SDCG(max_rel=3)@10",

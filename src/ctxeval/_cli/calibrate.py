@@ -9,15 +9,12 @@ import click
 from .._errors import ConfigError
 from .options import (
     File,
-    engine_from,
     engine_options,
     one_run_from,
-    policies_from,
     policy_options,
-    rag_from,
     rag_options,
-    samples_option,
-    utility_from,
+    run_arguments,
+    settings_from,
     utility_options,
 )
 
@@ -29,9 +26,7 @@ _OBJECTIVE_HELP = (
 
 
 @click.command("calibrate")
-@click.argument("qrels", type=File("qrels"))
-@click.argument("run", required=False, type=File("run"))
-@samples_option
+@run_arguments(one=True)
 @click.option("--objective", default="utility", show_default=True, help=_OBJECTIVE_HELP)
 @click.option(
     "-k",
@@ -117,11 +112,8 @@ def command(
         k=int(k) if k.strip().isdigit() else k,
         folds=folds,
         seed=seed,
-        utility=utility_from(kw),
-        policies=policies_from(kw),
-        rag=rag_from(kw),
         irrelevant_cost=irrelevant_cost,
-        engine=engine_from(kw),
+        **settings_from(kw),
     )
     text = cal.to_json()
     if not cal.beats_fixed_k and not force:

@@ -12,17 +12,14 @@ from .options import (
     File,
     at_level,
     emit,
-    engine_from,
     engine_options,
     output_option,
-    policies_from,
     policy_options,
-    rag_from,
     rag_options,
     rel_option,
     resampling_options,
-    samples_option,
-    utility_from,
+    run_arguments,
+    settings_from,
     utility_options,
     verb_inputs,
 )
@@ -46,9 +43,7 @@ def _progress_wanted(quiet: bool) -> bool:
 
 
 @click.command("compare")
-@click.argument("qrels", type=File("qrels"))
-@click.argument("runs", nargs=-1, type=File("run"))
-@samples_option
+@run_arguments()
 @click.option(
     "-m",
     "--measure",
@@ -223,10 +218,7 @@ def command(
             ),
             strata=Strata(list(strata) or None, queries, num_rel_level, min_stratum),
             sections=Sections(curves_k=curves_k, pr_rel=pr_rel, distraction_k=distraction_k),
-            policies=policies_from(kw),
-            rag=rag_from(kw),
-            utility=utility_from(kw),
-            engine=engine_from(kw),
+            **settings_from(kw),
         )
     to_file = bool(output and output != "-")
     text = {

@@ -7,26 +7,20 @@ from typing import Any
 import click
 
 from .options import (
-    File,
     emit,
-    engine_from,
     engine_options,
     output_option,
-    policies_from,
     policy_options,
-    rag_from,
     rag_options,
-    samples_option,
-    utility_from,
+    run_arguments,
+    settings_from,
     utility_options,
     verb_inputs,
 )
 
 
 @click.command("curve")
-@click.argument("qrels", type=File("qrels"))
-@click.argument("runs", nargs=-1, type=File("run"))
-@samples_option
+@run_arguments()
 @click.option(
     "-m",
     "--measure",
@@ -66,9 +60,6 @@ def command(
         measures=list(measures),
         k=ks,
         **verb_inputs(qrels, runs, samples),
-        policies=policies_from(kw),
-        rag=rag_from(kw),
-        utility=utility_from(kw),
-        engine=engine_from(kw),
+        **settings_from(kw),
     )
     emit(render_curves(data, fmt), output)

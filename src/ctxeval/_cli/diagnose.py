@@ -7,24 +7,19 @@ from typing import Any
 import click
 
 from .options import (
-    File,
     emit,
-    engine_from,
     engine_options,
     one_run_from,
     output_option,
-    policies_from,
     policy_options,
-    rag_from,
     rag_options,
-    samples_option,
+    run_arguments,
+    settings_from,
 )
 
 
 @click.command("diagnose")
-@click.argument("qrels", type=File("qrels"))
-@click.argument("run", required=False, type=File("run"))
-@samples_option
+@run_arguments(one=True)
 @rag_options(groups=False)
 @click.option(
     "-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="the number of slots the LLM reads"
@@ -77,9 +72,7 @@ def command(
         k=k,
         proc_threshold=proc_threshold,
         pct_threshold=pct_threshold,
-        policies=policies_from(kw),
-        rag=rag_from(kw),
         worst=worst,
-        engine=engine_from(kw),
+        **settings_from(kw, utility=False),
     )
     emit(render(result, fmt, per_query=per_query), output)

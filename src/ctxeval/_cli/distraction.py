@@ -7,26 +7,20 @@ from typing import Any
 import click
 
 from .options import (
-    File,
     emit,
-    engine_from,
     engine_options,
     output_option,
-    policies_from,
     policy_options,
-    rag_from,
     rag_options,
-    samples_option,
-    utility_from,
+    run_arguments,
+    settings_from,
     utility_options,
     verb_inputs,
 )
 
 
 @click.command("distraction")
-@click.argument("qrels", type=File("qrels"))
-@click.argument("runs", nargs=-1, type=File("run"))
-@samples_option
+@run_arguments()
 @click.option(
     "-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="the number of passages the LLM reads"
 )
@@ -90,13 +84,10 @@ def command(
     table = distraction_table(
         k=k,
         **verb_inputs(qrels, runs, samples),
-        utility=utility_from(kw),
         rel=rel,
         thresholds=(safe, risky),
         worst=worst,
         discount=discount,
-        policies=policies_from(kw),
-        rag=rag_from(kw),
-        engine=engine_from(kw),
+        **settings_from(kw),
     )
     emit(render_distraction(table, fmt), output)

@@ -9,7 +9,6 @@ import click
 from .._errors import ConfigError
 from .._measures import families
 from .options import (
-    File,
     at_level,
     emit,
     engine_from,
@@ -21,7 +20,7 @@ from .options import (
     rag_options,
     rel_option,
     resampling_options,
-    samples_option,
+    run_arguments,
     utility_from,
     utility_options,
     verb_inputs,
@@ -34,9 +33,7 @@ def _measure_help() -> str:
 
 
 @click.command("evaluate")
-@click.argument("qrels", type=File("qrels"))
-@click.argument("runs", nargs=-1, type=File("run"))
-@samples_option
+@run_arguments()
 @click.option("-m", "--measure", "measures", multiple=True, help=_measure_help())
 @click.option(
     "--spans",

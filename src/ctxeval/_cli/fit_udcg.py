@@ -7,18 +7,7 @@ from typing import Any
 
 import click
 
-from .options import (
-    File,
-    engine_from,
-    engine_options,
-    output_option,
-    policies_from,
-    policy_options,
-    rag_from,
-    rag_options,
-    utility_from,
-    utility_options,
-)
+from .options import File, engine_options, output_option, policy_options, rag_options, settings_from, utility_options
 
 
 @click.command("fit-udcg")
@@ -74,10 +63,7 @@ def command(
         folds=folds,
         seed=seed,
         l2=l2,
-        utility=utility_from(kw),
-        policies=policies_from(kw),
-        rag=rag_from(kw),
-        engine=engine_from(kw),
+        **settings_from(kw),
     )
     write_text(Path(output), result.fit_json())
     result.report["output"] = output

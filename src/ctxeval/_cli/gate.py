@@ -13,17 +13,15 @@ from .options import (
     File,
     at_level,
     emit,
-    engine_from,
     engine_options,
     one_run_from,
     output_option,
-    policies_from,
     policy_options,
-    rag_from,
     rag_options,
     rel_option,
+    run_arguments,
     samples_option,
-    utility_from,
+    settings_from,
     utility_options,
 )
 
@@ -35,9 +33,7 @@ def _measures(values: tuple[str, ...]) -> list[str] | None:
 
 
 @click.command("snapshot")
-@click.argument("qrels", type=File("qrels"))
-@click.argument("run", required=False, metavar="[[NAME=]RUN]", type=File("run"))
-@samples_option
+@run_arguments(one=True, metavar="[[NAME=]RUN]")
 @click.option("-m", "--measure", "measures", multiple=True, help="measure to keep, repeatable (default: evaluate's)")
 @rel_option
 @click.option("--human", type=File("qrels"), default=None,
@@ -69,10 +65,7 @@ def snapshot_command(
         **one_run_from(qrels, run, samples),
         measures=at_level(_measures(measures), rel),
         human=human,
-        policies=policies_from(kw),
-        rag=rag_from(kw),
-        utility=utility_from(kw),
-        engine=engine_from(kw),
+        **settings_from(kw),
     )
     emit(base.to_json(), output)
     if output and output != "-":
@@ -84,9 +77,7 @@ def snapshot_command(
 
 @click.command("gate")
 @click.argument("baseline", type=File("baseline"))
-@click.argument("qrels", type=File("qrels"))
-@click.argument("run", required=False, metavar="[[NAME=]RUN]", type=File("run"))
-@samples_option
+@run_arguments(one=True, metavar="[[NAME=]RUN]")
 @click.option("--max-drop", "max_drop", multiple=True,
               help="tolerated drop of a measure, MEASURE=DROP (e.g. nDCG@10=0.02), repeatable; only the measures named "
               "are gated (default: every measure of the baseline, none tolerated)")  # fmt: skip
@@ -147,10 +138,7 @@ def gate_command(
         max_drop=",".join(max_drop) or None,
         alpha=alpha,
         human=human,
-        policies=policies_from(kw),
-        rag=rag_from(kw),
-        utility=utility_from(kw),
-        engine=engine_from(kw),
+        **settings_from(kw),
     )
     text = {
         "markdown": report.to_markdown,
@@ -213,8 +201,7 @@ def power_command(
         inputs = one_run_from(qrels, run, samples)
     plans = power(
         baseline, **inputs, drop=drop, max_drop=",".join(max_drop) or None, alpha=alpha,
-        plan={"power": target, "correlation": correlation}, policies=policies_from(kw), rag=rag_from(kw),
-        utility=utility_from(kw), engine=engine_from(kw),
+        plan={"power": target, "correlation": correlation}, **settings_from(kw),
     )  # fmt: skip
     if fmt == "json":
         emit(json.dumps([p.to_dict() for p in plans], indent=2) + "\n", output)

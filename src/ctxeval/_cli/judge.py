@@ -39,9 +39,9 @@ from .probe import probe
 __all__ = ["command"]
 
 
-@click.group("judge")
+@click.group("judge", help=f"Labels from an LLM judge: {', '.join(LABELS)}; and its cache.")
 def command() -> None:
-    """Labels from an LLM judge: grades, utilities, claims, relevance, nuggets; and its cache."""
+    """Labels from an LLM judge, one command per kind the registry holds; and its cache."""
 
 
 def _pairs_command(kind: Labeling) -> click.Command:

@@ -25,6 +25,8 @@ __all__ = [
     "policy_options",
     "rag_from",
     "rag_options",
+    "run_arguments",
+    "settings_from",
     "utility_from",
     "utility_options",
 ]
@@ -410,6 +412,28 @@ def verb_inputs(qrels: str, runs: tuple[str, ...], samples: bool) -> dict[str, A
     if not runs:
         raise ConfigError("give QRELS and at least one RUN, or sample sets with --samples FILE [FILE ...]")
     return {"qrels": qrels, "runs": list(runs)}
+
+
+def run_arguments(one: bool = False, metavar: str | None = None) -> Callable[[F], F]:
+    """``QRELS RUN...`` (``one``: ``QRELS [RUN]``, its ``metavar``) and ``--samples``: the inputs of a
+    verb, turned into keywords by :func:`verb_inputs` (:func:`one_run_from`)."""
+    runs = (
+        click.argument("run", required=False, metavar=metavar, type=File("run"))
+        if one
+        else click.argument("runs", nargs=-1, type=File("run"))
+    )
+    return lambda f: _apply(f, [click.argument("qrels", type=File("qrels")), runs, samples_option])
+
+
+def settings_from(kw: dict[str, Any], utility: bool = True) -> dict[str, Any]:
+    """The settings of the shared option groups among parsed options (removed from ``kw``) as the
+    keywords the verbs take: ``policies``, ``rag``, ``utility`` (unless the command has no utility
+    options) and ``engine``, made in that order (the engine last: Spark starts only on valid settings)."""
+    out = {"policies": policies_from(kw), "rag": rag_from(kw)}
+    if utility:
+        out["utility"] = utility_from(kw)
+    out["engine"] = engine_from(kw)
+    return out
 
 
 def engine_options(f: F) -> F:

@@ -407,6 +407,7 @@ def compare(
     :func:`ctxeval.evaluate`) computes each run's per-query values; the statistics then run on them, as
     always, so every engine gives the same report.
 
+    >>> from ctxeval import Stats
     >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
     >>> base = {"q1": {"x": 2, "a": 1}, "q2": {"x": 2, "b": 1}, "q3": {"c": 1}}
     >>> new = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}

@@ -17,12 +17,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .._errors import ConfigError
-from .registry import PROVIDERS, Inputs, Provider, register
+from .registry import PROVIDERS, Inputs, Provider, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
 
-__all__ = ["PROVIDERS", "Inputs", "Provider", "build", "closure", "needs_rows", "register"]
+__all__ = ["PROVIDERS", "Inputs", "Provider", "SideData", "build", "closure", "needs_rows", "register"]
 
 
 def closure(names: Iterable[str]) -> list[str]:

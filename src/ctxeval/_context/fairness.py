@@ -4,7 +4,6 @@ aligned with the joined run and with the judged docs of every evaluated query, a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -13,8 +12,7 @@ from .._core.extras import Fairness
 from .._core.join import judged_docs, match_pairs
 from .._core.segments import segment_rows
 from .._errors import ConfigError
-from .._io.fairness import ALL_QUERIES
-from .registry import Inputs, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
@@ -48,6 +46,8 @@ def _pairs(groups: FairGroups, ids: Ids) -> tuple[np.ndarray, np.ndarray, int]:
 def _targets(targets: FairTargets, qids: list[str], code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The target pairs of every evaluated query: its own lines, else those of ``*``; an error naming
     the queries that have neither."""
+    from .._io.fairness import ALL_QUERIES
+
     where = {q: i for i, q in enumerate(targets.qids)}
     fallback = where.get(ALL_QUERIES)
     lacking = [q for q in qids if q not in where and fallback is None]
@@ -75,11 +75,8 @@ def _shared_labels(groups: FairGroups, targets: FairTargets | None) -> tuple[tup
     return groups.labels + tuple(extra), np.array([code[lab] for lab in targets.labels], dtype=np.int64)
 
 
-@dataclass(frozen=True)
-class FairnessProvider:
-    name: str = "fairness"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = True
+class FairnessProvider(SideData):
+    name = "fairness"
 
     def build(self, data: EvalData, inputs: Inputs) -> Fairness:
         st = inputs.settings

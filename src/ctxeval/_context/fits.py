@@ -7,11 +7,10 @@ not by where they were stored; the kernel reads the weights from here, never fro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._core.extras import Fits
-from .registry import Inputs, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
@@ -19,11 +18,9 @@ if TYPE_CHECKING:
 __all__ = ["FitsProvider"]
 
 
-@dataclass(frozen=True)
-class FitsProvider:
-    name: str = "fits"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = False
+class FitsProvider(SideData):
+    name = "fits"
+    needs_rows = False
 
     def build(self, data: EvalData, inputs: Inputs) -> Fits:
         return Fits(dict(inputs.settings.fits))

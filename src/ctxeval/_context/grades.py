@@ -8,13 +8,12 @@ grade; without one the qrels' own grades are read as the 1–5 scale. Every othe
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._errors import ConfigError
-from .registry import Inputs, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
@@ -37,11 +36,9 @@ __all__ = [
 SCALE_REL = 3
 
 
-@dataclass(frozen=True)
-class GradesProvider:
-    name: str = "grades"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = False
+class GradesProvider(SideData):
+    name = "grades"
+    needs_rows = False
 
     def build(self, data: EvalData, inputs: Inputs) -> Grades:
         from .._core.extras import Grades  # here: the notes this module gives evaluate need no side data

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +20,7 @@ import numpy as np
 from .._core.extras import Grades, Groups, Pool
 from .._core.join import join, judged_docs, match_pairs, positions
 from .._errors import ConfigError, PoolError
-from .registry import Inputs, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
@@ -48,11 +47,9 @@ def own_pool(data: EvalData, grades: Grades, depth: int | None) -> Pool:
     )
 
 
-@dataclass(frozen=True)
-class PoolProvider:
-    name: str = "pool"
-    after: tuple[str, ...] = ("grades",)
-    needs_rows: bool = True
+class PoolProvider(SideData):
+    name = "pool"
+    after = ("grades",)
 
     def build(self, data: EvalData, inputs: Inputs) -> Pool:
         st = inputs.settings
@@ -126,11 +123,9 @@ def _codes(docs: Ids, groups: Any) -> np.ndarray:
     return codes
 
 
-@dataclass(frozen=True)
-class GroupsProvider:
-    name: str = "groups"
-    after: tuple[str, ...] = ("grades",)
-    needs_rows: bool = True
+class GroupsProvider(SideData):
+    name = "groups"
+    after = ("grades",)
 
     def build(self, data: EvalData, inputs: Inputs) -> Groups:
         groups = inputs.settings.groups

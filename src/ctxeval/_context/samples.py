@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._errors import ConfigError, InputError
-from .registry import Inputs, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import Cut, EvalData
@@ -66,11 +66,8 @@ class SampleLabels:
         return replace(self, cited=self.cited[cut.rows], fc_row=fc_row, nc_row=nc_row)
 
 
-@dataclass(frozen=True)
-class SamplesProvider:
-    name: str = "samples"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = True
+class SamplesProvider(SideData):
+    name = "samples"
 
     def build(self, data: EvalData, inputs: Inputs) -> SampleLabels:
         st, docs, queries = _by_query(
@@ -170,17 +167,14 @@ class Similarities:
         )
 
 
-@dataclass(frozen=True)
-class SimilarityProvider:
+class SimilarityProvider(SideData):
     """``similarity``: the normalised Levenshtein similarity (rapidfuzz, as RAGAS's non-LLM context
     measures compute it) of every (non-empty reference context, retrieved chunk) pair of a sample that
     gives both texts (an empty chunk text is 0 similar to every reference); a sample without reference
     texts, or whose chunks have no texts, is NA for the measures that read it, one that retrieved
     nothing scores 0."""
 
-    name: str = "similarity"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = True
+    name = "similarity"
 
     def build(self, data: EvalData, inputs: Inputs) -> Similarities:
         from rapidfuzz.distance import Levenshtein
@@ -227,16 +221,13 @@ def similarity_cutoff(measures: Iterable[Measure]) -> float:
     return min(found, default=0.0)
 
 
-@dataclass(frozen=True)
-class ContainmentProvider:
+class ContainmentProvider(SideData):
     """``containment``: the (reference context, retrieved chunk) pairs where the chunk's text holds the
     reference's (blanks collapsed), similarity 1; as ``similarity`` for the rest. For references that
     are excerpts of the chunks, which neither exact text nor Levenshtein similarity match (a 200-character
     excerpt of a 1,000-character chunk is 0.2 similar to it)."""
 
-    name: str = "containment"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = True
+    name = "containment"
 
     def build(self, data: EvalData, inputs: Inputs) -> Similarities:
         def pairs(refs: tuple[str, ...], texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -307,14 +298,11 @@ class JudgeLabels:
         return replace(self, relevant=self.relevant[cut.rows], undecided=self.undecided[cut.rows], cc_row=cc_row)
 
 
-@dataclass(frozen=True)
-class JudgedProvider:
+class JudgedProvider(SideData):
     """``judged``: a judge's labels of a sample set (``ctxeval judge claims`` / ``judge relevance``):
     which chunks are relevant to the reference answer, and which chunks support each of its claims."""
 
-    name: str = "judged"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = True
+    name = "judged"
 
     def build(self, data: EvalData, inputs: Inputs) -> JudgeLabels:
         _, docs, queries = _by_query(

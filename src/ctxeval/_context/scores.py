@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._core.extras import JudgedScores
 from .._errors import ConfigError
-from .registry import Inputs, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
@@ -16,11 +15,8 @@ if TYPE_CHECKING:
 __all__ = ["ScoresProvider"]
 
 
-@dataclass(frozen=True)
-class ScoresProvider:
-    name: str = "scores"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = True
+class ScoresProvider(SideData):
+    name = "scores"
 
     def build(self, data: EvalData, inputs: Inputs) -> JudgedScores:
         if data.rows is None:

@@ -19,7 +19,7 @@ set's, a framework's metadata through ``ctxeval.collect``) is a table built from
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -31,7 +31,7 @@ from .._errors import ConfigError
 from .._io.chunks import Chunks
 from .._io.spans import SpanLabels
 from .._io.tokenizers import Tokenizer
-from .registry import Inputs, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
@@ -82,11 +82,8 @@ def placed(data: EvalData, table: Chunks, run_name: str) -> np.ndarray:
     return where
 
 
-@dataclass(frozen=True)
-class ChunksProvider:
-    name: str = "chunks"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = True
+class ChunksProvider(SideData):
+    name = "chunks"
 
     def build(self, data: EvalData, inputs: Inputs) -> ChunkData:
         table = _table(inputs, _names(inputs.measures, lambda m: m.budget is not None) + " (cut at a budget of tokens)")
@@ -194,11 +191,8 @@ def _atomised(ev: Evidence, q: np.ndarray, rows: np.ndarray, inputs: Inputs, wan
     return Atomised(atoms, a_grade, a_unit, u_q, u_grade, a_tok, name)
 
 
-@dataclass(frozen=True)
-class SpansProvider:
-    name: str = "spans"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = True
+class SpansProvider(SideData):
+    name = "spans"
 
     def build(self, data: EvalData, inputs: Inputs) -> SpanData:
         wanted = _names(inputs.measures, lambda m: "spans" in m.requires or m.spec.on_spans is not None)
@@ -235,14 +229,12 @@ class SpansProvider:
         )
 
 
-@dataclass(frozen=True)
-class CeilingProvider:
+class CeilingProvider(SideData):
     """precision_Omega's side data: the chunk table's chunks that overlap or touch each query's
     evidence, atomised with it (the run plays no part)."""
 
-    name: str = "ceiling"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = False
+    name = "ceiling"
+    needs_rows = False
 
     def build(self, data: EvalData, inputs: Inputs) -> SpanCeiling:
         wanted = _names(inputs.measures, lambda m: "ceiling" in m.requires)

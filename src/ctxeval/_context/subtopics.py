@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -12,7 +11,7 @@ from .._core.extras import Subtopics
 from .._core.join import match_pairs, positions
 from .._core.segments import segment_rows
 from .._errors import ConfigError
-from .registry import Inputs, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
@@ -27,11 +26,9 @@ NEEDS_SUBTOPICS = (
 )
 
 
-@dataclass(frozen=True)
-class SubtopicsProvider:
-    name: str = "subtopics"
-    after: tuple[str, ...] = ()
-    needs_rows: bool = False  #: the join gives the qrels row of every judged row
+class SubtopicsProvider(SideData):
+    name = "subtopics"
+    needs_rows = False  #: the join gives the qrels row of every judged row
 
     def build(self, data: EvalData, inputs: Inputs) -> Subtopics:
         sub = inputs.qrels.subtopics

@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._core.extras import WHY_KNOWN, WHY_LABEL, WHY_LLM, WHY_RANK, WHY_SCORE, Grades, Utilities
+from .._core.grademap import pairs
 from .._core.join import judged_docs, pair_lookup
 from .._core.relscore import RELATIVE_SCORE_RULE, relative_scores
 from .._errors import ConfigError
@@ -79,7 +80,7 @@ from .distractors import (
     unlabelled_note,
     unlabelled_notes,
 )
-from .registry import Inputs, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData
@@ -149,20 +150,10 @@ def parse_utility_map(value: Any) -> dict[int, float]:
         return dict(DEFAULT_UTILITY_MAP)
     items: list[tuple[Any, Any]]
     if isinstance(value, str):
-        items = []
-        for part in value.split(","):
-            if not part.strip():
-                continue
-            src, sep, dst = part.partition(":")
-            try:
-                if not sep:
-                    raise ValueError
-                items.append((int(src), float(dst)))
-            except ValueError:
-                raise ConfigError(
-                    f"utility map {value!r}: {part.strip()!r} is not GRADE:UTILITY (integer grade, number), "
-                    "e.g. 5:1,4:1,3:0.5,2:0,1:-1"
-                ) from None
+        items = list(
+            pairs(value, float, lambda part: f"utility map {value!r}: {part!r} is not GRADE:UTILITY (integer grade, "
+                  "number), e.g. 5:1,4:1,3:0.5,2:0,1:-1")
+        )  # fmt: skip
     elif isinstance(value, Mapping):
         items = list(value.items())
     else:
@@ -433,11 +424,9 @@ def _ideal(
     return pos_off, util[order]
 
 
-@dataclass(frozen=True)
-class UtilityProvider:
-    name: str = "utility"
-    after: tuple[str, ...] = ("grades",)
-    needs_rows: bool = True
+class UtilityProvider(SideData):
+    name = "utility"
+    after = ("grades",)
 
     def build(self, data: EvalData, inputs: Inputs) -> Utilities:
         return row_utilities(data, inputs.settings.utility, inputs.qrels, inputs.settings.rag.grade_map)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 from .._errors import ConfigError
 from .segments import distinct
 
-__all__ = ["GradeMap"]
+__all__ = ["GradeMap", "pairs"]
+
+T = TypeVar("T")
 
 
 class GradeMap:
@@ -40,21 +42,12 @@ class GradeMap:
         text = text.strip()
         if text in cls.PRESETS:
             return cls(cls.PRESETS[text], text)
-        mapping: dict[int, int] = {}
-        for part in text.split(","):
-            if not part.strip():
-                continue
-            src, sep, dst = part.partition(":")
-            try:
-                if not sep:
-                    raise ValueError
-                mapping[int(src)] = int(dst)
-            except ValueError:
-                raise ConfigError(
-                    f"grade map {text!r}: {part.strip()!r} is not of the form FROM:TO with integer grades "
-                    f"(or use a preset: {', '.join(cls.PRESETS)})"
-                ) from None
-        return cls(mapping)
+        return cls(
+            dict(
+                pairs(text, int, lambda part: f"grade map {text!r}: {part!r} is not of the form FROM:TO with "
+                      f"integer grades (or use a preset: {', '.join(cls.PRESETS)})")
+            )
+        )  # fmt: skip
 
     @classmethod
     def binary(cls, grades: Any) -> GradeMap:
@@ -108,3 +101,25 @@ class GradeMap:
         vals = np.array([self.mapping[k] for k in keys.tolist()], dtype=np.int64)
         pos = np.clip(np.searchsorted(keys, grades), 0, keys.size - 1)
         return vals[pos]
+
+
+def pairs(text: str, value: Callable[[str], T], error: Callable[[str], str]) -> list[tuple[int, T]]:
+    """The ``GRADE:VALUE`` pairs of ``text`` (comma-separated, empty parts skipped), each grade an
+    integer and each value converted by ``value``; a part that is not one raises ``ConfigError(error(part))``
+    (the part stripped).
+
+    >>> pairs("3:1, 2:0.5,", float, str)
+    [(3, 1.0), (2, 0.5)]
+    """
+    out: list[tuple[int, T]] = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        src, sep, dst = part.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            out.append((int(src), value(dst)))
+        except ValueError:
+            raise ConfigError(error(part.strip())) from None
+    return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .._errors import ConfigError, InputError
@@ -62,15 +62,7 @@ class JudgeOptions:
 
     def runner_kw(self) -> dict[str, Any]:
         """The keyword arguments of :func:`~ctxeval._judge.runner.judge_many` these options give."""
-        return {
-            "concurrency": self.concurrency,
-            "max_cost": self.max_cost,
-            "prices": self.prices,
-            "votes": self.votes,
-            "progress": self.progress,
-            "retry_undecided": self.retry_undecided,
-            "notify": self.notify,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # each field is one of its keywords
 
 
 @dataclass(frozen=True)

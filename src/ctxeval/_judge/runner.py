@@ -169,35 +169,11 @@ def check_undecided(tallies: Sequence[Tally], most: float) -> None:
             )
 
 
-def judge_all(
-    judge: Judge,
-    asks: Sequence[Ask],
-    *,
-    cache: Cache,
-    concurrency: int = 8,
-    max_cost: float | None = None,
-    prices: Prices | None = None,
-    votes: int = 1,
-    parse_retries: int = 1,
-    progress: bool = False,
-    retry_undecided: bool = False,
-    notify: Callable[[str], None] | None = None,
-) -> tuple[list[Any], Tally]:
+def judge_all(judge: Judge, asks: Sequence[Ask], *, cache: Cache, **options: Any) -> tuple[list[Any], Tally]:
     """The value of every ask in order (None: undecided or a tie; :data:`NOT_SENT`: the budget
-    stopped first), and the tally. :func:`judge_many` gives each ask's :class:`Outcome`."""
-    outcomes, tally = judge_many(
-        judge,
-        asks,
-        cache=cache,
-        concurrency=concurrency,
-        max_cost=max_cost,
-        prices=prices,
-        votes=votes,
-        parse_retries=parse_retries,
-        progress=progress,
-        retry_undecided=retry_undecided,
-        notify=notify,
-    )
+    stopped first), and the tally. ``options``: those of :func:`judge_many`, which gives each ask's
+    :class:`Outcome`."""
+    outcomes, tally = judge_many(judge, asks, cache=cache, **options)
     return [o.value if o.decided else NOT_SENT if o.status == UNSENT else None for o in outcomes], tally
 
 

@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._chunking import ChunkingModel
 from .._chunking import chunking as chunking_model
 from .._show import html_table, pyplot
+from . import reporting
 from .html.page import render_html
 from .report_parts import fmt
-
-if TYPE_CHECKING:
-    from .._compare.settings import Stats
-    from .._io.chunks import Chunks
 
 __all__ = ["ChunkingReport", "chunking"]
 
@@ -145,25 +141,4 @@ class ChunkingReport(ChunkingModel):
         return ax
 
 
-def chunking(
-    documents: Any,
-    labels: Any,
-    chunkers: Any,
-    *,
-    questions: Any = None,
-    retriever: Callable[[Chunks], Any] | None = None,
-    budgets: Any = (128, 256, 512, 1024, 2048, 4096),
-    budget: int | None = None,
-    measure: str = "SpanRecall",
-    k: int = 5,
-    tokenizer: Any = None,
-    stats: Stats | Mapping[str, Any] | None = None,
-) -> ChunkingReport:
-    model = chunking_model(
-        documents, labels, chunkers, questions=questions, retriever=retriever, budgets=budgets, budget=budget,
-        measure=measure, k=k, tokenizer=tokenizer, stats=stats,
-    )  # fmt: skip
-    return ChunkingReport.of(model)
-
-
-chunking.__doc__ = chunking_model.__doc__
+chunking = reporting(chunking_model, ChunkingReport.of, "ChunkingReport", __name__)

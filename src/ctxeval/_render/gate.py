@@ -7,16 +7,14 @@ verb that returns it.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import fields
-from typing import Any
 from xml.etree import ElementTree as ET
 
 from .._gate.gate import gate as gate_model
 from .._gate.model import GateResult, GateRow, PowerPlan
+from . import reporting
 
 __all__ = [
     "GateReport",
@@ -274,10 +272,4 @@ class GateReport(GateResult):
         return to_annotations(self)
 
 
-@functools.wraps(gate_model, assigned=("__module__", "__name__", "__qualname__", "__doc__"))
-def gate(*args: Any, **kwargs: Any) -> GateReport:
-    return GateReport.of(gate_model(*args, **kwargs))
-
-
-gate.__signature__ = inspect.signature(gate_model).replace(return_annotation=GateReport)  # type: ignore[attr-defined]
-gate.__module__ = __name__
+gate = reporting(gate_model, GateReport.of, GateReport, __name__)

@@ -8,15 +8,12 @@ format."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from .._compare.compare import compare as compare_model
 from .._compare.model import Block
 from .._compare.model import Report as ReportModel
-from .._compare.settings import Sections, Stats, Strata
 from .._context.utility import describe_lines
-from .._measures import Measure
+from . import reporting
 from .distraction import render_distraction
 from .latex import latex_escape, to_latex
 from .report_parts import (
@@ -38,12 +35,6 @@ from .report_parts import (
     summary_rows,
 )
 from .text import accounting_lines
-
-if TYPE_CHECKING:
-    from .._context.settings import RagConfig
-    from .._context.utility import UtilityConfig
-    from .._engines.base import Engine
-    from .._policies import Policies
 
 __all__ = ["Report", "compare", "latex_escape", "markdown_escape", "to_latex", "to_markdown", "to_table"]
 
@@ -342,26 +333,4 @@ class Report(ReportModel):
         return render_html(self.to_dict())
 
 
-def compare(
-    qrels: Any = None,
-    runs: Any = None,
-    measures: Iterable[str | Measure] | str | Measure | None = None,
-    *,
-    samples: Any = None,
-    baseline: str | Sequence[str] | None = None,
-    stats: Stats | Mapping[str, Any] | None = None,
-    strata: Strata | Any = None,
-    sections: Sections | Mapping[str, Any] | None = None,
-    policies: Policies | Mapping[str, Any] | None = None,
-    rag: RagConfig | Mapping[str, Any] | None = None,
-    utility: UtilityConfig | Mapping[str, Any] | None = None,
-    engine: Engine | str | Mapping[str, Any] = "local",
-) -> Report:
-    model = compare_model(
-        qrels, runs, measures, samples=samples, baseline=baseline, stats=stats, strata=strata, sections=sections,
-        policies=policies, rag=rag, utility=utility, engine=engine,
-    )  # fmt: skip
-    return Report.of(model)
-
-
-compare.__doc__ = compare_model.__doc__
+compare = reporting(compare_model, Report.of, "Report", __name__)
