@@ -20,7 +20,8 @@ of the same definitions, with the time and the peak memory of each, printed side
    the same dynamic programme written with Python lists, on a few queries (its time per query is
    what is compared).
 
-Peak memory is tracemalloc's peak over each computation (Python objects and numpy buffers alike).
+Times are the best of ``--repeat`` untraced runs (wall clock); peak memory is tracemalloc's peak
+over one more run of the same computation (Python objects and numpy buffers alike), never timed.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import math
 import sys
 import time
 import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,14 +45,29 @@ from ctxeval._core.knapsack import ordered_optimum, set_optimum
 N_DOCS, DOC_LEN, WINDOW, STRIDE = 100, 300_000, 1_000, 800  # Chroma's five corpora average 289,000 characters
 
 
-def measured(fn):
+def measured(fn, repeat: int = 1):
+    """(wall seconds, CPU seconds, peak bytes, result): the best wall and CPU times of ``repeat``
+    untraced runs, and tracemalloc's peak over one more run. Never both at once: tracing slows every
+    Python-level allocation (the plain readings' lists, tuples and floats) several fold, numpy's few
+    large buffers hardly at all, so a time taken under tracemalloc flatters the vectorised side (the
+    span rows' plain reading took 4.2 s traced against 0.3-0.45 s untraced). The ratios are of CPU
+    times (this process's; one thread either way), which a loaded machine moves less than wall times."""
+    wall = cpu = math.inf
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        out = fn()
+        wall, cpu = min(wall, time.perf_counter() - t), min(cpu, time.process_time() - c)
     tracemalloc.start()
-    t = time.perf_counter()
-    out = fn()
-    dt = time.perf_counter() - t
+    fn()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return dt, peak, out
+    return wall, cpu, peak, out
+
+
+def row(name: str, t: tuple, plain: tuple | None, per: float = 1.0, unit: float = 1.0) -> None:
+    """One printed row: wall and CPU time (per ``per`` items, scaled by ``unit``), peak MiB, x plain (CPU)."""
+    ratio = 1.0 if plain is None else (plain[1] / plain[4]) / (t[1] / per)
+    print(f"{name:34}{unit * t[0] / per:>10.3f}{unit * t[1] / per:>10.3f}{t[2] / 2**20:>10.1f}{ratio:>9.1f}")
 
 
 def synthetic(n_q: int, k: int, seed: int = 7) -> tuple[list, dict, dict]:
@@ -177,8 +194,17 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=4096)
     ap.add_argument("--queries", type=int, default=200, help="queries of the budget ideal solved by ctxeval")
     ap.add_argument("--plain-queries", type=int, default=2, help="queries solved by the plain DP")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs of each span scoring row (the best is shown)")
+    ap.add_argument("--parts", default="spans,ideal", help="what to run: spans, ideal or both (comma-separated)")
     args = ap.parse_args()
 
+    if "spans" in args.parts.split(","):
+        span_scoring(args)
+    if "ideal" in args.parts.split(","):
+        ideal(args)
+
+
+def span_scoring(args: argparse.Namespace) -> None:
     labels, table, run = synthetic(args.questions, args.chunks)
     names = ["SpanRecall(mode=chroma)", "SpanPrecision(mode=chroma)", "SpanIoU(mode=chroma)"]
     ms = [f"{n}@{args.chunks}" for n in names] + ["PrecisionOmega(mode=chroma)"]
@@ -191,17 +217,20 @@ def main() -> None:
         return ctxeval.evaluate(spans, run_obj, ms, chunks=chunks).runs[0]
 
     with_ctxeval()  # imports and first-call caches out of the timing
-    t_ce, m_ce, res = measured(with_ctxeval)
+    ce = (*measured(with_ctxeval, args.repeat), 1)
+    res = ce[3]
     from ctxeval._session import open_session
 
     session, (r,) = open_session(spans, [run_obj], ms, rag={"chunks": chunks})
     data = session.prepare(r)
     measures = session.measures
-    t_k, m_k, _ = measured(lambda: [m.compute(data.with_extras()) for m in measures])
-    t_py, m_py, plain = measured(lambda: chroma_plain(labels, table, run))
-    t_py3, m_py3, _ = measured(lambda: chroma_plain(labels, table, run, omega=False))
-    ms3 = ms[:3]
-    t_ce3, m_ce3, _ = measured(lambda: ctxeval.evaluate(spans, run_obj, ms3, chunks=chunks))
+    # the kernels on the prepared side data, each run with an empty memo (a shared one would return
+    # the first run's sums)
+    kern = measured(lambda: [m.compute(replace(data, _memo={})) for m in measures], args.repeat)
+    py = (*measured(lambda: chroma_plain(labels, table, run), args.repeat), 1)
+    plain = py[3]
+    py3 = (*measured(lambda: chroma_plain(labels, table, run, omega=False), args.repeat), 1)
+    ce3 = measured(lambda: ctxeval.evaluate(spans, run_obj, ms[:3], chunks=chunks), args.repeat)
     worst = max(
         abs(res.per_query(m)[q] - plain[q][f])
         for m, f in zip(ms, ("recall", "precision", "iou", "precision_omega"))
@@ -211,43 +240,43 @@ def main() -> None:
         f"span scoring: {args.questions:,} questions x {args.chunks} chunks, {len(table):,} chunks in {N_DOCS} documents "
         f"(recall, precision, IoU, precision_Omega; largest difference {worst:.1e})"
     )
-    print(f"{'':32}{'time s':>10}{'peak MiB':>10}{'x plain':>9}")
-    print(f"{'ctxeval.evaluate (mode=chroma)':32}{t_ce:>10.3f}{m_ce / 2**20:>10.1f}{t_py / t_ce:>9.1f}")
-    print(f"{'ctxeval kernels, side data built':32}{t_k:>10.3f}{m_k / 2**20:>10.1f}{t_py / t_k:>9.1f}")
-    print(f"{'plain Python (Chroma definition)':32}{t_py:>10.3f}{m_py / 2**20:>10.1f}{1:>9.1f}")
+    print(f"{'':34}{'wall s':>10}{'CPU s':>10}{'peak MiB':>10}{'x plain':>9}")
+    row("ctxeval.evaluate (mode=chroma)", ce, py)
+    row("ctxeval kernels, side data built", kern, py)
+    row("plain Python (Chroma definition)", py, None)
     print("recall, precision and IoU alone (no precision_Omega, whose plain reading scans the document's chunks):")
-    print(f"{'ctxeval.evaluate (mode=chroma)':32}{t_ce3:>10.3f}{m_ce3 / 2**20:>10.1f}{t_py3 / t_ce3:>9.1f}")
-    print(f"{'plain Python (Chroma definition)':32}{t_py3:>10.3f}{m_py3 / 2**20:>10.1f}{1:>9.1f}")
+    row("ctxeval.evaluate (mode=chroma)", ce3, py3)
+    row("plain Python (Chroma definition)", py3, None)
 
+
+def ideal(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(11)
     nq, n = args.queries, args.candidates
     gains = rng.choice([0, 1, 2, 3], p=[0.4, 0.3, 0.2, 0.1], size=nq * n).astype(np.float64)
     weights = rng.integers(50, 401, size=nq * n)
     off = np.arange(nq + 1) * n
     disc = 1.0 / np.log2(np.arange(2, n + 2))
-    t_o, m_o, ordered = measured(lambda: ordered_optimum(off, gains, weights, args.budget, disc))
-    t_s, m_s, sets = measured(lambda: set_optimum(off, gains, weights, args.budget))
+    o = measured(lambda: ordered_optimum(off, gains, weights, args.budget, disc))
+    st = measured(lambda: set_optimum(off, gains, weights, args.budget))
     k = args.plain_queries
-    t_po, m_po, p_o = measured(
+    po = measured(
         lambda: [
             ideal_plain(gains[i * n : (i + 1) * n], weights[i * n : (i + 1) * n], args.budget, True) for i in range(k)
         ]
     )
-    t_ps, m_ps, p_s = measured(
+    ps = measured(
         lambda: [
             ideal_plain(gains[i * n : (i + 1) * n], weights[i * n : (i + 1) * n], args.budget, False) for i in range(k)
         ]
     )
-    assert np.allclose(ordered[:k], p_o)
-    assert np.allclose(sets[:k], p_s)
+    assert np.allclose(o[3][:k], po[3])
+    assert np.allclose(st[3][:k], ps[3])
     print(f"\nideal at B = {args.budget:,} tokens over {n} candidate chunks (50-400 tokens, grades 0-3), per query")
-    print(f"{'':32}{'ms/query':>10}{'peak MiB':>10}{'x plain':>9}")
-    print(f"{'ctxeval ordered (IDCG@B)':32}{1e3 * t_o / nq:>10.2f}{m_o / 2**20:>10.1f}{(t_po / k) / (t_o / nq):>9.1f}")
-    print(f"{'plain Python ordered DP':32}{1e3 * t_po / k:>10.2f}{m_po / 2**20:>10.1f}{1:>9.1f}")
-    print(
-        f"{'ctxeval set (0/1 knapsack)':32}{1e3 * t_s / nq:>10.2f}{m_s / 2**20:>10.1f}{(t_ps / k) / (t_s / nq):>9.1f}"
-    )
-    print(f"{'plain Python set DP':32}{1e3 * t_ps / k:>10.2f}{m_ps / 2**20:>10.1f}{1:>9.1f}")
+    print(f"{'':34}{'wall ms':>10}{'CPU ms':>10}{'peak MiB':>10}{'x plain':>9}")
+    row("ctxeval ordered (IDCG@B)", o, (*po, k), nq, 1e3)
+    row("plain Python ordered DP", po, None, k, 1e3)
+    row("ctxeval set (0/1 knapsack)", st, (*ps, k), nq, 1e3)
+    row("plain Python set DP", ps, None, k, 1e3)
     print(f"(ctxeval: {nq} queries in one call; plain: {k} queries)")
 
 

@@ -145,17 +145,19 @@ def _evidence(data: EvalData, inputs: Inputs, wanted: str) -> Evidence:
             f"{wanted} read span labels: give ctxeval.SpanLabels as the labels, with a chunk table (chunks=...)"
         )
     table = _table(inputs, f"{wanted} (span labels)")
-    doc_names = distinct(np.r_[spans.doc, table.doc])
+    t_names, t_codes = table.doc_codes()  # the table's codes are built once, then renumbered
     s_q = positions(spans.query, np.asarray(data.qids))
     keep = s_q >= 0
+    s_doc = spans.doc[keep]
+    doc_names = distinct(np.concatenate([distinct(spans.doc), t_names]))
     return Evidence(
         s_q[keep],
-        np.searchsorted(doc_names, spans.doc)[keep],
+        np.searchsorted(doc_names, s_doc),
         spans.start[keep],
         spans.end[keep],
         spans.grade[keep],
         doc_names,
-        np.searchsorted(doc_names, table.doc),
+        np.searchsorted(doc_names, t_names)[t_codes],
         table,
     )
 

@@ -76,33 +76,98 @@ def atomise(q: np.ndarray, doc: np.ndarray, start: np.ndarray, end: np.ndarray) 
     empty = np.zeros(0, dtype=np.int64)
     if q.size == 0:
         return Atoms(empty, empty, empty, empty, empty, empty)
-    n_docs = int(doc.max()) + 1
-    width = int(max(end.max(), 0)) + 1
-    if (int(q.max()) + 1) * n_docs * width < 1 << 62:  # (query, document) pairs need no numbering
-        pairs, group = None, q * n_docs + doc
-    else:
-        pairs, group = _distinct_inverse(q * n_docs + doc)
-        if pairs.size * width >= 1 << 62:
-            raise ValueError("documents too long for 64-bit positions")
-    keys, at = _distinct_inverse(np.r_[group * width + start, group * width + end])
-    g_pt, pos = np.divmod(keys, width)
-    # the atom index of a point: its index less the groups before it (each has one more point than atoms)
-    new_group = np.r_[False, g_pt[1:] != g_pt[:-1]]
-    g_rank = np.cumsum(new_group)
-    same = np.r_[~new_group[1:], False]
-    a_idx = np.flatnonzero(same)
-    atom_of_point = np.arange(keys.size, dtype=np.int64) - g_rank
     n = start.size
-    lo, hi = atom_of_point[at[:n]], atom_of_point[at[n:]]
-    g_atom = g_pt[a_idx]
-    pair_q, pair_doc = np.divmod(g_atom if pairs is None else pairs[g_atom], n_docs)
-    return Atoms(pair_q, pair_doc, pos[a_idx], pos[a_idx + 1], lo, hi)
+    # a point's key: (query, document) in the high bits, its position below
+    wbits = _bits(int(max(end.max(), 0)) + 1)
+    dbits = _bits(int(doc.max()) + 1)
+    group = (q << dbits) | doc
+    pairs = None
+    if _bits(int(q.max()) + 1) + dbits + wbits + _bits(2 * n) > 63:  # number the pairs present
+        pairs, group = _distinct_inverse(group)
+        if _bits(pairs.size) + wbits > 62:
+            raise ValueError("documents too long for 64-bit positions")
+    base = group << wbits
+    s, order = _sorted(np.concatenate([base | start, base | end]))
+    g_s = s >> wbits
+    new_group = np.empty(s.size, dtype=bool)
+    new_group[0] = True
+    np.not_equal(g_s[1:], g_s[:-1], out=new_group[1:])
+    first = np.empty(s.size, dtype=bool)
+    first[0] = True
+    np.not_equal(s[1:], s[:-1], out=first[1:])
+    # a point's atom: the distinct points before it in its group and the atoms of the groups before
+    # (a group has one atom fewer than distinct points)
+    at = np.empty(s.size, dtype=np.int64)
+    at[order] = np.cumsum(first & ~new_group)
+    keys = s[first]
+    g_k = keys >> wbits
+    a_idx = np.flatnonzero(g_k[1:] == g_k[:-1])
+    g_atom = g_k[a_idx] if pairs is None else pairs[g_k[a_idx]]
+    mask = (1 << wbits) - 1
+    return Atoms(
+        g_atom >> dbits, g_atom & ((1 << dbits) - 1), keys[a_idx] & mask, keys[a_idx + 1] & mask, at[:n], at[n:]
+    )
+
+
+def _bits(n: int) -> int:
+    """The bits that number ``n`` items (at least 1)."""
+    return max(int(n - 1).bit_length(), 1)
+
+
+def _sorted(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` (int64) sorted, and the index in ``a`` of each sorted element.
+
+    When the values leave room for an element's index in their low bits (``0 <= a < 2**(63 -
+    bits)``), values and indices are packed into one int64 and sorted by value (numpy's vectorised
+    sort, several times faster than ``argsort``); else ``argsort``. Equal values may come in any
+    order either way.
+
+    >>> [x.tolist() for x in _sorted(np.array([7, 3, 7, 0]))], _sorted(np.array([2**62, 5]))[1].tolist()
+    ([[0, 3, 7, 7], [3, 1, 0, 2]], [1, 0])
+    """
+    n = a.size
+    bits = _bits(n)
+    if n and int(a.min()) >= 0 and int(a.max()) < 1 << (63 - bits):
+        packed = (a << bits) | np.arange(n, dtype=np.int64)
+        packed.sort()
+        return packed >> bits, packed & ((1 << bits) - 1)
+    order = np.argsort(a)
+    return a[order], order
+
+
+def _lexsort(keys: tuple[np.ndarray, ...]) -> np.ndarray:
+    """``np.lexsort(keys)`` (the last key primary, ties in index order), by one vectorised sort of
+    the keys packed with the index into an int64 when their ranges fit its 63 bits.
+
+    >>> _lexsort((np.array([3, 1, 2, 1]), np.array([0, 1, 0, 1]))).tolist()
+    [2, 0, 1, 3]
+    """
+    n = keys[0].size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    lows = [int(k.min()) for k in keys]
+    widths = [_bits(int(k.max()) - lo + 1) for k, lo in zip(keys, lows)]
+    ibits = _bits(n)
+    if sum(widths) + ibits > 63:
+        return np.lexsort(keys)
+    packed = np.zeros(n, dtype=np.int64)
+    for k, lo, b in zip(reversed(keys), reversed(lows), reversed(widths)):
+        packed <<= b
+        packed |= k - lo
+    packed <<= ibits
+    packed |= np.arange(n, dtype=np.int64)
+    packed.sort()
+    return packed & ((1 << ibits) - 1)
 
 
 def _distinct_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted distinct values of ``a`` and the index of each element among them."""
-    order = np.argsort(a)
-    s = a[order]
+    """The sorted distinct values of ``a`` (int64) and the index of each element among them.
+
+    >>> v, inv = _distinct_inverse(np.array([7, 3, 7, 0]))
+    >>> v.tolist(), inv.tolist(), _distinct_inverse(np.array([2**62, 5, 2**62]))[1].tolist()
+    ([0, 3, 7], [2, 1, 2, 0], [1, 0, 1])
+    """
+    s, order = _sorted(a)
     first = np.r_[True, s[1:] != s[:-1]] if s.size else np.zeros(0, dtype=bool)
     inverse = np.empty(a.size, dtype=np.int64)
     inverse[order] = np.cumsum(first) - 1
@@ -173,7 +238,7 @@ def units(
         return a_grade, a_unit, empty, empty
     # merge overlapping spans of one (query, document, grade): sorted by start, a span opens a new
     # unit when it starts at or after the furthest end before it
-    order = np.lexsort((start, grade, doc, q))
+    order = _lexsort((start, grade, doc, q))
     sq, sd, sg, ss, se = q[order], doc[order], grade[order], start[order], end[order]
     new_key = np.r_[True, (sq[1:] != sq[:-1]) | (sd[1:] != sd[:-1]) | (sg[1:] != sg[:-1])]
     key_id = np.cumsum(new_key) - 1
@@ -189,7 +254,7 @@ def units(
     which, atom = _expand(np.asarray(lo), np.asarray(hi))
     if atom.size:
         g = grade[which]
-        pick = np.lexsort((-g, atom))
+        pick = _lexsort((-g, atom))
         first = np.r_[True, atom[pick][1:] != atom[pick][:-1]]
         top = pick[first]
         a_grade[atom[top]] = g[top]

@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._core.ids import ArrayIds
+from .._core.ids import ArrayIds, harmonise
 from .._core.join import match_pairs
+from .._core.keys import match_keys
+from .._core.segments import distinct
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError
 from . import writers
 from .locate import chroma_find, find_text, read_documents
@@ -145,12 +147,31 @@ class Chunks:
             own = self._cache["ids"] = ArrayIds.from_strings(self.ids.tolist())
         return own
 
+    def doc_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The table's distinct document ids (sorted) and each chunk's position among them (built once)."""
+        own = self._cache.get("doc_codes")
+        if own is None:
+            names = distinct(self.doc)
+            own = self._cache["doc_codes"] = (names, np.searchsorted(names, self.doc))
+        return own
+
     def rows_of(self, ids: Ids) -> np.ndarray:
-        """:meth:`lookup` for a core id column (a run's doc ids), by 64-bit key matching."""
+        """:meth:`lookup` for a core id column (a run's doc ids), by 64-bit key matching (the table's
+        keys hashed once per table)."""
         out = np.full(len(ids), -1, dtype=np.int64)
-        i, j = match_pairs(
-            np.zeros(len(ids), dtype=np.int64), ids, np.zeros(len(self), dtype=np.int64), self.id_column()
-        )
+        own = self.id_column()
+        a, b = harmonise(ids, own)
+        if len(a) == 0:
+            return out
+        hb = self._cache.get("id_hash") if b is own else None
+        if hb is None:
+            hb = b.hash()
+            if b is own:
+                self._cache["id_hash"] = hb
+        i, j = match_keys(a.hash(), hb)
+        if not bool(a.equal(i, b, j).all()):  # a hash collision: the general matching sorts it out
+            zeros = np.zeros(len(ids), dtype=np.int64)
+            i, j = match_pairs(zeros, ids, np.zeros(len(self), dtype=np.int64), own)
         out[i] = j
         return out
 

@@ -119,36 +119,38 @@ def _context(d: EvalData, m: Measure) -> np.ndarray:
 
 
 def _per_query(d: EvalData, s: SpanData, mask: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Σ of ``w`` over the atoms of ``mask``, per query (zeros in place of the atoms left out: the same
+    sums, without gathering the masked atoms)."""
     aq = d.memo(("span_aq",), lambda: s.a_q)
-    return np.bincount(aq[mask], weights=w[mask], minlength=d.n_queries).astype(np.float64)
+    return np.bincount(aq, weights=np.where(mask, w, 0.0), minlength=d.n_queries).astype(np.float64)
 
 
 def _parts(d: EvalData, m: Measure) -> dict[str, np.ndarray]:
-    """Per query: |R ∩ C|, |R|, |C|, |R ∪ C| and Chroma's list sums."""
+    """Per query: |R ∩ C| and, exact, |R|, |C|, |R ∪ C|, or, chroma, Chroma's list sums."""
 
     def compute() -> dict[str, np.ndarray]:
         s = span_data(d)
         w = _weights(s, m)
-        rows = _context(d, m)
+        in_ctx = _context(d, m)
+        rows: np.ndarray | slice = slice(None) if in_ctx.all() else in_ctx  # every row: no copies
         lo, hi = s.r_lo[rows], s.r_hi[rows]
         cov = covered(s.n_atoms, lo, hi)
         ev = s.a_grade >= m["rel"]
-        out = {
-            "inter": _per_query(d, s, cov & ev, w),
-            "ref": _per_query(d, s, ev, w),
-            "ctx": _per_query(d, s, cov, w),
-            "union": _per_query(d, s, cov | ev, w),
-        }
-        if m["mode"] == "chroma":
-            cw = np.r_[0.0, np.cumsum(w)]
-            ccw = np.r_[0.0, np.cumsum(np.where(cov, w, 0.0))]
-            ref_spans = s.s_grade >= m["rel"]
-            sq = s.s_q[ref_spans]
-            slo, shi = s.s_lo[ref_spans], s.s_hi[ref_spans]
-            n = d.n_queries
-            out["sum_ref"] = np.bincount(sq, weights=cw[shi] - cw[slo], minlength=n).astype(np.float64)
-            out["unused"] = out["sum_ref"] - np.bincount(sq, weights=ccw[shi] - ccw[slo], minlength=n)
-            out["sum_ret"] = np.bincount(d.r_seg[rows], weights=cw[hi] - cw[lo], minlength=n).astype(np.float64)
+        out = {"inter": _per_query(d, s, cov & ev, w)}
+        if m["mode"] != "chroma":
+            out["ref"] = _per_query(d, s, ev, w)
+            out["ctx"] = _per_query(d, s, cov, w)
+            out["union"] = _per_query(d, s, cov | ev, w)
+            return out
+        cw = np.r_[0.0, np.cumsum(w)]
+        ccw = np.r_[0.0, np.cumsum(np.where(cov, w, 0.0))]
+        ref_spans = s.s_grade >= m["rel"]
+        sq = s.s_q[ref_spans]
+        slo, shi = s.s_lo[ref_spans], s.s_hi[ref_spans]
+        n = d.n_queries
+        out["sum_ref"] = np.bincount(sq, weights=cw[shi] - cw[slo], minlength=n).astype(np.float64)
+        out["unused"] = out["sum_ref"] - np.bincount(sq, weights=ccw[shi] - ccw[slo], minlength=n)
+        out["sum_ret"] = np.bincount(d.r_seg[rows], weights=cw[hi] - cw[lo], minlength=n).astype(np.float64)
         return out
 
     key = ("span_parts", m["unit"], m["mode"], m["rel"], None if m.cutoff is None else m.k)
