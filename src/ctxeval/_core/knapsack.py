@@ -27,8 +27,8 @@ with a gain g_i >= 0 and an integer weight w_i >= 0 (its tokens). Three optima, 
 * :func:`count_optimum` (N-Recall's denominator): the most items that fit, by taking the lightest
   first (a set of m items fits iff the m lightest fit).
 
-Queries are solved a block at a time with numpy (the DP's table of one block at most a few
-MiB): same values whatever the other queries of the block. Shortcuts that give the same value:
+Each query is solved on its own table, an item a step by numpy slices (a table of at most
+(B + 1) x (m + 1) cells): the same values whatever the other queries. Shortcuts that give the same value:
 a query whose items all fit takes them all (sorted by gain), and the table stops at the largest
 weight sum the query can reach.
 """
@@ -40,8 +40,6 @@ import numpy as np
 from .segments import offsets
 
 __all__ = ["count_optimum", "ordered_optimum", "set_optimum"]
-
-_CELLS = 1 << 21  # table cells (float64) of one block of queries: 16 MiB
 
 
 def _segments(off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -71,52 +69,6 @@ def _useful(off: np.ndarray, g: np.ndarray, w: np.ndarray, budget: int) -> tuple
     return offsets(np.bincount(seg, minlength=n_q)), g[order], w[order]
 
 
-def _blocks(need: np.ndarray, cells_each: np.ndarray) -> list[np.ndarray]:
-    """Queries that ``need`` a table, grouped so that a block's table stays within :data:`_CELLS`."""
-    out: list[np.ndarray] = []
-    todo = np.flatnonzero(need)
-    if todo.size == 0:
-        return out
-    order = todo[np.argsort(cells_each[todo], kind="stable")]
-    start = 0
-    while start < order.size:
-        width = max(int(cells_each[order[start]]), 1)
-        # queries sorted by table size: a block takes as many of the next as fit at the largest size
-        stop = start + 1
-        while stop < order.size and int(cells_each[order[stop]]) * (stop - start + 1) <= _CELLS:
-            stop += 1
-        if width > _CELLS:
-            stop = start + 1
-        out.append(order[start:stop])
-        start = stop
-    return out
-
-
-def _padded(off: np.ndarray, values: np.ndarray, qs: np.ndarray, fill: float) -> np.ndarray:
-    lens = np.diff(off)[qs]
-    width = int(lens.max()) if lens.size else 0
-    out = np.full((qs.size, width), fill, dtype=values.dtype)
-    rows = np.repeat(np.arange(qs.size), lens)
-    cols = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
-    src = np.repeat(off[:-1][qs], lens) + cols
-    out[rows, cols] = values[src]
-    return out
-
-
-def _shifted(table: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``out[q, ..., c] = table[q, ..., c - w[q]]`` where c >= w[q], else −∞ (last axis)."""
-    width = table.shape[-1]
-    c = np.arange(width)
-    src = c[None, :] - w[:, None]
-    ok = src >= 0
-    idx = np.where(ok, src, 0)
-    if table.ndim == 3:
-        idx = np.broadcast_to(idx[:, None, :], table.shape)
-        ok = np.broadcast_to(ok[:, None, :], table.shape)
-    out = np.take_along_axis(table, idx, axis=-1)
-    return np.where(ok, out, -np.inf)
-
-
 def set_optimum(off: np.ndarray, gain: np.ndarray, weight: np.ndarray, budget: int) -> np.ndarray:
     """Per query (items ``[off[q], off[q+1])``): max Σ gain over the subsets whose weights sum to at
     most ``budget`` (the 0/1 knapsack; see the module docstring).
@@ -132,15 +84,12 @@ def set_optimum(off: np.ndarray, gain: np.ndarray, weight: np.ndarray, budget: i
     fits = total_w <= budget  # every item fits: take them all
     out = np.bincount(seg, weights=g, minlength=n_q).astype(np.float64)
     cap = np.minimum(total_w, budget)
-    for qs in _blocks(~fits, cap + 1):
-        width = int(cap[qs].max()) + 1
-        gp = _padded(off2, g, qs, 0.0)
-        wp = _padded(off2, w, qs, 0)
-        table = np.zeros((qs.size, width))
-        for t in range(gp.shape[1]):
-            cand = _shifted(table, wp[:, t]) + gp[:, t : t + 1]
-            np.maximum(table, cand, out=table)
-        out[qs] = table[:, -1]
+    for q in np.flatnonzero(~fits):  # one table a query, items by slices (no gather: ~4x the blocks' speed)
+        width = int(cap[q]) + 1
+        table = np.zeros(width)
+        for gi, wi in zip(g[off2[q] : off2[q + 1]].tolist(), w[off2[q] : off2[q + 1]].tolist()):
+            np.maximum(table[wi:], table[: width - wi] + gi, out=table[wi:])
+        out[q] = table[-1]
     return out
 
 
@@ -171,19 +120,18 @@ def ordered_optimum(
     fits = total_w <= budget  # every item fits: all of them, by gain descending
     m_max = count_optimum(off2, w, budget)  # the most items a set that fits can hold
     cap = np.minimum(total_w, budget)
-    for qs in _blocks(~fits, (cap + 1) * (m_max[:] + 1)):
-        width = int(cap[qs].max()) + 1
-        depth = int(m_max[qs].max()) + 1
-        gp = _padded(off2, g, qs, 0.0)
-        wp = _padded(off2, w, qs, 0)
-        table = np.full((qs.size, depth, width), -np.inf)
-        table[:, 0, :] = 0.0
+    for q in np.flatnonzero(~fits):  # one table a query, items by slices (see set_optimum)
+        width = int(cap[q]) + 1
+        depth = int(m_max[q]) + 1
+        table = np.full((depth, width), -np.inf)
+        table[0, :] = 0.0
         gd = disc[: depth - 1]
-        for t in range(gp.shape[1]):
+        items = zip(g[off2[q] : off2[q + 1]].tolist(), w[off2[q] : off2[q + 1]].tolist())
+        for t, (gi, wi) in enumerate(items):
             top = min(t + 1, depth - 1)  # after t items a set holds at most t of them
-            cand = _shifted(table[:, :top, :], wp[:, t]) + (gp[:, t, None] * gd[None, :top])[:, :, None]
-            np.maximum(table[:, 1 : top + 1, :], cand, out=table[:, 1 : top + 1, :])
-        out[qs] = table[:, :, -1].max(axis=1)
+            cand = table[:top, : width - wi] + (gi * gd[:top])[:, None]
+            np.maximum(table[1 : top + 1, wi:], cand, out=table[1 : top + 1, wi:])
+        out[q] = table[:, -1].max()
     return out
 
 
