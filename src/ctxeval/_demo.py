@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ._errors import CtxevalError
+from ._calibrate import calibrate
+from ._context.settings import RagConfig
+from ._context.utility import UtilityConfig
+from ._diagnose import diagnose
+from ._distraction import distraction_table
+from ._errors import CtxevalError, DependencyError
+from ._evaluate import Result, evaluate
+from ._io.writers import write_text
+from ._judge.cache import Cache
+from ._judge.client import LexicalJudge
+from ._judge.labels import JudgeOptions, grades, items_from_runs
+from ._judge.verbs import agreement
+from ._render.diagnose import render as render_diagnosis
+from ._render.distraction import render_distraction
+from ._render.text import render
 
 __all__ = ["demo_report", "example_path", "example_runs"]
 
@@ -42,12 +57,6 @@ def demo_report(html: str | Path | None = None, policy: str | Path | None = None
     """The demo's text. With ``html``, section 6 compares the runs with bm25 (paired randomization
     tests, bootstrap CIs, strata by query category) and writes the self-contained HTML report there;
     with ``policy``, section 5 writes the policy of the run with the best held-out objective there."""
-    from ._context.settings import RagConfig
-    from ._diagnose import diagnose
-    from ._evaluate import Result, evaluate
-    from ._render.diagnose import render as render_diagnosis
-    from ._render.text import render
-
     qrels = example_path("qrels.txt")
     runs = [example_path(f"runs/{name}") for name in SYSTEMS]
     lines = [
@@ -86,13 +95,6 @@ def demo_report(html: str | Path | None = None, policy: str | Path | None = None
 def _judge_section(qrels: Path) -> list[str]:
     """Section 8: labels from a judge (the offline lexical heuristic here), and the agreement
     statistics that decide whether they may replace people's."""
-    import tempfile
-
-    from ._judge.cache import Cache
-    from ._judge.client import LexicalJudge
-    from ._judge.labels import JudgeOptions, grades, items_from_runs
-    from ._judge.verbs import agreement
-
     runs = [example_path(f"runs/{n}.run") for n in ("bm25", "rrf", "rrf-rerank")]
     items, counts = items_from_runs(runs, example_path("queries.jsonl"), example_path("passages.jsonl"), 5)
     with tempfile.TemporaryDirectory() as tmp:
@@ -123,9 +125,6 @@ def _judge_section(qrels: Path) -> list[str]:
 def _samples_section(classical: Any) -> list[str]:
     """Section 7: the same pipeline as a sample set (samples.jsonl: rrf-rerank's top 10 with the
     judgments), the way a team without TREC files starts."""
-    from ._evaluate import evaluate
-    from ._render.text import render
-
     path = example_path("samples.jsonl")
     res = evaluate(samples=str(path), measures=["ContextPrecision(rel=3)", "ContextRecall(rel=3)", "nDCG@10"])
     trec = next(r for r in classical.runs if r.name == "rrf-rerank").mean("nDCG@10")
@@ -143,9 +142,7 @@ COMPARE_VIEW = ("nDCG@10", "RA-nWG@5", "%PROC@10", "dDCG@5", "DistractorRate@5")
 
 
 def _html_section(qrels: Path, runs: list[Path], out: Path) -> list[str]:
-    from ._context.utility import UtilityConfig
-    from ._errors import DependencyError
-    from ._render.report import compare
+    from ._render.report import compare  # looked up when it runs (tests stand a stub in for it)
 
     lines = ["6. Did a change help? Paired tests against bm25 (randomization test, Holm; 95% bootstrap CIs)"]
     report = compare(
@@ -167,7 +164,6 @@ def _html_section(qrels: Path, runs: list[Path], out: Path) -> list[str]:
     except DependencyError as exc:
         lines.append(f"  HTML report not written: {exc}")
         return [*lines, ""]
-    from ._io.writers import write_text
 
     write_text(out, page)  # atomically, as every output
     lines.append(f"  HTML report (self-contained, opens offline): {out.resolve()}")
@@ -178,11 +174,6 @@ def _distraction_section(qrels: Path, runs: list[Path], policy_out: Path | None 
     """Sections 4 and 5: distraction at K = 5 with the known distractors, and each run's calibrated
     runtime policy (K_max, tau) with its cross-validated gain over the best fixed K; the policy of the
     run with the best held-out objective is written to ``policy_out`` when it beats its fixed K."""
-    from ._calibrate import calibrate
-    from ._context.utility import UtilityConfig
-    from ._distraction import distraction_table
-    from ._render.distraction import render_distraction
-
     known = UtilityConfig.resolve(distractors=str(example_path("distractors.txt")))
     lines = ["4. Distraction: passages that pull the LLM off (utility < 0), which rank metrics do not see (K = 5)"]
     table = distraction_table(qrels, [str(p) for p in runs], 5, utility=known, worst=2)
@@ -218,8 +209,6 @@ def _distraction_section(qrels: Path, runs: list[Path], policy_out: Path | None 
     best = max(cals, key=lambda n: (cals[n].policy["cross_validation"]["objective"], n))
     chosen = cals[best]
     if policy_out is not None and chosen.beats_fixed_k:
-        from ._io.writers import write_text
-
         write_text(str(policy_out), chosen.to_json())
         lines.append(
             f"  The best held-out policy is {best}'s (K_max={chosen.k_max}, tau={chosen.tau:g}), written to "
@@ -237,8 +226,6 @@ def _distraction_section(qrels: Path, runs: list[Path], policy_out: Path | None 
 
 def evaluate_recall(qrels: Path, runs: list[Path]) -> dict[str, float]:
     """Mean recall of grade >= 4 passages in the top 50 (the candidate pool depth) per run."""
-    from ._evaluate import evaluate
-
     res = evaluate(qrels, [str(p) for p in runs], ["R(rel=4)@50"])
     return {r.name: r.mean("R(rel=4)@50") for r in res.runs}
 

@@ -20,6 +20,7 @@ The command line prints any of them as one line, ``ctxeval: error: ...``, with e
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from typing import Any
 
@@ -124,8 +125,6 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     >>> did_you_mean("nDGC", ["nDCG", "AP", "RR"])
     " (did you mean 'nDCG'?)"
     """
-    import difflib
-
     by_lower: dict[str, str] = {}
     for k in known:
         by_lower.setdefault(k.lower(), k)

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._context.grades import level_note, relevance_note
+from ._context.grades import level_note, relevance_note, scale_level
 from ._context.settings import RagConfig
+from ._core.segments import distinct
 from ._engines.base import provider
 from ._engines.blocks import sized_counts
 from ._errors import ConfigError
@@ -286,10 +287,7 @@ def default_measures(qrels: Any, runs: list[Any], rag: Any = None) -> tuple[list
     graded ones the same at the
     relevance level of the scale in force, with ``RA-nWG@d`` when the grades lie on the 1-5 scale;
     text-only references add ``ContextRecall(method=similarity)`` (RAGAS's non-LLM recall)."""
-    from ._context.grades import scale_level
     from ._context.labels import resolve
-    from ._context.settings import RagConfig
-    from ._core.segments import distinct
 
     qr, rcfg = resolve(qrels, RagConfig.coerce(rag))
     depth = max((int(r.columns.layout.lengths.max()) for r in runs if len(r)), default=10)

@@ -35,6 +35,7 @@ So, at K = 5 (the slots the LLM reads), with a ``-k 3`` distraction view:
 from __future__ import annotations
 
 import json
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -185,8 +186,6 @@ def write(c: Corpus, folder: Path) -> dict[str, Path]:
 def guide_samples(folder: Path) -> list[Path]:
     """The RAG guide's two sample sets in ``folder``: ``bm25.jsonl`` (the weak pipeline, with each
     sample's ``pool``) and ``dense.jsonl`` (the better one), with reference ids."""
-    import tempfile
-
     with tempfile.TemporaryDirectory() as tmp:
         files = write(make(), Path(tmp))
         out = []

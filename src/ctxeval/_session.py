@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import zip_longest
@@ -18,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._context import Inputs, build, closure, needs_rows
+from ._context.grades import check_scale
 from ._context.settings import RagConfig, Settings
 from ._core.evaldata import EvalData
 from ._core.join import join
@@ -26,7 +29,7 @@ from ._engines.base import Job, Provider, provider
 from ._engines.blocks import BlockFn, Mapped, overlap_check
 from ._engines.local import LocalEngine
 from ._errors import ConfigError
-from ._io.model import Qrels, Run
+from ._io.model import Qrels, Run, split_named
 from ._measures import Measure, make, parse_measures
 from ._names import merge_notes
 from ._policies import Policies
@@ -154,7 +157,6 @@ def _read(qrels: Any, runs: list[Any], pol: Policies, labels: Any, engine: Provi
     if not _large_file(qrels, _OVERLAP_QRELS_BYTES):
         qr = Qrels.coerce(qrels, duplicates=duplicates, columns=columns, labels=labels)
         return qr, engine.read(runs, pol)
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(Qrels.coerce, qrels, duplicates=duplicates, columns=columns, labels=labels)
@@ -236,9 +238,6 @@ class Session:
         said = self.notes if notes is None else notes
         ms = list(self.measures if measures is None else measures)
         names = self.needs(ms) | set(extras)
-        if names:
-            from ._context import needs_rows
-
         rows = keep_rows or (bool(names) and needs_rows(names))
         p = self.policies
         st, qrels = self.settings, self.qrels
@@ -254,9 +253,6 @@ class Session:
             if note and note not in said:
                 said.append(note)
         if names:
-            from ._context import Inputs, build
-            from ._context.grades import check_scale
-
             if st.pools:
                 st = replace(st, pool=self.pool_for(run))
             inputs = Inputs(qrels, run, st, tuple(ms))
@@ -285,8 +281,6 @@ class Session:
         (:mod:`ctxeval._engines.blocks`); the engine refuses side data it cannot build."""
         ms = tuple(measures)
         if self.engine.capabilities.side_data is not None:
-            from ._context import closure
-
             self.engine.refuse(self.policies, self.rag, closure(self.needs(ms) | set(extras)), False)
         return self.engine.blocks(self, run, Job(ms, fn, keep_rows, tuple(extras)))
 
@@ -449,8 +443,6 @@ def _refuse(
     """What ``eng`` cannot do for these settings, refused in one line (see :class:`Provider`)."""
     names: set[str] = set()
     if eng.capabilities.side_data is not None:
-        from ._context import closure
-
         wanted = side_data(ms, rcfg, spans) | set(extras)
         wanted |= {
             name
@@ -578,7 +570,6 @@ def sample_sets(samples: Any, duplicates: str = "error") -> list[Any]:
     """``samples`` as a list of :class:`~ctxeval.Samples`: a set (a ``Samples``, a path, a list of
     sample mappings, a frame), a list of sets, or a mapping ``{name: set}`` naming each; a path given
     as ``NAME=PATH`` is named NAME."""
-    from ._io.model import split_named
     from ._io.samples import Samples
 
     dup = "first" if duplicates == "first" else "error"

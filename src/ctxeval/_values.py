@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ._core.segments import top_rows
 from ._engines.blocks import Block
 from ._measures import Measure, make
 from ._session import Session, list_depths
@@ -70,7 +71,6 @@ class Values:
             }
         if self.utility:
             from ._context.utility import flag_counts  # here: they pull in side files
-            from ._core.segments import top_rows
 
             u = data.extra("utility")
             block.totals["utility"] = u.block_counts()

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._errors import ConfigError
+from ._render.gate import gate, row_sentence
 
 __all__ = ["RegressionError", "assert_no_regression"]
 
@@ -45,8 +46,6 @@ def assert_no_regression(
     measure. Returns the :class:`~ctxeval.GateReport` when the gate holds (some measures may be
     inconclusive: their sentences say so). A baseline made under other labels or settings, or a gated
     measure the gate could not test, raises :class:`~ctxeval.ConfigError` (an error, not a failure)."""
-    from ._render.gate import gate, row_sentence
-
     report = gate(
         baseline,
         qrels,

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from .._context.labels import HOW_TO_JUDGE
 from .._context.settings import RagConfig
+from .._context.spans import tokenizer_of
 from .._context.utility import UtilityConfig, flag_counts, unlabelled_note
 from .._core.budget import budget_caps, budget_grid
 from .._core.evaldata import EvalData
@@ -76,8 +78,6 @@ def _input_notes(
     """What the inputs make of the objective: the kind of the labels (binary labels give the utility
     objective no cost to weigh), judged queries the run lacks, and a utility map under which nothing
     is relevant while judged passages are distractors."""
-    from .._context.labels import HOW_TO_JUDGE
-
     notes = list(session.label_notes([measure] if measure is not None else [], scale_read=True))
     kind = session.qrels.labels
     decided = cfg.llm is not None or cfg.known is not None or cfg.rules.unlabelled
@@ -240,8 +240,6 @@ def _budgets(k: Any) -> list[int] | None:
 
 def _budget_entries(budget: int, session: Any) -> dict[str, Any]:
     """What a budget policy says beside its budget: the tokenizer the serving side must count with."""
-    from .._context.spans import tokenizer_of
-
     return {
         "budget_tokens": int(budget),
         "tokenizer": tokenizer_of(session.settings.chunks, session.rag),

@@ -26,6 +26,7 @@ import numpy as np
 from .._errors import ConfigError
 from .._io.chunks import Chunks
 from .._io.model import Run
+from .._io.retrievers import collect
 from .bm25 import BM25
 
 __all__ = ["MAX_DEPTH", "bm25_run", "collected_run"]
@@ -73,8 +74,6 @@ def collected_run(
     name: str, table: Chunks, questions: Mapping[str, str], make: Callable[[Chunks], Any], depth: int
 ) -> Run:
     """The run of the team's retriever built over ``table`` (see the module docstring)."""
-    from .._io.retrievers import collect
-
     samples = collect(make(table), [{"query_id": q, "question": t} for q, t in questions.items()], k=depth, name=name)
     index = {str(c): i for i, c in enumerate(table.ids.tolist())}
     places = {

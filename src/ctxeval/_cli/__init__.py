@@ -10,6 +10,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from .._version import __version__
+
 # The command uses no BLAS routine on large data, and OpenBLAS' pool of threads, started with numpy,
 # spins on the cores the reader's threads use (0.08 s of CPU per large evaluation on 2 cores); set
 # before numpy is first imported, and only by the command (a program importing ctxeval keeps its own).
@@ -106,7 +108,6 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     if not value or ctx.resilient_parsing:
         return
     from .. import _native
-    from .._version import __version__
 
     click.echo(f"ctxeval, version {__version__}\ncompiled kernels: {_native.status()}")
     ctx.exit()

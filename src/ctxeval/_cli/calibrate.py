@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from .._errors import ConfigError
 from .options import (
     File,
     engine_options,
@@ -95,7 +96,6 @@ def command(
     hard-negative threshold of the rules; the policy's tau is searched on the grid).
     """
     from .._calibrate import calibrate
-    from .._errors import ConfigError
     from .._io.writers import write_text
     from .._render.calibrate import calibration_lines
 

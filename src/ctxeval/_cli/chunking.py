@@ -7,15 +7,14 @@ from typing import Any
 
 import click
 
-from .._compare.settings import CORRECTIONS, TESTS
+from .._compare.settings import CORRECTIONS, TESTS, Stats
+from .._errors import ConfigError
 from .options import File, emit, output_option, resampling_options
 
 FORMATS = ("table", "markdown", "json", "html")
 
 
 def _chunkers(values: tuple[str, ...]) -> dict[str, str]:
-    from .._errors import ConfigError
-
     out: dict[str, str] = {}
     for v in values:
         name, sep, spec = v.partition("=")
@@ -90,7 +89,6 @@ def command(
     query_id doc_id start end grade, or Chroma's questions_df.csv), and the measure is compared at equal
     token budgets (paired tests over every pair of chunkers, Holm): the answer names the chunker that
     wins at each budget, or says why it cannot tell; precision_Omega beside each chunker."""
-    from .._compare.settings import Stats
     from .._render.chunking import chunking
 
     stats = Stats(

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .._compare.settings import CI_METHODS, CORRECTIONS, TESTS
+from .._compare.settings import CI_METHODS, CORRECTIONS, TESTS, Sections, Stats, Strata
 from .options import (
     File,
     at_level,
@@ -194,7 +194,6 @@ def command(
     --queries) always holds the num_rel strata, and with --queries the query_length strata.
     """
     from .._compare.progress import show_progress
-    from .._compare.settings import Sections, Stats, Strata
     from .._render.report import compare
 
     curves_k: Any = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from .options import File
@@ -44,16 +46,12 @@ def command(html_path: str, policy_path: str, samples_dir: str | None, chunking_
     sample sets instead (two pipelines over a corpus of 40 questions whose truth is planted). With
     --chunking DIR: the chunking guide's corpus (40 documents, a fact at a known span in each)."""
     if chunking_dir is not None:
-        from pathlib import Path
-
         from .._planted_chunks import write_chunking_corpus
 
         written = write_chunking_corpus(Path(chunking_dir))
         click.echo(f"wrote {', '.join(str(p) for p in written)} (the chunking guide's corpus)")
         return
     if samples_dir is not None:
-        from pathlib import Path
-
         from .._planted import guide_samples
 
         folder = Path(samples_dir)

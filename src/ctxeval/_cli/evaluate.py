@@ -6,6 +6,8 @@ from typing import Any
 
 import click
 
+from .._errors import ConfigError
+from .._measures import families
 from .options import (
     at_level,
     emit,
@@ -26,8 +28,6 @@ from .options import (
 
 
 def _measure_help() -> str:
-    from .._measures import families
-
     names = ", ".join(f.name for f in families())
     return f"measure name, repeatable (e.g. nDCG@10, P(rel=2)@5, AP). Known: {names}. See 'ctxeval measures'."
 
@@ -91,7 +91,6 @@ def command(
     Distraction-aware measures (dDCG@K, ndDCG@K, UDCG@K, DistractorRate@K, DistractorHarm@K) read
     per-passage utilities set by --utility-map, --distractors, --utilities and --distractor-rules.
     """
-    from .._errors import ConfigError
     from .._evaluate import evaluate
     from .._render.text import render
     from .._stats.summary import CI

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
 import click
 
+from .._errors import ConfigError
 from .options import (
     File,
     at_level,
@@ -187,9 +189,6 @@ def power_command(
     one sample set with --samples), else assumed from the baseline's own (--correlation). A bootstrap check of the formula is printed
     beside it.
     """
-    import json
-
-    from .._errors import ConfigError
     from .._gate.gate import power
     from .._render.gate import power_lines
 

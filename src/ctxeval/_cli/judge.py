@@ -14,7 +14,7 @@ from .._errors import ConfigError
 from .._io.samples.schema import OPEN
 from .._judge.cache import Cache
 from .._judge.interface import Judge
-from .._judge.items import Item, JudgeOptions, Labeling
+from .._judge.items import Item, JudgeOptions, Labeling, judgment_pool
 from .._judge.kinds import LABELS
 from .._judge.runner import Tally
 from .._judge.sequential import UntilDecided
@@ -126,7 +126,6 @@ def _by_spans(
     from .._io.chunks import Chunks
     from .._io.side import read_query_texts
     from .._io.spans import SpanLabels
-    from .._judge.items import judgment_pool
     from .._judge.reuse import plan_reuse, scale_check
 
     if not runs or not queries:
@@ -151,8 +150,6 @@ def _by_spans(
     text = "".join(f"{q} 0 {c} {g}\n" for q, c, g in graded)
     prov = sidecar(output, judge, kw, task, scale, depth or 20, got, runs)
     if tally is None:  # nothing to ask: every pooled chunk was judged before
-        from .._judge.runner import Tally
-
         tally = Tally(judge.describe, judge.heuristic, kind.name)
     settle(kw, [tally], text, output, kind.noun, extra, prov)
     if spans["spans_out"] is not None:

@@ -5,6 +5,7 @@ parsed values into the validated settings value the verbs take."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 import click
 
-from .._errors import InputError, OutputError
+from .._errors import ConfigError, InputError, OutputError
 from .._policies import CHOICES, HELP, Policies
 
 __all__ = [
@@ -229,7 +230,6 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
 
 def _pools(values: tuple[str, ...] | str) -> tuple[str | None, dict[str, str] | None]:
     """``--pool`` values: at most one POOL for every run, and RUN=POOL pairs."""
-    from .._errors import ConfigError
     from .._io.model import split_named
 
     shared: str | None = None
@@ -397,8 +397,6 @@ def samples_option(f: F) -> F:
 def one_run_from(qrels: str, run: str | None, samples: bool) -> dict[str, Any]:
     """The inputs of a one-run verb as keywords: ``qrels`` and ``run``, or with ``--samples`` one
     sample set (``NAME=FILE`` names it) as ``samples``."""
-    from .._errors import ConfigError
-
     if samples and run is not None:
         raise ConfigError("--samples takes one sample set here (its references are the qrels), not QRELS RUN")
     if not samples and run is None:
@@ -409,8 +407,6 @@ def one_run_from(qrels: str, run: str | None, samples: bool) -> dict[str, Any]:
 def verb_inputs(qrels: str, runs: tuple[str, ...], samples: bool) -> dict[str, Any]:
     """The inputs of a verb as keywords: ``qrels`` and ``runs``, or with ``--samples`` the positional
     files (``NAME=FILE`` names a set) as ``samples``."""
-    from .._errors import ConfigError
-
     if samples:
         return {"samples": [qrels, *runs]}
     if not runs:
@@ -485,7 +481,6 @@ def engine_from(kw: dict[str, Any]) -> Any:
     """The engine of :func:`engine_options` (removed from ``kw``), Spark's start told on stderr;
     ``--chunk-mb`` or ``--sort-first`` alone choose the stream engine."""
     from .._engines.base import Engine, provider
-    from .._errors import ConfigError
 
     name, stream, master = kw.pop("engine"), kw.pop("stream"), kw.pop("spark_master")
     chunk_mb, sort_first = kw.pop("chunk_mb"), kw.pop("sort_first")
@@ -532,7 +527,6 @@ def at_level(names: list[str] | None, rel: int | None) -> list[str] | None:
     (``-l N``); the defaults when none are named."""
     if rel is None:
         return names
-    import re
 
     from .._evaluate import DEFAULT_MEASURES
     from .._measures import parse_measures

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .._errors import DuplicateError, MeasureError
 from .options import File
 
 _MEASURE_HELP = (
@@ -93,7 +94,6 @@ def command(
 
     RESULTS may be '-' for standard input. Missing topics are ignored unless -c.
     """
-    from .._errors import DuplicateError, MeasureError
     from .._trec_eval import TrecEvalStop, trec_eval
 
     notes: list[str] = []

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .._curve import Curves
 from .._errors import ConfigError, DependencyError
 from .._evaluate import Result
 from .._measures import Measure
@@ -192,8 +193,6 @@ class Report:
     def plot(self, measure: str | None = None, ax: Any = None) -> Any:
         """The metric@K curves of ``measure`` (default: the first), one line per run (see
         :meth:`ctxeval.Curves.plot`); needs the ``report`` extra."""
-        from .._curve import Curves
-
         if not self.curves:
             raise ConfigError("this report has no curves (curves_k=0)")
         return Curves(self.curves).plot(measure, ax)

@@ -12,7 +12,7 @@ from .._core.extras import Fairness
 from .._core.join import judged_docs, match_pairs
 from .._core.segments import segment_rows
 from .._errors import ConfigError
-from . import Inputs, SideData, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._core.extras import Fits
-from . import Inputs, SideData, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData

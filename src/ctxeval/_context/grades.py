@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._errors import ConfigError
-from . import Inputs, SideData, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData

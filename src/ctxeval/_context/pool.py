@@ -20,7 +20,7 @@ import numpy as np
 from .._core.extras import Grades, Groups, Pool
 from .._core.join import join, judged_docs, match_pairs, positions
 from .._errors import ConfigError, PoolError
-from . import Inputs, SideData, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData

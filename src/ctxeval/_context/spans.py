@@ -31,7 +31,7 @@ from .._errors import ConfigError
 from .._io.chunks import Chunks
 from .._io.spans import SpanLabels
 from .._io.tokenizers import Tokenizer
-from . import Inputs, SideData, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData

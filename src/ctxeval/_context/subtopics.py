@@ -11,7 +11,7 @@ from .._core.extras import Subtopics
 from .._core.join import match_pairs, positions
 from .._core.segments import segment_rows
 from .._errors import ConfigError
-from . import Inputs, SideData, register
+from .registry import Inputs, SideData, register
 
 if TYPE_CHECKING:
     from .._core.evaldata import EvalData

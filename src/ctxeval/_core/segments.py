@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import numpy as np
@@ -208,7 +209,6 @@ def map_blocks(fn: Callable[[int, int, int, int], T], starts: np.ndarray, length
             workers = min(4, os.cpu_count() or 1)
     if workers <= 1 or len(todo) < 4:
         return [fn(*blk) for blk in todo]
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(lambda blk: fn(*blk), todo))

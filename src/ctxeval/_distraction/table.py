@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._context.grades import relevance
+from .._context.labels import HOW_TO_JUDGE
 from .._context.settings import RagConfig
 from .._context.utility import UtilityConfig, flag_counts, flag_note
 from .._core.extras import WHY_KNOWN, WHY_LLM, WHY_RANK, WHY_SCORE, Utilities
@@ -141,8 +142,6 @@ class DistractionTable(dict[str, Any]):
 
 def no_verdict_why() -> str:
     """What a missing verdict's reason says after its counts (the same for every run)."""
-    from .._context.labels import HOW_TO_JUDGE
-
     return (
         ", and binary labels (reference ids) say which chunks are relevant, not which distract. To get labels that "
         f"do: {HOW_TO_JUDGE}"

@@ -26,6 +26,7 @@ from .._core.join import match_pairs
 from .._core.keys import match_keys
 from .._core.segments import distinct
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError
+from . import writers
 from .locate import chroma_find, find_text, read_documents
 from .records import columns_of, integer, records, table_format, text_id
 from .tokenizers import Tokenizer
@@ -373,8 +374,6 @@ class Chunks:
 
     def write(self, path: str | os.PathLike[str], *, format: str | None = None) -> None:
         """Write the table as JSON lines, CSV, TSV or Parquet (by the suffix, or ``format``)."""
-        from . import writers
-
         fmt = format or table_format(path)
         frame = self.frame
         if fmt == "parquet":

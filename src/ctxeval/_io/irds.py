@@ -22,6 +22,8 @@ from typing import Any
 
 from .._core.columns import Columns
 from .._errors import ConfigError, CtxevalError, DependencyError, InputError, did_you_mean
+from ._lazy import pl
+from .tables import from_table
 
 __all__ = ["PREFIX", "is_ref", "passages", "qrels_columns", "query_texts", "question_records"]
 
@@ -106,9 +108,6 @@ def _text(record: Any) -> str:
 
 def qrels_columns(ref: str) -> Columns:
     """The dataset's qrels as core columns (validated as any qrels frame is)."""
-    from ._lazy import pl
-    from .tables import from_table
-
     qids: list[str] = []
     docs: list[str] = []
     grades: list[int] = []

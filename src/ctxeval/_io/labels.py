@@ -45,6 +45,8 @@ edited file). Unknown keys are ignored, so later versions may add some.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 from collections.abc import Mapping
@@ -55,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, FormatError, InputError
+from .writers import write_text
 
 __all__ = [
     "GIVEN",
@@ -362,8 +365,6 @@ def sidecar_path(path: str | os.PathLike[str]) -> Path:
 
 
 def _sha256(path: Path) -> str:
-    import hashlib
-
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -386,10 +387,6 @@ def write_sidecar(path: str | os.PathLike[str], labels: LabelKind) -> Path:
     >>> back.kind, back.scale, back.provenance.depth, back.provenance.heuristic
     ('judged', 'rag', 2, True)
     """
-    import json
-
-    from .writers import write_text
-
     target = Path(path)
     if not target.is_file():
         raise InputError(f"{target}: no such file (write the labels before their sidecar)")
@@ -408,7 +405,6 @@ def read_sidecar(path: str | os.PathLike[str]) -> LabelKind | None:
     side = sidecar_path(path)
     if not side.is_file():
         return None
-    import json
 
     try:
         doc = json.loads(side.read_text(encoding="utf-8"))

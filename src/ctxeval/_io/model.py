@@ -17,7 +17,9 @@ import numpy as np
 
 from .._core.columns import Columns, Layout
 from .._core.grademap import GradeMap
+from .._core.ids import ArrayIds
 from .._core.ranking import score_key, segment_order, tie_memo
+from .._core.segments import segment_rows
 from .._errors import ConfigError
 from .._policies import Policies
 from . import tables, writers
@@ -402,8 +404,6 @@ class Run(_Rows):
     @classmethod
     def empty(cls, name: str = "run", source: str = "<run>") -> Run:
         """A run without rows (every judged query missing from it)."""
-        from .._core.ids import ArrayIds
-
         cols = Columns(
             Layout(np.zeros(0, dtype="U1"), np.zeros(0, dtype=np.int64), 0),
             ArrayIds(np.zeros(0, dtype="S1")),
@@ -431,7 +431,6 @@ class Run(_Rows):
             c.memo.get(memo) if (memo := tie_memo(ties)) else None,
         )
         segs = np.argsort(lay.heads, kind="stable")
-        from .._core.segments import segment_rows
 
         rows = segment_rows(lay.starts[segs], lay.lengths[segs])
         return order.rows(lay.n_rows)[rows]

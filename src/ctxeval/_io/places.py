@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import ConfigError, EmptyInputError
 from .chunks import Chunks
 from .locate import find_text
 
@@ -109,8 +110,6 @@ def chunks_of_samples(samples: Any, documents: Any = None) -> Chunks:
     """The chunk table a sample set's retrieved chunks make: every chunk's ``document``, ``start`` and
     ``end`` (written by :func:`ctxeval.collect`), with the documents' texts when given. A chunk placed
     twice differently is an error naming it; chunks without a place are left out (noted)."""
-    from .._errors import ConfigError, EmptyInputError
-
     places: dict[str, tuple[str, int, int]] = {}
     missing = 0
     for s in samples.samples:

@@ -33,11 +33,13 @@ import json
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from importlib import import_module, metadata
 from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, DependencyError, FormatError, InputError
+from .irds import question_records
 from .locate import read_documents
 from .places import Placer, framework_place
 from .samples import Samples
@@ -149,8 +151,6 @@ def _questions(questions: Any) -> list[dict[str, Any]]:
     where = "questions"
     if isinstance(questions, (str, os.PathLike)):
         if isinstance(questions, str) and questions.startswith("irds:"):
-            from .irds import question_records
-
             rows: list[Any] = question_records(questions)
             where = questions
         else:
@@ -402,7 +402,6 @@ def _run_all(search: Search, records: list[dict[str, Any]], concurrency: int) ->
     jobs = list(enumerate(records, start=1))
     if concurrency == 1 or len(jobs) == 1:
         return [one(j) for j in jobs]
-    from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         return list(pool.map(one, jobs))

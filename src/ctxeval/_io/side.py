@@ -21,6 +21,7 @@ folder, not UTF-8, or has a malformed line is an :class:`~ctxeval.InputError` /
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -521,8 +522,6 @@ def read_texts(
 def fit_hash(fit: Mapping[str, Any]) -> str:
     """A name for fitted weights from their content: the first 12 hex digits of the SHA-256 of
     ``alpha``, ``beta`` and ``bias`` as canonical JSON."""
-    import hashlib
-
     doc = {
         "alpha": [float(x) for x in fit["alpha"]],
         "beta": [float(x) for x in fit["beta"]],

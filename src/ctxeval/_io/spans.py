@@ -34,9 +34,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._core.columns import Columns, Layout
+from .._core.ids import ArrayIds
+from .._core.spans import near
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError
+from . import writers
 from .labels import LabelKind
 from .locate import find_text, read_documents
+from .model import Qrels
 from .records import columns_of, integer, records, table_format, text_id
 
 if TYPE_CHECKING:
@@ -333,11 +338,6 @@ class SpanLabels:
         span of a query is judged for it at the highest grade of those spans; a query whose spans no
         chunk touches is kept, with no judged chunk (the measures over chunk ids read it as a query
         with nothing relevant; the span measures read its spans). ``chunks`` None: the queries alone."""
-        from .._core.columns import Columns, Layout
-        from .._core.ids import ArrayIds
-        from .._core.spans import near
-        from .model import Qrels
-
         if chunks is None:
             qnames = np.unique(self.query)
             empty = Columns(
@@ -428,8 +428,6 @@ class SpanLabels:
     # -- writing ------------------------------------------------------------------------------------------
     def write(self, path: str | os.PathLike[str], *, format: str | None = None) -> None:
         """Write the labels: TREC-like text, or JSON lines / CSV / TSV / Parquet by the suffix."""
-        from . import writers
-
         fmt = format or table_format(path) or "trec"
         if fmt == "trec":
             lines = (f"{q} 0 {d} {s} {e} {g}\n" for q, d, s, e, g in self.rows())

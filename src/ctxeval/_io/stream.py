@@ -27,6 +27,7 @@ import numpy as np
 
 from .._core.columns import Columns
 from .._errors import ConfigError, EmptyInputError, FormatError, InputError
+from .model import Run
 from .source import MemoryText, compression, too_long
 from .trec import parse_trec
 
@@ -240,8 +241,6 @@ def _trec_chunks(p: Path, source: str, chunk_bytes: int) -> Iterator[Chunk]:
 
 def _parquet_chunks(path: Path, chunk_rows: int, renames: Mapping[str, str], source: str) -> Iterator[Chunk]:
     import polars as pl
-
-    from .model import Run
 
     grouping = _Grouping(source, "row")
     scan = pl.scan_parquet(path)

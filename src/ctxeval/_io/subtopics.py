@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .._core.columns import Columns, Layout
+from .._core.ids import ArrayIds
 from .._core.segments import offsets, run_starts
 from .._errors import DuplicateError, EmptyInputError, FormatError
 from .read import check_duplicate_policy
@@ -93,8 +94,6 @@ def subtopic_records(
     records: Iterable[tuple[Any, Any, Any, Any]], source: str = "<subtopic qrels>"
 ) -> SubtopicJudgments:
     """From ``(qid, subtopic, docid, grade)`` tuples (pyndeval's ``SubtopicQrel`` shape)."""
-    from .._core.ids import ArrayIds
-
     qids: list[str] = []
     subs: list[str] = []
     docs: list[str] = []

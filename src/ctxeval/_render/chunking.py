@@ -10,8 +10,9 @@ from typing import Any
 
 from .._chunking import ChunkingModel
 from .._chunking import chunking as chunking_model
-from .._show import pyplot
+from .._show import html_table, pyplot
 from . import reporting
+from .html.page import render_html
 from .report_parts import fmt
 
 __all__ = ["ChunkingReport", "chunking"]
@@ -105,8 +106,6 @@ class ChunkingReport(ChunkingModel):
     def to_html(self) -> str:
         """One self-contained page (the comparison report's: summary, differences, per-query differences),
         the answer on top and the curves over the budgets. Needs the ``report`` extra (matplotlib)."""
-        from .html.page import render_html
-
         doc = dict(self.report)
         doc["pr_curves"] = None
         doc["curves"] = {
@@ -124,8 +123,6 @@ class ChunkingReport(ChunkingModel):
         return render_html(doc)
 
     def _repr_html_(self) -> str:
-        from .._show import html_table
-
         head, rows = self._table()
         return html_table(head, rows, self.answer)
 

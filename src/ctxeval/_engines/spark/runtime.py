@@ -13,6 +13,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,6 @@ def check_spark_needs() -> None:
     path requires (its own ``sql`` requirements, read from its metadata), and a Java runtime of
     release 17 or later (``$JAVA_HOME/bin/java``, else ``java`` on PATH), each missing one as a
     one-line :class:`DependencyError` saying how to install it."""
-    from importlib import metadata
-
     what = "the Spark engine"
     try:
         metadata.version("pyspark")

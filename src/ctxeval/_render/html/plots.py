@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from typing import Any
 
@@ -63,8 +64,6 @@ class _Plotter:
         return fig
 
     def svg(self, fig: Any, fid: int) -> str:
-        import io
-
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
         text = buf.getvalue()

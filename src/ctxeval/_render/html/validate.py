@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..._errors import InputError, MeasureError
+from ..._measures import parse_measure
 from .cells import _COMPARISON_NUMBERS
 
 
@@ -80,8 +81,6 @@ def _ci(value: Any, where: str) -> tuple[float | None, float | None] | None:
 
 def _aggregate(measure: str) -> str | None:
     """How the measure is summarised over queries (``mean``, ``sum``, ``gmean``); None when unknown."""
-    from ..._measures import parse_measure
-
     try:
         return str(parse_measure(measure).spec.aggregate)
     except MeasureError:
@@ -90,8 +89,6 @@ def _aggregate(measure: str) -> str | None:
 
 def _direction(measure: str) -> bool | None:
     """True if higher is better, False if lower is, None for a name the measure registry does not know."""
-    from ..._measures import parse_measure
-
     try:
         return bool(parse_measure(measure).spec.higher_is_better)
     except MeasureError:
