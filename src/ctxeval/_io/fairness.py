@@ -36,7 +36,6 @@ an error naming both lines.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -48,7 +47,7 @@ import numpy as np
 from .._core.ids import ArrayIds, Ids
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
 from .side import fields, text_lines
-from .tables import _DOC_NAMES, _QID_NAMES
+from .tables import _DOC_NAMES, _QID_NAMES, json_value
 
 __all__ = [
     "ALL_QUERIES",
@@ -240,10 +239,7 @@ def _json_lines(path: Any, what: str) -> tuple[list[tuple[int, str]], bool]:
 
 
 def _parse_json(source: str, lineno: int, line: str) -> Mapping[str, Any]:
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise FormatError(source, lineno, f"not valid JSON ({exc.msg})", line) from None
+    obj = json_value(source, lineno, line, line)
     if not isinstance(obj, dict):
         raise FormatError(source, lineno, "expected a JSON object", line)
     return obj

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, EmptyInputError, FormatError, InputError
+from .tables import json_value
 from .trec import open_bytes
 
 __all__ = ["Record", "columns_of", "decode_text", "integer", "records", "table_format", "text_id"]
@@ -79,10 +79,7 @@ def _jsonl(text: str, source: str) -> tuple[list[Record], list[str], str]:
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise FormatError(source, lineno, f"not a JSON object: {exc.msg}", line) from None
+        rec = json_value(source, lineno, line, line)
         if not isinstance(rec, dict):
             raise FormatError(source, lineno, "expected a JSON object", line)
         names.update(dict.fromkeys(rec))

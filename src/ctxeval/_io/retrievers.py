@@ -29,7 +29,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
-import json
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -43,7 +42,7 @@ from .irds import question_records
 from .locate import read_documents
 from .places import Placer, framework_place
 from .samples import Samples
-from .tables import split_lines
+from .tables import json_value, split_lines
 
 __all__ = ["collect"]
 
@@ -200,10 +199,7 @@ def _jsonl(path: str | os.PathLike[str]) -> list[Any]:
     rows = []
     for no, line in enumerate(split_lines(p.read_text(encoding="utf-8-sig")), start=1):
         if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise FormatError(str(p), no, f"not valid JSON ({exc.msg})", line) from None
+            rows.append(json_value(str(p), no, line, line))
     return rows
 
 

@@ -39,7 +39,7 @@ from .._core.ids import ArrayIds, Ids
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
 from .exact import decode
 from .source import open_bytes
-from .tables import _DOC_NAMES, _QID_NAMES, pick, split_lines
+from .tables import _DOC_NAMES, _QID_NAMES, json_value, pick, split_lines
 
 if TYPE_CHECKING:
     import polars as pl
@@ -482,10 +482,7 @@ def read_texts(
         if not as_json and line.startswith("#"):
             continue
         if as_json:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise FormatError(name, lineno, f"not a JSON object: {exc.msg}", line) from None
+            rec = json_value(name, lineno, line, line)
             if not isinstance(rec, dict):
                 raise FormatError(name, lineno, f"expected a JSON object with {id_keys[0]} and text", line)
             qid = next((rec[k] for k in id_keys if k in rec), None)

@@ -43,6 +43,7 @@ from .labels import LabelKind
 from .locate import find_text, read_documents
 from .model import Qrels
 from .records import columns_of, integer, records, table_format, text_id
+from .tables import json_value
 
 if TYPE_CHECKING:
     import polars as pl
@@ -278,10 +279,7 @@ class SpanLabels:
             qid = str(row)
             queries[qid] = str(rec[cols["question"]])
             doc = text_id(rec[cols["corpus_id"]], "corpus_id", source, line)
-            try:
-                refs = json.loads(rec[cols["references"]])
-            except json.JSONDecodeError as exc:
-                raise FormatError(source, line, f"references is not JSON: {exc.msg}") from None
+            refs = json_value(source, line, rec[cols["references"]], field="references")
             if not isinstance(refs, list) or not refs:
                 raise FormatError(source, line, "references must be a non-empty JSON list")
             for ref in refs:

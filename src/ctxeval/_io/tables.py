@@ -220,6 +220,24 @@ def split_lines(text: str) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in out]
 
 
+def json_value(source: str, lineno: int, text: str, line: str | None = None, field: str | None = None) -> Any:
+    """``text`` read as JSON, or the one-line error naming the file, the line (and the ``field`` whose
+    value it is): invalid JSON, or a number Python will not read (an integer of over 4,300 digits),
+    never a traceback.
+
+    >>> json_value("f.jsonl", 3, '{"a": 1')
+    Traceback (most recent call last):
+    ctxeval.FormatError: f.jsonl:3: not valid JSON (Expecting ',' delimiter)
+    """
+    at = f"{field}: " if field else ""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(source, lineno, f"{at}not valid JSON ({exc.msg})", line) from None
+    except ValueError:  # Python reads no integer of over 4,300 digits
+        raise FormatError(source, lineno, f"{at}a number of over 4,300 digits", line) from None
+
+
 def parse_jsonl(data: bytes, kind: Kind, source: str, renames: Mapping[str, str] | None = None) -> pl.DataFrame:
     text = decode(data, source)
     rows: list[tuple[int, dict[str, Any]]] = []
