@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from .._core.join import judged_docs, positions
+from .._core.join import judged_docs, run_positions
 from .._core.segments import distinct
 from .._core.spans import Atoms, ChunkData, SpanCeiling, SpanData, atom_offsets, atomise, near, units
 from .._errors import ConfigError
@@ -151,20 +151,18 @@ def _read_evidence(data: EvalData, inputs: Inputs, wanted: str) -> Evidence:
             f"{wanted} read span labels: give ctxeval.SpanLabels as the labels, with a chunk table (chunks=...)"
         )
     table = _table(inputs, f"{wanted} (span labels)")
-    t_names, t_codes = table.doc_codes()  # the table's codes are built once, then renumbered
-    s_q = positions(spans.query, np.asarray(data.qids))
+    t_names, t_codes = table.doc_codes()  # the table's codes are built once
+    s_q = run_positions(spans.query, data.qids)
     keep = s_q >= 0
-    s_doc = spans.doc[keep]
-    doc_names = distinct(np.concatenate([distinct(spans.doc), t_names]))
+    # every document named: the table's and the labels' (the labels' runs looked up among the table's)
+    s_doc = run_positions(spans.doc, t_names)
+    if bool((s_doc >= 0).all()):
+        doc_names, t_doc = t_names, t_codes
+    else:
+        doc_names = distinct(np.concatenate([distinct(spans.doc), t_names]))
+        s_doc, t_doc = np.searchsorted(doc_names, spans.doc), np.searchsorted(doc_names, t_names)[t_codes]
     return Evidence(
-        s_q[keep],
-        np.searchsorted(doc_names, s_doc),
-        spans.start[keep],
-        spans.end[keep],
-        spans.grade[keep],
-        doc_names,
-        np.searchsorted(doc_names, t_names)[t_codes],
-        table,
+        s_q[keep], s_doc[keep], spans.start[keep], spans.end[keep], spans.grade[keep], doc_names, t_doc, table
     )
 
 

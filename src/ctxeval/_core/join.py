@@ -24,10 +24,10 @@ from .evaldata import EvalData, QueryAccounting, RankedRows
 from .ids import MIX, Ids, harmonise
 from .keys import match_keys
 from .ranking import FLOAT32_MAX, SegmentOrder, score_key, segment_order, tie_memo
-from .segments import isin, map_blocks, offsets, segment_rows
+from .segments import isin, map_blocks, offsets, run_starts, segment_rows
 from .ties import find_groups
 
-__all__ = ["join", "judged_docs", "match_pairs", "missing_error", "pair_lookup", "positions"]
+__all__ = ["join", "judged_docs", "match_pairs", "missing_error", "pair_lookup", "positions", "run_positions"]
 
 
 class _Collision(Exception):
@@ -42,6 +42,25 @@ def positions(ids: np.ndarray, qids: np.ndarray) -> np.ndarray:
     np.minimum(at, qids.size - 1, out=at)
     at[qids[at] != ids] = -1
     return at
+
+
+def run_positions(ids: np.ndarray, qids: np.ndarray | list[str]) -> np.ndarray:
+    """:func:`positions` of ``ids`` in the sorted, distinct ``qids``, each run of equal consecutive
+    ids searched once (span labels come sorted by query: a run per query); when ``qids`` is a list
+    and the runs are its ids, in order, no search at all.
+
+    >>> run_positions(np.array(["a", "a", "c", "b", "b"]), ["a", "b"]).tolist()
+    [0, 0, -1, 1, 1]
+    >>> run_positions(np.array(["a", "b", "b"]), ["a", "b"]).tolist(), run_positions(np.array(["b", "a"]), ["a", "b"]).tolist()
+    ([0, 1, 1], [1, 0])
+    """
+    heads = run_starts(ids)
+    first = ids[heads]
+    if isinstance(qids, list) and first.size == len(qids) and first.tolist() == qids:
+        at = np.arange(first.size, dtype=np.int64)
+    else:
+        at = positions(first, np.asarray(qids))
+    return np.repeat(at, np.diff(np.r_[heads, ids.size]))
 
 
 def missing_error(run_name: str, missing_ids: tuple[str, ...]) -> QueryMismatchError:
