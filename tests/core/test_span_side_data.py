@@ -1,13 +1,30 @@
 """The pieces of the span side data against plain readings: the labels' query positions found run by
-run equal a search of every label."""
+run equal a search of every label, and the evidence units equal a plain reading of their definition
+on both of ``units``' paths (spans that share no atom, each atom owned by its span; and overlapping
+spans, merged and given to the higher grade)."""
 
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ctxeval._core.join import positions, run_positions
+from ctxeval._core.spans import NO_GRADE, atomise, units
+
+intervals = st.lists(
+    st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 30), st.integers(0, 12)), min_size=1, max_size=25
+)
+spans = st.lists(
+    st.tuples(st.integers(0, 2), st.integers(0, 1), st.integers(0, 40), st.integers(1, 12), st.integers(-1, 3)),
+    min_size=1,
+    max_size=12,
+)
+
+
+def _columns(rows: list, far: int = 0) -> tuple[np.ndarray, ...]:
+    q, doc, start, size = (np.array([r[i] for r in rows], dtype=np.int64) for i in range(4))
+    return q, doc, start + far, start + far + size
 
 
 @settings(max_examples=300, deadline=None)
@@ -23,3 +40,50 @@ def test_positions_found_run_by_run_equal_a_search_of_every_id(ids: list, known:
     got = run_positions(arr, qids if as_list else np.array(qids, dtype=str))
     assert got.tolist() == want.tolist()
     assert got.tolist() == [qids.index(i) if i in known else -1 for i in ids]
+
+
+def plain_units(rows: list, atoms: list) -> tuple[list, list, list, list]:
+    """Spans of one (query, document, grade) that share a character merge; units are numbered in
+    (query, document, grade, start) order; an atom takes the highest grade of the spans holding it,
+    and the unit of that span."""
+    order = sorted(range(len(rows)), key=lambda i: (rows[i][0], rows[i][1], rows[i][4], rows[i][2]))
+    unit_of, u_q, u_grade, reach, key = {}, [], [], None, None
+    for i in order:
+        q, d, s, e, g = rows[i]
+        if (q, d, g) != key or s >= reach:
+            u_q.append(q)
+            u_grade.append(g)
+            key, reach = (q, d, g), e
+        reach = max(reach, e)
+        unit_of[i] = len(u_q) - 1
+    a_grade, a_unit = [], []
+    for aq, ad, a_s, a_e in atoms:
+        holding = [i for i, r in enumerate(rows) if (r[0], r[1]) == (aq, ad) and r[2] <= a_s and a_e <= r[3]]
+        top = max(holding, key=lambda i: rows[i][4], default=None)
+        a_grade.append(NO_GRADE if top is None else rows[top][4])
+        a_unit.append(-1 if top is None else unit_of[top])
+    return a_grade, a_unit, u_q, u_grade
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=spans, cuts=intervals, apart=st.booleans())
+def test_units_equal_the_plain_reading_on_both_paths(raw: list, cuts: list, apart: bool) -> None:
+    rows = [(q, d, s, s + n, g) for q, d, s, n, g in raw]
+    if apart:  # spans that share no character: laid one after another in every (query, document)
+        ends: dict[tuple[int, int], int] = {}
+        laid = []
+        for q, d, s, e, g in rows:
+            at = max(s, ends.get((q, d), 0))
+            laid.append((q, d, at, at + e - s, g))
+            ends[(q, d)] = at + e - s
+        rows = laid
+    rows.sort(key=lambda r: r[:4])  # as span labels come: sorted by (query, document, start, end)
+    if not apart:
+        assume(any(a[:2] == b[:2] and a[2] < b[3] and b[2] < a[3] for a in rows for b in rows if a is not b))
+    q, doc, start, end, grade = (np.array([r[i] for r in rows], dtype=np.int64) for i in range(5))
+    cq, cd, cs, ce = _columns(cuts)  # other intervals cut the spans into more atoms
+    at = atomise(np.r_[q, cq % 3], np.r_[doc, cd % 2], np.r_[start, cs], np.r_[end, ce])
+    n = len(rows)
+    got = units(at.q.size, q, doc, start, end, grade, at.lo[:n], at.hi[:n])
+    atoms = list(zip(at.q.tolist(), at.doc.tolist(), at.start.tolist(), at.end.tolist()))
+    assert [x.tolist() for x in got] == [list(x) for x in plain_units(rows, atoms)]

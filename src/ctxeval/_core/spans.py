@@ -236,7 +236,10 @@ def expand(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     n = np.maximum(hi - lo, 0)
     which = np.repeat(np.arange(lo.size, dtype=np.int64), n)
-    atom = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n) + np.repeat(lo, n)
+    shift = lo - np.cumsum(n)  # atom k of interval i is lo_i + (k - the atoms of the intervals before i)
+    shift += n
+    atom = np.arange(which.size, dtype=np.int64)
+    atom += np.repeat(shift, n)
     return which, atom
 
 
@@ -280,8 +283,12 @@ def units(
     unit_of[order] = unit_sorted
     u_q = sq[opens]
     u_grade = sg[opens]
-    which, atom = expand(np.asarray(lo), np.asarray(hi))
-    if atom.size:
+    lo, hi = np.asarray(lo), np.asarray(hi)
+    which, atom = expand(lo, hi)
+    if bool((lo[1:] >= hi[:-1]).all()):  # no atom in two spans (the usual case): each owned by its span
+        a_grade[atom] = grade[which]
+        a_unit[atom] = unit_of[which]
+    elif atom.size:
         g = grade[which]
         pick = _lexsort((-g, atom))
         first = np.r_[True, atom[pick][1:] != atom[pick][:-1]]
