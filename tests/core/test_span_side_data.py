@@ -1,5 +1,6 @@
 """The pieces of the span side data against plain readings: the labels' query positions found run by
-run equal a search of every label, and the evidence units equal a plain reading of their definition
+run equal a search of every label; atoms of intervals given in parts (some gathered by rows) equal
+the atoms of the stacked intervals, and their per-query offsets a count; and the evidence units equal a plain reading of their definition
 on both of ``units``' paths (spans that share no atom, each atom owned by its span; and overlapping
 spans, merged and given to the higher grade)."""
 
@@ -10,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ctxeval._core.join import positions, run_positions
-from ctxeval._core.spans import NO_GRADE, atomise, units
+from ctxeval._core.spans import NO_GRADE, atom_offsets, atomise, atomise_parts, units
 
 intervals = st.lists(
     st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 30), st.integers(0, 12)), min_size=1, max_size=25
@@ -40,6 +41,22 @@ def test_positions_found_run_by_run_equal_a_search_of_every_id(ids: list, known:
     got = run_positions(arr, qids if as_list else np.array(qids, dtype=str))
     assert got.tolist() == want.tolist()
     assert got.tolist() == [qids.index(i) if i in known else -1 for i in ids]
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=intervals, b=intervals, pick=st.lists(st.integers(0, 24), max_size=30), far=st.sampled_from([0, 1 << 55]))
+def test_atoms_of_parts_equal_the_atoms_of_the_stacked_intervals(a: list, b: list, pick: list, far: int) -> None:
+    rows = np.array([i % len(b) for i in pick], dtype=np.int64)
+    qa, da, sa, ea = _columns(a, far)
+    _, db, sb, eb = _columns(b, far)
+    q_rows = np.array([r % 4 for r in pick], dtype=np.int64)  # the gathered part's own queries
+    got = atomise_parts([(qa, da, sa, ea, None), (q_rows, db, sb, eb, rows)])
+    want = atomise(np.r_[qa, q_rows], np.r_[da, db[rows]], np.r_[sa, sb[rows]], np.r_[ea, eb[rows]])
+    for name in ("q", "doc", "start", "end", "length", "lo", "hi"):
+        assert getattr(got, name).tolist() == getattr(want, name).tolist(), name
+    n_q = 6
+    assert got.offsets(n_q).tolist() == atom_offsets(got.q, n_q).tolist()
+    assert got.offsets(n_q).tolist() == np.r_[0, np.cumsum(np.bincount(want.q, minlength=n_q))].tolist()
 
 
 def plain_units(rows: list, atoms: list) -> tuple[list, list, list, list]:

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._core.join import judged_docs, run_positions
 from .._core.segments import distinct
-from .._core.spans import Atoms, ChunkData, SpanCeiling, SpanData, atom_offsets, atomise, near, units
+from .._core.spans import Atoms, ChunkData, SpanCeiling, SpanData, atomise_parts, near, units
 from .._errors import ConfigError
 from .._io.chunks import Chunks
 from .._io.spans import SpanLabels
@@ -181,38 +181,15 @@ def _atomised(ev: Evidence, q: np.ndarray, rows: np.ndarray, inputs: Inputs, wan
     the evidence units, and the atoms' tokens when a measure counts tokens."""
     table = ev.table
     n_s = ev.q.size
-    atoms = atomise(
-        *(
-            _stacked(a, b, r)
-            for a, b, r in (
-                (ev.q, q, None),
-                (ev.doc, ev.t_doc, rows),
-                (ev.start, table.start, rows),
-                (ev.end, table.end, rows),
-            )
-        )
-    )
+    atoms = atomise_parts([(ev.q, ev.doc, ev.start, ev.end, None), (q, ev.t_doc, table.start, table.end, rows)])
     a_grade, a_unit, u_q, u_grade = units(
-        atoms.q.size, ev.q, ev.doc, ev.start, ev.end, ev.grade, atoms.lo[:n_s], atoms.hi[:n_s]
+        atoms.last.size, ev.q, ev.doc, ev.start, ev.end, ev.grade, atoms.lo[:n_s], atoms.hi[:n_s]
     )
     a_tok, name = None, None
     if any(_reads_tokens(m) for m in inputs.measures):
         readers = _names(inputs.measures, _reads_tokens)
         a_tok, name = _atom_tokens(atoms, ev.doc_names, table, inputs.settings.rag.tokenizer, readers)
     return Atomised(atoms, a_grade, a_unit, u_q, u_grade, a_tok, name)
-
-
-def _stacked(evidence: np.ndarray, chunks: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
-    """The evidence's values, then the chunks' (``chunks[rows]``, or ``chunks`` when ``rows`` is
-    None), written into one int64 array (no gathered and concatenated copies)."""
-    n_s = evidence.size
-    out = np.empty(n_s + (chunks if rows is None else rows).size, dtype=np.int64)
-    out[:n_s] = evidence
-    if rows is None:
-        out[n_s:] = chunks
-    else:
-        np.take(chunks, rows, out=out[n_s:], mode="clip")  # rows are the table's: "raise" would buffer a copy
-    return out
 
 
 class SpansProvider(SideData):
@@ -233,7 +210,7 @@ class SpansProvider(SideData):
         u_util = gm.apply(at.u_grade) if gm is not None and gm.mapping else at.u_grade
         n_s = ev.q.size
         return SpanData(
-            a_off=atom_offsets(at.atoms.q, data.n_queries),
+            a_off=at.atoms.offsets(data.n_queries),
             a_len=a_len,
             a_tok=at.a_tok,
             a_grade=at.a_grade,
@@ -271,7 +248,7 @@ class CeilingProvider(SideData):
         at = _atomised(ev, h_q, h_chunk, inputs, wanted)
         n_s = ev.q.size
         return SpanCeiling(
-            a_off=atom_offsets(at.atoms.q, data.n_queries),
+            a_off=at.atoms.offsets(data.n_queries),
             a_len=at.atoms.length,
             a_tok=at.a_tok,
             a_grade=at.a_grade,

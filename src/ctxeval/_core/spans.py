@@ -34,6 +34,7 @@ __all__ = [
     "SpanCeiling",
     "SpanData",
     "atomise",
+    "atomise_parts",
     "covered",
     "expand",
     "first_cover",
@@ -47,19 +48,56 @@ NO_GRADE = np.iinfo(np.int64).min
 
 @dataclass(frozen=True)
 class Atoms:
-    """The atoms of a set of intervals (see the module docstring): per atom its query, document,
-    start and end, sorted by (query, document, start); per interval given, its atom range [lo, hi)."""
+    """The atoms of a set of intervals (see the module docstring), sorted by (query, document,
+    start), held as the packed keys of their first and last point (``first``, ``last``: the
+    (query, document) pair above ``wbits`` bits of position, or, with ``pairs``, the pair's number
+    among ``pairs``); their query, document, start and end are read off the keys when asked for. Per
+    interval given, its atom range [lo, hi)."""
 
-    q: np.ndarray
-    doc: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
+    wbits: int = 1
+    dbits: int = 1
+    pairs: np.ndarray | None = None
 
     @property
     def length(self) -> np.ndarray:
-        return self.end - self.start
+        return self.last - self.first  # one pair per atom: the positions' difference
+
+    @property
+    def q(self) -> np.ndarray:
+        return self._pair() >> self.dbits
+
+    @property
+    def doc(self) -> np.ndarray:
+        return self._pair() & ((1 << self.dbits) - 1)
+
+    @property
+    def start(self) -> np.ndarray:
+        return self.first & ((1 << self.wbits) - 1)
+
+    @property
+    def end(self) -> np.ndarray:
+        return self.last & ((1 << self.wbits) - 1)
+
+    def _pair(self) -> np.ndarray:
+        g = self.last >> self.wbits
+        return g if self.pairs is None else self.pairs[g]
+
+    def offsets(self, n_q: int) -> np.ndarray:
+        """Per-query offsets of the atoms (queries 0..n_q-1), found in the sorted keys."""
+        if self.pairs is not None or self.last.size == 0:
+            return atom_offsets(self.q, n_q)
+        shift = self.wbits + self.dbits
+        present = int(self.last[-1] >> shift) + 1  # the queries up to the last atom's
+        return np.searchsorted(self.last, np.minimum(np.arange(n_q + 1, dtype=np.int64), present) << shift)
+
+
+#: intervals to atomise: (q, doc, start, end, rows): the intervals ``doc[rows]``, ``start[rows]``,
+#: ``end[rows]`` (every one when ``rows`` is None) of the queries ``q``
+Part = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None"]
 
 
 def atomise(q: np.ndarray, doc: np.ndarray, start: np.ndarray, end: np.ndarray) -> Atoms:
@@ -70,58 +108,81 @@ def atomise(q: np.ndarray, doc: np.ndarray, start: np.ndarray, end: np.ndarray) 
     >>> a.start.tolist(), a.end.tolist(), a.lo.tolist(), a.hi.tolist()
     ([0, 4, 6], [4, 6, 10], [0, 1], [3, 2])
     """
-    q = np.asarray(q, dtype=np.int64)
-    doc = np.asarray(doc, dtype=np.int64)
-    start = np.asarray(start, dtype=np.int64)
-    end = np.asarray(end, dtype=np.int64)
-    empty = np.zeros(0, dtype=np.int64)
-    if q.size == 0:
-        return Atoms(empty, empty, empty, empty, empty, empty)
-    n = start.size
-    # a point's key: (query, document) in the high bits, its position below; temporaries are
-    # overwritten in place and dropped early (the peak of fresh memory is what a call pays again in
-    # page faults: ~0.5 ms of CPU a MiB)
-    wbits = _bits(int(max(end.max(), 0)) + 1)
-    dbits = _bits(int(doc.max()) + 1)
-    group = q << dbits
-    group |= doc
-    pairs = None
-    if _bits(int(q.max()) + 1) + dbits + wbits + _bits(2 * n) > 63:  # number the pairs present
-        pairs, group = _distinct_inverse(group)
-        if _bits(pairs.size) + wbits > 62:
-            raise ValueError("documents too long for 64-bit positions")
-    group <<= wbits
+    return atomise_parts([(np.asarray(q), np.asarray(doc), np.asarray(start), np.asarray(end), None)])
+
+
+def atomise_parts(parts: list[Part]) -> Atoms:
+    """:func:`atomise` of the intervals of ``parts``, one part after another, each written straight
+    into the points to sort (no gathered and stacked copies of the inputs).
+
+    A point's key is its (query, document) pair above its position; temporaries are overwritten in
+    place and dropped early: the peak of fresh memory is what a call pays again in page faults
+    (~0.5 ms of CPU a MiB), so the keys of the atoms are kept packed, as sorted.
+
+    >>> a = atomise_parts([(np.array([1]), np.array([5]), np.array([2]), np.array([8]), None),
+    ...                    (np.array([1, 0]), np.array([9, 5]), np.array([0, 4]), np.array([10, 6]), np.array([1, 0]))])
+    >>> a.q.tolist(), a.start.tolist(), a.end.tolist(), a.lo.tolist(), a.hi.tolist()
+    ([0, 1, 1, 1], [0, 2, 4, 6], [10, 4, 6, 8], [1, 2, 0], [4, 3, 1])
+    """
+    live = [p for p in parts if p[0].size]
+    n = sum(p[0].size for p in live)
+    if n == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return Atoms(empty, empty, empty, empty)
+    # the widths from the whole arrays (an upper bound where rows pick some: the packing only)
+    wbits = _bits(max(max(int(p[3].max()), 0) for p in live) + 1)
+    dbits = _bits(max(int(p[1].max()) for p in live) + 1)
+    gbits = _bits(max(int(p[0].max()) for p in live) + 1) + dbits  # the bits of a point's pair
     points = np.empty(2 * n, dtype=np.int64)
-    np.bitwise_or(group, start, out=points[:n])
-    np.bitwise_or(group, end, out=points[n:])
-    del group
-    s, order = _sorted(points, overwrite=True)
-    work = s >> wbits  # each point's group
-    # ends: a point that is a new distinct value but not its group's first; it ends an atom that
-    # starts at the distinct value before it (s[i - 1])
-    ends = np.zeros(s.size, dtype=bool)
-    np.not_equal(work[1:], work[:-1], out=ends[1:])
-    np.logical_not(ends, out=ends)
+    at = np.empty(2 * n, dtype=np.int64)  # a scratch first, then each point's atom
+    starts, pair = points[:n], points[n:]
+    _fill(pair, live, 0)
+    pair <<= dbits
+    _fill(starts, live, 1)
+    pair |= starts
+    pairs = None
+    if gbits + wbits + _bits(2 * n) > 63:  # number the pairs present
+        pairs, pair[:] = _distinct_inverse(pair)
+        gbits = _bits(pairs.size)
+        if gbits + wbits > 62:
+            raise ValueError("documents too long for 64-bit positions")
+    pair <<= wbits
+    _fill(starts, live, 2)
+    starts |= pair
+    _fill(at[:n], live, 3)
+    pair |= at[:n]  # the ends
+    s, order = _sorted(points, overwrite=True, width=gbits + wbits)
+    # ends: a point that is a new distinct value of its pair (not the pair's first): it ends an atom
+    # that starts at the distinct value before it (s[i - 1]); same pair and a new value <=> 0 <
+    # s[i] ^ s[i - 1] < 2**wbits, i.e. (s[i] ^ s[i - 1]) - 1 < 2**wbits - 1 unsigned
+    x = at[1:]
+    np.bitwise_xor(s[1:], s[:-1], out=x)
+    x -= 1
+    ends = np.empty(s.size, dtype=bool)
     ends[0] = False
-    ends[1:] &= s[1:] != s[:-1]
-    # a point's atom: the atoms that end at or before it
-    np.cumsum(ends, out=work)
-    at = np.empty(s.size, dtype=np.int64)
-    at[order] = work
-    del work, order
+    np.less(x.view(np.uint64), np.uint64((1 << wbits) - 1), out=ends[1:])
     last = ends[1:]
-    a_end = s[1:][last]
-    a_start = s[:-1][last]
-    del s, ends, last
-    g_atom = a_end >> wbits
-    if pairs is not None:
-        g_atom = pairs[g_atom]
-    a_q = g_atom >> dbits
-    g_atom &= (1 << dbits) - 1
-    mask = (1 << wbits) - 1
-    a_start &= mask
-    a_end &= mask
-    return Atoms(a_q, g_atom, a_start, a_end, at[:n], at[n:])
+    a_last = np.compress(last, s[1:])  # np.compress: ~3x faster than a boolean index
+    a_first = np.compress(last, s[:-1])
+    # a point's atom: the atoms that end at or before it (counted into the sorted points' buffer)
+    np.cumsum(ends, out=s)
+    at[order] = s
+    return Atoms(a_first, a_last, at[:n], at[n:], wbits, dbits, pairs)
+
+
+def _fill(out: np.ndarray, parts: list[Part], i: int) -> None:
+    """Column ``i`` of the parts, one after another, into ``out`` (int64)."""
+    o = 0
+    for p in parts:
+        m = p[0].size
+        rows = p[4]
+        if rows is None or i == 0:
+            out[o : o + m] = p[i]
+        elif p[i].dtype == out.dtype:
+            np.take(p[i], rows, out=out[o : o + m], mode="clip")  # rows are valid: "raise" would buffer a copy
+        else:
+            out[o : o + m] = p[i][rows]
+        o += m
 
 
 def _bits(n: int) -> int:
@@ -129,9 +190,10 @@ def _bits(n: int) -> int:
     return max(int(n - 1).bit_length(), 1)
 
 
-def _sorted(a: np.ndarray, overwrite: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _sorted(a: np.ndarray, overwrite: bool = False, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``a`` (int64) sorted, and the index in ``a`` of each sorted element (``overwrite``: ``a`` may
-    be overwritten, the sorted values then held in its buffer).
+    be overwritten, the sorted values then held in its buffer; ``width``: the values are known to lie
+    in [0, 2**width), so need not be checked).
 
     When the values leave room for an element's index in their low bits (``0 <= a < 2**(63 -
     bits)``), values and indices are packed into one int64 and sorted by value (numpy's vectorised
@@ -143,12 +205,14 @@ def _sorted(a: np.ndarray, overwrite: bool = False) -> tuple[np.ndarray, np.ndar
     """
     n = a.size
     bits = _bits(n)
-    if n and int(a.min()) >= 0 and int(a.max()) < 1 << (63 - bits):
+    fits = width + bits <= 63 if width is not None else n and int(a.min()) >= 0 and int(a.max()) < 1 << (63 - bits)
+    if n and fits:
         packed = a if overwrite else a.copy()
         packed <<= bits
-        packed |= np.arange(n, dtype=np.int64)
+        order = np.arange(n, dtype=np.int64)
+        packed |= order
         packed.sort()
-        order = packed & ((1 << bits) - 1)
+        np.bitwise_and(packed, (1 << bits) - 1, out=order)
         packed >>= bits
         return packed, order
     order = np.argsort(a)
