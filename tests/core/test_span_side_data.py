@@ -1,8 +1,9 @@
 """The pieces of the span side data against plain readings: the labels' query positions found run by
-run equal a search of every label; atoms of intervals given in parts (some gathered by rows) equal
-the atoms of the stacked intervals, and their per-query offsets a count; and the evidence units equal a plain reading of their definition
-on both of ``units``' paths (spans that share no atom, each atom owned by its span; and overlapping
-spans, merged and given to the higher grade)."""
+run equal a search of every label; the run's chunks placed by key lookup, a dictionary's; atoms of
+intervals given in parts (some gathered by rows), the atoms of the stacked intervals, and their
+per-query offsets a count; and the evidence units a plain reading of their definition on both of
+``units``' paths (spans that share no atom, each atom owned by its span; and overlapping spans,
+merged and given to the higher grade)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ctxeval._core.join import positions, run_positions
+from ctxeval._core.keys import lookup_keys
 from ctxeval._core.spans import NO_GRADE, atom_offsets, atomise, atomise_parts, units
 
 intervals = st.lists(
@@ -104,3 +106,20 @@ def test_units_equal_the_plain_reading_on_both_paths(raw: list, cuts: list, apar
     got = units(at.q.size, q, doc, start, end, grade, at.lo[:n], at.hi[:n])
     atoms = list(zip(at.q.tolist(), at.doc.tolist(), at.start.tolist(), at.end.tolist()))
     assert [x.tolist() for x in got] == [list(x) for x in plain_units(rows, atoms)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    table=st.lists(st.integers(0, 2**64 - 1), max_size=60, unique=True),
+    extra=st.lists(st.integers(0, 2**64 - 1), max_size=60),
+    picks=st.lists(st.integers(0, 59), max_size=80),
+    crowd=st.integers(0, 64),
+)
+def test_key_lookup_equals_a_dictionary(table: list, extra: list, picks: list, crowd: int) -> None:
+    # crowd: that many table keys share their top bits (one slot of the first table and more)
+    t = [(k >> 40) | (0xABC << 52) if i < crowd else k for i, k in enumerate(table)]
+    t = list(dict.fromkeys(t))
+    keys = [t[i % len(t)] for i in picks] + extra if t else extra
+    got = lookup_keys(np.array(keys, dtype=np.uint64), np.array(t, dtype=np.uint64))
+    where = {k: n for n, k in enumerate(t)}
+    assert got.tolist() == [where.get(k, -1) for k in keys]

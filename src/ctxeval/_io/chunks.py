@@ -23,7 +23,7 @@ import numpy as np
 
 from .._core.ids import ArrayIds, harmonise
 from .._core.join import match_pairs
-from .._core.keys import match_keys
+from .._core.keys import lookup_keys
 from .._core.segments import distinct
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError
 from . import writers
@@ -158,21 +158,22 @@ class Chunks:
     def rows_of(self, ids: Ids) -> np.ndarray:
         """:meth:`lookup` for a core id column (a run's doc ids), by 64-bit key matching (the table's
         keys hashed once per table)."""
-        out = np.full(len(ids), -1, dtype=np.int64)
         own = self.id_column()
         a, b = harmonise(ids, own)
         if len(a) == 0:
-            return out
+            return np.full(len(ids), -1, dtype=np.int64)
         hb = self._cache.get("id_hash") if b is own else None
         if hb is None:
             hb = b.hash()
             if b is own:
                 self._cache["id_hash"] = hb
-        i, j = match_keys(a.hash(), hb)
-        if not bool(a.equal(i, b, j).all()):  # a hash collision: the general matching sorts it out
+        out = lookup_keys(a.hash(), hb)
+        i = np.flatnonzero(out >= 0)
+        if not bool(a.equal(i, b, out[i]).all()):  # a hash collision: the general matching sorts it out
             zeros = np.zeros(len(ids), dtype=np.int64)
             i, j = match_pairs(zeros, ids, np.zeros(len(self), dtype=np.int64), own)
-        out[i] = j
+            out = np.full(len(ids), -1, dtype=np.int64)
+            out[i] = j
         return out
 
     def chunk_texts(self, rows: np.ndarray | None = None) -> list[str]:
