@@ -1,9 +1,9 @@
 """The pieces of the span side data against plain readings: the labels' query positions found run by
-run equal a search of every label; the run's chunks placed by key lookup, a dictionary's; atoms of
-intervals given in parts (some gathered by rows), the atoms of the stacked intervals, and their
-per-query offsets a count; and the evidence units a plain reading of their definition on both of
-``units``' paths (spans that share no atom, each atom owned by its span; and overlapping spans,
-merged and given to the higher grade)."""
+run equal a search of every label; the run's chunks placed by key lookup, a dictionary's; the chunks
+near each span, every pair checked; atoms of intervals given in parts (some gathered by rows), the
+atoms of the stacked intervals, and their per-query offsets a count; and the evidence units a plain
+reading of their definition on both of ``units``' paths (spans that share no atom, each atom owned by
+its span; and overlapping spans, merged and given to the higher grade)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ctxeval._core.join import positions, run_positions
 from ctxeval._core.keys import lookup_keys
-from ctxeval._core.spans import NO_GRADE, atom_offsets, atomise, atomise_parts, units
+from ctxeval._core.spans import NO_GRADE, atom_offsets, atomise, atomise_parts, near, units
 
 intervals = st.lists(
     st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 30), st.integers(0, 12)), min_size=1, max_size=25
@@ -123,3 +123,23 @@ def test_key_lookup_equals_a_dictionary(table: list, extra: list, picks: list, c
     got = lookup_keys(np.array(keys, dtype=np.uint64), np.array(t, dtype=np.uint64))
     where = {k: n for n, k in enumerate(t)}
     assert got.tolist() == [where.get(k, -1) for k in keys]
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw_spans=spans, chunks=intervals)
+def test_the_chunks_near_each_span_equal_every_pair_checked(raw_spans: list, chunks: list) -> None:
+    s_doc = np.array([r[1] for r in raw_spans], dtype=np.int64)
+    s_start = np.array([r[2] for r in raw_spans], dtype=np.int64)
+    s_end = s_start + np.array([r[3] for r in raw_spans], dtype=np.int64)
+    _, c_doc, c_start, c_end = _columns(chunks)
+    c_doc %= 2
+    got = near(s_doc, s_start, s_end, c_doc, c_start, c_end)
+    want = [
+        (i, j, min(ce, se) > max(cs, ss))
+        for i, (sd, ss, se) in enumerate(zip(s_doc.tolist(), s_start.tolist(), s_end.tolist()))
+        for j, (cd, cs, ce) in sorted(
+            enumerate(zip(c_doc.tolist(), c_start.tolist(), c_end.tolist())), key=lambda x: (x[1][1], x[0])
+        )
+        if cd == sd and cs <= se and ce >= ss
+    ]
+    assert list(zip(*(x.tolist() for x in got))) == want
