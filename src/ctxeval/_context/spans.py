@@ -201,11 +201,10 @@ class SpansProvider(SideData):
         where = placed(data, ev.table, inputs.run.name)
         at = _atomised(ev, data.r_seg, where, inputs, wanted)
         a_len = at.atoms.length
-        owned = at.a_unit >= 0
-        u_len = np.bincount(at.a_unit[owned], weights=a_len[owned], minlength=at.u_q.size).astype(np.int64)
-        u_tok = (
-            None if at.a_tok is None else np.bincount(at.a_unit[owned], weights=at.a_tok[owned], minlength=at.u_q.size)
-        )
+        owned = np.flatnonzero(at.a_unit >= 0)  # the atoms of evidence: few (a boolean index is ~3x slower)
+        unit = at.a_unit[owned]
+        u_len = np.bincount(unit, weights=a_len[owned], minlength=at.u_q.size).astype(np.int64)
+        u_tok = None if at.a_tok is None else np.bincount(unit, weights=at.a_tok[owned], minlength=at.u_q.size)
         gm = inputs.settings.rag.grade_map
         u_util = gm.apply(at.u_grade) if gm is not None and gm.mapping else at.u_grade
         n_s = ev.q.size

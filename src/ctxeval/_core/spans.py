@@ -366,8 +366,10 @@ def covered(n_atoms: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     >>> covered(5, np.array([0, 3]), np.array([2, 4])).tolist()
     [True, True, False, True, False]
     """
-    d = np.bincount(lo, minlength=n_atoms + 1) - np.bincount(hi, minlength=n_atoms + 1)
-    return np.cumsum(d[:n_atoms]) > 0
+    d = np.bincount(lo, minlength=n_atoms + 1)
+    d -= np.bincount(hi, minlength=n_atoms + 1)
+    d = d[:n_atoms]
+    return np.cumsum(d, out=d) > 0
 
 
 def first_cover(lo: np.ndarray, hi: np.ndarray, atom_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

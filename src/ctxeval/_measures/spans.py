@@ -134,8 +134,9 @@ def _parts(d: EvalData, m: Measure) -> dict[str, np.ndarray]:
     def compute() -> dict[str, np.ndarray]:
         s = span_data(d)
         w = _weights(s, m)
-        in_ctx = _context(d, m)
-        rows: np.ndarray | slice = slice(None) if in_ctx.all() else in_ctx  # every row: no copies
+        # every row in the context (no query ranks more than k): no masks, no copies
+        every = m.cutoff is None or int(np.diff(d.r_off).max(initial=0)) <= m.k
+        rows: np.ndarray | slice = slice(None) if every else _context(d, m)
         lo, hi = s.r_lo[rows], s.r_hi[rows]
         cov = covered(s.n_atoms, lo, hi)
         ev, ev_q = d.memo(("span_evidence_atoms", m["rel"]), lambda: _evidence_atoms(s, m["rel"]))
