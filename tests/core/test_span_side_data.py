@@ -1,9 +1,10 @@
 """The pieces of the span side data against plain readings: the labels' query positions found run by
-run equal a search of every label; the run's chunks placed by key lookup, a dictionary's; the chunks
-near each span, every pair checked; atoms of intervals given in parts (some gathered by rows), the
-atoms of the stacked intervals, and their per-query offsets a count; and the evidence units a plain
-reading of their definition on both of ``units``' paths (spans that share no atom, each atom owned by
-its span; and overlapping spans, merged and given to the higher grade)."""
+run equal a search of every label; the queries of span labels their distinct ids, however built; the
+run's chunks placed by key lookup, a dictionary's; the chunks near each span, every pair checked;
+atoms of intervals given in parts (some gathered by rows), the atoms of the stacked intervals, and
+their per-query offsets a count; and the evidence units a plain reading of their definition on both
+of ``units``' paths (spans that share no atom, each atom owned by its span; and overlapping spans,
+merged and given to the higher grade)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from ctxeval import SpanLabels
 from ctxeval._core.join import positions, run_positions
 from ctxeval._core.keys import lookup_keys
 from ctxeval._core.spans import NO_GRADE, atom_offsets, atomise, atomise_parts, near, units
@@ -143,3 +145,18 @@ def test_the_chunks_near_each_span_equal_every_pair_checked(raw_spans: list, chu
         if cd == sd and cs <= se and ce >= ss
     ]
     assert list(zip(*(x.tolist() for x in got))) == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(qs=st.lists(st.sampled_from(["q1", "q10", "q2", "a"]), max_size=12), direct=st.booleans())
+def test_the_queries_of_span_labels_are_their_distinct_ids_however_built(qs: list, direct: bool) -> None:
+    n = len(qs)
+    if direct:  # the dataclass built as it is, rows in any order
+        cols = (np.array(qs, dtype=str) if qs else np.zeros(0, dtype="U1"), np.array(["d"] * n, dtype=str))
+        labels = SpanLabels(*cols, np.arange(n), np.arange(n) + 1, np.ones(n, dtype=np.int64))
+    else:
+        assume(qs)
+        labels = SpanLabels.from_records(
+            [{"query_id": q, "doc_id": "d", "start": i, "end": i + 1} for i, q in enumerate(qs)]
+        )
+    assert labels.chunk_grades(None).columns.layout.heads.tolist() == sorted(set(qs))

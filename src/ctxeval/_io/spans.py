@@ -36,6 +36,7 @@ import numpy as np
 
 from .._core.columns import Columns, Layout
 from .._core.ids import ArrayIds
+from .._core.segments import run_starts
 from .._core.spans import near
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError
 from . import writers
@@ -337,7 +338,9 @@ class SpanLabels:
         chunk touches is kept, with no judged chunk (the measures over chunk ids read it as a query
         with nothing relevant; the span measures read its spans). ``chunks`` None: the queries alone."""
         if chunks is None:
-            qnames = np.unique(self.query)
+            qnames = self.query[run_starts(self.query)]  # the rows come sorted by query: a run each
+            if qnames.size > 1 and not bool((qnames[1:] > qnames[:-1]).all()):  # built unsorted
+                qnames = np.unique(self.query)
             empty = Columns(
                 Layout(qnames, np.zeros(qnames.size, dtype=np.int64)),
                 ArrayIds.from_strings([]),
