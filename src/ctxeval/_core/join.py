@@ -78,8 +78,14 @@ def _query_sets(
     """The evaluated query ids (sorted), the qrels' and the run's segment positions among them, the
     accounting, and which evaluated queries the run holds."""
     judged_q, run_q = qrels.layout.heads, run.layout.heads
-    in_run = isin(judged_q, run_q, run.layout.heads_sorted)
-    run_judged = isin(run_q, judged_q, qrels.layout.heads_sorted)
+    if qrels.layout.heads_sorted:  # the usual case: one search, each run query's place among the judged
+        pos = positions(run_q, judged_q)
+        run_judged = pos >= 0
+        in_run = np.zeros(judged_q.size, dtype=bool)
+        in_run[pos[run_judged]] = True
+    else:
+        in_run = isin(judged_q, run_q, run.layout.heads_sorted)
+        run_judged = isin(run_q, judged_q)
     missing_ids = tuple(np.sort(judged_q[~in_run]).tolist())
     unjudged_ids = tuple(np.sort(run_q[~run_judged]).tolist())
     if missing == "error" and missing_ids:
@@ -92,20 +98,14 @@ def _query_sets(
         missing_ids=missing_ids,
         unjudged_ids=unjudged_ids,
     )
-    if qrels.layout.heads_sorted:  # the usual case: positions from the membership masks, no search
+    if qrels.layout.heads_sorted:  # positions from that search, no other
         if missing == "zero":
-            qids = judged_q
-            qseg_q = np.arange(judged_q.size, dtype=np.int64)
-            has_run = in_run
-        else:
-            qids = judged_q[in_run]
-            qseg_q = np.where(in_run, np.cumsum(in_run) - 1, -1).astype(np.int64)
-            has_run = np.ones(qids.size, dtype=bool)
-        if missing != "zero" and run.layout.heads_sorted:
-            seg_q = np.where(run_judged, np.cumsum(run_judged) - 1, -1).astype(np.int64)
-        else:
-            seg_q = positions(run_q, qids)
-        return qids, qseg_q, seg_q, acc, has_run
+            return judged_q, np.arange(judged_q.size, dtype=np.int64), pos, acc, in_run
+        rank = np.cumsum(in_run) - 1  # a judged query's place among those the run holds
+        qseg_q = np.where(in_run, rank, -1).astype(np.int64)
+        seg_q = np.full(run_q.size, -1, dtype=np.int64)
+        seg_q[run_judged] = rank[pos[run_judged]]
+        return judged_q[in_run], qseg_q, seg_q, acc, np.ones(int(in_run.sum()), dtype=bool)
     qids = np.sort(judged_q if missing == "zero" else judged_q[in_run])
     qseg_q = positions(judged_q, qids)
     seg_q = positions(run_q, qids)
