@@ -49,22 +49,18 @@ NO_GRADE = np.iinfo(np.int64).min
 @dataclass(frozen=True)
 class Atoms:
     """The atoms of a set of intervals (see the module docstring), sorted by (query, document,
-    start), held as the packed keys of their first and last point (``first``, ``last``: the
-    (query, document) pair above ``wbits`` bits of position, or, with ``pairs``, the pair's number
-    among ``pairs``); their query, document, start and end are read off the keys when asked for. Per
+    start), held as the packed key of their last point (``last``: the (query, document) pair above
+    ``wbits`` bits of position, or, with ``pairs``, the pair's number among ``pairs``) and their
+    ``length``; their query, document, start and end are read off the keys when asked for. Per
     interval given, its atom range [lo, hi)."""
 
-    first: np.ndarray
     last: np.ndarray
+    length: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
     wbits: int = 1
     dbits: int = 1
     pairs: np.ndarray | None = None
-
-    @property
-    def length(self) -> np.ndarray:
-        return self.last - self.first  # one pair per atom: the positions' difference
 
     @property
     def q(self) -> np.ndarray:
@@ -76,7 +72,7 @@ class Atoms:
 
     @property
     def start(self) -> np.ndarray:
-        return self.first & ((1 << self.wbits) - 1)
+        return self.end - self.length
 
     @property
     def end(self) -> np.ndarray:
@@ -151,7 +147,7 @@ def atomise_parts(parts: list[Part]) -> Atoms:
     starts |= pair
     _fill(at[:n], live, 3)
     pair |= at[:n]  # the ends
-    s, order = _sorted(points, overwrite=True, width=gbits + wbits)
+    s, order = _sorted(points, overwrite=True, width=gbits + wbits, index=np.int32 if 2 * n < 1 << 31 else np.int64)
     # ends: a point that is a new distinct value of its pair (not the pair's first): it ends an atom
     # that starts at the distinct value before it (s[i - 1]); same pair and a new value <=> 0 <
     # s[i] ^ s[i - 1] < 2**wbits, i.e. (s[i] ^ s[i - 1]) - 1 < 2**wbits - 1 unsigned
@@ -163,11 +159,12 @@ def atomise_parts(parts: list[Part]) -> Atoms:
     np.less(x.view(np.uint64), np.uint64((1 << wbits) - 1), out=ends[1:])
     last = ends[1:]
     a_last = np.compress(last, s[1:])  # np.compress: ~3x faster than a boolean index
-    a_first = np.compress(last, s[:-1])
+    length = np.compress(last, s[:-1])  # the atoms' first points, then their lengths (one pair each)
+    np.subtract(a_last, length, out=length)
     # a point's atom: the atoms that end at or before it (counted into the sorted points' buffer)
     np.cumsum(ends, out=s)
     at[order] = s
-    return Atoms(a_first, a_last, at[:n], at[n:], wbits, dbits, pairs)
+    return Atoms(a_last, length, at[:n], at[n:], wbits, dbits, pairs)
 
 
 def _fill(out: np.ndarray, parts: list[Part], i: int) -> None:
@@ -190,10 +187,13 @@ def _bits(n: int) -> int:
     return max(int(n - 1).bit_length(), 1)
 
 
-def _sorted(a: np.ndarray, overwrite: bool = False, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _sorted(
+    a: np.ndarray, overwrite: bool = False, width: int | None = None, index: type = np.int64
+) -> tuple[np.ndarray, np.ndarray]:
     """``a`` (int64) sorted, and the index in ``a`` of each sorted element (``overwrite``: ``a`` may
     be overwritten, the sorted values then held in its buffer; ``width``: the values are known to lie
-    in [0, 2**width), so need not be checked).
+    in [0, 2**width), so need not be checked; ``index``: the indices' type on the packed path, int32
+    to halve their memory where they fit).
 
     When the values leave room for an element's index in their low bits (``0 <= a < 2**(63 -
     bits)``), values and indices are packed into one int64 and sorted by value (numpy's vectorised
@@ -209,7 +209,7 @@ def _sorted(a: np.ndarray, overwrite: bool = False, width: int | None = None) ->
     if n and fits:
         packed = a if overwrite else a.copy()
         packed <<= bits
-        order = np.arange(n, dtype=np.int64)
+        order = np.arange(n, dtype=index)
         packed |= order
         packed.sort()
         np.bitwise_and(packed, (1 << bits) - 1, out=order)
