@@ -6,38 +6,34 @@ from pathlib import Path
 
 import click
 
-from .options import File
+from .options import File, shown
 
 
 @click.command("demo")
-@click.option(
+@shown(
     "--html",
     "html_path",
     type=File("report", writable=True),
     default="ctxeval-report.html",
-    show_default=True,
     help="where to write the HTML report of the comparison ('' for none)",
 )
-@click.option(
+@shown(
     "--policy",
     "policy_path",
     type=File("policy", writable=True),
     default="ctxeval-policy.json",
-    show_default=True,
     help="where to write the best held-out runtime policy ('' for none)",
 )
 @click.option(
     "--samples",
     "samples_dir",
     type=click.Path(file_okay=False),
-    default=None,
     help="instead: write the RAG guide's two sample sets (bm25.jsonl, dense.jsonl) into this folder",
 )
 @click.option(
     "--chunking",
     "chunking_dir",
     type=click.Path(file_okay=False),
-    default=None,
     help="instead: write the chunking guide's corpus (docs/, questions.jsonl, spans.jsonl) into this folder",
 )
 def command(html_path: str, policy_path: str, samples_dir: str | None, chunking_dir: str | None) -> None:

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -25,9 +25,9 @@ from .._judge.interface import Judge
 from .._judge.items import Item, JudgeOptions, item_asks, items_from_runs, items_from_samples
 from .._judge.prompt import Task
 from .._judge.runner import check_undecided
-from .options import File, emit
+from .options import File, apply_options, emit, shown
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = Callable[..., Any]
 
 __all__ = [
     "cache_of",
@@ -45,23 +45,16 @@ __all__ = [
 ]
 
 
-def _apply(f: F, opts: list[Callable[[F], F]]) -> F:
-    for opt in reversed(opts):
-        f = opt(f)
-    return f
-
-
 def judge_options(f: F) -> F:
     """The judge, its server, the cache, the budget and the flow of requests."""
-    return _apply(
+    return apply_options(
         f,
         [
-            click.option(
+            shown(
                 "--judge",
                 "kind",
                 type=click.Choice(["openai", "lexical"]),
                 default="openai",
-                show_default=True,
                 help="openai: a model behind an OpenAI-compatible /chat/completions endpoint; lexical: the offline "
                 "word-overlap heuristic (labelled as such in every output)",
             ),
@@ -71,7 +64,6 @@ def judge_options(f: F) -> F:
             click.option("--model", help="the model name the server knows"),
             click.option(
                 "--api-key-env",
-                default=None,
                 help="the environment variable holding the API key (default CTXEVAL_JUDGE_API_KEY, then "
                 "OPENAI_API_KEY); the key is never printed, logged or stored",
             ),
@@ -81,9 +73,7 @@ def judge_options(f: F) -> F:
                 type=File("cache"),
                 help="the judgment cache (SQLite); default in the user's cache directory",
             ),
-            click.option(
-                "--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="requests in flight"
-            ),
+            shown("--concurrency", type=click.IntRange(min=1), default=8, help="requests in flight"),
             click.option(
                 "--max-cost",
                 type=click.FloatRange(min=0.0),
@@ -95,40 +85,31 @@ def judge_options(f: F) -> F:
                 multiple=True,
                 help="MODEL=PROMPT/COMPLETION per million tokens, e.g. gpt-4o-mini=0.15/0.6",
             ),
-            click.option(
-                "--votes",
-                type=click.IntRange(min=1),
-                default=1,
-                show_default=True,
-                help="judgments per item (majority)",
-            ),
+            shown("--votes", type=click.IntRange(min=1), default=1, help="judgments per item (majority)"),
             click.option(
                 "--timeout",
                 type=click.FloatRange(min=0.1),
-                default=None,
                 help="seconds to wait for a reply (a request that times out is not sent again: the server may still "
                 "be working on it); default: 3 x the first reply's latency x --concurrency, at least 60 s",
             ),
-            click.option(
+            shown(
                 "--structured",
                 type=click.Choice(["auto", "schema", "json", "off"]),
                 default="auto",
-                show_default=True,
                 help="send the task's JSON schema so the server constrains its reply: auto detects the server's "
                 "dialect (json_schema: OpenAI, vLLM, llama.cpp; json_object + schema: llama-cpp-python; format: "
                 "Ollama); schema / json force the first two; off: the prompt alone",
             ),
-            click.option(
+            shown(
                 "--max-undecided",
                 type=click.FloatRange(0.0, 1.0),
                 default=0.5,
-                show_default=True,
                 help="fail (exit 2, nothing written) when a task's share of undecided judgments is over this",
             ),
             click.option(
                 "--retry-undecided", is_flag=True, help="ask the judgments the cache holds as undecided again"
             ),
-            click.option("--max-retries", type=click.IntRange(min=0), default=5, show_default=True),
+            shown("--max-retries", type=click.IntRange(min=0), default=5),
             click.option(
                 "--report",
                 "report_path",
@@ -143,25 +124,18 @@ def judge_options(f: F) -> F:
 
 def input_options(f: F) -> F:
     """What to judge: RUN [RUN ...] with --queries and --passages, or --samples; --depth; --dry-run."""
-    f = _apply(
+    f = apply_options(
         f,
         [
             click.option("--samples", type=File("sample set"), help="a sample set with questions and chunk texts"),
             click.option(
-                "--queries",
-                type=File("queries"),
-                help="query texts: qid<TAB>text lines or JSON lines {qid, text}",
+                "--queries", type=File("queries"), help="query texts: qid<TAB>text lines or JSON lines {qid, text}"
             ),
             click.option(
-                "--passages",
-                type=File("passages"),
-                help="passage texts: id<TAB>text lines or JSON lines {id, text}",
+                "--passages", type=File("passages"), help="passage texts: id<TAB>text lines or JSON lines {id, text}"
             ),
             click.option(
-                "--depth",
-                type=click.IntRange(min=1),
-                default=None,
-                help="the top K of each run / sample (runs: default 20)",
+                "--depth", type=click.IntRange(min=1), help="the top K of each run / sample (runs: default 20)"
             ),
             click.option(
                 "--dry-run",
@@ -258,7 +232,7 @@ _KEPT = "the judgments finished before the end are in the cache: the same comman
 
 def until_options(f: F) -> F:
     """``--until-decided`` and the decision it waits for (``judge grade`` over two runs)."""
-    return _apply(
+    return apply_options(
         f,
         [
             click.option(
@@ -268,30 +242,19 @@ def until_options(f: F) -> F:
                 "first the baseline, the second the candidate) is settled: compare, or with --max-drop the gate's "
                 "(anytime-valid: its error holds at every look)",
             ),
-            click.option(
-                "-m", "--measure", default="nDCG@10", show_default=True, help="the measure the decision is on"
-            ),
+            shown("-m", "--measure", default="nDCG@10", help="the measure the decision is on"),
             click.option(
                 "--max-drop",
                 type=click.FloatRange(min=0.0),
-                default=None,
                 help="decide the gate's question instead: does the candidate drop by more than this",
             ),
             click.option(
                 "--effect",
                 type=click.FloatRange(min=0.0, min_open=True),
-                default=None,
                 help="compare: also stop once no difference of this size or more is left",
             ),
-            click.option(
-                "--alpha",
-                type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True),
-                default=0.05,
-                show_default=True,
-            ),
-            click.option(
-                "--seed", type=int, default=0, show_default=True, help="the order of the queries (--until-decided)"
-            ),
+            shown("--alpha", type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True), default=0.05),
+            shown("--seed", type=int, default=0, help="the order of the queries (--until-decided)"),
         ],
     )
 
