@@ -10,7 +10,7 @@ from .._errors import ConfigError
 from .options import (
     File,
     engine_options,
-    one_run_from,
+    inputs_from,
     policy_options,
     rag_options,
     run_arguments,
@@ -65,9 +65,6 @@ _OBJECTIVE_HELP = (
 @policy_options(ties=False)
 @engine_options
 def command(
-    qrels: str,
-    run: str | None,
-    samples: bool,
     objective: str,
     k: str,
     spans: bool,
@@ -94,13 +91,13 @@ def command(
     from .._io.writers import write_text
     from .._render.calibrate import calibration_lines
 
-    inputs = one_run_from(qrels, run, samples)
+    inputs = inputs_from(kw, one=True)
     if spans:
         from .._io.spans import SpanLabels
 
-        if samples:
+        if "samples" in inputs:
             raise ConfigError("--spans reads QRELS as span labels, not a sample set")
-        inputs["qrels"] = SpanLabels.from_file(qrels)
+        inputs["qrels"] = SpanLabels.from_file(inputs["qrels"])
     cal = calibrate(
         **inputs,
         objective=objective,

@@ -14,6 +14,7 @@ from .options import (
     emit,
     format_option,
     inputs_from,
+    measures_option,
     output_option,
     rel_option,
     resampling_options,
@@ -44,13 +45,7 @@ def _progress_wanted(quiet: bool) -> bool:
 
 @click.command("compare")
 @run_arguments()
-@click.option(
-    "-m",
-    "--measure",
-    "measures",
-    multiple=True,
-    help="measure name, repeatable (default: nDCG@10, AP, RR, P@10, R@100)",
-)
+@measures_option("measure name, repeatable (default: nDCG@10, AP, RR, P@10, R@100)")
 @rel_option
 @click.option(
     "--baseline",

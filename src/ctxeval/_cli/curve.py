@@ -10,6 +10,7 @@ from .options import (
     emit,
     format_option,
     inputs_from,
+    measures_option,
     output_option,
     run_arguments,
     settings_from,
@@ -21,13 +22,8 @@ from .options import (
 
 @click.command("curve")
 @run_arguments()
-@click.option(
-    "-m",
-    "--measure",
-    "measures",
-    multiple=True,
-    required=True,
-    help="measure family with its parameters, cutoff optional (nDCG, P(rel=2), RA-nWG@5); repeatable",
+@measures_option(
+    "measure family with its parameters, cutoff optional (nDCG, P(rel=2), RA-nWG@5); repeatable", required=True
 )
 @shown(
     "-k",

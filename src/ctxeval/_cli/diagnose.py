@@ -10,7 +10,7 @@ from .options import (
     emit,
     engine_options,
     format_option,
-    one_run_from,
+    inputs_from,
     output_option,
     policy_options,
     rag_options,
@@ -38,9 +38,6 @@ from .options import (
 @format_option("table", "json")
 @output_option()
 def command(
-    qrels: str,
-    run: str | None,
-    samples: bool,
     k: int,
     proc_threshold: float,
     pct_threshold: float,
@@ -59,7 +56,7 @@ def command(
     from .._render.diagnose import render
 
     result = diagnose(
-        **one_run_from(qrels, run, samples),
+        **inputs_from(kw, one=True),
         k=k,
         proc_threshold=proc_threshold,
         pct_threshold=pct_threshold,

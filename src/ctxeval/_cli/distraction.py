@@ -10,6 +10,7 @@ from .options import (
     emit,
     engine_options,
     format_option,
+    inputs_from,
     output_option,
     policy_options,
     rag_options,
@@ -17,7 +18,6 @@ from .options import (
     settings_from,
     shown,
     utility_options,
-    verb_inputs,
 )
 
 
@@ -45,9 +45,6 @@ from .options import (
 @engine_options
 @output_option()
 def command(
-    qrels: str,
-    runs: tuple[str, ...],
-    samples: bool,
     k: int,
     rel: int | None,
     safe: float,
@@ -69,7 +66,7 @@ def command(
 
     table = distraction_table(
         k=k,
-        **verb_inputs(qrels, runs, samples),
+        **inputs_from(kw),
         rel=rel,
         thresholds=(safe, risky),
         worst=worst,

@@ -14,6 +14,7 @@ from .options import (
     engine_from,
     engine_options,
     format_option,
+    measures_option,
     output_option,
     policies_from,
     policy_options,
@@ -36,7 +37,7 @@ def _measure_help() -> str:
 
 @click.command("evaluate")
 @run_arguments()
-@click.option("-m", "--measure", "measures", multiple=True, help=_measure_help())
+@measures_option(_measure_help())
 @click.option(
     "--spans",
     is_flag=True,

@@ -15,6 +15,7 @@ from .options import (
     emit,
     format_option,
     inputs_from,
+    measures_option,
     one_run_from,
     output_option,
     rel_option,
@@ -35,7 +36,7 @@ def _measures(values: tuple[str, ...]) -> list[str] | None:
 
 @click.command("snapshot")
 @run_arguments(one=True, metavar="[[NAME=]RUN]")
-@click.option("-m", "--measure", "measures", multiple=True, help="measure to keep, repeatable (default: evaluate's)")
+@measures_option("measure to keep, repeatable (default: evaluate's)")
 @rel_option
 @click.option("--human", type=File("qrels"),
               help="people's labels on a subset of the queries, when QRELS are a judge's (the gate's intervals then include the judge's error)")  # fmt: skip

@@ -82,6 +82,11 @@ def format_option(*formats: str, help: str | None = None) -> Callable[[F], F]:
     return shown("--format", "fmt", type=click.Choice(formats), default=formats[0], help=help)
 
 
+def measures_option(help: str, required: bool = False) -> Callable[[F], F]:
+    """``-m/--measure`` (the parameter ``measures``), repeatable, with the help its command gives it."""
+    return click.option("-m", "--measure", "measures", multiple=True, required=required, help=help)
+
+
 def policy_options(ties: bool = True) -> Callable[[F], F]:
     """``--missing``, ``--ties`` (unless ``ties=False``), ``--duplicates`` and ``--overlap``, from
     :mod:`ctxeval._policies`."""
