@@ -269,60 +269,56 @@ UTILITY_KEYS = (
 
 def utility_options(f: F) -> F:
     """The options deciding per-passage utilities (see ``ctxeval._context.utility``)."""
-    return apply_options(
-        f,
-        [
-            shown(
-                "--distractor-rules",
-                type=click.Choice(["default", "strict", "lenient", "off"]),
-                default="default",
-                help="hard-negative detection preset: default (tau 0.7, top rank 3, penalty -0.5), strict (0.5, 3, -1.0), "
-                "lenient (0.9, 3, -0.2), off (labels and the known list only)",
-            ),
-            click.option(
-                "--tau",
-                type=click.FloatRange(0.0, 1.0),
-                help="override: a passage of utility 0 whose relative score is >= TAU is a hard negative",
-            ),
-            click.option(
-                "--top-rank",
-                type=click.IntRange(min=0),
-                help="override: a passage of utility 0 (judged or unlabelled) at rank <= N is a hard negative (0: off)",
-            ),
-            click.option(
-                "--penalty",
-                type=click.FloatRange(-1.0, 0.0),
-                help="override: the utility of a hard negative, in [-1, 0)",
-            ),
-            click.option(
-                "--distractors",
-                type=File("distractors"),
-                help="file of known distractors, 'qid docid' lines (u = -1 whatever the label)",
-            ),
-            click.option(
-                "--utilities",
-                type=File("utilities"),
-                help="file of LLM utilities, 'qid docid u' lines with u in [0, 1] (e.g. 1 - P(NO-RESPONSE)); they replace the label utilities",
-            ),
-            click.option(
-                "--llm-threshold",
-                type=click.FloatRange(0.0, 1.0),
-                help="with --utilities: an irrelevant passage is a distractor (u = -LLM utility) only when its LLM utility is >= this; "
-                "below, its utility is 0 (junk the LLM ignores)  [default: 0.5; 0: every irrelevant passage with u > 0]. UDCG reads u as given",
-            ),
-            click.option(
-                "--utility-map",
-                help="grade -> utility, GRADE:U,... (default 5:1,4:1,3:0.5,2:0,1:-1, on the grades after --grade-map)",
-            ),
-            click.option(
-                "--flag-unlabelled/--no-flag-unlabelled",
-                "flag_unlabelled",
-                default=None,
-                help="whether the hard-negative rules may flag unlabelled passages (default: yes on graded labels, "
-                "no on binary labels such as reference ids, where an unlabelled chunk is not known to be harmful)",
-            ),
-        ],
-    )
+    options = [
+        shown(
+            "--distractor-rules",
+            type=click.Choice(["default", "strict", "lenient", "off"]),
+            default="default",
+            help="hard-negative detection preset: default (tau 0.7, top rank 3, penalty -0.5), strict (0.5, 3, -1.0), "
+            "lenient (0.9, 3, -0.2), off (labels and the known list only)",
+        ),
+        click.option(
+            "--tau",
+            type=click.FloatRange(0.0, 1.0),
+            help="override: a passage of utility 0 whose relative score is >= TAU is a hard negative",
+        ),
+        click.option(
+            "--top-rank",
+            type=click.IntRange(min=0),
+            help="override: a passage of utility 0 (judged or unlabelled) at rank <= N is a hard negative (0: off)",
+        ),
+        click.option(
+            "--penalty", type=click.FloatRange(-1.0, 0.0), help="override: the utility of a hard negative, in [-1, 0)"
+        ),
+        click.option(
+            "--distractors",
+            type=File("distractors"),
+            help="file of known distractors, 'qid docid' lines (u = -1 whatever the label)",
+        ),
+        click.option(
+            "--utilities",
+            type=File("utilities"),
+            help="file of LLM utilities, 'qid docid u' lines with u in [0, 1] (e.g. 1 - P(NO-RESPONSE)); they replace the label utilities",
+        ),
+        click.option(
+            "--llm-threshold",
+            type=click.FloatRange(0.0, 1.0),
+            help="with --utilities: an irrelevant passage is a distractor (u = -LLM utility) only when its LLM utility is >= this; "
+            "below, its utility is 0 (junk the LLM ignores)  [default: 0.5; 0: every irrelevant passage with u > 0]. UDCG reads u as given",
+        ),
+        click.option(
+            "--utility-map",
+            help="grade -> utility, GRADE:U,... (default 5:1,4:1,3:0.5,2:0,1:-1, on the grades after --grade-map)",
+        ),
+        click.option(
+            "--flag-unlabelled/--no-flag-unlabelled",
+            "flag_unlabelled",
+            default=None,
+            help="whether the hard-negative rules may flag unlabelled passages (default: yes on graded labels, "
+            "no on binary labels such as reference ids, where an unlabelled chunk is not known to be harmful)",
+        ),
+    ]
+    return apply_options(f, options)
 
 
 def utility_from(kw: dict[str, Any]) -> dict[str, Any] | None:
@@ -427,40 +423,38 @@ def settings_from(kw: dict[str, Any], utility: bool = True) -> dict[str, Any]:
 def engine_options(f: F) -> F:
     """Where per-query values are computed: ``--engine`` (with ``--spark-master``), or ``--stream``
     (with ``--chunk-mb`` and ``--sort-first``)."""
-    return apply_options(
-        f,
-        [
-            shown(
-                "--engine",
-                type=click.Choice(["local", "stream", "spark"]),
-                default="local",
-                help="where per-query values are computed, each engine giving the same output: local (this process), "
-                "stream (see --stream), spark (pip install 'ctxeval[spark]'; needs Java 17; the same kernels per "
-                "partition of queries)",
-            ),
-            click.option(
-                "--stream",
-                is_flag=True,
-                help="the same as --engine stream: each run file read in chunks of whole queries. Pays only for a run "
-                "whose in-memory reading (about 0.6x its text, 2.5x with measures that keep every ranked row) does not "
-                "fit in memory; below that the default engine is faster for the same output. A run must be grouped "
-                "by query (see --sort-first)",
-            ),
-            click.option(
-                "--chunk-mb",
-                type=click.IntRange(min=1),
-                help="with --stream: the chunk size [default: an eighth of the run's text, 1-64 MiB, which keeps the "
-                "peak memory below the default engine's]",
-            ),
-            click.option(
-                "--sort-first",
-                is_flag=True,
-                help="with --stream: group an unsorted run by query first (read whole when it fits in memory, else "
-                "sorted out of core)",
-            ),
-            click.option("--spark-master", help="with --engine spark: the master URL (default local[*])"),
-        ],
-    )
+    options = [
+        shown(
+            "--engine",
+            type=click.Choice(["local", "stream", "spark"]),
+            default="local",
+            help="where per-query values are computed, each engine giving the same output: local (this process), "
+            "stream (see --stream), spark (pip install 'ctxeval[spark]'; needs Java 17; the same kernels per "
+            "partition of queries)",
+        ),
+        click.option(
+            "--stream",
+            is_flag=True,
+            help="the same as --engine stream: each run file read in chunks of whole queries. Pays only for a run "
+            "whose in-memory reading (about 0.6x its text, 2.5x with measures that keep every ranked row) does not "
+            "fit in memory; below that the default engine is faster for the same output. A run must be grouped "
+            "by query (see --sort-first)",
+        ),
+        click.option(
+            "--chunk-mb",
+            type=click.IntRange(min=1),
+            help="with --stream: the chunk size [default: an eighth of the run's text, 1-64 MiB, which keeps the "
+            "peak memory below the default engine's]",
+        ),
+        click.option(
+            "--sort-first",
+            is_flag=True,
+            help="with --stream: group an unsorted run by query first (read whole when it fits in memory, else "
+            "sorted out of core)",
+        ),
+        click.option("--spark-master", help="with --engine spark: the master URL (default local[*])"),
+    ]
+    return apply_options(f, options)
 
 
 def engine_from(kw: dict[str, Any]) -> Any:
