@@ -222,7 +222,7 @@ _KEPT = "the judgments finished before the end are in the cache: the same comman
 
 def until_options(f: F) -> F:
     """``--until-decided`` and the decision it waits for (``judge grade`` over two runs)."""
-    options = [
+    options: list[Callable[[F], F]] = [
         click.option(
             "--until-decided",
             is_flag=True,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,7 @@ def _article(word: str) -> str:
     return "an" if word[:1] in "aeio" else "a"
 
 
-def apply_options(f: F, opts: list[Callable[[F], F]]) -> F:
+def apply_options(f: F, opts: Sequence[Callable[[F], F]]) -> F:
     """``f`` under the decorators ``opts``, the first outermost (the order of --help)."""
     for opt in reversed(opts):
         f = opt(f)
