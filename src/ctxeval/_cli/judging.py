@@ -25,9 +25,7 @@ from .._judge.interface import Judge
 from .._judge.items import Item, JudgeOptions, item_asks, items_from_runs, items_from_samples
 from .._judge.prompt import Task
 from .._judge.runner import check_undecided
-from .options import File, apply_options, emit, shown
-
-F = Callable[..., Any]
+from .options import F, File, apply_options, emit, shown
 
 __all__ = [
     "cache_of",

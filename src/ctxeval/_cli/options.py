@@ -18,8 +18,13 @@ from .._policies import CHOICES, HELP, Policies
 
 __all__ = [
     "UTILITY_KEYS",
+    "F",
     "File",
+    "apply_options",
     "emit",
+    "format_option",
+    "inputs_from",
+    "measures_option",
     "output_option",
     "policies_from",
     "policy_options",
@@ -27,10 +32,13 @@ __all__ = [
     "rag_options",
     "run_arguments",
     "settings_from",
+    "settings_options",
+    "shown",
     "utility_from",
     "utility_options",
 ]
 
+#: a command's function, as the option decorators take and return it
 F = Callable[..., Any]
 
 
@@ -91,7 +99,6 @@ def policy_options(ties: bool = True) -> Callable[[F], F]:
     """``--missing``, ``--ties`` (unless ``ties=False``), ``--duplicates`` and ``--overlap``, from
     :mod:`ctxeval._policies`."""
     names = ("missing", "ties", "duplicates", "overlap") if ties else ("missing", "duplicates", "overlap")
-
     options = [shown(f"--{n}", type=click.Choice(list(CHOICES[n])), default=CHOICES[n][0], help=HELP[n]) for n in names]
     options.append(
         click.option(
@@ -107,7 +114,6 @@ def policy_options(ties: bool = True) -> Callable[[F], F]:
 def resampling_options(resamples: str, seed: str, confidence: str) -> Callable[[F], F]:
     """``--resamples`` (bootstrap resamples), ``--seed`` and ``--confidence`` (the intervals' level),
     each with the help its command gives it."""
-
     options = [
         shown("--resamples", type=click.IntRange(min=1), default=10000, help=resamples),
         shown("--seed", type=click.IntRange(min=0), default=0, help=seed),
