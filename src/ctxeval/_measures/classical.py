@@ -1,6 +1,6 @@
 """Classical IR measures with trec_eval's semantics, as vectorised kernels over query segments.
 
-(~560 lines on purpose: some 25 families, each kernel declared beside its :class:`Family` and
+(~600 lines on purpose: some 25 families, each kernel declared beside its :class:`Family` and
 its trec_eval spelling, so that adding a measure touches this one file.)
 
 Conventions (trec_eval's, see ``ctxeval measures``): relevance is ``grade >= rel`` (default 1) for
