@@ -17,6 +17,7 @@ from typing import Any
 
 from ._errors import ConfigError, MeasureError
 from ._evaluate import Result, aggregate, evaluate
+from ._json import num as _num
 from ._measures import Measure, make, parse_measure
 from ._show import html_table, pandas, pyplot, short
 
@@ -154,10 +155,6 @@ def parse_axis(spec: str | int | Iterable[int]) -> tuple[list[int], bool]:
     if isinstance(spec, str) and spec.strip().endswith("tok"):
         return parse_ks(spec.strip()[: -len("tok")]), True
     return parse_ks(spec), False
-
-
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) else float(x)
 
 
 def curves_from_result(result: Result, curves: dict[str, list[Measure]], ks: Sequence[int]) -> dict[str, Any]:

@@ -51,6 +51,7 @@ from ._core.signtest import sign_test
 from ._engines.base import provider
 from ._engines.blocks import Block
 from ._errors import ConfigError
+from ._json import num as _num
 from ._measures import Measure, make
 from ._policies import Policies
 from ._session import depth_note, list_depths, one_run_inputs, open_session
@@ -73,10 +74,6 @@ VERDICTS = ("retrieval", "selection", "both", "healthy", "undefined")
 ADVICE_ALPHA = 0.05  #: the sign test's p-value below which the advice names a stage
 PROC_THRESHOLD = 0.8  #: default: PROC below it is a retrieval failure
 PCT_THRESHOLD = 0.8  #: default: %PROC below it (PROC high) is a selection failure
-
-
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) else float(x)
 
 
 @dataclass(frozen=True)

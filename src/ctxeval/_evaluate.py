@@ -16,6 +16,7 @@ from ._engines.base import provider
 from ._engines.blocks import sized_counts
 from ._errors import ConfigError
 from ._io.model import Qrels
+from ._json import num as _num
 from ._measures import Measure, parse_measures
 from ._names import merge_notes, naming_notes, once, unique_names
 from ._policies import Policies
@@ -196,10 +197,6 @@ class RunResult:
 
 def _key(measure: Measure | str) -> Measure:
     return measure if isinstance(measure, Measure) else parse_measures(measure)[0]
-
-
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) else float(x)
 
 
 def _pair(ci: tuple[float, float] | None) -> list[float] | None:

@@ -112,6 +112,15 @@ def test_answers_errors(tmp_path: Path) -> None:
     a.write_text("qid\tsystem_x\tcorrect\nq1\tbm25\t1\n", encoding="utf-8")
     with pytest.raises(FormatError, match="no run column"):
         read_answers(a)
+    # comments and blank lines passed over, the header's line named, a column named twice refused
+    a.write_text("# answers\n\nqid,run,correct\nq1, bm25 ,1\nq2,bm25\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"a.tsv:5: expected 3 fields as in the header \(line 3\), found 2"):
+        read_answers(a)
+    a.write_text("qid,run,correct,run\nq1,bm25,1,x\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"a.tsv:1: the header names the column 'run' twice"):
+        read_answers(a)
+    a.write_text("# answers\nqid,run,correct\nq1, bm25 ,1\n", encoding="utf-8")
+    assert read_answers(a).correct == {("bm25", "q1"): 1}
 
 
 def test_fit_udcg_cli(tmp_path: Path) -> None:

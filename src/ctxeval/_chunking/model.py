@@ -10,15 +10,13 @@ test that cannot come out the other way is no evidence).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._json import fields
+from .._json import num as _num
+
 __all__ = ["ChunkerRow", "ChunkingModel", "Verdict"]
-
-
-def _num(x: float | None) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
 @dataclass(frozen=True)
@@ -67,10 +65,7 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "budget": self.budget,
-            "winner": self.winner,
-            "best": self.best,
-            "rival": self.rival,
+            **fields(self, "budget", "winner", "best", "rival"),
             "diff": _num(self.diff),
             "p_adjusted": _num(self.p_adjusted),
             "text": self.text,

@@ -10,11 +10,12 @@ from .._errors import ConfigError
 from .options import (
     File,
     engine_options,
-    one_run_from,
+    inputs_from,
     policy_options,
     rag_options,
     run_arguments,
     settings_from,
+    shown,
     utility_options,
 )
 
@@ -27,12 +28,11 @@ _OBJECTIVE_HELP = (
 
 @click.command("calibrate")
 @run_arguments(one=True)
-@click.option("--objective", default="utility", show_default=True, help=_OBJECTIVE_HELP)
-@click.option(
+@shown("--objective", default="utility", help=_OBJECTIVE_HELP)
+@shown(
     "-k",
     "k",
     default="50",
-    show_default=True,
     help="largest K_max tried (K_max = 1..k), or budgets of tokens (256:4096:256tok, 512,1024tok, or 4096tok: 32 "
     "steps up to it) with --chunks: the policy is then 'pass B tokens' (and tau)",
 )
@@ -41,21 +41,16 @@ _OBJECTIVE_HELP = (
     is_flag=True,
     help="QRELS is a file of span labels (qid 0 doc_id start end grade, or JSONL/CSV/Parquet); needs --chunks",
 )
-@click.option(
-    "--folds", type=click.IntRange(min=2), default=5, show_default=True, help="k-fold cross-validation over queries"
-)
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the fold assignment")
+@shown("--folds", type=click.IntRange(min=2), default=5, help="k-fold cross-validation over queries")
+@shown("--seed", type=click.IntRange(min=0), default=0, help="seed of the fold assignment")
 @click.option(
     "-o",
     "--output",
     type=File("output", writable=True),
-    default=None,
     help="write the policy JSON here (and a summary to stdout); default: the JSON to stdout",
 )
 @click.option(
-    "--force",
-    is_flag=True,
-    help="write the policy even when it does not beat the best fixed K on held-out queries",
+    "--force", is_flag=True, help="write the policy even when it does not beat the best fixed K on held-out queries"
 )
 @click.option(
     "--irrelevant-cost",
@@ -70,9 +65,6 @@ _OBJECTIVE_HELP = (
 @policy_options(ties=False)
 @engine_options
 def command(
-    qrels: str,
-    run: str | None,
-    samples: bool,
     objective: str,
     k: str,
     spans: bool,
@@ -99,13 +91,13 @@ def command(
     from .._io.writers import write_text
     from .._render.calibrate import calibration_lines
 
-    inputs = one_run_from(qrels, run, samples)
+    inputs = inputs_from(kw, one=True)
     if spans:
         from .._io.spans import SpanLabels
 
-        if samples:
+        if "samples" in inputs:
             raise ConfigError("--spans reads QRELS as span labels, not a sample set")
-        inputs["qrels"] = SpanLabels.from_file(qrels)
+        inputs["qrels"] = SpanLabels.from_file(inputs["qrels"])
     cal = calibrate(
         **inputs,
         objective=objective,

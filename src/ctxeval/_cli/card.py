@@ -7,7 +7,7 @@ import json
 import click
 
 from .._judge.verbs import agreement as card_of
-from .options import File, emit, output_option
+from .options import File, emit, format_option, output_option, shown
 
 __all__ = ["agreement"]
 
@@ -16,38 +16,27 @@ __all__ = ["agreement"]
 @click.argument("human", type=File("qrels"))
 @click.argument("judged", type=File("qrels"))
 @click.argument("runs", nargs=-1, type=File("run"))
-@click.option(
-    "-m", "--measure", default="nDCG@10", show_default=True, help="the measure the system ranking and the estimates use"
-)
+@shown("-m", "--measure", default="nDCG@10", help="the measure the system ranking and the estimates use")
 @click.option(
     "--grade-map",
-    default=None,
     help="[human=|judge=]MAP: map one side's grades onto the other's scale (FROM:TO,... or a preset: trec-dl); "
     "without a side, the side whose grades the map covers",
 )
 @click.option(
     "--level",
     type=int,
-    default=None,
     help="relevant = grade >= LEVEL on the scale compared (default: 1 binary, 2 on TREC's 0-3, 4 on 1-5)",
 )
-@click.option(
-    "--top",
-    type=click.IntRange(min=1),
-    default=5,
-    show_default=True,
-    help="the top systems the largest swap is sought in",
-)
-@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05, show_default=True)
-@click.option(
+@shown("--top", type=click.IntRange(min=1), default=5, help="the top systems the largest swap is sought in")
+@shown("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05)
+@shown(
     "--draws",
     type=click.IntRange(min=0),
     default=200,
-    show_default=True,
     help="draws of each random null judge the figures stand beside (0: none)",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="the null judges' draws")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@shown("--seed", type=int, default=0, help="the null judges' draws")
+@format_option("table", "json")
 @output_option()
 def agreement(
     human: str,

@@ -9,7 +9,7 @@ import click
 
 from .._compare.settings import CORRECTIONS, TESTS, Stats
 from .._errors import ConfigError
-from .options import File, emit, output_option, resampling_options
+from .options import File, emit, format_option, output_option, resampling_options, shown
 
 FORMATS = ("table", "markdown", "json", "html")
 
@@ -42,32 +42,25 @@ def _chunkers(values: tuple[str, ...]) -> dict[str, str]:
 @click.option(
     "--questions",
     type=File("questions"),
-    default=None,
     help="question texts (qid<TAB>text lines, or JSON lines of query_id and question); default: the labels' own "
     "(Chroma's questions_df.csv)",
 )
-@click.option(
+@shown(
     "--budgets",
     default="128,256,512,1024,2048,4096",
-    show_default=True,
     help="the curve's budgets in tokens: 256,512,1024 or 256:4096:256",
 )
-@click.option(
-    "--budget", type=click.IntRange(min=1), default=None, help="the budget the answer is about (default: each)"
-)
-@click.option(
-    "-m", "--measure", default="SpanRecall", show_default=True, help="the measure family compared at each budget"
-)
-@click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="K of the equal-K view")
+@click.option("--budget", type=click.IntRange(min=1), help="the budget the answer is about (default: each)")
+@shown("-m", "--measure", default="SpanRecall", help="the measure family compared at each budget")
+@shown("-k", "k", type=click.IntRange(min=1), default=5, help="K of the equal-K view")
 @click.option(
     "--tokenizer",
-    default=None,
     help="what counts tokens: words-v1 (offline, the default) or tiktoken:<encoding>; the report names it",
 )
-@click.option("--test", type=click.Choice(list(TESTS)), default="randomization", show_default=True)
-@click.option("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05, show_default=True)
-@click.option("--correction", type=click.Choice(list(CORRECTIONS)), default="holm", show_default=True)
-@click.option("--permutations", type=click.IntRange(min=1), default=10000, show_default=True)
+@shown("--test", type=click.Choice(list(TESTS)), default="randomization")
+@shown("--alpha", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.05)
+@shown("--correction", type=click.Choice(list(CORRECTIONS)), default="holm")
+@shown("--permutations", type=click.IntRange(min=1), default=10000)
 @resampling_options(
     "bootstrap resamples of the intervals", "seed of every random draw", "the level of the confidence intervals"
 )
@@ -75,10 +68,9 @@ def _chunkers(values: tuple[str, ...]) -> dict[str, str]:
     "--save",
     "save_dir",
     type=click.Path(file_okay=False),
-    default=None,
     help="write each chunker's chunk table (NAME.chunks.jsonl) and run (NAME.run) into this folder",
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option(*FORMATS)
 @output_option()
 def command(
     documents: str, labels: str, chunkers: tuple[str, ...], questions: str | None, budgets: str, budget: int | None,

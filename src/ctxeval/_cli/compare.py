@@ -12,16 +12,17 @@ from .options import (
     File,
     at_level,
     emit,
-    engine_options,
+    format_option,
+    inputs_from,
+    measures_option,
     output_option,
-    policy_options,
-    rag_options,
     rel_option,
     resampling_options,
     run_arguments,
     settings_from,
+    settings_options,
+    shown,
     utility_options,
-    verb_inputs,
 )
 
 FORMATS = ("table", "json", "csv", "markdown", "latex", "html")
@@ -44,13 +45,7 @@ def _progress_wanted(quiet: bool) -> bool:
 
 @click.command("compare")
 @run_arguments()
-@click.option(
-    "-m",
-    "--measure",
-    "measures",
-    multiple=True,
-    help="measure name, repeatable (default: nDCG@10, AP, RR, P@10, R@100)",
-)
+@measures_option("measure name, repeatable (default: nDCG@10, AP, RR, P@10, R@100)")
 @rel_option
 @click.option(
     "--baseline",
@@ -65,25 +60,17 @@ def _progress_wanted(quiet: bool) -> bool:
     help="compare every pair of runs (each later run against each earlier one, as ranx's compare), Holm over all "
     "pairs and measures; the main table's markers stay against the baseline",
 )
-@click.option(
-    "--test",
-    type=click.Choice(list(TESTS)),
-    default="randomization",
-    show_default=True,
-    help="paired significance test (two-sided)",
-)
-@click.option(
+@shown("--test", type=click.Choice(list(TESTS)), default="randomization", help="paired significance test (two-sided)")
+@shown(
     "--alpha",
     type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
     default=0.05,
-    show_default=True,
     help="significance level, after correction",
 )
-@click.option(
+@shown(
     "--correction",
     type=click.Choice(list(CORRECTIONS)),
     default="holm",
-    show_default=True,
     help="multiple-comparison correction across all (run, measure) comparisons (with several baselines, all "
     "(run, baseline, measure) comparisons)",
 )
@@ -96,69 +83,42 @@ def _progress_wanted(quiet: bool) -> bool:
 @click.option(
     "--queries",
     type=File("queries"),
-    default=None,
     help="query texts ('qid<TAB>text' lines or JSONL with qid and text); adds the query_length strata",
 )
 @click.option(
     "--num-rel-level",
     type=int,
-    default=None,
     help="num_rel strata count the judged docs with qrels grade >= this (default: the level of the grade scale: "
     "grade >= 3 on the 1-5 scale, through --grade-map; else 1)",
 )
 @click.option(
     "--pr-rel",
     type=int,
-    default=None,
     help="the precision-recall curve counts qrels grade >= this as relevant (default: as --num-rel-level)",
 )
-@click.option(
-    "--min-stratum",
-    type=click.IntRange(min=0),
-    default=10,
-    show_default=True,
-    help="flag strata with fewer queries than this",
-)
-@click.option(
-    "--permutations",
-    type=click.IntRange(min=1),
-    default=10000,
-    show_default=True,
-    help="random sign flips of the randomization test",
-)
+@shown("--min-stratum", type=click.IntRange(min=0), default=10, help="flag strata with fewer queries than this")
+@shown("--permutations", type=click.IntRange(min=1), default=10000, help="random sign flips of the randomization test")
 @resampling_options(
     "bootstrap resamples (CIs and the bootstrap test)", "seed of every random draw", "confidence level of the intervals"
 )
-@click.option(
-    "--ci",
-    "ci",
-    type=click.Choice(list(CI_METHODS)),
-    default="percentile",
-    show_default=True,
-    help="bootstrap confidence interval method",
+@shown(
+    "--ci", "ci", type=click.Choice(list(CI_METHODS)), default="percentile", help="bootstrap confidence interval method"
 )
 @click.option(
     "--distraction-k",
     type=click.IntRange(min=1),
-    default=None,
     help="add the distraction table (verdicts, worst distractors) at this k (default: the cutoff of the first distraction-aware measure)",
 )
 @click.option(
     "--curve-k",
-    default=None,
     help="cutoffs of the metric@K curves in the report: 1:50, 1,5,10 or 0 for none (default: 1..max(20, largest cutoff))",
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option(*FORMATS)
 @click.option("-q", "--quiet", is_flag=True, help="no progress display")
-@engine_options
-@policy_options()
-@rag_options()
+@settings_options
 @output_option()
 @utility_options
 def command(
-    qrels: str,
-    runs: tuple[str, ...],
-    samples: bool,
     measures: tuple[str, ...],
     rel: int | None,
     baseline: tuple[str, ...],
@@ -199,7 +159,7 @@ def command(
     curves_k: Any = None
     if curve_k is not None:
         curves_k = 0 if curve_k.strip() == "0" else curve_k
-    inputs = verb_inputs(qrels, runs, samples)
+    inputs = inputs_from(kw)
     with show_progress(_progress_wanted(quiet)):
         report = compare(
             **inputs,

@@ -2,44 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from .options import File
+from .options import F, File, shown
+
+
+def _written(flag: str, dest: str, what: str, default: str, thing: str) -> Callable[[F], F]:
+    """A file the demo writes (a ``what`` file, ``default`` unless given; '' for none)."""
+    return shown(
+        flag, dest, type=File(what, writable=True), default=default, help=f"where to write {thing} ('' for none)"
+    )
+
+
+def _instead(flag: str, dest: str, thing: str) -> Callable[[F], F]:
+    """A folder to write ``thing`` into instead of running the demo."""
+    return click.option(flag, dest, type=click.Path(file_okay=False), help=f"instead: write {thing} into this folder")
 
 
 @click.command("demo")
-@click.option(
-    "--html",
-    "html_path",
-    type=File("report", writable=True),
-    default="ctxeval-report.html",
-    show_default=True,
-    help="where to write the HTML report of the comparison ('' for none)",
-)
-@click.option(
-    "--policy",
-    "policy_path",
-    type=File("policy", writable=True),
-    default="ctxeval-policy.json",
-    show_default=True,
-    help="where to write the best held-out runtime policy ('' for none)",
-)
-@click.option(
-    "--samples",
-    "samples_dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="instead: write the RAG guide's two sample sets (bm25.jsonl, dense.jsonl) into this folder",
-)
-@click.option(
-    "--chunking",
-    "chunking_dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="instead: write the chunking guide's corpus (docs/, questions.jsonl, spans.jsonl) into this folder",
-)
+@_written("--html", "html_path", "report", "ctxeval-report.html", "the HTML report of the comparison")
+@_written("--policy", "policy_path", "policy", "ctxeval-policy.json", "the best held-out runtime policy")
+@_instead("--samples", "samples_dir", "the RAG guide's two sample sets (bm25.jsonl, dense.jsonl)")
+@_instead("--chunking", "chunking_dir", "the chunking guide's corpus (docs/, questions.jsonl, spans.jsonl)")
 def command(html_path: str, policy_path: str, samples_dir: str | None, chunking_dir: str | None) -> None:
     """Run the main job on the bundled example data set, print a readable report, and write the HTML
     report of the comparison and the best runtime policy. With --samples DIR: write the RAG guide's

@@ -9,47 +9,35 @@ import click
 from .options import (
     emit,
     engine_options,
-    one_run_from,
+    format_option,
+    inputs_from,
     output_option,
     policy_options,
     rag_options,
     run_arguments,
     settings_from,
+    shown,
 )
 
 
 @click.command("diagnose")
 @run_arguments(one=True)
 @rag_options(groups=False)
-@click.option(
-    "-k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="the number of slots the LLM reads"
-)
-@click.option(
-    "--proc-threshold",
-    type=click.FloatRange(0.0, 1.0),
-    default=0.8,
-    show_default=True,
-    help="PROC@K below this: retrieval failure",
-)
-@click.option(
+@shown("-k", "k", type=click.IntRange(min=1), default=10, help="the number of slots the LLM reads")
+@shown("--proc-threshold", type=click.FloatRange(0.0, 1.0), default=0.8, help="PROC@K below this: retrieval failure")
+@shown(
     "--pct-threshold",
     type=click.FloatRange(0.0, 1.0),
     default=0.8,
-    show_default=True,
     help="%PROC@K below this (PROC high): selection failure",
 )
-@click.option(
-    "--worst", type=click.IntRange(min=0), default=10, show_default=True, help="how many worst queries to list"
-)
+@shown("--worst", type=click.IntRange(min=0), default=10, help="how many worst queries to list")
 @click.option("--per-query", is_flag=True, help="list every query in the table (JSON always has them all)")
 @engine_options
 @policy_options()
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option("table", "json")
 @output_option()
 def command(
-    qrels: str,
-    run: str | None,
-    samples: bool,
     k: int,
     proc_threshold: float,
     pct_threshold: float,
@@ -68,7 +56,7 @@ def command(
     from .._render.diagnose import render
 
     result = diagnose(
-        **one_run_from(qrels, run, samples),
+        **inputs_from(kw, one=True),
         k=k,
         proc_threshold=proc_threshold,
         pct_threshold=pct_threshold,

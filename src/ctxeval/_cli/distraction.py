@@ -9,59 +9,42 @@ import click
 from .options import (
     emit,
     engine_options,
+    format_option,
+    inputs_from,
     output_option,
     policy_options,
     rag_options,
     run_arguments,
     settings_from,
+    shown,
     utility_options,
-    verb_inputs,
 )
 
 
 @click.command("distraction")
 @run_arguments()
-@click.option(
-    "-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="the number of passages the LLM reads"
-)
+@shown("-k", "k", type=click.IntRange(min=1), default=5, help="the number of passages the LLM reads")
 @utility_options
 @click.option(
     "--rel",
     type=int,
-    default=None,
     help="grade >= REL counts as relevant for RR, R@k and UDCG (default: the smallest grade of positive utility)",
 )
-@click.option(
+@shown(
     "--safe",
     type=click.FloatRange(0.0, 1.0),
     default=0.10,
-    show_default=True,
     help="verdict SAFE when the mean distractor rate is <= this",
 )
-@click.option(
-    "--risky",
-    type=click.FloatRange(0.0, 1.0),
-    default=0.50,
-    show_default=True,
-    help="verdict RISKY up to this rate, DANGEROUS above",
-)
-@click.option(
-    "--worst",
-    type=click.IntRange(min=0),
-    default=5,
-    show_default=True,
-    help="how many worst distractors to list per run",
-)
+@shown("--risky", type=click.FloatRange(0.0, 1.0), default=0.50, help="verdict RISKY up to this rate, DANGEROUS above")
+@shown("--worst", type=click.IntRange(min=0), default=5, help="how many worst distractors to list per run")
 @click.option("--discount", is_flag=True, help="optimal k from the log2-discounted cumulative utility")
 @rag_options(pool=False, groups=False)
 @policy_options()
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@format_option("table", "json", "csv")
 @engine_options
 @output_option()
 def command(
-    qrels: str,
-    runs: tuple[str, ...],
-    samples: bool,
     k: int,
     rel: int | None,
     safe: float,
@@ -83,7 +66,7 @@ def command(
 
     table = distraction_table(
         k=k,
-        **verb_inputs(qrels, runs, samples),
+        **inputs_from(kw),
         rel=rel,
         thresholds=(safe, risky),
         worst=worst,

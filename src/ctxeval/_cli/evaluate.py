@@ -13,6 +13,8 @@ from .options import (
     emit,
     engine_from,
     engine_options,
+    format_option,
+    measures_option,
     output_option,
     policies_from,
     policy_options,
@@ -21,6 +23,7 @@ from .options import (
     rel_option,
     resampling_options,
     run_arguments,
+    shown,
     utility_from,
     utility_options,
     verb_inputs,
@@ -34,7 +37,7 @@ def _measure_help() -> str:
 
 @click.command("evaluate")
 @run_arguments()
-@click.option("-m", "--measure", "measures", multiple=True, help=_measure_help())
+@measures_option(_measure_help())
 @click.option(
     "--spans",
     is_flag=True,
@@ -43,9 +46,7 @@ def _measure_help() -> str:
 )
 @rel_option
 @click.option("--per-query", is_flag=True, help="also report every query's value")
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json", "csv", "jsonl"]), default="table", show_default=True
-)
+@format_option("table", "json", "csv", "jsonl")
 @engine_options
 @click.option(
     "--ci",
@@ -53,11 +54,10 @@ def _measure_help() -> str:
     is_flag=True,
     help="an interval on every figure: bootstrap over the queries (or t, --ci-method), its level and seed printed",
 )
-@click.option(
+@shown(
     "--ci-method",
     type=click.Choice(["percentile", "bca", "t"]),
     default="percentile",
-    show_default=True,
     help="with --ci: percentile or BCa bootstrap intervals, or Student's t",
 )
 @resampling_options(

@@ -7,29 +7,31 @@ from typing import Any
 
 import click
 
-from .options import File, engine_options, output_option, policy_options, rag_options, settings_from, utility_options
+from .options import (
+    File,
+    engine_options,
+    format_option,
+    output_option,
+    policy_options,
+    rag_options,
+    settings_from,
+    shown,
+    utility_options,
+)
 
 
 @click.command("fit-udcg")
 @click.argument("qrels", type=File("qrels"))
 @click.argument("runs", nargs=-1, required=True, type=File("run"))
 @click.option("--answers", type=File("answers"), required=True, help="CSV/TSV with a header: qid, run, correct (0/1)")
-@click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="ranks 1..K get a weight each")
-@click.option(
-    "--folds", type=click.IntRange(min=2), default=5, show_default=True, help="cross-validation folds over queries"
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="seed of the fold assignment")
-@click.option(
-    "--l2",
-    type=click.FloatRange(min=0.0),
-    default=1.0,
-    show_default=True,
-    help="ridge penalty on alpha and beta (not the bias)",
-)
+@shown("-k", "k", type=click.IntRange(min=1), default=5, help="ranks 1..K get a weight each")
+@shown("--folds", type=click.IntRange(min=2), default=5, help="cross-validation folds over queries")
+@shown("--seed", type=int, default=0, help="seed of the fold assignment")
+@shown("--l2", type=click.FloatRange(min=0.0), default=1.0, help="ridge penalty on alpha and beta (not the bias)")
 @utility_options
 @rag_options(pool=False, groups=False)
 @policy_options()
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option("table", "json")
 @engine_options
 @output_option("udcg_fit.json", "where to write the fitted weights (JSON)")
 def command(

@@ -13,15 +13,17 @@ from .options import (
     File,
     at_level,
     emit,
-    engine_options,
+    format_option,
+    inputs_from,
+    measures_option,
     one_run_from,
     output_option,
-    policy_options,
-    rag_options,
     rel_option,
     run_arguments,
     samples_option,
     settings_from,
+    settings_options,
+    shown,
     utility_options,
 )
 
@@ -34,19 +36,14 @@ def _measures(values: tuple[str, ...]) -> list[str] | None:
 
 @click.command("snapshot")
 @run_arguments(one=True, metavar="[[NAME=]RUN]")
-@click.option("-m", "--measure", "measures", multiple=True, help="measure to keep, repeatable (default: evaluate's)")
+@measures_option("measure to keep, repeatable (default: evaluate's)")
 @rel_option
-@click.option("--human", type=File("qrels"), default=None,
+@click.option("--human", type=File("qrels"),
               help="people's labels on a subset of the queries, when QRELS are a judge's (the gate's intervals then include the judge's error)")  # fmt: skip
-@engine_options
-@policy_options()
-@rag_options()
+@settings_options
 @utility_options
 @output_option(help="the baseline file to write (default: stdout)")
 def snapshot_command(
-    qrels: str,
-    run: str | None,
-    samples: bool,
     measures: tuple[str, ...],
     rel: int | None,
     human: str | None,
@@ -62,7 +59,7 @@ def snapshot_command(
     from .._gate.gate import snapshot
 
     base = snapshot(
-        **one_run_from(qrels, run, samples),
+        **inputs_from(kw, one=True),
         measures=at_level(_measures(measures), rel),
         human=human,
         **settings_from(kw),
@@ -81,33 +78,25 @@ def snapshot_command(
 @click.option("--max-drop", "max_drop", multiple=True,
               help="tolerated drop of a measure, MEASURE=DROP (e.g. nDCG@10=0.02), repeatable; only the measures named "
               "are gated (default: every measure of the baseline, none tolerated)")  # fmt: skip
-@click.option("--alpha", type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True,
-              help="level of the one-sided tests, Holm-adjusted across the gated measures")  # fmt: skip
-@click.option("--human", type=File("qrels"), default=None,
+@shown("--alpha", type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True), default=0.05,
+       help="level of the one-sided tests, Holm-adjusted across the gated measures")  # fmt: skip
+@click.option("--human", type=File("qrels"),
               help="people's labels on a subset of the queries (as given to snapshot): prediction-powered intervals")  # fmt: skip
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
-              help="stdout: the table, Markdown, JSON, JUnit XML, or GitHub annotations")  # fmt: skip
-@click.option("--markdown", "markdown_file", type=File("Markdown", writable=True), default=None,
+@format_option(*FORMATS, help="stdout: the table, Markdown, JSON, JUnit XML, or GitHub annotations")
+@click.option("--markdown", "markdown_file", type=File("Markdown", writable=True),
               help="also write the Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\"; appended to, as GitHub expects)")  # fmt: skip
-@click.option(
-    "--junit", "junit_file", type=File("JUnit XML", writable=True), default=None, help="also write JUnit XML here"
-)
+@click.option("--junit", "junit_file", type=File("JUnit XML", writable=True), help="also write JUnit XML here")
 @click.option(
     "--annotations",
     is_flag=True,
     help="also print GitHub annotations after the report: ::error for a significant drop or an untested measure, "
     "::warning for an inconclusive one, ::notice for one that holds",
 )
-@engine_options
-@policy_options()
-@rag_options()
+@settings_options
 @utility_options
 @output_option()
 def gate_command(
     baseline: str,
-    qrels: str,
-    run: str | None,
-    samples: bool,
     max_drop: tuple[str, ...],
     alpha: float,
     human: str | None,
@@ -134,7 +123,7 @@ def gate_command(
 
     report = gate(
         baseline,
-        **one_run_from(qrels, run, samples),
+        **inputs_from(kw, one=True),
         max_drop=",".join(max_drop) or None,
         alpha=alpha,
         human=human,
@@ -164,19 +153,15 @@ def gate_command(
 @click.argument("qrels", required=False, type=File("qrels"))
 @click.argument("run", required=False, type=File("run"))
 @samples_option
-@click.option("--drop", type=click.FloatRange(0.0, min_open=True), default=0.02, show_default=True,
-              help="the true drop of the mean the gate must catch")  # fmt: skip
+@shown("--drop", type=click.FloatRange(0.0, min_open=True), default=0.02,
+       help="the true drop of the mean the gate must catch")  # fmt: skip
 @click.option("--max-drop", "max_drop", multiple=True, help="tolerated drop, MEASURE=DROP, as for gate")
-@click.option("--alpha", type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True), default=0.05, show_default=True)
-@click.option(
-    "--power", "target", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.8, show_default=True
-)
-@click.option("--correlation", type=click.FloatRange(-1.0, 1.0, max_open=True), default=0.7, show_default=True,
-              help="without a candidate RUN: the assumed per-query correlation of baseline and candidate")  # fmt: skip
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@engine_options
-@policy_options()
-@rag_options()
+@shown("--alpha", type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True), default=0.05)
+@shown("--power", "target", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.8)
+@shown("--correlation", type=click.FloatRange(-1.0, 1.0, max_open=True), default=0.7,
+       help="without a candidate RUN: the assumed per-query correlation of baseline and candidate")  # fmt: skip
+@format_option("table", "json")
+@settings_options
 @utility_options
 @output_option()
 def power_command(

@@ -33,7 +33,7 @@ from .judging import (
     sidecar,
     until_options,
 )
-from .options import File, emit, output_option
+from .options import File, emit, format_option, output_option, shown
 from .probe import probe
 
 __all__ = ["command"]
@@ -90,9 +90,7 @@ def _pairs_command(kind: Labeling) -> click.Command:
         f = until_options(f)
         f = span_options(f)
     if len(kind.scales) > 1:
-        f = click.option(
-            "--scale", type=click.Choice(list(kind.scales)), default=default, show_default=True, help=kind.scale_help
-        )(f)
+        f = shown("--scale", type=click.Choice(list(kind.scales)), default=default, help=kind.scale_help)(f)
     return command.command(kind.name, help=kind.help)(input_options(f))
 
 
@@ -114,7 +112,7 @@ def span_options(f: Any) -> Any:
         "--spans-out": File("span labels", writable=True),
     }
     for flag, _, text in reversed(opts):
-        f = click.option(flag, type=types[flag], default=None, help=text)(f)
+        f = click.option(flag, type=types[flag], help=text)(f)
     return f
 
 
@@ -200,7 +198,7 @@ def _samples_command(kind: Labeling) -> click.Command:
 
     @command.command(kind.name, help=kind.help)
     @click.option("--samples", required=True, type=File("sample set"), help="the sample set to label")
-    @click.option("--depth", type=click.IntRange(min=1), default=None, help="judge the top K chunks only")
+    @click.option("--depth", type=click.IntRange(min=1), help="judge the top K chunks only")
     @judge_options
     @output_option(None, "the labelled sample set to write (JSON lines; default stdout)")
     def sub(samples: str, depth: int | None, output: str | None, **kw: Any) -> None:
@@ -256,7 +254,7 @@ _cache_option = click.option(
 
 @cache_group.command("stats")
 @_cache_option
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option("table", "json")
 def cache_stats(cache_path: str | None, fmt: str) -> None:
     """Judgments per model, task and prompt version, with undecided ones, tokens and cost."""
     with cache_of({"cache_path": cache_path}) as cache:

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -25,9 +25,7 @@ from .._judge.interface import Judge
 from .._judge.items import Item, JudgeOptions, item_asks, items_from_runs, items_from_samples
 from .._judge.prompt import Task
 from .._judge.runner import check_undecided
-from .options import File, emit
-
-F = TypeVar("F", bound=Callable[..., Any])
+from .options import F, File, apply_options, emit, shown
 
 __all__ = [
     "cache_of",
@@ -45,132 +43,96 @@ __all__ = [
 ]
 
 
-def _apply(f: F, opts: list[Callable[[F], F]]) -> F:
-    for opt in reversed(opts):
-        f = opt(f)
-    return f
-
-
 def judge_options(f: F) -> F:
     """The judge, its server, the cache, the budget and the flow of requests."""
-    return _apply(
-        f,
-        [
-            click.option(
-                "--judge",
-                "kind",
-                type=click.Choice(["openai", "lexical"]),
-                default="openai",
-                show_default=True,
-                help="openai: a model behind an OpenAI-compatible /chat/completions endpoint; lexical: the offline "
-                "word-overlap heuristic (labelled as such in every output)",
-            ),
-            click.option(
-                "--judge-url", help="the endpoint's base URL, e.g. http://localhost:8000/v1 (else $CTXEVAL_JUDGE_URL)"
-            ),
-            click.option("--model", help="the model name the server knows"),
-            click.option(
-                "--api-key-env",
-                default=None,
-                help="the environment variable holding the API key (default CTXEVAL_JUDGE_API_KEY, then "
-                "OPENAI_API_KEY); the key is never printed, logged or stored",
-            ),
-            click.option(
-                "--cache",
-                "cache_path",
-                type=File("cache"),
-                help="the judgment cache (SQLite); default in the user's cache directory",
-            ),
-            click.option(
-                "--concurrency", type=click.IntRange(min=1), default=8, show_default=True, help="requests in flight"
-            ),
-            click.option(
-                "--max-cost",
-                type=click.FloatRange(min=0.0),
-                help="stop before the cost would exceed this (needs --price)",
-            ),
-            click.option(
-                "--price",
-                "prices",
-                multiple=True,
-                help="MODEL=PROMPT/COMPLETION per million tokens, e.g. gpt-4o-mini=0.15/0.6",
-            ),
-            click.option(
-                "--votes",
-                type=click.IntRange(min=1),
-                default=1,
-                show_default=True,
-                help="judgments per item (majority)",
-            ),
-            click.option(
-                "--timeout",
-                type=click.FloatRange(min=0.1),
-                default=None,
-                help="seconds to wait for a reply (a request that times out is not sent again: the server may still "
-                "be working on it); default: 3 x the first reply's latency x --concurrency, at least 60 s",
-            ),
-            click.option(
-                "--structured",
-                type=click.Choice(["auto", "schema", "json", "off"]),
-                default="auto",
-                show_default=True,
-                help="send the task's JSON schema so the server constrains its reply: auto detects the server's "
-                "dialect (json_schema: OpenAI, vLLM, llama.cpp; json_object + schema: llama-cpp-python; format: "
-                "Ollama); schema / json force the first two; off: the prompt alone",
-            ),
-            click.option(
-                "--max-undecided",
-                type=click.FloatRange(0.0, 1.0),
-                default=0.5,
-                show_default=True,
-                help="fail (exit 2, nothing written) when a task's share of undecided judgments is over this",
-            ),
-            click.option(
-                "--retry-undecided", is_flag=True, help="ask the judgments the cache holds as undecided again"
-            ),
-            click.option("--max-retries", type=click.IntRange(min=0), default=5, show_default=True),
-            click.option(
-                "--report",
-                "report_path",
-                type=File("report", writable=True),
-                help="write the tally (counts, tokens, cost) as JSON here, whatever ends the run (its reason in "
-                "'ended': finished, failed, interrupted)",
-            ),
-            click.option("-q", "--quiet", is_flag=True, help="no progress bar"),
-        ],
-    )
+    options = [
+        shown(
+            "--judge",
+            "kind",
+            type=click.Choice(["openai", "lexical"]),
+            default="openai",
+            help="openai: a model behind an OpenAI-compatible /chat/completions endpoint; lexical: the offline "
+            "word-overlap heuristic (labelled as such in every output)",
+        ),
+        click.option(
+            "--judge-url", help="the endpoint's base URL, e.g. http://localhost:8000/v1 (else $CTXEVAL_JUDGE_URL)"
+        ),
+        click.option("--model", help="the model name the server knows"),
+        click.option(
+            "--api-key-env",
+            help="the environment variable holding the API key (default CTXEVAL_JUDGE_API_KEY, then "
+            "OPENAI_API_KEY); the key is never printed, logged or stored",
+        ),
+        click.option(
+            "--cache",
+            "cache_path",
+            type=File("cache"),
+            help="the judgment cache (SQLite); default in the user's cache directory",
+        ),
+        shown("--concurrency", type=click.IntRange(min=1), default=8, help="requests in flight"),
+        click.option(
+            "--max-cost", type=click.FloatRange(min=0.0), help="stop before the cost would exceed this (needs --price)"
+        ),
+        click.option(
+            "--price",
+            "prices",
+            multiple=True,
+            help="MODEL=PROMPT/COMPLETION per million tokens, e.g. gpt-4o-mini=0.15/0.6",
+        ),
+        shown("--votes", type=click.IntRange(min=1), default=1, help="judgments per item (majority)"),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0.1),
+            help="seconds to wait for a reply (a request that times out is not sent again: the server may still "
+            "be working on it); default: 3 x the first reply's latency x --concurrency, at least 60 s",
+        ),
+        shown(
+            "--structured",
+            type=click.Choice(["auto", "schema", "json", "off"]),
+            default="auto",
+            help="send the task's JSON schema so the server constrains its reply: auto detects the server's "
+            "dialect (json_schema: OpenAI, vLLM, llama.cpp; json_object + schema: llama-cpp-python; format: "
+            "Ollama); schema / json force the first two; off: the prompt alone",
+        ),
+        shown(
+            "--max-undecided",
+            type=click.FloatRange(0.0, 1.0),
+            default=0.5,
+            help="fail (exit 2, nothing written) when a task's share of undecided judgments is over this",
+        ),
+        click.option("--retry-undecided", is_flag=True, help="ask the judgments the cache holds as undecided again"),
+        shown("--max-retries", type=click.IntRange(min=0), default=5),
+        click.option(
+            "--report",
+            "report_path",
+            type=File("report", writable=True),
+            help="write the tally (counts, tokens, cost) as JSON here, whatever ends the run (its reason in "
+            "'ended': finished, failed, interrupted)",
+        ),
+        click.option("-q", "--quiet", is_flag=True, help="no progress bar"),
+    ]
+    return apply_options(f, options)
 
 
 def input_options(f: F) -> F:
     """What to judge: RUN [RUN ...] with --queries and --passages, or --samples; --depth; --dry-run."""
-    f = _apply(
-        f,
-        [
-            click.option("--samples", type=File("sample set"), help="a sample set with questions and chunk texts"),
-            click.option(
-                "--queries",
-                type=File("queries"),
-                help="query texts: qid<TAB>text lines or JSON lines {qid, text}",
-            ),
-            click.option(
-                "--passages",
-                type=File("passages"),
-                help="passage texts: id<TAB>text lines or JSON lines {id, text}",
-            ),
-            click.option(
-                "--depth",
-                type=click.IntRange(min=1),
-                default=None,
-                help="the top K of each run / sample (runs: default 20)",
-            ),
-            click.option(
-                "--dry-run",
-                is_flag=True,
-                help="say what would be asked (judgments, already cached, to ask, estimated tokens, cost and time) "
-                "and stop",
-            ),
-        ],
-    )
+    options = [
+        click.option("--samples", type=File("sample set"), help="a sample set with questions and chunk texts"),
+        click.option(
+            "--queries", type=File("queries"), help="query texts: qid<TAB>text lines or JSON lines {qid, text}"
+        ),
+        click.option(
+            "--passages", type=File("passages"), help="passage texts: id<TAB>text lines or JSON lines {id, text}"
+        ),
+        click.option("--depth", type=click.IntRange(min=1), help="the top K of each run / sample (runs: default 20)"),
+        click.option(
+            "--dry-run",
+            is_flag=True,
+            help="say what would be asked (judgments, already cached, to ask, estimated tokens, cost and time) "
+            "and stop",
+        ),
+    ]
+    f = apply_options(f, options)
     return click.argument("runs", nargs=-1, type=File("run"))(f)
 
 
@@ -258,42 +220,29 @@ _KEPT = "the judgments finished before the end are in the cache: the same comman
 
 def until_options(f: F) -> F:
     """``--until-decided`` and the decision it waits for (``judge grade`` over two runs)."""
-    return _apply(
-        f,
-        [
-            click.option(
-                "--until-decided",
-                is_flag=True,
-                help="judge the queries in random order and stop as soon as the decision about the two runs (the "
-                "first the baseline, the second the candidate) is settled: compare, or with --max-drop the gate's "
-                "(anytime-valid: its error holds at every look)",
-            ),
-            click.option(
-                "-m", "--measure", default="nDCG@10", show_default=True, help="the measure the decision is on"
-            ),
-            click.option(
-                "--max-drop",
-                type=click.FloatRange(min=0.0),
-                default=None,
-                help="decide the gate's question instead: does the candidate drop by more than this",
-            ),
-            click.option(
-                "--effect",
-                type=click.FloatRange(min=0.0, min_open=True),
-                default=None,
-                help="compare: also stop once no difference of this size or more is left",
-            ),
-            click.option(
-                "--alpha",
-                type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True),
-                default=0.05,
-                show_default=True,
-            ),
-            click.option(
-                "--seed", type=int, default=0, show_default=True, help="the order of the queries (--until-decided)"
-            ),
-        ],
-    )
+    options: list[Callable[[F], F]] = [
+        click.option(
+            "--until-decided",
+            is_flag=True,
+            help="judge the queries in random order and stop as soon as the decision about the two runs (the "
+            "first the baseline, the second the candidate) is settled: compare, or with --max-drop the gate's "
+            "(anytime-valid: its error holds at every look)",
+        ),
+        shown("-m", "--measure", default="nDCG@10", help="the measure the decision is on"),
+        click.option(
+            "--max-drop",
+            type=click.FloatRange(min=0.0),
+            help="decide the gate's question instead: does the candidate drop by more than this",
+        ),
+        click.option(
+            "--effect",
+            type=click.FloatRange(min=0.0, min_open=True),
+            help="compare: also stop once no difference of this size or more is left",
+        ),
+        shown("--alpha", type=click.FloatRange(0.0, 0.5, min_open=True, max_open=True), default=0.05),
+        shown("--seed", type=int, default=0, help="the order of the queries (--until-decided)"),
+    ]
+    return apply_options(f, options)
 
 
 def finish(kw: dict[str, Any], tallies: list[Any], extra: dict[str, Any] | None = None) -> None:

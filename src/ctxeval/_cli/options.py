@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,13 @@ from .._policies import CHOICES, HELP, Policies
 
 __all__ = [
     "UTILITY_KEYS",
+    "F",
     "File",
+    "apply_options",
     "emit",
+    "format_option",
+    "inputs_from",
+    "measures_option",
     "output_option",
     "policies_from",
     "policy_options",
@@ -27,10 +32,13 @@ __all__ = [
     "rag_options",
     "run_arguments",
     "settings_from",
+    "settings_options",
+    "shown",
     "utility_from",
     "utility_options",
 ]
 
+#: a command's function, as the option decorators take and return it
 F = Callable[..., Any]
 
 
@@ -64,65 +72,56 @@ def _article(word: str) -> str:
     return "an" if word[:1] in "aeio" else "a"
 
 
-def _apply(f: F, opts: list[Callable[[F], F]]) -> F:
+def apply_options(f: F, opts: Sequence[Callable[[F], F]]) -> F:
+    """``f`` under the decorators ``opts``, the first outermost (the order of --help)."""
     for opt in reversed(opts):
         f = opt(f)
     return f
+
+
+def shown(*decls: str, type: Any = None, default: Any, help: str | None = None) -> Callable[[F], F]:
+    """An option whose --help shows its default: ``click.option(*decls, type=type, default=default,
+    show_default=True, help=help)``."""
+    return click.option(*decls, type=type, default=default, show_default=True, help=help)
+
+
+def format_option(*formats: str, help: str | None = None) -> Callable[[F], F]:
+    """``--format`` (the parameter ``fmt``), one of ``formats``, the first by default."""
+    return shown("--format", "fmt", type=click.Choice(formats), default=formats[0], help=help)
+
+
+def measures_option(help: str, required: bool = False) -> Callable[[F], F]:
+    """``-m/--measure`` (the parameter ``measures``), repeatable, with the help its command gives it."""
+    return click.option("-m", "--measure", "measures", multiple=True, required=required, help=help)
 
 
 def policy_options(ties: bool = True) -> Callable[[F], F]:
     """``--missing``, ``--ties`` (unless ``ties=False``), ``--duplicates`` and ``--overlap``, from
     :mod:`ctxeval._policies`."""
     names = ("missing", "ties", "duplicates", "overlap") if ties else ("missing", "duplicates", "overlap")
-
-    def deco(f: F) -> F:
-        options: list[Callable[[Any], Any]] = [
-            click.option(
-                f"--{n}",
-                type=click.Choice(list(CHOICES[n])),
-                default=CHOICES[n][0],
-                show_default=True,
-                help=HELP[n],
-            )
-            for n in names
-        ]
-        options.append(
-            click.option(
-                "--columns",
-                default=None,
-                metavar="ROLE=COLUMN,...",
-                help="tabular input: the columns holding qid, doc, grade (qrels), score and tag (runs), "
-                "e.g. qid=query-id,doc=corpus-id,grade=score",
-            )
+    options = [shown(f"--{n}", type=click.Choice(list(CHOICES[n])), default=CHOICES[n][0], help=HELP[n]) for n in names]
+    options.append(
+        click.option(
+            "--columns",
+            metavar="ROLE=COLUMN,...",
+            help="tabular input: the columns holding qid, doc, grade (qrels), score and tag (runs), "
+            "e.g. qid=query-id,doc=corpus-id,grade=score",
         )
-        return _apply(f, options)
-
-    return deco
+    )
+    return lambda f: apply_options(f, options)
 
 
 def resampling_options(resamples: str, seed: str, confidence: str) -> Callable[[F], F]:
     """``--resamples`` (bootstrap resamples), ``--seed`` and ``--confidence`` (the intervals' level),
     each with the help its command gives it."""
-
-    def deco(f: F) -> F:
-        return _apply(
-            f,
-            [
-                click.option(
-                    "--resamples", type=click.IntRange(min=1), default=10000, show_default=True, help=resamples
-                ),
-                click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help=seed),
-                click.option(
-                    "--confidence",
-                    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
-                    default=0.95,
-                    show_default=True,
-                    help=confidence,
-                ),
-            ],
-        )
-
-    return deco
+    options = [
+        shown("--resamples", type=click.IntRange(min=1), default=10000, help=resamples),
+        shown("--seed", type=click.IntRange(min=0), default=0, help=seed),
+        shown(
+            "--confidence", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.95, help=confidence
+        ),
+    ]
+    return lambda f: apply_options(f, options)
 
 
 def policies_from(kw: dict[str, Any]) -> Policies:
@@ -148,13 +147,9 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
     (``pool``), ``--groups``, ``--fair-groups``, ``--fair-target`` (``groups``), and the chunk table and
     budget options (``--chunks``, ``--documents``, ``--tokenizer``, ``--overflow``)."""
     opts: list[Callable[[F], F]] = [
-        click.option("--grade-map", default=None, help=GRADE_MAP_HELP),
+        click.option("--grade-map", help=GRADE_MAP_HELP),
         click.option(
-            "--labels",
-            "labels",
-            type=click.Choice(["binary", "graded", "rag", "trec", "subtopic"]),
-            default=None,
-            help=LABELS_HELP,
+            "--labels", "labels", type=click.Choice(["binary", "graded", "rag", "trec", "subtopic"]), help=LABELS_HELP
         ),
     ]
     if pool:
@@ -168,10 +163,7 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
                 "run its own pool (repeat per run, to mix first stages); default: each run itself",
             ),
             click.option(
-                "--pool-depth",
-                type=click.IntRange(min=1),
-                default=None,
-                help="cut the pool at this depth (default: its full length)",
+                "--pool-depth", type=click.IntRange(min=1), help="cut the pool at this depth (default: its full length)"
             ),
             click.option(
                 "--allow-outside-pool",
@@ -181,7 +173,7 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
         ]
     if groups:
         opts += [
-            click.option(flag, type=File("side"), default=None, help=text)
+            click.option(flag, type=File("side"), help=text)
             for flag, text in (
                 ("--groups", "file of 'doc_id group' lines for RA-nWG(novelty=...)"),
                 (
@@ -200,32 +192,28 @@ def rag_options(pool: bool = True, groups: bool = True) -> Callable[[F], F]:
         click.option(
             "--chunks",
             type=File("chunk table"),
-            default=None,
             help="chunk table (JSONL, CSV, Parquet: chunk_id, doc_id, start, end[, text, tokens]): places the runs' "
             "chunks for span labels (--spans) and gives their tokens for measures at a budget (nDCG@512tok)",
         ),
         click.option(
             "--documents",
             type=click.Path(),
-            default=None,
             help="the documents' texts (a folder of files, or JSONL of doc_id and text): tokens of chunks without a "
             "text, and span measures counted in tokens",
         ),
         click.option(
             "--tokenizer",
-            default=None,
             help="what counts tokens for budgets: words-v1 (offline, the default unless the chunk table has a tokens "
             "column) or tiktoken:<encoding>; every report names it",
         ),
-        click.option(
+        shown(
             "--overflow",
             type=click.Choice(["stop", "skip"]),
             default="stop",
-            show_default=True,
             help="the chunk that does not fit a budget: stop (leave it out and stop) or skip (leave it out, go on)",
         ),
     ]
-    return lambda f: _apply(f, opts)
+    return lambda f: apply_options(f, opts)
 
 
 def _pools(values: tuple[str, ...] | str) -> tuple[str | None, dict[str, str] | None]:
@@ -287,68 +275,56 @@ UTILITY_KEYS = (
 
 def utility_options(f: F) -> F:
     """The options deciding per-passage utilities (see ``ctxeval._context.utility``)."""
-    return _apply(
-        f,
-        [
-            click.option(
-                "--distractor-rules",
-                type=click.Choice(["default", "strict", "lenient", "off"]),
-                default="default",
-                show_default=True,
-                help="hard-negative detection preset: default (tau 0.7, top rank 3, penalty -0.5), strict (0.5, 3, -1.0), "
-                "lenient (0.9, 3, -0.2), off (labels and the known list only)",
-            ),
-            click.option(
-                "--tau",
-                type=click.FloatRange(0.0, 1.0),
-                default=None,
-                help="override: a passage of utility 0 whose relative score is >= TAU is a hard negative",
-            ),
-            click.option(
-                "--top-rank",
-                type=click.IntRange(min=0),
-                default=None,
-                help="override: a passage of utility 0 (judged or unlabelled) at rank <= N is a hard negative (0: off)",
-            ),
-            click.option(
-                "--penalty",
-                type=click.FloatRange(-1.0, 0.0),
-                default=None,
-                help="override: the utility of a hard negative, in [-1, 0)",
-            ),
-            click.option(
-                "--distractors",
-                type=File("distractors"),
-                default=None,
-                help="file of known distractors, 'qid docid' lines (u = -1 whatever the label)",
-            ),
-            click.option(
-                "--utilities",
-                type=File("utilities"),
-                default=None,
-                help="file of LLM utilities, 'qid docid u' lines with u in [0, 1] (e.g. 1 - P(NO-RESPONSE)); they replace the label utilities",
-            ),
-            click.option(
-                "--llm-threshold",
-                type=click.FloatRange(0.0, 1.0),
-                default=None,
-                help="with --utilities: an irrelevant passage is a distractor (u = -LLM utility) only when its LLM utility is >= this; "
-                "below, its utility is 0 (junk the LLM ignores)  [default: 0.5; 0: every irrelevant passage with u > 0]. UDCG reads u as given",
-            ),
-            click.option(
-                "--utility-map",
-                default=None,
-                help="grade -> utility, GRADE:U,... (default 5:1,4:1,3:0.5,2:0,1:-1, on the grades after --grade-map)",
-            ),
-            click.option(
-                "--flag-unlabelled/--no-flag-unlabelled",
-                "flag_unlabelled",
-                default=None,
-                help="whether the hard-negative rules may flag unlabelled passages (default: yes on graded labels, "
-                "no on binary labels such as reference ids, where an unlabelled chunk is not known to be harmful)",
-            ),
-        ],
-    )
+    options = [
+        shown(
+            "--distractor-rules",
+            type=click.Choice(["default", "strict", "lenient", "off"]),
+            default="default",
+            help="hard-negative detection preset: default (tau 0.7, top rank 3, penalty -0.5), strict (0.5, 3, -1.0), "
+            "lenient (0.9, 3, -0.2), off (labels and the known list only)",
+        ),
+        click.option(
+            "--tau",
+            type=click.FloatRange(0.0, 1.0),
+            help="override: a passage of utility 0 whose relative score is >= TAU is a hard negative",
+        ),
+        click.option(
+            "--top-rank",
+            type=click.IntRange(min=0),
+            help="override: a passage of utility 0 (judged or unlabelled) at rank <= N is a hard negative (0: off)",
+        ),
+        click.option(
+            "--penalty", type=click.FloatRange(-1.0, 0.0), help="override: the utility of a hard negative, in [-1, 0)"
+        ),
+        click.option(
+            "--distractors",
+            type=File("distractors"),
+            help="file of known distractors, 'qid docid' lines (u = -1 whatever the label)",
+        ),
+        click.option(
+            "--utilities",
+            type=File("utilities"),
+            help="file of LLM utilities, 'qid docid u' lines with u in [0, 1] (e.g. 1 - P(NO-RESPONSE)); they replace the label utilities",
+        ),
+        click.option(
+            "--llm-threshold",
+            type=click.FloatRange(0.0, 1.0),
+            help="with --utilities: an irrelevant passage is a distractor (u = -LLM utility) only when its LLM utility is >= this; "
+            "below, its utility is 0 (junk the LLM ignores)  [default: 0.5; 0: every irrelevant passage with u > 0]. UDCG reads u as given",
+        ),
+        click.option(
+            "--utility-map",
+            help="grade -> utility, GRADE:U,... (default 5:1,4:1,3:0.5,2:0,1:-1, on the grades after --grade-map)",
+        ),
+        click.option(
+            "--flag-unlabelled/--no-flag-unlabelled",
+            "flag_unlabelled",
+            default=None,
+            help="whether the hard-negative rules may flag unlabelled passages (default: yes on graded labels, "
+            "no on binary labels such as reference ids, where an unlabelled chunk is not known to be harmful)",
+        ),
+    ]
+    return apply_options(f, options)
 
 
 def utility_from(kw: dict[str, Any]) -> dict[str, Any] | None:
@@ -416,13 +392,27 @@ def verb_inputs(qrels: str, runs: tuple[str, ...], samples: bool) -> dict[str, A
 
 def run_arguments(one: bool = False, metavar: str | None = None) -> Callable[[F], F]:
     """``QRELS RUN...`` (``one``: ``QRELS [RUN]``, its ``metavar``) and ``--samples``: the inputs of a
-    verb, turned into keywords by :func:`verb_inputs` (:func:`one_run_from`)."""
+    verb, turned into keywords by :func:`inputs_from` (or :func:`verb_inputs`, :func:`one_run_from`)."""
     runs = (
         click.argument("run", required=False, metavar=metavar, type=File("run"))
         if one
         else click.argument("runs", nargs=-1, type=File("run"))
     )
-    return lambda f: _apply(f, [click.argument("qrels", type=File("qrels")), runs, samples_option])
+    return lambda f: apply_options(f, [click.argument("qrels", type=File("qrels")), runs, samples_option])
+
+
+def inputs_from(kw: dict[str, Any], one: bool = False) -> dict[str, Any]:
+    """The inputs of :func:`run_arguments` (``one``: one run) among parsed options (removed from ``kw``),
+    as the keywords the verbs take."""
+    qrels, samples = kw.pop("qrels"), kw.pop("samples")
+    return one_run_from(qrels, kw.pop("run"), samples) if one else verb_inputs(qrels, kw.pop("runs"), samples)
+
+
+def settings_options(f: F) -> F:
+    """``--engine`` ..., ``--missing`` ... and ``--grade-map`` ...: :func:`engine_options`,
+    :func:`policy_options` and :func:`rag_options`, in that order, as most verbs take them (read by
+    :func:`settings_from`, with :func:`utility_options` where the verb has those)."""
+    return apply_options(f, [engine_options, policy_options(), rag_options()])
 
 
 def settings_from(kw: dict[str, Any], utility: bool = True) -> dict[str, Any]:
@@ -439,42 +429,38 @@ def settings_from(kw: dict[str, Any], utility: bool = True) -> dict[str, Any]:
 def engine_options(f: F) -> F:
     """Where per-query values are computed: ``--engine`` (with ``--spark-master``), or ``--stream``
     (with ``--chunk-mb`` and ``--sort-first``)."""
-    return _apply(
-        f,
-        [
-            click.option(
-                "--engine",
-                type=click.Choice(["local", "stream", "spark"]),
-                default="local",
-                show_default=True,
-                help="where per-query values are computed, each engine giving the same output: local (this process), "
-                "stream (see --stream), spark (pip install 'ctxeval[spark]'; needs Java 17; the same kernels per "
-                "partition of queries)",
-            ),
-            click.option(
-                "--stream",
-                is_flag=True,
-                help="the same as --engine stream: each run file read in chunks of whole queries. Pays only for a run "
-                "whose in-memory reading (about 0.6x its text, 2.5x with measures that keep every ranked row) does not "
-                "fit in memory; below that the default engine is faster for the same output. A run must be grouped "
-                "by query (see --sort-first)",
-            ),
-            click.option(
-                "--chunk-mb",
-                type=click.IntRange(min=1),
-                default=None,
-                help="with --stream: the chunk size [default: an eighth of the run's text, 1-64 MiB, which keeps the "
-                "peak memory below the default engine's]",
-            ),
-            click.option(
-                "--sort-first",
-                is_flag=True,
-                help="with --stream: group an unsorted run by query first (read whole when it fits in memory, else "
-                "sorted out of core)",
-            ),
-            click.option("--spark-master", default=None, help="with --engine spark: the master URL (default local[*])"),
-        ],
-    )
+    options = [
+        shown(
+            "--engine",
+            type=click.Choice(["local", "stream", "spark"]),
+            default="local",
+            help="where per-query values are computed, each engine giving the same output: local (this process), "
+            "stream (see --stream), spark (pip install 'ctxeval[spark]'; needs Java 17; the same kernels per "
+            "partition of queries)",
+        ),
+        click.option(
+            "--stream",
+            is_flag=True,
+            help="the same as --engine stream: each run file read in chunks of whole queries. Pays only for a run "
+            "whose in-memory reading (about 0.6x its text, 2.5x with measures that keep every ranked row) does not "
+            "fit in memory; below that the default engine is faster for the same output. A run must be grouped "
+            "by query (see --sort-first)",
+        ),
+        click.option(
+            "--chunk-mb",
+            type=click.IntRange(min=1),
+            help="with --stream: the chunk size [default: an eighth of the run's text, 1-64 MiB, which keeps the "
+            "peak memory below the default engine's]",
+        ),
+        click.option(
+            "--sort-first",
+            is_flag=True,
+            help="with --stream: group an unsorted run by query first (read whole when it fits in memory, else "
+            "sorted out of core)",
+        ),
+        click.option("--spark-master", help="with --engine spark: the master URL (default local[*])"),
+    ]
+    return apply_options(f, options)
 
 
 def engine_from(kw: dict[str, Any]) -> Any:
@@ -516,7 +502,6 @@ def rel_option(f: F) -> F:
         "--rel",
         "rel",
         type=int,
-        default=None,
         help="relevance level of every measure that takes one (AP, P, R, RR, ...) and names none: qrels grade >= N "
         "counts as relevant (trec_eval's -l; e.g. 2 for TREC DL); graded measures (nDCG) are unchanged",
     )(f)

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from .._errors import ConfigError
-from .options import File, emit, output_option
+from .options import File, emit, output_option, shown
 
 
 @click.command("pool")
@@ -21,7 +21,7 @@ from .options import File, emit, output_option
     help="a sample set whose retrieved lists are a run of the pool (repeatable; NAME=FILE names it; with "
     "--samples, the other files that are sample sets are read as such); its questions and chunk texts serve --texts",
 )
-@click.option("--depth", type=click.IntRange(min=1), default=20, show_default=True)
+@shown("--depth", type=click.IntRange(min=1), default=20)
 @click.option("--queries", type=File("queries"), help="with --passages: write JSON lines with the texts, for labelling")
 @click.option("--passages", type=File("passages"))
 @click.option("--texts", is_flag=True, help="with --samples: write JSON lines with the samples' questions and texts")

@@ -27,25 +27,18 @@ from .judging import (
     reported,
     write_report,
 )
-from .options import File, emit, output_option
+from .options import File, emit, format_option, output_option, shown
 
 __all__ = ["probe"]
 
 
 @click.command("probe")
 @input_options
-@click.option(
-    "--scale",
-    type=click.Choice(["rag", "trec"]),
-    default="rag",
-    show_default=True,
-    help="rag: 1-5 (RA-nWG); trec: 0-3 (UMBRELA)",
-)
-@click.option(
+@shown("--scale", type=click.Choice(["rag", "trec"]), default="rag", help="rag: 1-5 (RA-nWG); trec: 0-3 (UMBRELA)")
+@shown(
     "--limit",
     type=click.IntRange(min=1),
     default=50,
-    show_default=True,
     help="probe this many items of the pool (spread evenly over it); each costs one judgment per manipulation "
     "and one as it is",
 )
@@ -57,21 +50,19 @@ __all__ = ["probe"]
     help="which copies to grade (default both): stuffed = the question's words around the passage; injected = an "
     "instruction to answer with the top grade after it",
 )
-@click.option(
+@shown(
     "--rerank-queries",
     type=click.IntRange(min=0),
     default=10,
-    show_default=True,
     help="rerank the first run's top --depth (default 10) of this many of its queries by the judge's own grades and "
     "report how far that run rises (0: no reranked run)",
 )
 @click.option(
     "--qrels",
     type=File("qrels"),
-    default=None,
     help="people's labels: how far the reranked run rises under theirs, beside the judge's",
 )
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@format_option("table", "json")
 @judge_options
 @output_option(None, "where to write the probe's report (default stdout)")
 def probe(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .._errors import DuplicateError, MeasureError
-from .options import File
+from .options import File, shown
 
 _MEASURE_HELP = (
     "measure to compute, repeatable, in trec_eval syntax: NAME or NAME.PARAMS "
@@ -26,16 +26,13 @@ _MEASURE_HELP = (
     is_flag=True,
     help="average over every judged topic; topics without results score 0 (missing='zero')",
 )
-@click.option(
-    "-l", "--level_for_rel", "level", type=int, default=1, show_default=True, help="minimum grade counted as relevant"
-)
+@shown("-l", "--level_for_rel", "level", type=int, default=1, help="minimum grade counted as relevant")
 @click.option("-n", "--nosummary", "nosummary", is_flag=True, help="do not print the summary ('all') lines")
 @click.option(
     "-M",
     "--Max_retrieved_per_topic",
     "max_docs",
     type=int,
-    default=None,
     help="use only the first N docs of each topic (after ranking)",
 )
 @click.option(
@@ -48,13 +45,12 @@ _MEASURE_HELP = (
 @click.option(
     "-N", "--Number_docs_in_coll", "n_docs", type=int, default=0, help="number of docs in the collection (utility)"
 )
-@click.option(
+@shown(
     "-R",
     "--Rel_info_format",
     "rel_format",
     type=click.Choice(["qrels", "qrels_jg", "prefs", "qrels_prefs"]),
     default="qrels",
-    show_default=True,
     help="the format of QRELS: qrels, qrels_jg (qid jg docid grade: judgments in groups), prefs (qid jg jsg "
     "docid rel_level: preferences, -m all_prefs) or qrels_prefs (a qrels file read as preferences)",
 )
@@ -63,16 +59,14 @@ _MEASURE_HELP = (
     "--Zscore",
     "zscores",
     type=File("Z-score"),
-    default=None,
     metavar="FILE",
     help="print z-scores: FILE holds 'qid measure mean stddev' lines",
 )
-@click.option(
+@shown(
     "--trec-eval-version",
     "version",
     type=click.Choice(["9", "10"]),
     default="10",
-    show_default=True,
     help="10: trec_eval 10.0; 9: trec_eval 9.0.x (what pytrec_eval wraps): v9 recall cut-offs, no rbp/unj",
 )
 def command(

@@ -36,7 +36,6 @@ the number of threads.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -64,6 +63,7 @@ from .._evaluate import (
     values_fn,
 )
 from .._io.model import Run
+from .._json import num as _num
 from .._measures import Measure, make
 from .._names import naming_notes, once, unique_names
 from .._policies import Policies
@@ -75,10 +75,6 @@ from .settings import TEST_NAMES, Sections, Stats, Strata
 from .strata import BUILTIN, StratumSet, load_strata, num_rel_strata, query_length_strata, read_query_texts
 
 __all__ = ["compare"]
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or math.isnan(x) else float(x)
 
 
 def _strata_sources(strata: Any) -> list[Any]:

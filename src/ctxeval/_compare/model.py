@@ -16,15 +16,12 @@ from typing import Any
 from .._curve import Curves
 from .._errors import ConfigError, DependencyError
 from .._evaluate import Result
+from .._json import num as _num
 from .._measures import Measure
 from .._session import measure_list
 from .._show import fmt, html_table
 
 __all__ = ["Block", "Comparison", "Report", "RunSummary", "Stratum"]
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or math.isnan(x) else float(x)
 
 
 def _pair(ci: tuple[float, float] | None) -> list[float | None] | None:

@@ -34,6 +34,7 @@ from .._engines.base import provider
 from .._engines.blocks import Block, Ragged, sized_counts
 from .._errors import ConfigError
 from .._io.model import Qrels
+from .._json import num as _num
 from .._measures import Measure, make
 from .._measures.distraction import ideal_ddcg, top_rows, unknown_queries
 from .._names import once, unique_names
@@ -63,10 +64,6 @@ def safety_verdict(rate: float | None, safe: float = SAFE, risky: float = RISKY)
     if rate is None or (isinstance(rate, float) and math.isnan(rate)):
         return "NA"
     return "SAFE" if rate <= safe + _VERDICT_TOL else "RISKY" if rate <= risky + _VERDICT_TOL else "DANGEROUS"
-
-
-def _num(x: float) -> float | None:
-    return None if x is None or math.isnan(x) else float(x)
 
 
 def _mean(v: np.ndarray) -> float:

@@ -40,6 +40,7 @@ import numpy as np
 
 from .._errors import ConfigError, FormatError
 from .._io.writers import write_text
+from .._json import num
 from .._version import __version__
 
 __all__ = ["FORMAT", "Baseline", "differences", "labels_fingerprint", "settings_fingerprint"]
@@ -167,9 +168,6 @@ class Baseline:
             )
 
     def to_dict(self) -> dict[str, Any]:
-        def num(x: float) -> float | None:
-            return None if math.isnan(x) else float(x)
-
         return {
             "format": FORMAT,
             "version": VERSION,

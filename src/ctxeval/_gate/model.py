@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .._json import fields, num
 from .._show import html_table, pandas
 
 __all__ = ["METHOD", "VERDICTS", "GateResult", "GateRow", "PowerPlan"]
@@ -51,15 +52,8 @@ class GateRow:
         return bool(self.needed is not None and self.n >= self.needed)
 
     def to_dict(self) -> dict[str, Any]:
-        def num(x: float) -> float | None:
-            return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
-
         return {
-            "measure": self.measure,
-            "higher_is_better": self.higher_is_better,
-            "margin": self.margin,
-            "n": self.n,
-            "n_dropped": self.n_dropped,
+            **fields(self, "measure", "higher_is_better", "margin", "n", "n_dropped"),
             "baseline_mean": num(self.baseline_mean),
             "candidate_mean": num(self.candidate_mean),
             "change": num(self.change),
@@ -114,11 +108,7 @@ class GateResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "baseline": self.baseline,
-            "candidate": self.candidate,
-            "holds": self.holds,
-            "exit_code": self.exit_code,
-            "alpha": self.alpha,
+            **fields(self, "baseline", "candidate", "holds", "exit_code", "alpha"),
             "correction": "holm",
             "test": "one-sided t-test corrected for skewness (Hall 1992) of a drop beyond the tolerated drop "
             "(H0: change >= -margin)",

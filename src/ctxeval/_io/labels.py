@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, FormatError, InputError
+from .._json import fields
 from .writers import write_text
 
 __all__ = [
@@ -127,13 +128,7 @@ class Provenance:
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "judge": self.judge,
-            "model": self.model,
-            "heuristic": self.heuristic,
-            "task": self.task,
-            "prompt_version": self.prompt_version,
-        }
+        return fields(self, "judge", "model", "heuristic", "task", "prompt_version")
 
 
 @dataclass(frozen=True)

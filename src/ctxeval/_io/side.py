@@ -20,9 +20,7 @@ folder, not UTF-8, or has a malformed line is an :class:`~ctxeval.InputError` /
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import math
 import os
@@ -39,7 +37,7 @@ from .._core.ids import ArrayIds, Ids
 from .._errors import ConfigError, DuplicateError, EmptyInputError, FormatError, InputError
 from .exact import decode
 from .source import open_bytes
-from .tables import _DOC_NAMES, _QID_NAMES, json_value, pick, split_lines
+from .tables import _DOC_NAMES, _QID_NAMES, delimited_rows, json_value, pick, split_lines
 
 if TYPE_CHECKING:
     import polars as pl
@@ -348,25 +346,8 @@ def read_answers(value: Any) -> Answers:
         first = next((ln for ln in split_lines(text) if ln.strip() and not ln.lstrip().startswith("#")), None)
         if first is None:
             raise EmptyInputError(f"{source}: the file is empty (expected a header: qid, run, correct)")
-        delim = "\t" if "\t" in first else ","
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
-        header = []
-        records = []
-        for fields in reader:
-            lineno = reader.line_num
-            if not fields or all(not f.strip() for f in fields) or fields[0].lstrip().startswith("#"):
-                continue
-            if not header:
-                header = [f.strip() for f in fields]
-                continue
-            if len(fields) != len(header):
-                raise FormatError(
-                    source,
-                    lineno,
-                    f"expected {len(header)} fields as in the header, found {len(fields)}",
-                    delim.join(fields),
-                )
-            records.append((lineno, dict(zip(header, (f.strip() for f in fields)))))
+        head, records = delimited_rows(text, source, "\t" if "\t" in first else ",", comments=True, strip=True)
+        header = head or []
     else:
         raise ConfigError(f"answers must be a file path or a polars frame, got {type(value).__name__}")
     qc = pick(header, _QID_NAMES, "query id", source, True)

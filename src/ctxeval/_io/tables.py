@@ -169,17 +169,26 @@ def _show(rec: Any) -> str:
             return "(a record holding a number too long to show)"
 
 
-def parse_delimited(
-    data: bytes, kind: Kind, source: str, delimiter: str, renames: Mapping[str, str] | None = None
-) -> pl.DataFrame:
-    text = decode(data, source)
+def delimited_rows(
+    text: str,
+    source: str,
+    delimiter: str,
+    renames: Mapping[str, str] | None = None,
+    *,
+    comments: bool = False,
+    strip: bool = False,
+) -> tuple[list[str] | None, list[tuple[int, dict[str, Any]]]]:
+    """A delimited text's header (None: no line but blank ones) and its rows as ``(line number, {column:
+    field})``; blank lines (and with ``comments``, lines starting with ``#``) are passed over; a header
+    naming a column twice, or a row with another number of fields, is a :class:`FormatError` naming
+    the line. ``strip``: fields without their surrounding white space."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     header: list[str] | None = None
     header_line = 0
     rows: list[tuple[int, dict[str, Any]]] = []
     for fields in reader:
         lineno = reader.line_num
-        if not fields or all(not f.strip() for f in fields):
+        if not fields or all(not f.strip() for f in fields) or (comments and fields[0].lstrip().startswith("#")):
             continue
         if header is None:
             header = renamed([f.strip() for f in fields], renames, source)
@@ -199,7 +208,14 @@ def parse_delimited(
                 f"expected {len(header)} fields as in the header (line {header_line}), found {len(fields)}",
                 delimiter.join(fields),
             )
-        rows.append((lineno, dict(zip(header, fields))))
+        rows.append((lineno, dict(zip(header, (f.strip() for f in fields) if strip else fields))))
+    return header, rows
+
+
+def parse_delimited(
+    data: bytes, kind: Kind, source: str, delimiter: str, renames: Mapping[str, str] | None = None
+) -> pl.DataFrame:
+    header, rows = delimited_rows(decode(data, source), source, delimiter, renames)
     if header is None:
         raise EmptyInputError(f"{source}: the file is empty (no header)")
     return _records_from_rows(iter(rows), header, kind, source)

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._json import fields
 from .._show import html_table, pandas
 from .systems import describe_flag
 from .verdict import MIN_RUNS, PUBLISHED, THRESHOLDS, verdict
@@ -72,12 +73,7 @@ class JudgeCard:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "human": self.human,
-            "judge": self.judge,
-            "labelled_by": self.labelled_by,
-            "scales": self.scales,
-            "coverage": self.coverage,
-            "labels": self.labels,
+            **fields(self, "human", "judge", "labelled_by", "scales", "coverage", "labels"),
             # the flat keys earlier versions wrote
             "pairs": {
                 "human": self.coverage["human_pairs"],
@@ -85,15 +81,9 @@ class JudgeCard:
                 "both": self.coverage["both"],
             },
             "kappa": self.labels["kappa"],
-            "degenerate": self.degenerate,
-            "measure": self.measure,
-            "ranking": self.ranking,
-            "means": self.means,
-            "ppi": self.ppi,
-            "alpha": self.alpha,
-            "verdict": self.verdict,
-            "chance": self.chance,
-            "circularity": self.circularity,
+            **fields(
+                self, "degenerate", "measure", "ranking", "means", "ppi", "alpha", "verdict", "chance", "circularity"
+            ),
             "thresholds": dict(THRESHOLDS),
             "published": dict(PUBLISHED),
             "notes": list(self.notes),

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError
+from .._json import fields
 from .cache import Cache
 from .interface import Judge
 from .items import Item, JudgeOptions
@@ -93,14 +94,8 @@ class ProbeResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "judge": self.judge,
-            "heuristic": self.heuristic,
-            "scale": self.scale,
-            "top_grade": self.top,
-            "items": self.items,
-            "manipulations": self.rows,
-            "one_grade": self.constant,
-            "spread": self.spread,
+            **fields(self, "judge", "heuristic", "scale", top_grade="top", items="items", manipulations="rows"),
+            **fields(self, one_grade="constant", spread="spread"),
             "reranked": self.rise.to_dict() if self.rise is not None else None,
         }
 

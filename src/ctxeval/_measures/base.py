@@ -21,7 +21,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -58,6 +58,7 @@ __all__ = [
 
 _NAME_RE = re.compile(r"^(?P<name>[^()@\s]+?)(?:\((?P<params>.*)\))?(?:@(?P<cut>[^@()\s]+))?$", re.S)
 _BARE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.+\-]*$")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -177,10 +178,16 @@ REGISTRY: dict[str, Family] = {}
 _ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}
 
 
+def _add(table: dict[str, _T], name: str, value: _T, what: str) -> None:
+    """Put ``value`` under ``name`` in one of the registry's tables: a name given twice is a mistake in
+    the code that declares it (two modules claiming one name), never overwritten."""
+    if name in table:
+        raise RuntimeError(f"{what} {name!r} registered twice")
+    table[name] = value
+
+
 def register(family: Family) -> Family:
-    if family.name in REGISTRY:
-        raise RuntimeError(f"measure family {family.name!r} registered twice")
-    REGISTRY[family.name] = family
+    _add(REGISTRY, family.name, family, "measure family")
     for alias in family.aliases:
         add_alias(alias, family.name)
     return family
@@ -486,9 +493,7 @@ _TREC: dict[str, TrecSpec] = {}
 
 
 def register_trec(spec: TrecSpec) -> TrecSpec:
-    if spec.name in _TREC:
-        raise RuntimeError(f"trec_eval measure {spec.name!r} registered twice")
-    _TREC[spec.name] = spec
+    _add(_TREC, spec.name, spec, "trec_eval measure")
     return spec
 
 

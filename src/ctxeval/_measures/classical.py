@@ -1,6 +1,6 @@
 """Classical IR measures with trec_eval's semantics, as vectorised kernels over query segments.
 
-(~560 lines on purpose: some 25 families, each kernel declared beside its :class:`Family` and
+(~600 lines on purpose: some 25 families, each kernel declared beside its :class:`Family` and
 its trec_eval spelling, so that adding a measure touches this one file.)
 
 Conventions (trec_eval's, see ``ctxeval measures``): relevance is ``grade >= rel`` (default 1) for
@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -21,8 +22,20 @@ from .._core.evaldata import EvalData
 from .._core.segments import div0 as _div
 from .._core.segments import rank_among as _rank_among
 from .._core.segments import seg_sum
-from .base import Family, Measure, Param, TrecArgs, TrecSpec, add_alias, add_trec_param, make, register, register_trec
-from .judged import JUDGED_ONLY, judged
+from .base import (
+    Family,
+    Kernel,
+    Measure,
+    Param,
+    TrecArgs,
+    TrecSpec,
+    add_alias,
+    add_trec_param,
+    make,
+    register,
+    register_trec,
+)
+from .judged import with_judged_only
 from .trec_support import seg_prefix
 
 REL = Param("rel", "int", 1, "minimum grade counted as relevant (inclusive)")
@@ -290,110 +303,133 @@ ROUNDING = Param(
     choices=("lround", "v9"),
 )
 
+
+def _binary(
+    name: str,
+    summary: str,
+    formula: str,
+    citation: str,
+    kernel: Kernel,
+    params: tuple[Param, ...] = (),
+    *,
+    judged_only: bool = False,
+    **more: Any,
+) -> Family:
+    """A family of binary relevance: grade >= ``rel``, then its own ``params`` (and ``judged_only``)."""
+    family = Family(name, summary, formula, citation, kernel, (REL, *params), **more)
+    return with_judged_only(family) if judged_only else family
+
+
+def _count(name: str, summary: str, formula: str, kernel: Kernel, params: tuple[Param, ...], **more: Any) -> Family:
+    """A count of trec_eval's: of the whole ranking, summed over the queries (not averaged), unbounded."""
+    return Family(name, summary, formula, TREC, kernel, params, cutoff="none", aggregate="sum", bounds=None, **more)
+
+
 for fam in (
-    Family(
+    _binary(
         "P",
         "Precision at k",
         "P@k = |relevant ∩ top k| / k (padded with non-relevant when fewer than k retrieved)",
         TREC,
-        judged(_precision),
-        (REL, JUDGED_ONLY),
+        _precision,
+        judged_only=True,
         cutoff="required",
         aliases=("precision",),
-        perfect_is_one=False,
     ),
-    Family(
+    _binary(
         "R",
         "Recall at k",
         "R@k = |relevant ∩ top k| / |relevant judged|; 0 when nothing is relevant",
         TREC,
-        judged(_recall),
-        (REL, JUDGED_ONLY),
+        _recall,
+        judged_only=True,
         cutoff="required",
         aliases=("recall",),
     ),
-    Family(
+    _binary(
         "AP",
         "Average precision",
         "AP@k = Σ_{relevant d at rank i ≤ k} (relevant in top i / i) / |relevant judged|",
         "Harman 1993; " + TREC,
-        judged(_ap),
-        (REL, JUDGED_ONLY),
+        _ap,
+        judged_only=True,
         aliases=("map", "map_cut", "MAP"),
         perfect_is_one=True,
     ),
-    Family(
+    _binary(
         "RR",
         "Reciprocal rank of the first relevant doc",
         "RR@k = 1 / rank of the first relevant doc within the top k, else 0",
         "Voorhees 1999 (TREC-8 QA); " + TREC,
-        judged(_rr),
-        (REL, JUDGED_ONLY),
+        _rr,
+        judged_only=True,
         aliases=("MRR", "recip_rank", "mrr"),
         perfect_is_one=True,
     ),
-    Family(
+    _binary(
         "Rprec",
         "R-precision",
         "Rprec = |relevant ∩ top R| / R, R = |relevant judged|",
         TREC,
-        judged(_rprec),
-        (REL, JUDGED_ONLY),
+        _rprec,
+        judged_only=True,
         cutoff="none",
         aliases=("r-precision", "rprecision", "Rprec"),
         perfect_is_one=True,
     ),
-    Family(
+    _binary(
         "Success",
         "Success (hit) at k",
         "Success@k = 1 if any relevant doc is in the top k, else 0",
         TREC,
-        judged(_success),
-        (REL, JUDGED_ONLY),
+        _success,
+        judged_only=True,
         cutoff="required",
         aliases=("Hit", "hit_rate", "hits_rate", "success", "hit"),
     ),
-    Family(
+    _binary(
         "Bpref",
         "Binary preference",
         "bpref = (1/R) Σ_{relevant retrieved r} (1 − min(n_r, R) / min(N, R)); n_r = judged non-relevant above r, N = judged non-relevant",
         "Buckley & Voorhees, SIGIR 2004; " + TREC,
         _bpref,
-        (REL,),
         cutoff="none",
         aliases=("bpref",),
         perfect_is_one=True,
     ),
-    Family(
+    _binary(
         "IPrec",
         "Interpolated precision at a recall level",
         "IPrec@p = max precision at any rank whose recall ≥ p, with the recall cut-off round(p·R) relevant docs",
         TREC,
-        judged(_iprec),
-        (REL, ROUNDING, JUDGED_ONLY),
+        _iprec,
+        (ROUNDING,),
+        judged_only=True,
         cutoff="required",
         cutoff_kind="float",
         aliases=("iprec_at_recall",),
     ),
-    Family(
+    _binary(
         "AUCPR",
         "Area under the 11-point interpolated precision–recall curve",
         "AUCPR = Σ_{i=0..9} 0.1 · (IPrec@(i/10) + IPrec@((i+1)/10)) / 2 (trapezoid rule)",
         TREC,
         _aucpr,
-        (REL, ROUNDING),
+        (ROUNDING,),
         cutoff="none",
         perfect_is_one=True,
     ),
-    Family(
-        "nDCG",
-        "Normalised discounted cumulative gain",
-        "nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i≤k} gain(g_i) / log2(i + 1); IDCG from all judged docs; 0 when IDCG = 0",
-        "Järvelin & Kekäläinen, TOIS 2002; " + TREC,
-        judged(_ndcg),
-        (GAINS, DCG, JUDGED_ONLY),
-        aliases=("ndcg", "ndcg_cut", "NDCG"),
-        perfect_is_one=True,
+    with_judged_only(
+        Family(
+            "nDCG",
+            "Normalised discounted cumulative gain",
+            "nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i≤k} gain(g_i) / log2(i + 1); IDCG from all judged docs; 0 when IDCG = 0",
+            "Järvelin & Kekäläinen, TOIS 2002; " + TREC,
+            _ndcg,
+            (GAINS, DCG),
+            aliases=("ndcg", "ndcg_cut", "NDCG"),
+            perfect_is_one=True,
+        ),
     ),
     Family(
         "DCG",
@@ -436,82 +472,66 @@ for fam in (
         cutoff="required",
         aliases=("judged",),
     ),
-    Family(
+    _binary(
         "SetP",
         "Precision of the whole retrieved set",
         "SetP = |relevant ∩ retrieved| / |retrieved|",
         TREC,
-        judged(_set_p),
-        (REL, JUDGED_ONLY),
+        _set_p,
+        judged_only=True,
         cutoff="none",
         aliases=("set_P",),
     ),
-    Family(
+    _binary(
         "SetR",
         "Recall of the whole retrieved set",
         "SetR = |relevant ∩ retrieved| / |relevant judged|",
         TREC,
         _set_r,
-        (REL,),
         cutoff="none",
         aliases=("set_recall",),
     ),
-    Family(
+    _binary(
         "SetF",
         "F-measure of the retrieved set",
         "SetF = (β²+1)·SetP·SetR / (β²·SetP + SetR)",
         TREC,
-        judged(_set_f),
-        (REL, Param("beta", "float", 1.0, "weight of recall relative to precision", lo=0.0), JUDGED_ONLY),
+        _set_f,
+        (Param("beta", "float", 1.0, "weight of recall relative to precision", lo=0.0),),
+        judged_only=True,
         cutoff="none",
         aliases=("set_F",),
     ),
-    Family(
+    _count(
         "NumQ",
         "Number of queries evaluated",
         "NumQ = Σ_q 1",
-        TREC,
         _num_q,
         (),
-        cutoff="none",
-        aggregate="sum",
-        bounds=None,
         aliases=("num_q",),
     ),
-    Family(
+    _count(
         "NumRet",
         "Number of docs retrieved",
         "NumRet = Σ_q |retrieved_q|",
-        TREC,
         _num_ret,
         (),
-        cutoff="none",
-        aggregate="sum",
-        bounds=None,
         aliases=("num_ret",),
     ),
-    Family(
+    _count(
         "NumRel",
         "Number of relevant judged docs",
         "NumRel = Σ_q |relevant judged_q|",
-        TREC,
         _num_rel,
         (REL,),
-        cutoff="none",
-        aggregate="sum",
-        bounds=None,
         aliases=("num_rel",),
     ),
-    Family(
+    _count(
         "NumRelRet",
         "Number of relevant docs retrieved",
         "NumRelRet = Σ_q |relevant ∩ retrieved_q|",
-        TREC,
         _num_rel_ret,
         (REL,),
-        cutoff="none",
-        aggregate="sum",
-        bounds=None,
         aliases=("num_rel_ret",),
     ),
 ):

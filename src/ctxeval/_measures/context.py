@@ -82,14 +82,14 @@ From a sample set's own fields (the ``samples`` side data; NA for a sample witho
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from .._core.evaldata import EvalData
 from .._core.segments import div0, ratio
 from .._errors import ConfigError
-from .base import Family, Measure, Param, register
+from .base import Family, Kernel, Measure, Param, register
 from .classical import REL, precision_sums, rel_rows
 
 
@@ -137,6 +137,7 @@ class SimilaritiesView(Protocol):
     cutoff: float  #: similarities below it were computed as 0
 
 
+SAMPLES = frozenset({"samples"})
 RAGAS = "Es, James, Espinosa-Anke & Schockaert, EACL 2024 (RAGAS); ragas 0.4 context precision / recall"
 
 
@@ -334,69 +335,67 @@ def _attribution_rate(d: EvalData, m: Measure) -> np.ndarray:
     return out
 
 
+def _ragas(name: str, summary: str, formula: str, kernel: Kernel, *, by_method: bool = False, **more: Any) -> Family:
+    """A family of RAGAS's: its citation, relevance at ``rel``, the whole retrieved list unless @k (RAGAS
+    scores the list it is given); ``by_method``: the verdicts come by ``method`` (and its ``threshold``),
+    from the side data that method reads."""
+    params = (REL, METHOD, THRESHOLD) if by_method else (REL,)
+    needs = _method_needs if by_method else None
+    return Family(
+        name, summary, formula, RAGAS, kernel, params, cutoff="optional", group="context", requires_for=needs, **more
+    )
+
+
+def _from_samples(
+    name: str, summary: str, formula: str, citation: str, kernel: Kernel, params: tuple[Param, ...], **more: Any
+) -> Family:
+    """A family of a sample set's own labels (facets, nuggets, citations: the ``samples`` side data)."""
+    return Family(name, summary, formula, citation, kernel, params, group="context", requires=SAMPLES, **more)
+
+
 for fam in (
-    Family(
+    _ragas(
         "IDBasedContextPrecision",
         "Share of the retrieved chunks that are relevant (RAGAS's IDBasedContextPrecision)",
         "IDBasedContextPrecision@k = |top k ∩ relevant| / |top k|; 0 when nothing was retrieved",
-        RAGAS,
         _id_precision,
-        (REL,),
-        cutoff="optional",
-        group="context",
         aliases=("id_based_context_precision",),
     ),
-    Family(
+    _ragas(
         "IDBasedContextRecall",
         "Share of the relevant chunks retrieved (RAGAS's IDBasedContextRecall)",
         "IDBasedContextRecall@k = |top k ∩ relevant| / |relevant|; NA when the query has no relevant chunk",
-        RAGAS,
         _id_recall,
-        (REL,),
-        cutoff="optional",
-        group="context",
         aliases=("id_based_context_recall",),
     ),
-    Family(
+    _ragas(
         "RankWeightedPrecision",
         "Rank-weighted precision of the retrieved context: RAGAS's context-precision formula on ids",
         "RankWeightedPrecision@k = Σ_{i≤k, i relevant} (relevant in top i / i) / (relevant in top k); 0 when "
         "none of the top k is relevant (RAGAS's docs case d1..d4 vs {d1,d4,d5,d6}: 0.75, IDBased 0.5)",
-        RAGAS,
         _rank_weighted,
-        (REL,),
-        cutoff="optional",
-        group="context",
         aliases=("rank_weighted_precision",),
     ),
-    Family(
+    _ragas(
         "ContextPrecision",
         "RAGAS's rank-weighted context precision, verdicts by method (ids: RankWeightedPrecision, not IDBased)",
         "ContextPrecision@k = Σ_{i≤k, i relevant} (relevant in top i / i) / (relevant in top k); 0 when none "
         "of the top k is relevant; method=similarity: i relevant when max_ref sim(i, ref) >= threshold, NA "
         "without texts",
-        RAGAS,
         _context_precision,
-        (REL, METHOD, THRESHOLD),
-        cutoff="optional",
-        group="context",
-        requires_for=_method_needs,
+        by_method=True,
         aliases=("context_precision",),
     ),
-    Family(
+    _ragas(
         "ContextRecall",
         "Share of the reference context retrieved (RAGAS; method=ids equals IDBasedContextRecall)",
         "ContextRecall@k = (relevant in top k) / (relevant judged); NA when the query has no relevant chunk; "
         "method=similarity: (reference contexts with a top-k chunk >= threshold similar) / (reference contexts)",
-        RAGAS,
         _context_recall,
-        (REL, METHOD, THRESHOLD),
-        cutoff="optional",
-        group="context",
-        requires_for=_method_needs,
+        by_method=True,
         aliases=("context_recall",),
     ),
-    Family(
+    _from_samples(
         "CoverageRecall",
         "Share of a sample's facets covered by the top k",
         "CoverageRecall@k = (facets with at least one of their chunks in the top k) / (facets); NA without facets",
@@ -404,11 +403,9 @@ for fam in (
         _coverage_recall,
         (),
         cutoff="required",
-        group="context",
-        requires=frozenset({"samples"}),
         aliases=("coverage_recall",),
     ),
-    Family(
+    _from_samples(
         "NuggetRecall",
         "Share of a sample's nuggets the top k supports (TREC 2024 RAG scores, on given labels)",
         "NuggetRecall@k = Σ w_i s_i / Σ w_i over the nuggets; s = 1 supported by a top-k chunk, 0.5 partially, "
@@ -429,11 +426,9 @@ for fam in (
             ),
         ),
         cutoff="required",
-        group="context",
-        requires=frozenset({"samples"}),
         aliases=("nugget_recall",),
     ),
-    Family(
+    _from_samples(
         "AttributionRate",
         "Share of the given chunks the response cites",
         "AttributionRate@k = (chunks of the top k cited by the response) / min(k, retrieved); NA without citations",
@@ -441,8 +436,6 @@ for fam in (
         _attribution_rate,
         (),
         cutoff="optional",
-        group="context",
-        requires=frozenset({"samples"}),
         aliases=("attribution_rate",),
     ),
 ):

@@ -20,7 +20,7 @@ Undefined values are NaN and are left out of the mean; ``valid_queries`` counts 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .._core.extras import Grades, Groups, Pool
 from .._core.segments import div0
 from .._core.segments import ratio as _ratio
-from .base import Family, Measure, Param, add_alias, register
+from .base import Family, Kernel, Measure, Param, add_alias, register
 
 CITE = "Dallaire 2025, arXiv:2511.09545"
 GRADES = frozenset({"grades"})
@@ -266,8 +266,25 @@ def _pct_proc(d: EvalData, m: Measure) -> np.ndarray:
     return _ratio(value, _proc(d, m))
 
 
+def _rag(
+    name: str,
+    summary: str,
+    formula: str,
+    kernel: Kernel,
+    params: tuple[Param, ...] = (),
+    *,
+    requires: frozenset[str] = GRADES,
+    **more: Any,
+) -> Family:
+    """A family of the paper's: its citation, the K slots the LLM reads as a required cutoff, the
+    ``grades`` side data (PROC and %PROC also the ``pool``)."""
+    return Family(
+        name, summary, formula, CITE, kernel, params, cutoff="required", group="rag", requires=requires, **more
+    )
+
+
 for fam in (
-    Family(
+    _rag(
         "RA-nWG",
         "Rarity-aware normalised weighted gain of the top-k set",
         "RA-nWG@k = G_obs / G_ideal; G_obs = Σ w(g) over the top k (order ignored, unjudged = 0), "
@@ -276,98 +293,68 @@ for fam in (
         "and p_g the share of grade g among the judged docs; n5 = 0: w4 = fallback4, w3 = fallback3; "
         "novelty < 1: within each doc group of the top k the best doc counts fully, the others × novelty "
         "(G_ideal likewise); NA when G_ideal = 0",
-        CITE,
         _ranwg,
         (*WEIGHTS, NOVELTY),
-        cutoff="required",
-        group="rag",
         aliases=("ra-nwg", "ra_nwg", "ranwg"),
-        requires=GRADES,
         requires_for=lambda m: frozenset({"groups"}) if m["novelty"] < 1.0 else frozenset(),
     ),
-    Family(
+    _rag(
         "N-Recall4+",
         "Normalised recall of grade >= 4 docs in the top k",
         "N-Recall4+@k = #(grade >= 4 in the top k) / min(k, n4 + n5); NA when n4 + n5 = 0",
-        CITE,
         _nrecall4,
-        cutoff="required",
-        group="rag",
         aliases=("n-recall4+", "n_recall4+", "nrecall4+"),
-        requires=GRADES,
     ),
-    Family(
+    _rag(
         "N-Recall5",
         "Normalised recall of grade-5 docs in the top k",
         "N-Recall5@k = #(grade 5 in the top k) / min(k, n5); NA when n5 = 0",
-        CITE,
         _nrecall5,
-        cutoff="required",
-        group="rag",
         aliases=("n-recall5", "n_recall5", "nrecall5"),
-        requires=GRADES,
     ),
-    Family(
+    _rag(
         "Precision4+",
         "Share of the k slots holding a grade >= 4 doc",
         "Precision4+@k = #(grade >= 4 in the top k) / k",
-        CITE,
         _precision4,
-        cutoff="required",
-        group="rag",
         aliases=("precision4+", "p4+"),
-        requires=GRADES,
     ),
-    Family(
+    _rag(
         "Harm",
         "Share of the k slots holding a judged weak or distractor doc",
         "Harm@k = #(judged grade <= 2 in the top k) / k (unjudged docs are not harm); on binary labels "
         "(reference ids) NA where the top k holds an unlabelled doc",
-        CITE,
         _harm,
-        cutoff="required",
-        group="rag",
         aliases=("harm",),
         higher_is_better=False,
-        requires=GRADES,
         needs_negatives=True,
     ),
-    Family(
+    _rag(
         "GoldHit",
         "Every grade >= 4 doc is in the top k",
         "GoldHit@k = 1 if every judged grade >= 4 doc is in the top k, else 0; NA when there is none",
-        CITE,
         _goldhit,
-        cutoff="required",
-        group="rag",
         aliases=("goldhit", "gold_hit"),
-        requires=GRADES,
     ),
-    Family(
+    _rag(
         "PROC",
         "Pool-restricted oracle ceiling: the best value achievable by selecting k docs from the retrieval pool",
         "PROC@k = G_pool / G_ideal, G_pool = sum of the k largest weights among the judged docs in the pool "
         "(weights as RA-nWG); of=N-Recall4+: min(k, pool n4 + n5) / min(k, n4 + n5); of=N-Recall5: "
         "min(k, pool n5) / min(k, n5); NA where the base measure is NA. The pool is the pool run cut at "
         "the pool depth (default: the run itself); never average PROC across different k",
-        CITE,
         _proc,
         (*WEIGHTS, OF),
-        cutoff="required",
-        group="rag",
         aliases=("proc",),
         requires=GRADES | {"pool"},
     ),
-    Family(
+    _rag(
         "%PROC",
         "Share of the pool-achievable value the selection (reranker + cut) realised",
         "%PROC@k = RA-nWG@k / PROC@k = G_obs / G_pool (of=N-Recall4+ / N-Recall5: that measure / its PROC); "
         "NA when PROC@k is 0 or NA",
-        CITE,
         _pct_proc,
         (*WEIGHTS, OF),
-        cutoff="required",
-        group="rag",
         aliases=("%proc", "pct-proc", "pct_proc"),
         requires=GRADES | {"pool"},
     ),

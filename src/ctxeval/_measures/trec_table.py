@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -102,6 +103,23 @@ def _levels(kernel: PairKernel) -> PairKernel:
     return compute
 
 
+def _at_level(values: Callable[[EvalData, int], np.ndarray]) -> Callable[[EvalData, TrecArgs], np.ndarray]:
+    """trec_eval's measure whose values read only the relevance level (-l)."""
+    return lambda d, a: values(d, a.level)
+
+
+def _of_gains(values: Callable[[EvalData, Any], np.ndarray]) -> PairKernel:
+    """trec_eval's measure whose values read only the custom gains of its pairs (and, by :func:`_levels`,
+    its levels -1 and -2)."""
+    return _levels(lambda d, a, pairs: values(d, trec_gains(pairs)))
+
+
+def _at_recall_levels(values: Callable[..., Any]) -> Callable[[EvalData, TrecArgs, list[float]], Any]:
+    """trec_eval's measure at recall levels (its numbers): cut-offs of round(p·R) relevant docs as the
+    version rounds them, precision 0/0 where a topic retrieves nothing (``no_docs``)."""
+    return lambda d, a, levels: values(d, a.level, levels, _rounding(a), a.no_docs)
+
+
 def _avgjg(per_group: Callable[[EvalData], np.ndarray]) -> Callable[[EvalData], np.ndarray]:
     """A measure averaged over the judgment groups of each query (trec_eval's ``*_avgjg``)."""
     return lambda d: d.extra("judgment_groups").mean(d.n_queries, per_group)
@@ -113,7 +131,7 @@ def _rprec_mult_avgjg(d: EvalData, a: TrecArgs, cuts: list[float]) -> list[np.nd
 
 
 _EVERY_SET = ("official", "set", "all_trec", "all_prefs", "prefs", "qrels_jg")
-_JG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's cut-offs of relative_P and P_avgjg
 _RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
 for spec in (
@@ -132,13 +150,13 @@ for spec in (
         "iprec_at_recall",
         10,
         "cut_double",
-        lambda d, a, cuts: iprec_cuts(d, a.level, cuts, _rounding(a), a.no_docs),
+        _at_recall_levels(iprec_cuts),
         ELEVEN,
         family="IPrec",
         sets=("official", "all_trec"),
     ),
     TrecSpec("relstring", 12, "relstring", lambda d, a, length: relstrings(d, length), (10.0,), summary="none"),
-    TrecSpec("infAP", 14, "double", lambda d, a: infap_values(d, a.level), family="infAP"),
+    TrecSpec("infAP", 14, "double", _at_level(infap_values), family="infAP"),
     TrecSpec(
         "gm_bpref", 15, "gm", lambda d, a: make("Bpref", {"rel": a.level}).compute(d), summary="gm", family="gm_bpref"
     ),
@@ -147,7 +165,7 @@ for spec in (
         16,
         "cut_double",
         lambda d, a, cuts: [rprec_mult_values(d, a.level, c) for c in cuts],
-        (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+        _RPREC_MULTS,
         family="Rprec_mult",
     ),
     TrecSpec(
@@ -164,26 +182,16 @@ for spec in (
         "11pt_avg",
         18,
         "p_double",
-        lambda d, a, values: eleven_pt_values(d, a.level, values, _rounding(a), a.no_docs),
+        _at_recall_levels(eleven_pt_values),
         ELEVEN,
         family="11pt_avg",
     ),
-    TrecSpec("binG", 19, "double", lambda d, a: bing_values(d, a.level), family="binG"),
-    TrecSpec("G", 20, "p_pair", _levels(lambda d, a, pairs: g_values(d, trec_gains(pairs))), family="G"),
+    TrecSpec("binG", 19, "double", _at_level(bing_values), family="binG"),
+    TrecSpec("G", 20, "p_pair", _of_gains(g_values), family="G"),
     TrecSpec("dcg", 21, "p_pair", _levels(_gains_measure("DCG")), versions=(10,), family="DCG", sets=()),
-    TrecSpec(
-        "ideal_dcg",
-        22,
-        "p_pair",
-        _levels(lambda d, a, pairs: ideal_dcg_values(d, trec_gains(pairs))),
-        versions=(10,),
-        family="ideal_dcg",
-        sets=(),
-    ),
+    TrecSpec("ideal_dcg", 22, "p_pair", _of_gains(ideal_dcg_values), versions=(10,), family="ideal_dcg", sets=()),
     TrecSpec("ndcg", 23, "p_pair", _levels(_gains_measure("nDCG")), family="nDCG"),
-    TrecSpec(
-        "ndcg_rel", 24, "p_pair", _levels(lambda d, a, pairs: ndcg_rel_values(d, trec_gains(pairs))), family="ndcg_rel"
-    ),
+    TrecSpec("ndcg_rel", 24, "p_pair", _of_gains(ndcg_rel_values), family="ndcg_rel"),
     TrecSpec(
         "Rndcg", 25, "p_pair", _levels(lambda d, a, pairs: rndcg_values(d, a.level, trec_gains(pairs))), family="Rndcg"
     ),
@@ -192,30 +200,28 @@ for spec in (
         28,
         "cut_long",
         lambda d, a, k: relative_p_values(d, a.level, k),
-        (5, 10, 15, 20, 30, 100, 200, 500, 1000),
+        _CUTS,
         family="relative_P",
     ),
     TrecSpec(
         "set_relative_P",
         31,
         "double",
-        lambda d, a: set_relative_p_values(d, a.level),
+        _at_level(set_relative_p_values),
         family="set_relative_P",
         sets=("set", "all_trec"),
     ),
-    TrecSpec(
-        "set_map", 33, "double", lambda d, a: set_map_values(d, a.level), family="SetAP", sets=("set", "all_trec")
-    ),
+    TrecSpec("set_map", 33, "double", _at_level(set_map_values), family="SetAP", sets=("set", "all_trec")),
     TrecSpec("set_F", 34, "p_double", _set_f, (1.0,), family="SetF", sets=("set", "all_trec")),
     TrecSpec(
         "num_nonrel_judged_ret",
         35,
         "long",
-        lambda d, a: nonrel_judged_ret_values(d, a.level),
+        _at_level(nonrel_judged_ret_values),
         summary="sum",
         family="num_nonrel_judged_ret",
     ),
-    TrecSpec("yaap", 36, "double", lambda d, a: yaap_values(d, a.level), family="yaap", sets=()),
+    TrecSpec("yaap", 36, "double", _at_level(yaap_values), family="yaap", sets=()),
     TrecSpec(
         "rbp",
         37,
@@ -257,7 +263,7 @@ for spec in (
         113,
         "cut_long",
         lambda d, a, k: _avgjg(lambda g: make("P", {"rel": a.level}, k).compute(g))(d),
-        _JG_CUTS,
+        _CUTS,
         sets=("qrels_jg",),
         rel_format="qrels_jg",
     ),

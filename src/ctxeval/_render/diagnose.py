@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import io
-import math
 
 from .._diagnose import Diagnosis
 from .._errors import ConfigError
+from .._json import num as _num
 from .text import fmt_value, to_json
 
 __all__ = ["render"]
-
-
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) else float(x)
 
 
 _EXPLAIN = {
