@@ -170,15 +170,14 @@ def atomise_parts(parts: list[Part]) -> Atoms:
 def _fill(out: np.ndarray, parts: list[Part], i: int) -> None:
     """Column ``i`` of the parts, one after another, into ``out`` (int64)."""
     o = 0
-    for p in parts:
-        m = p[0].size
-        rows = p[4]
+    for *cols, rows in parts:
+        col, m = cols[i], cols[0].size
         if rows is None or i == 0:
-            out[o : o + m] = p[i]
-        elif p[i].dtype == out.dtype:
-            np.take(p[i], rows, out=out[o : o + m], mode="clip")  # rows are valid: "raise" would buffer a copy
+            out[o : o + m] = col
+        elif col.dtype == out.dtype:
+            np.take(col, rows, out=out[o : o + m], mode="clip")  # rows are valid: "raise" would buffer a copy
         else:
-            out[o : o + m] = p[i][rows]
+            out[o : o + m] = col[rows]
         o += m
 
 
@@ -209,7 +208,7 @@ def _sorted(
     if n and fits:
         packed = a if overwrite else a.copy()
         packed <<= bits
-        order = np.arange(n, dtype=index)
+        order: np.ndarray = np.arange(n, dtype=index)
         packed |= order
         packed.sort()
         np.bitwise_and(packed, (1 << bits) - 1, out=order)
