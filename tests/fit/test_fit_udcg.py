@@ -99,26 +99,38 @@ def test_fit_udcg_recovers_planted_coefficients(tmp_path: Path) -> None:
     assert q0 == pytest.approx(sig(z))
 
 
-def test_answers_errors(tmp_path: Path) -> None:
+ANSWERS_ERRORS = [
+    ("qid\trun\tcorrect\nq1\tbm25\t1\nq2\tbm25\tmaybe\n", FormatError, r"a.tsv:3: correct 'maybe' is not 0/1"),
+    (
+        "qid\trun\tcorrect\nq1\tbm25\t1\nq1\tbm25\t0\n",
+        DuplicateError,
+        r"query 'q1', run 'bm25' has two answers \(lines 2 and 3\)",
+    ),
+    ("qid\tsystem_x\tcorrect\nq1\tbm25\t1\n", FormatError, "no run column"),
+    # comments and blank lines passed over, the header's line named, a column named twice refused
+    (
+        "# answers\n\nqid,run,correct\nq1, bm25 ,1\nq2,bm25\n",
+        FormatError,
+        r"a.tsv:5: expected 3 fields as in the header \(line 3\), found 2",
+    ),
+    ("qid,run,correct,run\nq1,bm25,1,x\n", FormatError, r"a.tsv:1: the header names the column 'run' twice"),
+]
+
+
+@pytest.mark.parametrize(("text", "error", "message"), ANSWERS_ERRORS)
+def test_answers_errors(tmp_path: Path, text: str, error: type[Exception], message: str) -> None:
     from ctxeval._io.side import read_answers
 
     a = tmp_path / "a.tsv"
-    a.write_text("qid\trun\tcorrect\nq1\tbm25\t1\nq2\tbm25\tmaybe\n", encoding="utf-8")
-    with pytest.raises(FormatError, match=r"a.tsv:3: correct 'maybe' is not 0/1"):
+    a.write_text(text, encoding="utf-8")
+    with pytest.raises(error, match=message):
         read_answers(a)
-    a.write_text("qid\trun\tcorrect\nq1\tbm25\t1\nq1\tbm25\t0\n", encoding="utf-8")
-    with pytest.raises(DuplicateError, match=r"query 'q1', run 'bm25' has two answers \(lines 2 and 3\)"):
-        read_answers(a)
-    a.write_text("qid\tsystem_x\tcorrect\nq1\tbm25\t1\n", encoding="utf-8")
-    with pytest.raises(FormatError, match="no run column"):
-        read_answers(a)
-    # comments and blank lines passed over, the header's line named, a column named twice refused
-    a.write_text("# answers\n\nqid,run,correct\nq1, bm25 ,1\nq2,bm25\n", encoding="utf-8")
-    with pytest.raises(FormatError, match=r"a.tsv:5: expected 3 fields as in the header \(line 3\), found 2"):
-        read_answers(a)
-    a.write_text("qid,run,correct,run\nq1,bm25,1,x\n", encoding="utf-8")
-    with pytest.raises(FormatError, match=r"a.tsv:1: the header names the column 'run' twice"):
-        read_answers(a)
+
+
+def test_answers_comments_and_spaces(tmp_path: Path) -> None:
+    from ctxeval._io.side import read_answers
+
+    a = tmp_path / "a.tsv"
     a.write_text("# answers\nqid,run,correct\nq1, bm25 ,1\n", encoding="utf-8")
     assert read_answers(a).correct == {("bm25", "q1"): 1}
 
